@@ -1,0 +1,38 @@
+import type { ExecutionResult, GraphQLError } from 'graphql';
+import { DomainError } from '../src/errors.js';
+
+/** The error a failed operation answers with: a DomainError, or a 400 for malformed variables. */
+export function errorOf(result: ExecutionResult): DomainError | GraphQLError | undefined {
+  const first = result.errors?.[0];
+  if (!first) return undefined;
+  if (first.originalError instanceof DomainError) return first.originalError;
+  // Errors raised before execution (variable coercion) carry no path: the input was malformed.
+  if (!first.path) {
+    return new DomainError(400, 'invalid_request', first.message);
+  }
+  return first;
+}
+
+export interface RenderedError {
+  status: number;
+  body: Record<string, unknown>;
+}
+
+/** Flat body (wire.md 2.2 A): the code in `error` and `code`, a human `message`, plus extras. */
+export function flatError(error: DomainError): RenderedError {
+  return { status: error.status, body: { error: error.code, code: error.code, message: error.message, ...error.body } };
+}
+
+/** Nested body (wire.md 2.2 B), used by the search service. */
+export function nestedError(error: DomainError): RenderedError {
+  return {
+    status: error.status,
+    body: {
+      error: { code: error.status, message: error.message, type: error.code, details: error.details },
+      timestamp: new Date().toISOString().replace('Z', '000+00:00'),
+    },
+  };
+}
+
+export const internalError = (requestId: string) =>
+  new DomainError(500, 'internal_error', `Internal error; quote request id ${requestId} when reporting it`);

@@ -1,0 +1,53 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { DomainError } from '../src/errors.js';
+
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(text),
+    ...headers,
+  });
+  res.end(text);
+}
+
+/** Reads the body, refusing more than MAX_BODY_BYTES before buffering it. */
+export async function readBody(req: IncomingMessage): Promise<Buffer> {
+  const declared = Number(req.headers['content-length'] ?? 0);
+  if (declared > MAX_BODY_BYTES) throw tooLarge();
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_BODY_BYTES) throw tooLarge();
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks);
+}
+
+const tooLarge = () =>
+  new DomainError(413, 'payload_too_large', `Request body must be at most ${MAX_BODY_BYTES} bytes`);
+
+/**
+ * Request bodies as the documented clients send them: JSON objects (also on GET, and empty with
+ * a JSON content type), or form-encoded fields for the token endpoint.
+ */
+export function parseBody(raw: Buffer, contentType: string | undefined): Record<string, unknown> {
+  const text = raw.toString('utf8');
+  if (text.trim() === '') return {};
+  if (contentType?.toLowerCase().startsWith('application/x-www-form-urlencoded')) {
+    return Object.fromEntries(new URLSearchParams(text));
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new DomainError(400, 'invalid_json', 'Request body is not valid JSON');
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new DomainError(400, 'invalid_json', 'Request body must be a JSON object');
+  }
+  return parsed as Record<string, unknown>;
+}

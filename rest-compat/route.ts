@@ -1,0 +1,28 @@
+import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
+
+/** A REST request as a route sees it: path parameters, query string, parsed body. */
+export interface RestRequest {
+  params: Record<string, string>;
+  query: URLSearchParams;
+  body: Record<string, unknown>;
+}
+
+/**
+ * One documented path: which GraphQL operation serves it, how its variables are read from the
+ * request, and how the operation's data becomes the documented body. No rules live here.
+ */
+export interface Route<TData = any, TVars = any> {
+  method: 'GET' | 'POST' | 'DELETE';
+  path: string;
+  operation: TypedDocumentNode<TData, TVars>;
+  variables: (req: RestRequest) => TVars;
+  render: (data: TData) => unknown;
+  status?: number;
+  /** `nested` is the search service's error envelope (wire.md 2.2 B); `flat` everywhere else. */
+  errors?: 'flat' | 'nested';
+}
+
+export const defineRoute = <TData, TVars>(route: Route<TData, TVars>): Route<TData, TVars> => route;
+
+/** A body value as a GraphQL String variable; anything else is passed on for GraphQL to refuse. */
+export const field = (body: Record<string, unknown>, name: string): unknown => body[name] ?? null;

@@ -1,0 +1,79 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { DocumentNode, ExecutionResult } from 'graphql';
+import { DomainError } from '../src/errors.js';
+import type { Logger } from '../src/infra/logger.js';
+import { errorOf, flatError, internalError, nestedError } from './errors.js';
+import { parseBody, readBody, sendJson } from './http.js';
+import type { Route } from './route.js';
+
+export type ExecuteOperation = (
+  document: DocumentNode,
+  variables: Record<string, unknown>,
+  req: IncomingMessage,
+  requestId: string,
+) => Promise<ExecutionResult>;
+
+interface CompiledRoute {
+  route: Route;
+  segments: string[];
+}
+
+/**
+ * Serves the documented REST paths by running their GraphQL operations. Returns false for
+ * paths outside /rest and /search so the caller can answer them.
+ */
+export function createRestRouter(options: { routes: Route[]; execute: ExecuteOperation; logger: Logger }) {
+  const compiled: CompiledRoute[] = options.routes.map((route) => ({ route, segments: route.path.split('/') }));
+
+  return async function handle(req: IncomingMessage, res: ServerResponse, url: URL, requestId: string): Promise<void> {
+    const segments = url.pathname.replace(/(.)\/+$/, '$1').split('/');
+    const candidates = compiled
+      .map((c) => ({ c, params: match(c.segments, segments) }))
+      .filter((m): m is { c: CompiledRoute; params: Record<string, string> } => m.params !== undefined);
+    const found = candidates.find((m) => m.c.route.method === req.method);
+    if (!found) {
+      if (candidates.length) {
+        const allow = [...new Set(candidates.map((m) => m.c.route.method))].join(', ');
+        return send(res, flatError(new DomainError(405, 'method_not_allowed', `Use ${allow} on ${url.pathname}`)), { allow });
+      }
+      return send(res, flatError(new DomainError(404, 'not_found', `No such endpoint: ${req.method} ${url.pathname}`)));
+    }
+    const { route } = found.c;
+    const render = route.errors === 'nested' ? nestedError : flatError;
+    try {
+      const body = parseBody(await readBody(req), req.headers['content-type']);
+      const variables = route.variables({ params: found.params, query: url.searchParams, body }) as Record<string, unknown>;
+      const result = await options.execute(route.operation, variables, req, requestId);
+      const error = errorOf(result);
+      if (error instanceof DomainError) return send(res, render(error));
+      if (error) throw error;
+      sendJson(res, route.status ?? 200, route.render(result.data));
+    } catch (error) {
+      if (error instanceof DomainError) return send(res, render(error));
+      options.logger.error('rest.unhandled_error', { requestId, path: url.pathname, error });
+      send(res, render(internalError(requestId)));
+    }
+  };
+}
+
+function send(res: ServerResponse, rendered: { status: number; body: unknown }, headers?: Record<string, string>) {
+  sendJson(res, rendered.status, rendered.body, headers);
+}
+
+/** Matches `/a/:id/b` patterns; a `:param` takes one percent-decoded segment. */
+function match(pattern: string[], actual: string[]): Record<string, string> | undefined {
+  if (pattern.length !== actual.length) return undefined;
+  const params: Record<string, string> = {};
+  for (let i = 0; i < pattern.length; i++) {
+    const p = pattern[i];
+    if (p.startsWith(':')) {
+      if (!actual[i]) return undefined;
+      try {
+        params[p.slice(1)] = decodeURIComponent(actual[i]);
+      } catch {
+        return undefined;
+      }
+    } else if (p !== actual[i]) return undefined;
+  }
+  return params;
+}

@@ -1,0 +1,89 @@
+import { parseArgs } from 'node:util';
+import { ClientService } from '../auth/clients.service.js';
+import { KeyRing } from '../auth/keyring.js';
+import type { Config } from '../config.js';
+import { badRequest } from '../errors.js';
+import type { Tenant } from '../generated/prisma/client.js';
+import type { Database } from '../infra/database.js';
+import { TenantDeletionHooks } from '../tenancy/deletion-hooks.js';
+import { TenantService } from '../tenancy/tenants.service.js';
+
+export const usage = `usage: npm run -s admin -- <command>
+  tenant create --name NAME --handle HANDLE [--parent CUSTOMER_ID] [--msp]
+  tenant list
+  client create --customer CUSTOMER_ID --scopes SCOPE[,SCOPE...] [--description TEXT]
+  client list --customer CUSTOMER_ID
+  client revoke --client-id CLIENT_ID
+  key rotate`;
+
+export const tenantView = (t: Tenant) => ({
+  customer_id: t.id,
+  name: t.name,
+  handle: t.handle,
+  type: t.type,
+  parent: t.parentId,
+  is_msp: t.isMsp,
+  org_code: t.orgCode,
+  created_at: t.createdAt.toISOString(),
+});
+
+type Command = (args: string[], db: Database, config: Config) => Promise<unknown>;
+
+const option = (values: Record<string, unknown>, name: string): string => {
+  const value = values[name];
+  if (typeof value !== 'string' || value.trim() === '') throw badRequest('usage', `--${name} is required\n${usage}`);
+  return value;
+};
+
+const commands: Record<string, Command> = {
+  'tenant create': async (args, db) => {
+    const { values } = parseArgs({
+      args,
+      options: { name: { type: 'string' }, handle: { type: 'string' }, parent: { type: 'string' }, msp: { type: 'boolean' } },
+    });
+    const tenants = new TenantService(db.prisma, new TenantDeletionHooks());
+    const tenant = await tenants.create({
+      name: option(values, 'name'),
+      handle: option(values, 'handle'),
+      parentId: values.parent,
+      msp: values.msp,
+    });
+    return tenantView(tenant);
+  },
+  'tenant list': async (_args, db) => {
+    const tenants = new TenantService(db.prisma, new TenantDeletionHooks());
+    return (await tenants.list()).map(tenantView);
+  },
+  'client create': async (args, db) => {
+    const { values } = parseArgs({
+      args,
+      options: { customer: { type: 'string' }, scopes: { type: 'string' }, description: { type: 'string' } },
+    });
+    const scopes = option(values, 'scopes').split(',').map((s) => s.trim()).filter(Boolean);
+    const created = await new ClientService(db.prisma).create({
+      customerId: option(values, 'customer'),
+      scopes,
+      description: values.description,
+    });
+    return created;
+  },
+  'client list': async (args, db) => {
+    const { values } = parseArgs({ args, options: { customer: { type: 'string' } } });
+    return new ClientService(db.prisma).list(option(values, 'customer'));
+  },
+  'client revoke': async (args, db) => {
+    const { values } = parseArgs({ args, options: { 'client-id': { type: 'string' } } });
+    return new ClientService(db.prisma).revoke(option(values, 'client-id'));
+  },
+  'key rotate': async (_args, db, config) => {
+    const keys = new KeyRing(db.prisma, config.tokenTtlSeconds);
+    await keys.load();
+    return { kid: await keys.rotate(), jwks: keys.jwks() };
+  },
+};
+
+export function findCommand(argv: string[]): { run: Command; args: string[] } | undefined {
+  const name = argv.slice(0, 2).join(' ');
+  const run = commands[name];
+  return run && { run, args: argv.slice(2) };
+}

@@ -1,0 +1,128 @@
+import { randomUUID } from 'node:crypto';
+import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { type DocumentNode, execute } from 'graphql';
+import { createYoga } from 'graphql-yoga';
+import { useServer } from 'graphql-ws/use/ws';
+import { WebSocketServer } from 'ws';
+import { createRestRouter } from '../rest-compat/router.js';
+import { routes } from '../rest-compat/routes.js';
+import { sendJson } from '../rest-compat/http.js';
+import type { Config } from './config.js';
+import { type Context, RequestAuth } from './context.js';
+import { schema } from './graphql/schema.js';
+import { type Database, openDatabase } from './infra/database.js';
+import { type Logger, createLogger } from './infra/logger.js';
+import { type Services, createServices } from './services.js';
+
+export const SERVICE_NAME = 'breach-detection-api';
+export const SERVICE_VERSION = '0.1.0';
+
+export interface App {
+  url: string;
+  server: Server;
+  db: Database;
+  services: Services;
+  logger: Logger;
+  stop(): Promise<void>;
+}
+
+/** Everything the service is, on one http server: GraphQL (+ graphql-ws), REST paths, health. */
+export async function buildApp(config: Config, logger = createLogger(config.logLevel)): Promise<App> {
+  const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, logger, role: 'server' });
+  const services = await createServices(config, db, logger);
+
+  const contextFor = (authorization: string | null, requestId: string): Context => ({
+    requestId,
+    prisma: db.prisma,
+    services,
+    auth: new RequestAuth(authorization, (header) => services.auth.authenticate(header)),
+  });
+
+  const yoga = createYoga<{ req: IncomingMessage; res: ServerResponse; requestId: string }>({
+    schema,
+    graphqlEndpoint: '/graphql',
+    landingPage: false,
+    logging: false,
+    context: ({ request, requestId }) => contextFor(request.headers.get('authorization'), requestId),
+    maskedErrors: {
+      maskError: (error, message) => {
+        const original = (error as { originalError?: unknown }).originalError;
+        if (!original) return error as Error;
+        logger.error('graphql.unhandled_error', { error: original });
+        return new Error(message);
+      },
+    },
+  });
+
+  const rest = createRestRouter({
+    routes,
+    logger,
+    execute: (document: DocumentNode, variableValues, req, requestId) =>
+      Promise.resolve(
+        execute({ schema, document, variableValues, contextValue: contextFor(req.headers.authorization ?? null, requestId) }),
+      ),
+  });
+
+  const server = createServer((req, res) => {
+    const started = performance.now();
+    const requestId = (req.headers['x-request-id'] as string | undefined)?.slice(0, 100) || randomUUID();
+    res.setHeader('x-request-id', requestId);
+    res.on('finish', () =>
+      logger.info('http.request', {
+        requestId,
+        method: req.method,
+        path: req.url?.split('?')[0],
+        status: res.statusCode,
+        ms: Math.round((performance.now() - started) * 10) / 10,
+      }),
+    );
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    if (url.pathname === '/graphql') return void yoga(req, res, { req, res, requestId });
+    if (url.pathname.startsWith('/rest/') || url.pathname.startsWith('/search/')) {
+      return void rest(req, res, url, requestId);
+    }
+    if (url.pathname === '/health' && req.method === 'GET') {
+      return sendJson(res, 200, { status: 'ok', service: SERVICE_NAME, version: SERVICE_VERSION, timestamp: new Date().toISOString() });
+    }
+    if (url.pathname === '/.well-known/jwks.json' && req.method === 'GET') {
+      return sendJson(res, 200, services.keys.jwks(), { 'cache-control': 'public, max-age=300' });
+    }
+    sendJson(res, 404, { error: 'not_found', code: 'not_found', message: `No such endpoint: ${req.method} ${url.pathname}` });
+  });
+
+  const wss = new WebSocketServer({ server, path: '/graphql' });
+  const ws = useServer(
+    {
+      schema,
+      context: (ctx) => {
+        const params = (ctx.connectionParams ?? {}) as Record<string, unknown>;
+        const authorization = typeof params.authorization === 'string' ? params.authorization : null;
+        return contextFor(authorization, randomUUID());
+      },
+    },
+    wss,
+  );
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.port, config.host, () => resolve());
+  });
+  const address = server.address() as AddressInfo;
+  const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${address.port}`;
+
+  return {
+    url,
+    server,
+    db,
+    services,
+    logger,
+    async stop() {
+      await ws.dispose();
+      wss.close();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await db.close();
+    },
+  };
+}

@@ -1,0 +1,36 @@
+import { DomainError, authenticationError } from '../errors.js';
+import type { ClientCredentialCache } from './clients.store.js';
+import { secretMatches } from './secrets.js';
+import { Session, type TenantScope } from './session.js';
+import type { IssuedToken, TokenService } from './tokens.js';
+
+const invalidCredentials = () => new DomainError(401, 'invalid_credentials', 'Invalid client credentials');
+
+/** Client credentials in, tokens out; bearer tokens in, Sessions out. */
+export class AuthService {
+  constructor(
+    private readonly tokens: TokenService,
+    private readonly clients: ClientCredentialCache,
+    private readonly loadScope: (customerId: string) => Promise<TenantScope>,
+  ) {}
+
+  async issueToken(clientId: string | null | undefined, clientSecret: string | null | undefined): Promise<IssuedToken> {
+    if (!clientId || !clientSecret || clientId.length > 200 || clientSecret.length > 200) throw invalidCredentials();
+    const client = await this.clients.get(clientId);
+    if (!client || !client.active || !secretMatches(clientSecret, client.secretHash)) throw invalidCredentials();
+    return this.tokens.issue({ customerId: client.customerId, clientId: client.id, scopes: client.scopes });
+  }
+
+  /** `undefined` when the request carries no credentials at all; a 401 when they are bad. */
+  async authenticate(authorization: string | null | undefined): Promise<Session | undefined> {
+    if (authorization === null || authorization === undefined || authorization.trim() === '') return undefined;
+    const match = /^Bearer[ ]+([A-Za-z0-9\-_.]+)\s*$/i.exec(authorization);
+    if (!match) throw authenticationError('invalid_token', 'Authorization header must be "Bearer <token>"');
+    const claims = await this.tokens.verify(match[1]);
+    const client = await this.clients.get(claims.clientId);
+    if (!client || !client.active || client.customerId !== claims.customerId) {
+      throw authenticationError('client_revoked', 'The credentials behind this token were revoked');
+    }
+    return new Session(claims, this.loadScope);
+  }
+}

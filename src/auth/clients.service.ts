@@ -1,0 +1,62 @@
+import { badRequest, notFound } from '../errors.js';
+import type { Prisma } from '../infra/database.js';
+import { knownScopes } from './scopes.js';
+import { generateClientId, generateSecret, hashSecret } from './secrets.js';
+
+export interface ClientView {
+  client_id: string;
+  customer_id: string;
+  scopes: string[];
+  description: string | null;
+  kind: string;
+  created_at: string;
+  revoked_at: string | null;
+}
+
+const view = (c: {
+  id: string; customerId: string; scopes: string[]; description: string | null; kind: string; createdAt: Date; revokedAt: Date | null;
+}): ClientView => ({
+  client_id: c.id,
+  customer_id: c.customerId,
+  scopes: c.scopes,
+  description: c.description,
+  kind: c.kind,
+  created_at: c.createdAt.toISOString(),
+  revoked_at: c.revokedAt?.toISOString() ?? null,
+});
+
+/** Issues and revokes client credentials; the secret is returned once and stored only hashed. */
+export class ClientService {
+  constructor(private readonly prisma: Prisma) {}
+
+  async create(input: { customerId: string; scopes: string[]; description?: string; kind?: string }) {
+    const unknown = input.scopes.filter((s) => !knownScopes.includes(s));
+    if (unknown.length) throw badRequest('invalid_request', `unknown scopes: ${unknown.join(', ')}`);
+    const tenant = await this.prisma.tenant.findUnique({ where: { id: input.customerId }, select: { id: true } });
+    if (!tenant) throw notFound('not_found', `Customer ${input.customerId} was not found`);
+    const secret = generateSecret();
+    const client = await this.prisma.apiClient.create({
+      data: {
+        id: generateClientId(),
+        customerId: input.customerId,
+        secretHash: hashSecret(secret),
+        scopes: [...new Set(input.scopes)],
+        description: input.description ?? null,
+        kind: input.kind ?? 'api',
+      },
+    });
+    return { ...view(client), client_secret: secret };
+  }
+
+  async list(customerId: string): Promise<ClientView[]> {
+    const rows = await this.prisma.apiClient.findMany({ where: { customerId }, orderBy: { createdAt: 'asc' } });
+    return rows.map(view);
+  }
+
+  async revoke(clientId: string): Promise<ClientView> {
+    const client = await this.prisma.apiClient.findUnique({ where: { id: clientId } });
+    if (!client) throw notFound('not_found', `Client ${clientId} was not found`);
+    if (client.revokedAt) return view(client);
+    return view(await this.prisma.apiClient.update({ where: { id: clientId }, data: { revokedAt: new Date() } }));
+  }
+}

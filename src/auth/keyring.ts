@@ -1,0 +1,102 @@
+import { type CryptoKey, type JWK, exportJWK, generateKeyPair, importJWK } from 'jose';
+import type { Prisma } from '../infra/database.js';
+import { newId } from '../infra/ids.js';
+
+export const SIGNING_ALG = 'ES256';
+
+interface LoadedKey {
+  kid: string;
+  publicJwk: JWK;
+  verifyKey: CryptoKey;
+  signKey: CryptoKey;
+  createdAt: Date;
+  retiredAt: Date | null;
+}
+
+/**
+ * The token signing keys of this deployment, persisted in PostgreSQL so that every process and
+ * every restart signs and verifies with the same set. The newest unretired key signs; a rotated
+ * key keeps verifying until its `retired_at` (the old key's tokens have expired by then).
+ */
+export class KeyRing {
+  private keys = new Map<string, LoadedKey>();
+  private signer: LoadedKey | undefined;
+  private lastReload = 0;
+
+  constructor(
+    private readonly prisma: Prisma,
+    private readonly tokenTtlSeconds: number,
+  ) {}
+
+  async load(): Promise<void> {
+    const rows = await this.prisma.signingKey.findMany({ orderBy: { createdAt: 'asc' } });
+    if (!rows.some((r) => r.retiredAt === null)) {
+      await this.createKey();
+      return this.load();
+    }
+    const keys = new Map<string, LoadedKey>();
+    for (const row of rows) {
+      keys.set(row.kid, {
+        kid: row.kid,
+        publicJwk: row.publicJwk as JWK,
+        verifyKey: (await importJWK(row.publicJwk as JWK, row.alg)) as CryptoKey,
+        signKey: (await importJWK(row.privateJwk as JWK, row.alg)) as CryptoKey,
+        createdAt: row.createdAt,
+        retiredAt: row.retiredAt,
+      });
+    }
+    this.keys = keys;
+    this.signer = [...keys.values()].filter((k) => k.retiredAt === null).at(-1);
+    this.lastReload = Date.now();
+  }
+
+  /** A new key signs from now on; the previous ones verify until their tokens have expired. */
+  async rotate(): Promise<string> {
+    const retireAt = new Date(Date.now() + this.tokenTtlSeconds * 1000);
+    const kid = await this.prisma.$transaction(async (tx) => {
+      await tx.signingKey.updateMany({ where: { retiredAt: null }, data: { retiredAt: retireAt } });
+      return this.createKey(tx);
+    });
+    await this.load();
+    return kid;
+  }
+
+  signingKey(): { kid: string; key: CryptoKey } {
+    if (!this.signer) throw new Error('key ring not loaded');
+    return { kid: this.signer.kid, key: this.signer.signKey };
+  }
+
+  /** Unknown kids trigger at most one reload a second: another process may just have rotated. */
+  async verificationKey(kid: string): Promise<CryptoKey | undefined> {
+    let key = this.keys.get(kid);
+    if (!key && Date.now() - this.lastReload > 1000) {
+      await this.load();
+      key = this.keys.get(kid);
+    }
+    if (!key || (key.retiredAt && key.retiredAt.getTime() <= Date.now())) return undefined;
+    return key.verifyKey;
+  }
+
+  jwks(): { keys: JWK[] } {
+    const now = Date.now();
+    return {
+      keys: [...this.keys.values()]
+        .filter((k) => !k.retiredAt || k.retiredAt.getTime() > now)
+        .map((k) => ({ ...k.publicJwk, kid: k.kid, alg: SIGNING_ALG, use: 'sig' })),
+    };
+  }
+
+  private async createKey(tx: Pick<Prisma, 'signingKey'> = this.prisma): Promise<string> {
+    const { publicKey, privateKey } = await generateKeyPair(SIGNING_ALG, { extractable: true });
+    const kid = newId('key');
+    await tx.signingKey.create({
+      data: {
+        kid,
+        alg: SIGNING_ALG,
+        privateJwk: { ...(await exportJWK(privateKey)) },
+        publicJwk: { ...(await exportJWK(publicKey)) },
+      },
+    });
+    return kid;
+  }
+}

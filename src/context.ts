@@ -1,0 +1,37 @@
+import type { Session } from './auth/session.js';
+import { authenticationError } from './errors.js';
+import type { Prisma } from './infra/database.js';
+import type { Services } from './services.js';
+
+/** What every resolver and every rest-compat route sees for one request. */
+export interface Context {
+  requestId: string;
+  prisma: Prisma;
+  services: Services;
+  auth: RequestAuth;
+}
+
+/**
+ * The caller of one request, resolved lazily (public operations never touch the header) and at
+ * most once. A bad header fails only the operations that need a caller.
+ */
+export class RequestAuth {
+  private resolved: Promise<Session | undefined> | undefined;
+
+  constructor(
+    private readonly authorization: string | null,
+    private readonly authenticate: (header: string | null) => Promise<Session | undefined>,
+  ) {}
+
+  /** The caller, `undefined` without credentials; rejects with a 401 for bad credentials. */
+  session(): Promise<Session | undefined> {
+    this.resolved ??= this.authenticate(this.authorization);
+    return this.resolved;
+  }
+
+  async requireSession(): Promise<Session> {
+    const session = await this.session();
+    if (!session) throw authenticationError('missing_token', 'Authentication required');
+    return session;
+  }
+}

@@ -1,0 +1,111 @@
+/**
+ * FlowEngine over chDB (ClickHouse in-process). Only the async APIs are used: the synchronous
+ * `query()` would block the event loop for the whole query. Values are bound server-side with
+ * queryBindAsync, so they never enter the SQL text.
+ *
+ * Limits of the engine that callers should know: libchdb binds one data directory per process, a
+ * session runs its statements one at a time, and an aborted single-shot query keeps computing
+ * until its max_execution_time stops it (which is why every SELECT carries one).
+ */
+import { Session, drainPending } from 'chdb';
+import {
+  type FlowEngine,
+  type InsertOptions,
+  type QueryOptions,
+  engineErrorFromClickHouse,
+  parseEachRow,
+  renderSettingsClause,
+  selectSettings,
+  withDeadline,
+} from './engine.js';
+import { requireQueryName, type Params } from './sql.js';
+
+const TABLE_RE = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$/;
+
+function mapChdbError(queryName: string, err: unknown, timeoutMs: number): Error {
+  const e = err as { clickhouseCode?: unknown; message?: unknown };
+  const code = typeof e?.clickhouseCode === 'number' ? e.clickhouseCode : undefined;
+  const message = typeof e?.message === 'string' ? e.message : String(err);
+  return engineErrorFromClickHouse(queryName, code, message, timeoutMs, err);
+}
+
+export class ChdbEngine implements FlowEngine {
+  readonly kind = 'chdb' as const;
+  private readonly session: Session;
+
+  /** Opens (or creates) the database in `dataDir`. One data directory per process. */
+  constructor(readonly dataDir: string) {
+    this.session = new Session(dataDir);
+  }
+
+  async query<T>(sql: string, params: Params, opts: QueryOptions = {}): Promise<T[]> {
+    const name = requireQueryName(sql);
+    return withDeadline(
+      name,
+      opts,
+      async (signal, timeoutMs) => {
+        const text = `${sql}\n${renderSettingsClause(selectSettings(timeoutMs))}`;
+        const format = opts.format ?? 'JSONEachRow';
+        const result = hasParams(params)
+          ? await this.session.queryBindAsync(text, params, { format, signal })
+          : await this.session.queryAsync(text, { format, signal });
+        return parseEachRow<T>(result.text());
+      },
+      (err, timeoutMs) => mapChdbError(name, err, timeoutMs),
+    );
+  }
+
+  async command(sql: string, params: Params = {}, opts: QueryOptions = {}): Promise<void> {
+    const name = requireQueryName(sql);
+    await withDeadline(
+      name,
+      opts,
+      async (signal) => {
+        if (hasParams(params)) await this.session.queryBindAsync(sql, params, { signal });
+        else await this.session.queryAsync(sql, { signal });
+      },
+      (err, timeoutMs) => mapChdbError(name, err, timeoutMs),
+    );
+  }
+
+  async insertJsonEachRow(table: string, rows: readonly Record<string, unknown>[] | string, opts: InsertOptions = {}): Promise<void> {
+    if (!TABLE_RE.test(table)) throw new Error(`invalid table name ${table}`);
+    const values = typeof rows === 'string' ? rows : rows.map((r) => JSON.stringify(r)).join('\n');
+    if (!values.trim()) return;
+    const name = `flowstore:insert.${table}`;
+    await withDeadline(
+      name,
+      opts,
+      async (signal) => {
+        await this.session.insert({
+          table,
+          values,
+          format: 'JSONEachRow',
+          settings: opts.dedupToken ? { insert_deduplicate: 1, insert_deduplication_token: opts.dedupToken } : {},
+          signal,
+        });
+      },
+      (err, timeoutMs) => mapChdbError(name, err, timeoutMs),
+    );
+  }
+
+  async ping(): Promise<boolean> {
+    try {
+      await this.session.queryAsync('/* flowstore:ping */ SELECT 1', { format: 'CSV', timeout: 5_000 });
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  async close(): Promise<void> {
+    this.session.close();
+    // close() returns before a still-running native query lets go of the connection.
+    await drainPending();
+  }
+}
+
+function hasParams(params: Params): boolean {
+  for (const _ in params) return true;
+  return false;
+}

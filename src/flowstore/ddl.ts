@@ -1,0 +1,69 @@
+/**
+ * DDL generated from the column registry. The same text runs on chDB and on a ClickHouse server.
+ *
+ * Table design (docs/flowstore.md has the reasoning):
+ * - ORDER BY (customer_id, node_id, timestamp, id): a tenant's rows are contiguous, then a node's,
+ *   then time; every query starts with the tenant, so the primary index prunes to its granules.
+ *   `id` ends the key only so that ReplacingMergeTree can collapse a re-sent record; the primary
+ *   index itself stops at timestamp.
+ * - PARTITION BY day + TTL with ttl_only_drop_parts: retention drops whole day partitions.
+ * - non_replicated_deduplication_window: a batch inserted again with the same
+ *   insert_deduplication_token is dropped by the server (see ingest.ts).
+ */
+import { COLUMNS, EXTRAS_COLUMN, HIDDEN_COLUMNS, quoteIdent, type ColumnDef } from './columns.js';
+
+export const FLOWS_TABLE = 'flows';
+export const DEFAULT_RETENTION_DAYS = 30;
+/** How many recent insert blocks the server remembers for deduplication. */
+export const DEDUP_WINDOW_BLOCKS = 10_000;
+
+export function columnDefinitionSql(c: ColumnDef): string {
+  let sql = `${quoteIdent(c.column)} ${c.type}`;
+  if (c.materialized) sql += ` MATERIALIZED ${c.materialized}`;
+  if (c.codec) sql += ` CODEC(${c.codec})`;
+  return sql;
+}
+
+/** Every column of the flows table with its definition, in DDL order. */
+export function flowColumnDefinitions(): { column: string; sql: string }[] {
+  return [
+    ...COLUMNS.map((c) => ({ column: c.column, sql: columnDefinitionSql(c) })),
+    ...HIDDEN_COLUMNS.map((h) => ({ column: h.column, sql: `${quoteIdent(h.column)} ${h.type} MATERIALIZED ${h.materialized}` })),
+    // Unknown keys of the record, as JSON (empty when none).
+    { column: EXTRAS_COLUMN, sql: `${quoteIdent(EXTRAS_COLUMN)} String DEFAULT '' CODEC(ZSTD(1))` },
+  ];
+}
+
+/** Skip indexes declared in the registry: `INDEX idx_<column> <column> TYPE <type> GRANULARITY 1`. */
+export function flowIndexDefinitions(): { name: string; sql: string }[] {
+  const indexed = [
+    ...COLUMNS.filter((c) => c.index).map((c) => ({ column: c.column, index: c.index! })),
+    ...HIDDEN_COLUMNS.filter((h) => h.index).map((h) => ({ column: h.column, index: h.index! })),
+  ];
+  return indexed.map(({ column, index }) => {
+    const name = `idx_${column}`;
+    return { name, sql: `INDEX ${quoteIdent(name)} ${quoteIdent(column)} TYPE ${index} GRANULARITY 1` };
+  });
+}
+
+export function ttlExpression(retentionDays: number): string {
+  if (!Number.isInteger(retentionDays) || retentionDays < 1 || retentionDays > 3650) {
+    throw new Error(`retention must be a whole number of days between 1 and 3650, got ${retentionDays}`);
+  }
+  return `toDateTime(\`timestamp\`) + toIntervalDay(${retentionDays})`;
+}
+
+export function createFlowsTableSql(retentionDays: number = DEFAULT_RETENTION_DAYS): string {
+  const body = [...flowColumnDefinitions().map((c) => c.sql), ...flowIndexDefinitions().map((i) => i.sql)];
+  return [
+    `/* flowstore:schema.create_flows */ CREATE TABLE IF NOT EXISTS ${FLOWS_TABLE} (`,
+    body.map((l) => `  ${l}`).join(',\n'),
+    ')',
+    'ENGINE = ReplacingMergeTree',
+    'PARTITION BY toDate(`timestamp`)',
+    'PRIMARY KEY (`customer_id`, `node_id`, `timestamp`)',
+    'ORDER BY (`customer_id`, `node_id`, `timestamp`, `id`)',
+    `TTL ${ttlExpression(retentionDays)}`,
+    `SETTINGS non_replicated_deduplication_window = ${DEDUP_WINDOW_BLOCKS}, ttl_only_drop_parts = 1, index_granularity = 8192`,
+  ].join('\n');
+}

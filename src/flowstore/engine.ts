@@ -1,0 +1,129 @@
+/**
+ * One interface over the two ways we reach ClickHouse: chDB in-process (tests, single-node dev)
+ * and a ClickHouse server over HTTP (production). Callers build named, parameterized SQL
+ * (sql.ts); engines add the execution limits and turn failures into typed errors (errors.ts).
+ */
+import { FlowEngineError, FlowQueryAbortedError, FlowQueryTimeoutError } from './errors.js';
+import type { Params } from './sql.js';
+
+export type RowFormat = 'JSONEachRow' | 'JSONCompactEachRow';
+
+export interface QueryOptions {
+  /** The caller's cancellation (e.g. the HTTP request closed). */
+  signal?: AbortSignal;
+  /** Limit for this statement; default DEFAULT_QUERY_TIMEOUT_MS. */
+  timeoutMs?: number;
+  queryId?: string;
+  /** JSONEachRow gives objects; JSONCompactEachRow gives arrays in SELECT order (cheaper for big pages). */
+  format?: RowFormat;
+}
+
+export interface InsertOptions {
+  /** Same token = same batch: ClickHouse drops a block whose token it has already seen. */
+  dedupToken?: string;
+  signal?: AbortSignal;
+  timeoutMs?: number;
+}
+
+export interface FlowEngine {
+  readonly kind: 'chdb' | 'http';
+  /** Runs a SELECT and returns its rows. `sql` must start with a `/* name *\/` comment. */
+  query<T>(sql: string, params: Params, opts?: QueryOptions): Promise<T[]>;
+  /** Runs a statement without a result set (DDL, ALTER, INSERT ... SELECT). */
+  command(sql: string, params?: Params, opts?: QueryOptions): Promise<void>;
+  /** Inserts rows (objects keyed by column name, or ready NDJSON text) as JSONEachRow. */
+  insertJsonEachRow(table: string, rows: readonly Record<string, unknown>[] | string, opts?: InsertOptions): Promise<void>;
+  ping(): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+export const DEFAULT_QUERY_TIMEOUT_MS = 30_000;
+
+/**
+ * The grace between the server-side limit and our own deadline: the server normally stops the
+ * query first (and says so with code 159); the client deadline is the backstop for a server that
+ * does not answer at all.
+ */
+const CLIENT_DEADLINE_GRACE_MS = 500;
+
+/** Settings every SELECT runs with. */
+export function selectSettings(timeoutMs: number): Record<string, string | number> {
+  return {
+    // The server stops the query itself; fractions of a second are honoured.
+    max_execution_time: Math.max(0.001, timeoutMs / 1000),
+    timeout_overflow_mode: 'throw',
+    // Numbers stay numbers in JSON (the SDK rejects quoted ints for `@timestamp`).
+    output_format_json_quote_64bit_integers: 0,
+    output_format_json_quote_64bit_floats: 0,
+  };
+}
+
+/** Renders settings as a trailing `SETTINGS a = 1, b = 'x'` clause. Names and values are ours, never user input. */
+export function renderSettingsClause(settings: Record<string, string | number>): string {
+  const parts = Object.entries(settings).map(([k, v]) => {
+    if (!/^[a-z_][a-z0-9_]*$/.test(k)) throw new Error(`invalid setting name ${k}`);
+    if (typeof v === 'number') return `${k} = ${v}`;
+    return `${k} = '${String(v).replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+  });
+  return parts.length ? `SETTINGS ${parts.join(', ')}` : '';
+}
+
+/** Parses JSONEachRow / JSONCompactEachRow text with a single JSON.parse. */
+export function parseEachRow<T>(text: string): T[] {
+  const body = text.trim();
+  if (!body) return [];
+  return JSON.parse(`[${body.replace(/\n/g, ',')}]`) as T[];
+}
+
+/**
+ * Runs `fn` with a signal that fires on the caller's abort or on our deadline, and maps the two
+ * to FlowQueryAbortedError / FlowQueryTimeoutError. Engine-specific errors go through `mapError`.
+ */
+export async function withDeadline<T>(
+  queryName: string | undefined,
+  opts: { signal?: AbortSignal; timeoutMs?: number },
+  fn: (signal: AbortSignal, timeoutMs: number) => Promise<T>,
+  mapError: (err: unknown, timeoutMs: number) => Error,
+): Promise<T> {
+  const timeoutMs = opts.timeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS;
+  if (opts.signal?.aborted) throw new FlowQueryAbortedError(queryName, opts.signal.reason);
+  const controller = new AbortController();
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    controller.abort(new Error('deadline'));
+  }, timeoutMs + CLIENT_DEADLINE_GRACE_MS);
+  const onAbort = () => controller.abort(opts.signal?.reason);
+  opts.signal?.addEventListener('abort', onAbort, { once: true });
+  try {
+    return await fn(controller.signal, timeoutMs);
+  } catch (err) {
+    if (timedOut) throw new FlowQueryTimeoutError(queryName, timeoutMs, err);
+    if (opts.signal?.aborted) throw new FlowQueryAbortedError(queryName, err);
+    throw mapError(err, timeoutMs);
+  } finally {
+    clearTimeout(timer);
+    opts.signal?.removeEventListener('abort', onAbort);
+  }
+}
+
+/** ClickHouse TIMEOUT_EXCEEDED. */
+export const CH_TIMEOUT_EXCEEDED = 159;
+/** ClickHouse QUERY_WAS_CANCELLED. */
+export const CH_QUERY_WAS_CANCELLED = 394;
+
+/** Maps a ClickHouse exception code + message to our typed errors. */
+export function engineErrorFromClickHouse(
+  queryName: string | undefined,
+  clickhouseCode: number | undefined,
+  message: string,
+  timeoutMs: number,
+  cause: unknown,
+): FlowEngineError {
+  if (clickhouseCode === CH_TIMEOUT_EXCEEDED) return new FlowQueryTimeoutError(queryName, timeoutMs, cause);
+  return new FlowEngineError(`query ${queryName ?? '(unnamed)'} failed: ${message}`, {
+    ...(clickhouseCode !== undefined ? { clickhouseCode } : {}),
+    ...(queryName !== undefined ? { queryName } : {}),
+    cause,
+  });
+}

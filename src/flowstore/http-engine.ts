@@ -1,0 +1,122 @@
+/**
+ * FlowEngine over a ClickHouse server's HTTP interface with the official client. Values travel as
+ * `param_<name>` URL parameters bound to `{name:Type}` placeholders; the server parses them, so
+ * they never become SQL text.
+ */
+import { ClickHouseError, createClient, type ClickHouseClient, type ClickHouseSettings } from '@clickhouse/client';
+import {
+  type FlowEngine,
+  type InsertOptions,
+  type QueryOptions,
+  engineErrorFromClickHouse,
+  parseEachRow,
+  selectSettings,
+  withDeadline,
+} from './engine.js';
+import { requireQueryName, type Params } from './sql.js';
+
+export interface HttpEngineConfig {
+  url: string;
+  username?: string;
+  password?: string;
+  database?: string;
+  /** gzip responses: big search pages shrink ~10x on the wire. Default true. */
+  compressResponses?: boolean;
+  maxOpenConnections?: number;
+}
+
+function mapHttpError(queryName: string, err: unknown, timeoutMs: number): Error {
+  if (err instanceof ClickHouseError) {
+    const code = Number(err.code);
+    return engineErrorFromClickHouse(queryName, Number.isFinite(code) ? code : undefined, err.message, timeoutMs, err);
+  }
+  return engineErrorFromClickHouse(queryName, undefined, err instanceof Error ? err.message : String(err), timeoutMs, err);
+}
+
+/** A real server stops a SELECT whose client went away only when asked to. */
+const CANCEL_ON_CLOSE: ClickHouseSettings = { cancel_http_readonly_queries_on_client_close: 1 };
+
+export class HttpEngine implements FlowEngine {
+  readonly kind = 'http' as const;
+  private readonly client: ClickHouseClient;
+
+  constructor(config: HttpEngineConfig) {
+    this.client = createClient({
+      url: config.url,
+      username: config.username ?? 'default',
+      password: config.password ?? '',
+      ...(config.database ? { database: config.database } : {}),
+      compression: { response: config.compressResponses ?? true, request: false },
+      max_open_connections: config.maxOpenConnections ?? 10,
+      // Our own deadline (withDeadline) is the request limit; the client's must not fire first.
+      request_timeout: 10 * 60_000,
+      application: 'flowstore',
+    });
+  }
+
+  async query<T>(sql: string, params: Params, opts: QueryOptions = {}): Promise<T[]> {
+    const name = requireQueryName(sql);
+    return withDeadline(
+      name,
+      opts,
+      async (signal, timeoutMs) => {
+        const rs = await this.client.query({
+          query: sql,
+          query_params: params,
+          format: opts.format ?? 'JSONEachRow',
+          clickhouse_settings: { ...CANCEL_ON_CLOSE, ...(selectSettings(timeoutMs) as ClickHouseSettings) },
+          abort_signal: signal,
+          ...(opts.queryId ? { query_id: opts.queryId } : {}),
+        });
+        return parseEachRow<T>(await rs.text());
+      },
+      (err, timeoutMs) => mapHttpError(name, err, timeoutMs),
+    );
+  }
+
+  async command(sql: string, params: Params = {}, opts: QueryOptions = {}): Promise<void> {
+    const name = requireQueryName(sql);
+    await withDeadline(
+      name,
+      opts,
+      async (signal) => {
+        await this.client.command({
+          query: sql,
+          query_params: params,
+          abort_signal: signal,
+          ...(opts.queryId ? { query_id: opts.queryId } : {}),
+        });
+      },
+      (err, timeoutMs) => mapHttpError(name, err, timeoutMs),
+    );
+  }
+
+  async insertJsonEachRow(table: string, rows: readonly Record<string, unknown>[] | string, opts: InsertOptions = {}): Promise<void> {
+    const name = `flowstore:insert.${table}`;
+    const values = typeof rows === 'string' ? rows.split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l) as Record<string, unknown>) : [...rows];
+    if (values.length === 0) return;
+    await withDeadline(
+      name,
+      opts,
+      async (signal) => {
+        await this.client.insert({
+          table,
+          values,
+          format: 'JSONEachRow',
+          clickhouse_settings: opts.dedupToken ? { insert_deduplicate: 1, insert_deduplication_token: opts.dedupToken } : {},
+          abort_signal: signal,
+        });
+      },
+      (err, timeoutMs) => mapHttpError(name, err, timeoutMs),
+    );
+  }
+
+  async ping(): Promise<boolean> {
+    const r = await this.client.ping();
+    return r.success;
+  }
+
+  async close(): Promise<void> {
+    await this.client.close();
+  }
+}

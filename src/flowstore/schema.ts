@@ -1,0 +1,135 @@
+/**
+ * Creates and migrates the flow store, idempotently, with the same SQL on chDB and on a server.
+ *
+ * Three steps, each safe to repeat and to run from two processes at once:
+ * 1. numbered migrations, recorded in `schema_migrations` (every statement is IF NOT EXISTS, so a
+ *    migration interrupted half-way is simply run again);
+ * 2. column reconciliation: a registry column missing from the table is added (this is how a new
+ *    field reaches an existing table without a hand-written migration);
+ * 3. retention: the table TTL is set to the configured number of days.
+ */
+import { createHash } from 'node:crypto';
+import { DEFAULT_RETENTION_DAYS, FLOWS_TABLE, createFlowsTableSql, flowColumnDefinitions, flowIndexDefinitions, ttlExpression } from './ddl.js';
+import type { FlowEngine } from './engine.js';
+import { named } from './sql.js';
+
+export const MIGRATIONS_TABLE = 'schema_migrations';
+
+export interface Migration {
+  version: number;
+  name: string;
+  statements: (opts: { retentionDays: number }) => string[];
+}
+
+export const MIGRATIONS: readonly Migration[] = [
+  { version: 1, name: 'create flows', statements: ({ retentionDays }) => [createFlowsTableSql(retentionDays)] },
+];
+
+export interface MigrateOptions {
+  /** Days a flow is kept; default 30. */
+  retentionDays?: number;
+}
+
+export interface MigrationReport {
+  applied: number[];
+  addedColumns: string[];
+  addedIndexes: string[];
+  retentionDays: number;
+  retentionChanged: boolean;
+}
+
+const CREATE_MIGRATIONS_TABLE = named(
+  'flowstore:schema.create_migrations',
+  `CREATE TABLE IF NOT EXISTS ${MIGRATIONS_TABLE} (
+  version UInt32,
+  name String,
+  checksum String,
+  applied_at DateTime64(3, 'UTC') DEFAULT now64(3)
+) ENGINE = ReplacingMergeTree ORDER BY version`,
+);
+
+function checksum(statements: string[]): string {
+  return createHash('sha256').update(statements.join('\n;\n')).digest('hex').slice(0, 16);
+}
+
+export async function migrateFlowStore(engine: FlowEngine, opts: MigrateOptions = {}): Promise<MigrationReport> {
+  const retentionDays = opts.retentionDays ?? DEFAULT_RETENTION_DAYS;
+  ttlExpression(retentionDays); // validates before anything is changed
+
+  await engine.command(CREATE_MIGRATIONS_TABLE);
+  const done = await engine.query<{ version: number }>(
+    named('flowstore:schema.applied_migrations', `SELECT DISTINCT version FROM ${MIGRATIONS_TABLE}`),
+    {},
+  );
+  const applied = new Set(done.map((r) => Number(r.version)));
+
+  const report: MigrationReport = { applied: [], addedColumns: [], addedIndexes: [], retentionDays, retentionChanged: false };
+  for (const m of MIGRATIONS) {
+    if (applied.has(m.version)) continue;
+    const statements = m.statements({ retentionDays });
+    for (const sql of statements) await engine.command(sql);
+    await engine.command(
+      named(
+        'flowstore:schema.record_migration',
+        `INSERT INTO ${MIGRATIONS_TABLE} (version, name, checksum) SELECT {version:UInt32}, {name:String}, {checksum:String}`,
+      ),
+      { version: m.version, name: m.name, checksum: checksum(statements) },
+    );
+    report.applied.push(m.version);
+  }
+
+  report.addedColumns = await addMissingColumns(engine);
+  report.addedIndexes = await addMissingIndexes(engine);
+  report.retentionChanged = await ensureRetention(engine, retentionDays);
+  return report;
+}
+
+async function addMissingColumns(engine: FlowEngine): Promise<string[]> {
+  const existing = await engine.query<{ name: string }>(
+    named('flowstore:schema.columns', 'SELECT name FROM system.columns WHERE database = currentDatabase() AND table = {table:String}'),
+    { table: FLOWS_TABLE },
+  );
+  const have = new Set(existing.map((r) => r.name));
+  const added: string[] = [];
+  for (const c of flowColumnDefinitions()) {
+    if (have.has(c.column)) continue;
+    await engine.command(named('flowstore:schema.add_column', `ALTER TABLE ${FLOWS_TABLE} ADD COLUMN IF NOT EXISTS ${c.sql}`));
+    added.push(c.column);
+  }
+  return added;
+}
+
+async function addMissingIndexes(engine: FlowEngine): Promise<string[]> {
+  const existing = await engine.query<{ name: string }>(
+    named(
+      'flowstore:schema.indexes',
+      'SELECT name FROM system.data_skipping_indices WHERE database = currentDatabase() AND table = {table:String}',
+    ),
+    { table: FLOWS_TABLE },
+  );
+  const have = new Set(existing.map((r) => r.name));
+  const added: string[] = [];
+  for (const i of flowIndexDefinitions()) {
+    if (have.has(i.name)) continue;
+    // New indexes cover new parts; old parts get it on merge (MATERIALIZE INDEX would rewrite them now).
+    await engine.command(named('flowstore:schema.add_index', `ALTER TABLE ${FLOWS_TABLE} ADD ${i.sql.replace(/^INDEX /, 'INDEX IF NOT EXISTS ')}`));
+    added.push(i.name);
+  }
+  return added;
+}
+
+/** The retention the table currently has, read from its TTL clause. */
+export async function currentRetentionDays(engine: FlowEngine): Promise<number | undefined> {
+  const rows = await engine.query<{ engine_full: string }>(
+    named('flowstore:schema.table_engine', 'SELECT engine_full FROM system.tables WHERE database = currentDatabase() AND name = {table:String}'),
+    { table: FLOWS_TABLE },
+  );
+  const m = /TTL .*toIntervalDay\((\d+)\)/.exec(rows[0]?.engine_full ?? '');
+  return m ? Number(m[1]) : undefined;
+}
+
+async function ensureRetention(engine: FlowEngine, retentionDays: number): Promise<boolean> {
+  if ((await currentRetentionDays(engine)) === retentionDays) return false;
+  await engine.command(named('flowstore:schema.modify_ttl', `ALTER TABLE ${FLOWS_TABLE} MODIFY TTL ${ttlExpression(retentionDays)}`));
+  return true;
+}

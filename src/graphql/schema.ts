@@ -1,0 +1,10 @@
+import { lexicographicSortSchema, printSchema } from 'graphql';
+import { builder } from './builder.js';
+import '../tenancy/tenancy.schema.js';
+import '../modules/oauth/oauth.schema.js';
+import '../modules/deployments/deployments.schema.js';
+
+export const schema = builder.toSchema();
+
+/** What schema/schema.graphql holds; a test fails when the committed copy differs. */
+export const printedSchema = () => printSchema(lexicographicSortSchema(schema)) + '\n';

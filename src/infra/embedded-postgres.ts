@@ -1,0 +1,72 @@
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+
+/**
+ * The embedded default: PGlite (PostgreSQL compiled to WASM) on a data directory, served over
+ * the PostgreSQL wire protocol on loopback so Prisma's pg adapter, raw pg queries and the admin
+ * CLI all speak to it as to any PostgreSQL. Only one process may open the directory, so the
+ * owner records its pid and port in `server.json`; other processes connect to that port.
+ */
+export interface EmbeddedPostgres {
+  url: string;
+  pglite: PGlite;
+  close(): Promise<void>;
+}
+
+interface OwnerRecord {
+  pid: number;
+  port: number;
+}
+
+const ownerFile = (dataDir: string) => join(dataDir, 'postgres.owner.json');
+
+export function runningEmbeddedPostgresUrl(dataDir: string): string | undefined {
+  let owner: OwnerRecord;
+  try {
+    owner = JSON.parse(readFileSync(ownerFile(dataDir), 'utf8')) as OwnerRecord;
+  } catch {
+    return undefined;
+  }
+  if (!isAlive(owner.pid)) return undefined;
+  return connectionUrl(owner.port);
+}
+
+export async function startEmbeddedPostgres(dataDir: string): Promise<EmbeddedPostgres> {
+  mkdirSync(dataDir, { recursive: true });
+  const running = runningEmbeddedPostgresUrl(dataDir);
+  if (running) {
+    throw new Error(`the embedded database in ${dataDir} is already open by another process (${running})`);
+  }
+  const pglite = await PGlite.create(join(dataDir, 'postgres'));
+  // One backend serves every socket connection, so this session setting holds for all of them.
+  await pglite.exec(`SET app.notification_outbox = 'on'`);
+  // PGlite is one backend in this thread: more client connections add queueing, not throughput.
+  const server = new PGLiteSocketServer({ db: pglite, port: 0, host: '127.0.0.1', maxConnections: 16 });
+  await server.start();
+  const port = Number(server.getServerConn().split(':').pop());
+  writeFileSync(ownerFile(dataDir), JSON.stringify({ pid: process.pid, port } satisfies OwnerRecord));
+  return {
+    url: connectionUrl(port),
+    pglite,
+    async close() {
+      rmSync(ownerFile(dataDir), { force: true });
+      await server.stop();
+      await pglite.close();
+    },
+  };
+}
+
+function connectionUrl(port: number): string {
+  return `postgresql://postgres@127.0.0.1:${port}/postgres?sslmode=disable`;
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}

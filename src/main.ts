@@ -1,0 +1,24 @@
+// chDB's async queries and WebCrypto share libuv's pool; 4 threads starve token checks.
+process.env.UV_THREADPOOL_SIZE ??= '16';
+
+const { ConfigError, loadConfig } = await import('./config.js');
+const { buildApp } = await import('./app.js');
+
+try {
+  const config = loadConfig();
+  const app = await buildApp(config);
+  console.log(`listening on ${app.url}`);
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    app.logger.info('server.stopping', { signal });
+    await app.stop();
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+} catch (error) {
+  console.error(error instanceof ConfigError ? error.message : error);
+  process.exit(1);
+}

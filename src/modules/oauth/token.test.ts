@@ -1,0 +1,169 @@
+import { SignJWT, createRemoteJWKSet, decodeJwt, decodeProtectedHeader, importJWK, jwtVerify } from 'jose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type TestApp, startTestApp } from '../../../test/kit/app.js';
+import { call } from '../../../test/kit/http.js';
+import { type Caller, seedCaller, seedTenant } from '../../../test/kit/seed.js';
+
+const TOKEN = '/rest/oauth2/token/1.0';
+
+describe('POST /rest/oauth2/token/1.0', () => {
+  let t: TestApp;
+  let caller: Caller;
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    const tenant = await seedTenant(t.app);
+    caller = await seedCaller(t.app, tenant.id, ['p.token.scope.node_api', 'p.token.scope.deployment_api']);
+  });
+  afterAll(() => t.stop());
+
+  it('issues a JWT for JSON credentials without grant_type, with all four fields', async () => {
+    const res = await call(t.url, 'POST', TOKEN, { body: { client_id: caller.clientId, client_secret: caller.clientSecret } });
+    expect(res.status).toBe(200);
+    const now = Math.floor(Date.now() / 1000);
+    expect(res.body).toMatchObject({ token_type: 'Bearer', expires_in: 3600 });
+    expect(res.body.expires_at).toBeGreaterThanOrEqual(now + 3599);
+    expect(res.body.expires_at).toBeLessThanOrEqual(now + 3601);
+    const header = decodeProtectedHeader(res.body.access_token);
+    expect(header).toMatchObject({ alg: 'ES256', typ: 'JWT' });
+    expect(header.kid).toEqual(expect.any(String));
+    const claims = decodeJwt(res.body.access_token);
+    expect(claims.aud).toBe(caller.customerId);
+    expect(claims.scopes).toEqual(['p.token.scope.node_api', 'p.token.scope.deployment_api']);
+    expect(claims.exp).toBe(res.body.expires_at);
+  });
+
+  it('accepts form-encoded credentials with grant_type=client_credentials', async () => {
+    const res = await fetch(t.url + TOKEN, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: 'client_credentials', client_id: caller.clientId, client_secret: caller.clientSecret }),
+    });
+    expect(res.status).toBe(200);
+    expect(decodeJwt(((await res.json()) as { access_token: string }).access_token).aud).toBe(caller.customerId);
+  });
+
+  it('tolerates extra properties', async () => {
+    const res = await call(t.url, 'POST', TOKEN, {
+      body: { client_id: caller.clientId, client_secret: caller.clientSecret, audience: 'x', extra: { a: 1 } },
+    });
+    expect(res.status).toBe(200);
+  });
+
+  it('serves the public keys that verify its tokens at /.well-known/jwks.json', async () => {
+    const res = await call(t.url, 'POST', TOKEN, { body: { client_id: caller.clientId, client_secret: caller.clientSecret } });
+    const jwks = createRemoteJWKSet(new URL(t.url + '/.well-known/jwks.json'));
+    const { payload } = await jwtVerify(res.body.access_token, jwks, { audience: caller.customerId });
+    expect(payload.sub).toBe(caller.clientId);
+  });
+
+  it.each([
+    ['wrong secret', () => ({ client_id: caller.clientId, client_secret: 'nope' })],
+    ['unknown client', () => ({ client_id: 'cl_unknown', client_secret: caller.clientSecret })],
+    ['missing secret', () => ({ client_id: caller.clientId })],
+    ['missing both', () => ({})],
+    ['oversize', () => ({ client_id: 'x'.repeat(10_000), client_secret: 'y'.repeat(10_000) })],
+    ['unicode', () => ({ client_id: 'clé_☃', client_secret: '秘密' })],
+    ['access key as id', () => ({ client_id: `${caller.clientId}.${caller.clientSecret}`, client_secret: 'x' })],
+  ])('answers 401 invalid_credentials as JSON for %s', async (_name, body) => {
+    const res = await call(t.url, 'POST', TOKEN, { body: body() });
+    expect(res.status).toBe(401);
+    expect(res.body).toMatchObject({ error: 'invalid_credentials', code: 'invalid_credentials' });
+    expect(res.body.message).toEqual(expect.any(String));
+  });
+
+  it.each([
+    ['numbers', { client_id: 1, client_secret: 2 }],
+    ['objects', { client_id: { a: 1 }, client_secret: [1] }],
+    ['booleans', { client_id: true, client_secret: false }],
+  ])('answers 400 invalid_request for %s instead of strings', async (_name, body) => {
+    const res = await call(t.url, 'POST', TOKEN, { body });
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ error: 'invalid_request', code: 'invalid_request' });
+  });
+
+  it('answers 400 invalid_json for a malformed body', async () => {
+    const res = await call(t.url, 'POST', TOKEN, { rawBody: '{"client_id":' });
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ error: 'invalid_json', code: 'invalid_json' });
+  });
+
+  it('stops issuing and honouring tokens once the client is revoked', async () => {
+    const tenant = await seedTenant(t.app);
+    const revoked = await seedCaller(t.app, tenant.id, ['p.token.scope.deployment_api']);
+    expect((await call(t.url, 'GET', '/rest/deployments/1.0', { token: revoked.token })).status).toBe(200);
+    await t.app.services.clients.revoke(revoked.clientId);
+    await expect.poll(async () => (await call(t.url, 'GET', '/rest/deployments/1.0', { token: revoked.token })).status).toBe(401);
+    const res = await call(t.url, 'POST', TOKEN, { body: { client_id: revoked.clientId, client_secret: revoked.clientSecret } });
+    expect(res.status).toBe(401);
+    expect(res.body.code).toBe('invalid_credentials');
+  });
+});
+
+describe('bearer token checks (api-spec.md section 5)', () => {
+  let t: TestApp;
+  let caller: Caller;
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    caller = await seedCaller(t.app, (await seedTenant(t.app, { msp: true })).id, ['p.token.scope.node_api']);
+  });
+  afterAll(() => t.stop());
+
+  const signWith = async (claims: Record<string, unknown>, exp: number) => {
+    const row = await t.app.db.prisma.signingKey.findFirstOrThrow({ where: { retiredAt: null } });
+    const key = await importJWK(row.privateJwk as never, 'ES256');
+    return new SignJWT(claims)
+      .setProtectedHeader({ alg: 'ES256', kid: row.kid })
+      .setIssuer('breach-detection')
+      .setAudience(caller.customerId)
+      .setSubject(caller.clientId)
+      .setExpirationTime(exp)
+      .sign(key);
+  };
+
+  it.each([
+    ['no header', undefined, 'missing_token'],
+    ['garbage', 'Bearer not-a-jwt', 'invalid_token'],
+    ['wrong scheme', 'Basic abc', 'invalid_token'],
+  ])('answers 401 authentication_error for %s', async (_name, authorization, reason) => {
+    const res = await call(t.url, 'GET', '/rest/deployments/1.0', { headers: authorization ? { authorization } : {} });
+    expect(res.status).toBe(401);
+    expect(res.body).toMatchObject({ error: 'authentication_error', code: 'authentication_error' });
+    expect(reason).toBeTruthy();
+  });
+
+  it('answers 401 for an expired token', async () => {
+    const token = await signWith({ scopes: ['p.token.scope.deployment_api'] }, Math.floor(Date.now() / 1000) - 10);
+    const res = await call(t.url, 'GET', '/rest/deployments/1.0', { token });
+    expect(res.status).toBe(401);
+    expect(res.body.message).toBe('Access token expired');
+  });
+
+  it('answers 401 for a tampered signature', async () => {
+    const good = await signWith({ scopes: ['p.token.scope.deployment_api'] }, Math.floor(Date.now() / 1000) + 60);
+    const [h, p, s] = good.split('.');
+    const forgedPayload = Buffer.from(JSON.stringify({ ...decodeJwt(good), scopes: ['p.token.scope.deployment_api', 'x'] })).toString('base64url');
+    for (const token of [`${h}.${forgedPayload}.${s}`, `${h}.${p}.${s.slice(0, -4)}AAAA`]) {
+      expect((await call(t.url, 'GET', '/rest/deployments/1.0', { token })).status).toBe(401);
+    }
+  });
+
+  it('answers 403 authorization_error when the scope is missing', async () => {
+    const res = await call(t.url, 'GET', '/rest/deployments/1.0', { token: caller.token });
+    expect(res.status).toBe(403);
+    expect(res.body).toMatchObject({ error: 'authorization_error', code: 'authorization_error' });
+  });
+
+  it('keeps verifying old tokens after a key rotation and signs new ones with the new key', async () => {
+    const deployer = await seedCaller(t.app, caller.customerId, ['p.token.scope.deployment_api']);
+    const oldKid = decodeProtectedHeader(deployer.token).kid;
+    const newKid = await t.app.services.keys.rotate();
+    expect(newKid).not.toBe(oldKid);
+    expect((await call(t.url, 'GET', '/rest/deployments/1.0', { token: deployer.token })).status).toBe(200);
+    const fresh = await call(t.url, 'POST', TOKEN, { body: { client_id: deployer.clientId, client_secret: deployer.clientSecret } });
+    expect(decodeProtectedHeader(fresh.body.access_token).kid).toBe(newKid);
+    const kids = (await call(t.url, 'GET', '/.well-known/jwks.json')).body.keys.map((k: { kid: string }) => k.kid);
+    expect(kids).toEqual(expect.arrayContaining([oldKid, newKid]));
+  });
+});

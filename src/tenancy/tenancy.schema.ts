@@ -1,0 +1,71 @@
+import { builder } from '../graphql/builder.js';
+
+export const DeploymentState = builder.simpleObject('DeploymentState', {
+  description: 'Provisioning state of a tenant; `deployed` once it can take collectors.',
+  fields: (t) => ({ status: t.string() }),
+});
+
+export const TenantRef = builder.prismaNode('Tenant', {
+  description: 'A customer: a top-level tenant, a parent MSP, or one of its child deployments.',
+  id: { field: 'id' },
+  fields: (t) => ({
+    customerId: t.exposeString('id', { description: 'The tenant\'s `customer_id`.' }),
+    name: t.exposeString('name', { nullable: true }),
+    handle: t.exposeString('handle', { nullable: true, description: 'URL-safe: lowercase letters, digits, underscores.' }),
+    type: t.exposeString('type', { description: '`customer`, `msp` (a parent) or `child`.' }),
+    parentId: t.exposeString('parentId', { nullable: true, description: 'The parent MSP\'s `customer_id`.' }),
+    isMsp: t.exposeBoolean('isMsp', { description: 'Provisioned as a parent that may own deployments.' }),
+    subdomain: t.exposeString('subdomain', { nullable: true }),
+    orgCode: t.exposeString('orgCode', { nullable: true, description: 'Identity-provider organization code.' }),
+    deployment: t.field({ type: DeploymentState, resolve: (tenant) => ({ status: tenant.deploymentStatus }) }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
+    parent: t.relation('parent', { nullable: true }),
+    deployments: t.relatedConnection('children', {
+      description: 'Child deployments, oldest first.',
+      cursor: 'id',
+      totalCount: true,
+      maxSize: 10_000,
+      defaultSize: 100,
+      query: () => ({ orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] }),
+    }),
+  }),
+});
+
+const Viewer = builder.simpleObject('Viewer', {
+  description: 'The caller behind the bearer token.',
+  fields: (t) => ({
+    customerId: t.string(),
+    clientId: t.string(),
+    scopes: t.stringList(),
+  }),
+});
+
+builder.queryFields((t) => ({
+  viewer: t.field({
+    type: Viewer,
+    description: 'Who the bearer token speaks for.',
+    resolve: async (_root, _args, ctx) => {
+      const session = await ctx.auth.requireSession();
+      return { customerId: session.customerId, clientId: session.claims.clientId, scopes: session.claims.scopes };
+    },
+  }),
+  viewerTenant: t.prismaField({
+    type: 'Tenant',
+    description: 'The caller\'s own tenant, the root of its tree.',
+    resolve: async (query, _root, _args, ctx) => {
+      const session = await ctx.auth.requireSession();
+      return ctx.services.tenancy.visibleTenant(session, session.customerId, query);
+    },
+  }),
+  tenant: t.prismaField({
+    type: 'Tenant',
+    nullable: true,
+    description: 'A tenant in the caller\'s tree; null for anything else, as if it did not exist.',
+    args: { customerId: t.arg.string({ required: true }) },
+    resolve: async (query, _root, args, ctx) => {
+      const session = await ctx.auth.requireSession();
+      return ctx.services.tenancy.visibleTenant(session, args.customerId, query);
+    },
+  }),
+}));

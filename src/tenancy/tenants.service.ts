@@ -1,0 +1,88 @@
+import { badRequest, conflict, notFound } from '../errors.js';
+import type { Prisma } from '../infra/database.js';
+import { newId, randomToken } from '../infra/ids.js';
+import type { Tenant } from '../generated/prisma/client.js';
+import { slugifyHandle } from './handles.js';
+import type { TenantDeletionHooks } from './deletion-hooks.js';
+
+export const TenantType = { customer: 'customer', msp: 'msp', child: 'child' } as const;
+
+const MAX_NAME = 200;
+const MAX_HANDLE = 63;
+const subdomainLabel = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
+
+export interface NewTenant {
+  name: string;
+  handle: string;
+  parentId?: string;
+  msp?: boolean;
+  subdomain?: string;
+}
+
+/** Tenant rules shared by the admin CLI and the deployments API. */
+export class TenantService {
+  constructor(
+    private readonly prisma: Prisma,
+    private readonly deletionHooks: TenantDeletionHooks,
+  ) {}
+
+  async create(input: NewTenant): Promise<Tenant> {
+    const name = input.name.trim();
+    if (!name) throw badRequest('invalid_request', 'name must not be empty');
+    if (name.length > MAX_NAME) throw badRequest('invalid_request', `name must be at most ${MAX_NAME} characters`);
+    const handle = slugifyHandle(input.handle);
+    if (!handle) throw badRequest('invalid_request', 'handle must contain at least one letter or digit');
+    if (handle.length > MAX_HANDLE) throw badRequest('invalid_request', `handle must be at most ${MAX_HANDLE} characters`);
+    const subdomain = input.subdomain?.trim().toLowerCase() || undefined;
+    if (subdomain !== undefined && !subdomainLabel.test(subdomain)) {
+      throw badRequest('invalid_request', 'subdomain must be a DNS label: a-z, 0-9 and inner hyphens, at most 63');
+    }
+    if (input.parentId) {
+      const parent = await this.prisma.tenant.findUnique({ where: { id: input.parentId } });
+      if (!parent) throw notFound('not_found', `Parent customer ${input.parentId} does not exist`);
+      if (parent.parentId) throw badRequest('invalid_request', 'a child deployment cannot own deployments');
+    }
+    const taken = await this.prisma.tenant.findFirst({
+      where: { parentId: input.parentId ?? null, handle },
+      select: { id: true },
+    });
+    if (taken) throw conflict('handle_taken', `handle ${handle} is already used`);
+    try {
+      return await this.prisma.tenant.create({
+        data: {
+          id: newId('cus'),
+          name,
+          handle,
+          subdomain,
+          parentId: input.parentId ?? null,
+          type: input.parentId ? TenantType.child : input.msp ? TenantType.msp : TenantType.customer,
+          isMsp: !input.parentId && Boolean(input.msp),
+          orgCode: `org_${randomToken(8)}`,
+        },
+      });
+    } catch (error) {
+      if ((error as { code?: string }).code === 'P2002') throw conflict('handle_taken', `handle ${handle} is already used`);
+      throw error;
+    }
+  }
+
+  find(id: string): Promise<Tenant | null> {
+    return this.prisma.tenant.findUnique({ where: { id } });
+  }
+
+  list(): Promise<Tenant[]> {
+    return this.prisma.tenant.findMany({ orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
+  }
+
+  /** Deletes a tenant and everything it owns: registered hooks first, then the rows (FK cascade). */
+  async delete(id: string): Promise<Tenant | null> {
+    const tenant = await this.find(id);
+    if (!tenant) return null;
+    const children = await this.prisma.tenant.findMany({ where: { parentId: id }, select: { id: true } });
+    for (const child of children) await this.deletionHooks.run(child.id);
+    await this.deletionHooks.run(id);
+    await this.prisma.tenant.deleteMany({ where: { id } });
+    return tenant;
+  }
+}
+

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type DocumentNode, execute } from 'graphql';
-import { createYoga } from 'graphql-yoga';
+import { type DocumentNode, GraphQLError, execute } from 'graphql';
+import { createGraphQLError, createYoga } from 'graphql-yoga';
 import { useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer } from 'ws';
 import { createRestRouter } from '../rest-compat/router.js';
@@ -48,9 +48,9 @@ export async function buildApp(config: Config, logger = createLogger(config.logL
     maskedErrors: {
       maskError: (error, message) => {
         const original = (error as { originalError?: unknown }).originalError;
-        if (!original) return error as Error;
-        logger.error('graphql.unhandled_error', { error: original });
-        return new Error(message);
+        if (error instanceof GraphQLError && (!original || original instanceof GraphQLError)) return error;
+        logger.error('graphql.unhandled_error', { error: original ?? error });
+        return createGraphQLError(message, { extensions: { code: 'internal_error', http: { status: 500 } } });
       },
     },
   });

@@ -1,28 +1,45 @@
+import { request } from 'node:http';
+
 export interface JsonResponse<T = any> {
   status: number;
   headers: Headers;
   body: T;
 }
 
-/** A JSON call as the SDK makes it (Content-Type: application/json even without a body). */
-export async function call<T = any>(
+/**
+ * A JSON call as the SDK makes it: Content-Type: application/json even without a body, and a
+ * body on GET when given (explore sends one), which fetch() cannot do.
+ */
+export function call<T = any>(
   baseUrl: string,
   method: string,
   path: string,
-  options: { token?: string; body?: unknown; rawBody?: string; headers?: Record<string, string> } = {},
+  options: { token?: string; body?: unknown; rawBody?: string | Buffer; headers?: Record<string, string> } = {},
 ): Promise<JsonResponse<T>> {
   const headers: Record<string, string> = { 'content-type': 'application/json', ...options.headers };
   if (options.token) headers.authorization = `Bearer ${options.token}`;
-  const body = options.rawBody ?? (options.body === undefined ? undefined : JSON.stringify(options.body));
-  const res = await fetch(baseUrl + path, { method, headers, body, redirect: 'manual' });
-  const text = await res.text();
-  let parsed: unknown = text;
-  try {
-    parsed = text ? JSON.parse(text) : undefined;
-  } catch {
-    /* not JSON: the raw text is returned for the assertion to show */
-  }
-  return { status: res.status, headers: res.headers, body: parsed as T };
+  const payload = options.rawBody ?? (options.body === undefined ? undefined : JSON.stringify(options.body));
+  if (payload !== undefined) headers['content-length'] = String(Buffer.byteLength(payload));
+  return new Promise((resolve, reject) => {
+    const req = request(baseUrl + path, { method, headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        let body: unknown = text;
+        try {
+          body = text ? JSON.parse(text) : undefined;
+        } catch {
+          /* not JSON: the raw text is returned for the assertion to show */
+        }
+        const responseHeaders = new Headers();
+        for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) responseHeaders.set(k, String(v));
+        resolve({ status: res.statusCode ?? 0, headers: responseHeaders, body: body as T });
+      });
+    });
+    req.on('error', reject);
+    req.end(payload);
+  });
 }
 
 export async function graphql<T = any>(

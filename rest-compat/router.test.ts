@@ -1,0 +1,66 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type TestApp, startTestApp } from '../test/kit/app.js';
+import { call } from '../test/kit/http.js';
+import { seedCaller, seedTenant } from '../test/kit/seed.js';
+import { routes } from './routes.js';
+
+describe('rest-compat router', () => {
+  let t: TestApp;
+  let token: string;
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    token = (await seedCaller(t.app, (await seedTenant(t.app, { msp: true })).id)).token;
+  });
+  afterAll(() => t.stop());
+
+  it('has one row per method and path', () => {
+    const keys = routes.map((r) => `${r.method} ${r.path}`);
+    expect(new Set(keys).size).toBe(keys.length);
+  });
+
+  it.each(['/rest/nope/1.0', '/rest/deployments/2.0', '/search/unknown', '/nowhere', '/rest/deployments/1.0/extra'])(
+    'answers 404 JSON for unknown path %s',
+    async (path) => {
+      const res = await call(t.url, 'GET', path, { token });
+      expect(res.status).toBe(404);
+      expect(res.body).toMatchObject({ error: 'not_found', code: 'not_found', message: expect.any(String) });
+    },
+  );
+
+  it('answers 405 JSON with Allow for a wrong method', async () => {
+    const res = await call(t.url, 'PUT', '/rest/deployments/1.0', { token, body: {} });
+    expect(res.status).toBe(405);
+    expect(res.headers.get('allow')).toBe('GET, POST, DELETE');
+    expect(res.body.code).toBe('method_not_allowed');
+    expect((await call(t.url, 'GET', '/rest/oauth2/token/1.0')).status).toBe(405);
+  });
+
+  it.each(['{', '[1,2]', '"text"', 'null', '{"a":1}}', '\u0000'])('answers 400 invalid_json for body %j', async (rawBody) => {
+    const res = await call(t.url, 'POST', '/rest/deployments/1.0', { token, rawBody });
+    expect(res.status).toBe(400);
+    expect(res.body.code).toBe('invalid_json');
+  });
+
+  it('answers 413 for a body over 1 MiB', async () => {
+    const res = await call(t.url, 'POST', '/rest/deployments/1.0', { token, body: { name: 'x'.repeat(1_100_000) } });
+    expect(res.status).toBe(413);
+    expect(res.body.code).toBe('payload_too_large');
+  });
+
+  it('accepts a trailing slash and reads a JSON body sent on GET', async () => {
+    const res = await call(t.url, 'GET', '/rest/deployments/1.0/', { token, body: {} });
+    expect(res.status).toBe(200);
+  });
+
+  it('answers GET /health without auth', async () => {
+    const res = await call(t.url, 'GET', '/health', { headers: { 'content-type': '' } });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ status: 'ok', service: expect.any(String), version: expect.any(String), timestamp: expect.any(String) });
+  });
+
+  it('tags every response with a request id', async () => {
+    const res = await call(t.url, 'GET', '/health', { headers: { 'x-request-id': 'req-123' } });
+    expect(res.headers.get('x-request-id')).toBe('req-123');
+  });
+});

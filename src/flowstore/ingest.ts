@@ -1,0 +1,136 @@
+/**
+ * Turns flow records into rows of the flows table and inserts a batch exactly once.
+ *
+ * Deduplication, in two layers (docs/flowstore.md "Duplicate batches"):
+ * 1. the insert carries insert_deduplication_token = customer:node:batch, and the table remembers
+ *    the last DEDUP_WINDOW_BLOCKS tokens, so a re-sent batch is dropped by the server at insert;
+ * 2. record ids are derived from (customer, node, batch, position), so a batch re-sent after the
+ *    window has passed produces rows with the same sorting key, which ReplacingMergeTree
+ *    collapses when it merges.
+ */
+import { createHash } from 'node:crypto';
+import { COLUMNS, EXTRAS_COLUMN, type ColumnDef } from './columns.js';
+import { FLOWS_TABLE } from './ddl.js';
+import type { FlowEngine } from './engine.js';
+import { FlowIngestError } from './errors.js';
+
+export interface FlowBatch {
+  customerId: string;
+  nodeId: string;
+  /** Unique per node; the same id means the same batch (a retry). */
+  batchId: string;
+  flows: readonly Record<string, unknown>[];
+  /** Stamped as `meta.@ingest_time` on flows that do not carry one; default now. */
+  ingestTimeMs?: number;
+}
+
+/** Paths the ingest sets itself; values sent for them in a record are ignored. */
+const OWN_PATHS = new Set(['id', 'node_id', 'batch_id', 'meta.customer_id']);
+const STORED = COLUMNS.filter((c) => c.role === 'leaf' && !OWN_PATHS.has(c.path));
+const KNOWN_LEAVES = new Set(COLUMNS.filter((c) => c.role !== 'derived').map((c) => c.path));
+const KNOWN_OBJECTS = new Set(
+  [...KNOWN_LEAVES].flatMap((p) => p.split('.').slice(0, -1).map((_, i, parts) => parts.slice(0, i + 1).join('.'))),
+);
+
+function getPath(obj: Record<string, unknown>, path: string): unknown {
+  let cur: unknown = obj;
+  for (const key of path.split('.')) {
+    if (cur === null || typeof cur !== 'object' || Array.isArray(cur)) return undefined;
+    cur = (cur as Record<string, unknown>)[key];
+  }
+  return cur;
+}
+
+/** The record id: stable for a given (customer, node, batch, position), so a retried batch repeats it. */
+export function recordId(customerId: string, nodeId: string, batchId: string, index: number): string {
+  return createHash('sha256').update(`${customerId}\u0000${nodeId}\u0000${batchId}\u0000${index}`).digest('base64url').slice(0, 22);
+}
+
+function toNumber(v: unknown): number | undefined {
+  if (typeof v === 'number' && Number.isFinite(v)) return v;
+  // Lax like the SDK's readers: a numeric string is a number.
+  if (typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v))) return Number(v);
+  return undefined;
+}
+
+function storedValue(col: ColumnDef, v: unknown, index: number): unknown {
+  const bad = (what: string): never => {
+    throw new FlowIngestError(index, col.path, `expected ${what}, got ${JSON.stringify(v)?.slice(0, 80)}`);
+  };
+  switch (col.kind) {
+    case 'string':
+    case 'ip':
+      return typeof v === 'string' ? v : bad('a string');
+    case 'int': {
+      const n = toNumber(v);
+      if (n === undefined || !Number.isInteger(n)) return bad('an integer');
+      const [lo, hi] = col.intRange!;
+      return n >= lo && n <= hi ? n : bad(`an integer in [${lo}, ${hi}]`);
+    }
+    case 'float': {
+      const n = toNumber(v);
+      return n === undefined ? bad('a number') : n;
+    }
+    case 'bool':
+      return typeof v === 'boolean' ? v : bad('true or false');
+    case 'timestamp': {
+      const n = toNumber(v);
+      return n !== undefined && Number.isInteger(n) && n >= 0 ? n : bad('epoch milliseconds');
+    }
+    case 'string[]':
+      return Array.isArray(v) && v.every((e) => typeof e === 'string') ? v : bad('an array of strings');
+    case 'float[]':
+      return Array.isArray(v) && v.every((e) => typeof e === 'number') ? v : bad('an array of numbers');
+    case 'json':
+      return Array.isArray(v) ? JSON.stringify(v) : bad('an array');
+  }
+}
+
+/** The keys of `flow` that the registry does not know, with their nesting kept. */
+export function extrasOf(flow: Record<string, unknown>, prefix = ''): Record<string, unknown> | undefined {
+  let out: Record<string, unknown> | undefined;
+  for (const [k, v] of Object.entries(flow)) {
+    const path = prefix ? `${prefix}.${k}` : k;
+    if (KNOWN_LEAVES.has(path)) continue;
+    if (KNOWN_OBJECTS.has(path) && v !== null && typeof v === 'object' && !Array.isArray(v)) {
+      const inner = extrasOf(v as Record<string, unknown>, path);
+      if (inner) (out ??= {})[k] = inner;
+      continue;
+    }
+    if (v !== undefined) (out ??= {})[k] = v;
+  }
+  return out;
+}
+
+/** One flows-table row (column name → value) for a record. Throws FlowIngestError on a bad leaf. */
+export function flowToRow(batch: Omit<FlowBatch, 'flows'>, flow: Record<string, unknown>, index: number): Record<string, unknown> {
+  const row: Record<string, unknown> = {
+    customer_id: batch.customerId,
+    node_id: batch.nodeId,
+    batch_id: batch.batchId,
+    id: recordId(batch.customerId, batch.nodeId, batch.batchId, index),
+  };
+  for (const col of STORED) {
+    const v = getPath(flow, col.path);
+    if (v === undefined || v === null) continue;
+    row[col.column] = storedValue(col, v, index);
+  }
+  if (row.timestamp === undefined) throw new FlowIngestError(index, '@timestamp', 'is required');
+  if (row.meta_ingest_time === undefined) row.meta_ingest_time = batch.ingestTimeMs ?? Date.now();
+  const extras = extrasOf(flow);
+  row[EXTRAS_COLUMN] = extras ? JSON.stringify(extras) : '';
+  return row;
+}
+
+export function dedupTokenFor(batch: Pick<FlowBatch, 'customerId' | 'nodeId' | 'batchId'>): string {
+  return `${batch.customerId}:${batch.nodeId}:${batch.batchId}`;
+}
+
+/** Inserts a batch; inserting the same batch again stores nothing new. */
+export async function insertFlowBatch(engine: FlowEngine, batch: FlowBatch, opts: { signal?: AbortSignal } = {}): Promise<{ rows: number }> {
+  if (!batch.customerId || !batch.nodeId || !batch.batchId) throw new Error('insertFlowBatch: customerId, nodeId and batchId are required');
+  const ingestTimeMs = batch.ingestTimeMs ?? Date.now();
+  const rows = batch.flows.map((f, i) => flowToRow({ ...batch, ingestTimeMs }, f, i));
+  await engine.insertJsonEachRow(FLOWS_TABLE, rows, { dedupToken: dedupTokenFor(batch), ...(opts.signal ? { signal: opts.signal } : {}) });
+  return { rows: rows.length };
+}

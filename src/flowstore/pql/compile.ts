@@ -1,0 +1,147 @@
+/**
+ * Compiles a checked PQL tree to a ClickHouse boolean expression over the registry's columns.
+ * Every value becomes a typed placeholder in the ParamBag; only registry column names and fixed
+ * SQL enter the text.
+ *
+ * Null semantics (kept identical in evaluate.ts):
+ * - positive tests (eq, gt, in, wi, ...) never match a missing value;
+ * - negative tests are the exact complement of their positive twin: `ne`, `nwi` and `nex` match
+ *   a record whose field is missing. They are compiled as `NOT ifNull(<positive>, 0)`.
+ * - on arrays, eq/in/wi ask "does any element match"; `ex` means "not empty".
+ */
+import { quoteIdent, type ColumnDef } from '../columns.js';
+import { formatIpv6 } from '../ip.js';
+import type { ParamBag } from '../sql.js';
+import type { Op } from './ast.js';
+import type { Operand, TypedCondition, TypedExpr } from './check.js';
+
+const CMP: Partial<Record<Op, string>> = { eq: '=', gt: '>', lt: '<', gte: '>=', lte: '<=' };
+
+/** `*` → `%`, `?` → `_`; LIKE's own metacharacters are escaped so they match literally. */
+export function wildcardToLike(pattern: string): string {
+  let out = '';
+  for (const ch of pattern) {
+    if (ch === '*') out += '%';
+    else if (ch === '?') out += '_';
+    else if (ch === '%' || ch === '_' || ch === '\\') out += '\\' + ch;
+    else out += ch;
+  }
+  return out;
+}
+
+export function compilePql(expr: TypedExpr, params: ParamBag): string {
+  switch (expr.type) {
+    case 'all':
+      return 'true';
+    case 'and':
+    case 'or':
+      return `(${expr.items.map((e) => compilePql(e, params)).join(expr.type === 'and' ? ' AND ' : ' OR ')})`;
+    case 'cond':
+      return compileCondition(expr, params);
+  }
+}
+
+function negate(positive: string): string {
+  return `NOT ifNull(${positive}, 0)`;
+}
+
+function compileCondition(cond: TypedCondition, params: ParamBag): string {
+  const { col, op, operands } = cond;
+  const c = quoteIdent(col.column);
+  const isArray = col.kind === 'string[]';
+  switch (op) {
+    case 'ex':
+      return isArray ? `notEmpty(${c})` : `${c} IS NOT NULL`;
+    case 'nex':
+      return isArray ? `empty(${c})` : `${c} IS NULL`;
+    case 'ne':
+      return negate(matchOne(col, operands[0]!, params));
+    case 'nwi':
+      return negate(matchOne(col, operands[0]!, params, 'wi'));
+    case 'wi':
+      return matchOne(col, operands[0]!, params, 'wi');
+    case 'eq':
+      return matchOne(col, operands[0]!, params);
+    case 'in':
+      return matchAny(col, operands, params);
+    default:
+      return compare(col, CMP[op]!, operands[0]!, params);
+  }
+}
+
+/** SQL that is true when the field equals (or, with `wi`, matches) one operand. */
+function matchOne(col: ColumnDef, o: Operand, params: ParamBag, mode: 'eq' | 'wi' = 'eq'): string {
+  const c = quoteIdent(col.column);
+  if (o.t === 'null') return col.kind === 'string[]' ? `empty(${c})` : `${c} IS NULL`;
+  if (mode === 'wi' || o.t === 'pattern') {
+    const pattern = params.add(wildcardToLike(o.t === 'pattern' ? o.v : String((o as { v: unknown }).v)), 'String');
+    if (col.kind === 'string[]') return `arrayExists(x -> x LIKE ${pattern}, ${c})`;
+    if (col.kind === 'int') return `toString(${c}) LIKE ${pattern}`;
+    return `${c} LIKE ${pattern}`;
+  }
+  if (col.kind === 'string[]') return `has(${c}, ${params.add((o as { v: string }).v, 'String')})`;
+  if (o.t === 'cidr') {
+    return `${addrExpr(col)} BETWEEN ${params.add(formatIpv6(o.lo), 'IPv6')} AND ${params.add(formatIpv6(o.hi), 'IPv6')}`;
+  }
+  return compare(col, '=', o, params);
+}
+
+function compare(col: ColumnDef, sqlOp: string, o: Operand, params: ParamBag): string {
+  const c = quoteIdent(col.column);
+  switch (o.t) {
+    case 'string':
+      return `${c} ${sqlOp} ${params.add(o.v, 'String')}`;
+    case 'number':
+      return `${c} ${sqlOp} ${numberParam(o.v, params)}`;
+    case 'bool':
+      return `${c} ${sqlOp} ${params.add(o.v, 'Bool')}`;
+    case 'time':
+      return `${c} ${sqlOp} fromUnixTimestamp64Milli(${params.add(o.v, 'Int64')}, 'UTC')`;
+    case 'ip':
+      return `${addrExpr(col)} ${sqlOp} ${params.add(formatIpv6(o.v), 'IPv6')}`;
+    default:
+      throw new Error(`cannot compare ${col.path} with a ${o.t}`);
+  }
+}
+
+function numberParam(v: number, params: ParamBag): string {
+  return Number.isSafeInteger(v) ? params.add(v, 'Int64') : params.add(v, 'Float64');
+}
+
+/** The field as an IPv6 address: its materialized column when it has one. */
+function addrExpr(col: ColumnDef): string {
+  return col.addrColumn ? quoteIdent(col.addrColumn) : `toIPv6OrNull(${quoteIdent(col.column)})`;
+}
+
+/**
+ * `in [...]`: plain values of one type go into a single array parameter (one placeholder however
+ * long the list); null, CIDR and wildcard items become their own alternatives.
+ */
+function matchAny(col: ColumnDef, operands: Operand[], params: ParamBag): string {
+  if (operands.length === 0) return 'false';
+  const c = quoteIdent(col.column);
+  const parts: string[] = [];
+  const strings = operands.flatMap((o) => (o.t === 'string' ? [o.v] : []));
+  const numbers = operands.flatMap((o) => (o.t === 'number' ? [o.v] : []));
+  const bools = operands.flatMap((o) => (o.t === 'bool' ? [o.v] : []));
+  const times = operands.flatMap((o) => (o.t === 'time' ? [o.v] : []));
+  const ips = operands.flatMap((o) => (o.t === 'ip' ? [formatIpv6(o.v)] : []));
+  if (strings.length) {
+    const p = params.add(strings, 'Array(String)');
+    parts.push(col.kind === 'string[]' ? `hasAny(${c}, ${p})` : `${c} IN ${p}`);
+  }
+  if (numbers.length) {
+    // Exact integers and the rest in separate arrays, so no integer is rounded through Float64.
+    const ints = numbers.filter((n) => Number.isSafeInteger(n));
+    const others = numbers.filter((n) => !Number.isSafeInteger(n));
+    if (ints.length) parts.push(`has(${params.add(ints, 'Array(Int64)')}, ${c})`);
+    if (others.length) parts.push(`has(${params.add(others, 'Array(Float64)')}, ${c})`);
+  }
+  if (bools.length) parts.push(`${c} IN ${params.add(bools, 'Array(Bool)')}`);
+  if (times.length) parts.push(`toUnixTimestamp64Milli(${c}) IN ${params.add(times, 'Array(Int64)')}`);
+  if (ips.length) parts.push(`${addrExpr(col)} IN ${params.add(ips, 'Array(IPv6)')}`);
+  for (const o of operands) {
+    if (o.t === 'null' || o.t === 'cidr' || o.t === 'pattern') parts.push(matchOne(col, o, params));
+  }
+  return parts.length === 1 ? parts[0]! : `(${parts.join(' OR ')})`;
+}

@@ -1,0 +1,32 @@
+/** PQL: parse → check against the registry → compile to SQL (or evaluate in JS). */
+import { FlowQueryError } from '../errors.js';
+import type { ParamBag } from '../sql.js';
+import { checkPql, type TypedExpr } from './check.js';
+import { compilePql } from './compile.js';
+import { parsePql } from './parser.js';
+
+export type { Expr, Condition, Value, Op } from './ast.js';
+export type { TypedExpr, TypedCondition, Operand } from './check.js';
+export { parsePql } from './parser.js';
+export { checkPql } from './check.js';
+export { compilePql, wildcardToLike } from './compile.js';
+export { evaluatePql } from './evaluate.js';
+export { printPql } from './printer.js';
+
+/** Sentences longer than this are refused before parsing. */
+export const MAX_SENTENCE_LENGTH = 16_384;
+
+/** Parses and checks a sentence; undefined or blank means match-all. */
+export function readSentence(sentence: string | undefined): TypedExpr {
+  if (sentence === undefined || sentence === null) return { type: 'all' };
+  if (typeof sentence !== 'string') throw new FlowQueryError('sentence', 'sentence must be a string');
+  if (sentence.length > MAX_SENTENCE_LENGTH) {
+    throw new FlowQueryError('sentence', `sentence is longer than ${MAX_SENTENCE_LENGTH} characters`);
+  }
+  return checkPql(parsePql(sentence));
+}
+
+/** A WHERE fragment for the sentence, its values added to `params`. */
+export function sentenceToSql(sentence: string | undefined, params: ParamBag): string {
+  return compilePql(readSentence(sentence), params);
+}

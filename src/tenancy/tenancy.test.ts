@@ -1,0 +1,57 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type TestApp, startTestApp } from '../../test/kit/app.js';
+import { graphql } from '../../test/kit/http.js';
+import { seedTree } from '../../test/kit/seed.js';
+
+describe('GraphQL tenant tree', () => {
+  let t: TestApp;
+  let tree: Awaited<ReturnType<typeof seedTree>>;
+  let other: Awaited<ReturnType<typeof seedTree>>;
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    tree = await seedTree(t.app);
+    other = await seedTree(t.app);
+  });
+  afterAll(() => t.stop());
+
+  it('tells the viewer who it is', async () => {
+    const res = await graphql(t.url, '{ viewer { customerId clientId scopes } viewerTenant { customerId type isMsp } }', {}, tree.mspCaller.token);
+    expect(res.data).toEqual({
+      viewer: { customerId: tree.msp.id, clientId: tree.mspCaller.clientId, scopes: expect.arrayContaining(['p.token.scope.deployment_api']) },
+      viewerTenant: { customerId: tree.msp.id, type: 'msp', isMsp: true },
+    });
+  });
+
+  it('pages the parent\'s deployments as a Relay connection', async () => {
+    const query = `query($after: String) { viewerTenant { deployments(first: 1, after: $after) {
+      totalCount pageInfo { hasNextPage endCursor } edges { cursor node { customerId parentId parent { customerId } deployment { status } } } } } }`;
+    const first = await graphql(t.url, query, {}, tree.mspCaller.token);
+    const page1 = first.data.viewerTenant.deployments;
+    expect(page1.totalCount).toBe(2);
+    expect(page1.pageInfo.hasNextPage).toBe(true);
+    expect(page1.edges[0].node).toEqual({ customerId: tree.childA.id, parentId: tree.msp.id, parent: { customerId: tree.msp.id }, deployment: { status: 'deployed' } });
+    const second = await graphql(t.url, query, { after: page1.pageInfo.endCursor }, tree.mspCaller.token);
+    expect(second.data.viewerTenant.deployments.edges.map((e: any) => e.node.customerId)).toEqual([tree.childB.id]);
+    expect(second.data.viewerTenant.deployments.pageInfo.hasNextPage).toBe(false);
+  });
+
+  it.each([
+    ['itself', () => tree.mspCaller.token, () => tree.msp.id, true],
+    ['its child', () => tree.mspCaller.token, () => tree.childA.id, true],
+    ['another tree', () => tree.mspCaller.token, () => other.msp.id, false],
+    ['another tree\'s child', () => tree.mspCaller.token, () => other.childA.id, false],
+    ['a missing id', () => tree.mspCaller.token, () => 'cus_missing', false],
+    ['its parent (as a child)', () => tree.childACaller.token, () => tree.msp.id, false],
+    ['its sibling (as a child)', () => tree.childACaller.token, () => tree.childB.id, false],
+  ])('a caller sees %s: %s', async (_name, token, id, visible) => {
+    const res = await graphql(t.url, 'query($id: String!) { tenant(customerId: $id) { customerId } }', { id: id() }, token());
+    expect(res.errors).toBeUndefined();
+    expect(res.data.tenant).toEqual(visible ? { customerId: id() } : null);
+  });
+
+  it('answers unauthenticated queries with the authentication_error code', async () => {
+    const res = await graphql(t.url, '{ viewer { customerId } }');
+    expect(res.errors?.[0].extensions).toMatchObject({ code: 'authentication_error' });
+  });
+});

@@ -1,0 +1,50 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { adminCli } from '../kit/admin-cli.js';
+import { startTestApp } from '../kit/app.js';
+import { call } from '../kit/http.js';
+
+/** The zero-setup default: PGlite in DATA_DIR, reached by the CLI through the running server. */
+describe('embedded default (PGlite in DATA_DIR)', () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'bd-embedded-'));
+  afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  it('serves the CLI while running, and keeps tenants, clients and keys across a restart', async () => {
+    const env = { DATA_DIR: dataDir, LOG_LEVEL: 'silent', DATABASE_URL: '' };
+    let t = await startTestApp({ embedded: true, dataDir });
+    const msp = await adminCli(['tenant', 'create', '--name', 'Embedded', '--handle', 'embedded', '--msp'], env);
+    expect(msp.code).toBe(0);
+    const client = await adminCli(['client', 'create', '--customer', msp.json.customer_id, '--scopes', 'p.token.scope.deployment_api'], env);
+    const credentials = { client_id: client.json.client_id, client_secret: client.json.client_secret };
+    const token = (await call(t.url, 'POST', '/rest/oauth2/token/1.0', { body: credentials })).body.access_token;
+    const created = await call(t.url, 'POST', '/rest/deployments/1.0', {
+      token,
+      body: { name: 'Child', handle: 'child', parent_id: msp.json.customer_id },
+    });
+    expect(created.status).toBe(201);
+    await t.stop();
+
+    t = await startTestApp({ embedded: true, dataDir });
+    try {
+      const list = await call(t.url, 'GET', '/rest/deployments/1.0', { token });
+      expect(list.status).toBe(200);
+      expect(list.body.deployments).toHaveLength(1);
+      expect((await call(t.url, 'POST', '/rest/oauth2/token/1.0', { body: credentials })).status).toBe(200);
+      await adminCli(['client', 'revoke', '--client-id', credentials.client_id], env);
+      await expect.poll(async () => (await call(t.url, 'GET', '/rest/deployments/1.0', { token })).status).toBe(401);
+    } finally {
+      await t.stop();
+    }
+  });
+
+  it('refuses a second server on a directory that is in use', async () => {
+    const t = await startTestApp({ embedded: true, dataDir });
+    try {
+      await expect(startTestApp({ embedded: true, dataDir })).rejects.toThrow(/already open/);
+    } finally {
+      await t.stop();
+    }
+  });
+});

@@ -1,0 +1,24 @@
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+
+/** Runs `npm run -s admin -- ...` as an operator would, and parses its JSON output. */
+export function adminCli(args: string[], env: Record<string, string>): Promise<{ code: number; json: any; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', 'src/admin/cli.ts', ...args],
+      { cwd: root, env: { ...process.env, ...env }, timeout: 60_000 },
+      (error, stdout, stderr) => {
+        let json: unknown;
+        try {
+          json = JSON.parse(stdout);
+        } catch {
+          json = undefined;
+        }
+        resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, json, stderr });
+      },
+    );
+  });
+}

@@ -6,7 +6,7 @@ const config: CodegenConfig = {
   documents: 'schema/operations/*.graphql',
   generates: {
     'src/generated/operations.ts': {
-      plugins: ['typescript', 'typescript-operations', 'typed-document-node'],
+      plugins: ['typescript-operations', 'typed-document-node'],
       config: {
         useTypeImports: true,
         enumsAsTypes: true,

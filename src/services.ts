@@ -8,6 +8,7 @@ import type { Database } from './infra/database.js';
 import type { Logger } from './infra/logger.js';
 import { DeploymentService } from './modules/deployments/deployments.service.js';
 import { TenantDeletionHooks } from './tenancy/deletion-hooks.js';
+import { TenantDirectory } from './tenancy/tenant-directory.js';
 import { tenantScopeLoader } from './tenancy/tenant-scope.js';
 import { TenancyService } from './tenancy/tenancy.service.js';
 import { TenantService } from './tenancy/tenants.service.js';
@@ -33,14 +34,16 @@ export async function createServices(config: Config, db: Database, logger: Logge
     keys.load().catch((error) => logger.error('auth.key_reload_failed', { error }));
   });
   const deletionHooks = new TenantDeletionHooks();
-  const tenants = new TenantService(prisma, deletionHooks);
+  const directory = new TenantDirectory(prisma);
+  await db.listen('tenant_changed', (payload) => directory.handleNotification(payload));
+  const tenants = new TenantService(prisma, deletionHooks, directory);
   return {
     keys,
-    auth: new AuthService(new TokenService(keys, config.tokenTtlSeconds), credentials, tenantScopeLoader(prisma)),
+    auth: new AuthService(new TokenService(keys, config.tokenTtlSeconds), credentials, tenantScopeLoader(directory)),
     clients: new ClientService(prisma),
     tenants,
-    tenancy: new TenancyService(prisma),
-    deployments: new DeploymentService(prisma, tenants),
+    tenancy: new TenancyService(directory),
+    deployments: new DeploymentService(tenants),
     deletionHooks,
   };
 }

@@ -6,7 +6,10 @@ import { badRequest } from '../errors.js';
 import type { Tenant } from '../generated/prisma/client.js';
 import type { Database } from '../infra/database.js';
 import { TenantDeletionHooks } from '../tenancy/deletion-hooks.js';
+import { TenantDirectory } from '../tenancy/tenant-directory.js';
 import { TenantService } from '../tenancy/tenants.service.js';
+
+const tenantService = (db: Database) => new TenantService(db.prisma, new TenantDeletionHooks(), new TenantDirectory(db.prisma));
 
 export const usage = `usage: npm run -s admin -- <command>
   tenant create --name NAME --handle HANDLE [--parent CUSTOMER_ID] [--msp]
@@ -41,8 +44,7 @@ const commands: Record<string, Command> = {
       args,
       options: { name: { type: 'string' }, handle: { type: 'string' }, parent: { type: 'string' }, msp: { type: 'boolean' } },
     });
-    const tenants = new TenantService(db.prisma, new TenantDeletionHooks());
-    const tenant = await tenants.create({
+    const tenant = await tenantService(db).create({
       name: option(values, 'name'),
       handle: option(values, 'handle'),
       parentId: values.parent,
@@ -51,8 +53,7 @@ const commands: Record<string, Command> = {
     return tenantView(tenant);
   },
   'tenant list': async (_args, db) => {
-    const tenants = new TenantService(db.prisma, new TenantDeletionHooks());
-    return (await tenants.list()).map(tenantView);
+    return (await tenantService(db).list()).map(tenantView);
   },
   'client create': async (args, db) => {
     const { values } = parseArgs({
@@ -84,6 +85,5 @@ const commands: Record<string, Command> = {
 
 export function findCommand(argv: string[]): { run: Command; args: string[] } | undefined {
   const name = argv.slice(0, 2).join(' ');
-  const run = commands[name];
-  return run && { run, args: argv.slice(2) };
+  return Object.hasOwn(commands, name) ? { run: commands[name], args: argv.slice(2) } : undefined;
 }

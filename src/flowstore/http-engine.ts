@@ -51,6 +51,8 @@ export class HttpEngine implements FlowEngine {
       // Our own deadline (withDeadline) is the request limit; the client's must not fire first.
       request_timeout: 10 * 60_000,
       application: 'flowstore',
+      // Long `in [...]` lists would overflow the URL; past 4 KiB the params go in a multipart body.
+      use_multipart_params_auto: true,
     });
   }
 

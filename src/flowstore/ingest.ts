@@ -26,19 +26,23 @@ export interface FlowBatch {
 
 /** Paths the ingest sets itself; values sent for them in a record are ignored. */
 const OWN_PATHS = new Set(['id', 'node_id', 'batch_id', 'meta.customer_id']);
-const STORED = COLUMNS.filter((c) => c.role === 'leaf' && !OWN_PATHS.has(c.path));
-const KNOWN_LEAVES = new Set(COLUMNS.filter((c) => c.role !== 'derived').map((c) => c.path));
-const KNOWN_OBJECTS = new Set(
-  [...KNOWN_LEAVES].flatMap((p) => p.split('.').slice(0, -1).map((_, i, parts) => parts.slice(0, i + 1).join('.'))),
-);
 
-function getPath(obj: Record<string, unknown>, path: string): unknown {
-  let cur: unknown = obj;
-  for (const key of path.split('.')) {
-    if (cur === null || typeof cur !== 'object' || Array.isArray(cur)) return undefined;
-    cur = (cur as Record<string, unknown>)[key];
+/** The registry as a tree of record keys, so a record is converted in one walk over its own keys. */
+interface KeyNode {
+  col?: ColumnDef;
+  children?: Map<string, KeyNode>;
+}
+const ROOT: KeyNode = { children: new Map() };
+for (const col of COLUMNS) {
+  if (col.role === 'derived') continue;
+  let node = ROOT;
+  for (const key of col.path.split('.')) {
+    node.children ??= new Map();
+    let next = node.children.get(key);
+    if (!next) node.children.set(key, (next = {}));
+    node = next;
   }
-  return cur;
+  node.col = col;
 }
 
 /** The record id: stable for a given (customer, node, batch, position), so a retried batch repeats it. */
@@ -86,20 +90,26 @@ function storedValue(col: ColumnDef, v: unknown, index: number): unknown {
   }
 }
 
-/** The keys of `flow` that the registry does not know, with their nesting kept. */
-export function extrasOf(flow: Record<string, unknown>, prefix = ''): Record<string, unknown> | undefined {
-  let out: Record<string, unknown> | undefined;
-  for (const [k, v] of Object.entries(flow)) {
-    const path = prefix ? `${prefix}.${k}` : k;
-    if (KNOWN_LEAVES.has(path)) continue;
-    if (KNOWN_OBJECTS.has(path) && v !== null && typeof v === 'object' && !Array.isArray(v)) {
-      const inner = extrasOf(v as Record<string, unknown>, path);
-      if (inner) (out ??= {})[k] = inner;
-      continue;
+/**
+ * Copies the known leaves of `obj` into `row` and returns the unknown keys (nesting kept), or
+ * undefined when there are none. A known object sent as something else is kept as unknown.
+ */
+function walk(obj: Record<string, unknown>, node: KeyNode, row: Record<string, unknown>, index: number): Record<string, unknown> | undefined {
+  let extras: Record<string, unknown> | undefined;
+  for (const key in obj) {
+    const v = obj[key];
+    if (v === undefined) continue;
+    const child = node.children?.get(key);
+    if (child?.col) {
+      if (v !== null && !OWN_PATHS.has(child.col.path)) row[child.col.column] = storedValue(child.col, v, index);
+    } else if (child && v !== null && typeof v === 'object' && !Array.isArray(v)) {
+      const inner = walk(v as Record<string, unknown>, child, row, index);
+      if (inner) (extras ??= {})[key] = inner;
+    } else if (!child || v !== null) {
+      (extras ??= {})[key] = v;
     }
-    if (v !== undefined) (out ??= {})[k] = v;
   }
-  return out;
+  return extras;
 }
 
 /** One flows-table row (column name → value) for a record. Throws FlowIngestError on a bad leaf. */
@@ -110,14 +120,9 @@ export function flowToRow(batch: Omit<FlowBatch, 'flows'>, flow: Record<string, 
     batch_id: batch.batchId,
     id: recordId(batch.customerId, batch.nodeId, batch.batchId, index),
   };
-  for (const col of STORED) {
-    const v = getPath(flow, col.path);
-    if (v === undefined || v === null) continue;
-    row[col.column] = storedValue(col, v, index);
-  }
+  const extras = walk(flow, ROOT, row, index);
   if (row.timestamp === undefined) throw new FlowIngestError(index, '@timestamp', 'is required');
   if (row.meta_ingest_time === undefined) row.meta_ingest_time = batch.ingestTimeMs ?? Date.now();
-  const extras = extrasOf(flow);
   row[EXTRAS_COLUMN] = extras ? JSON.stringify(extras) : '';
   return row;
 }

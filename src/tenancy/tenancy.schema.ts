@@ -1,3 +1,4 @@
+import { resolveArrayConnection } from '@pothos/plugin-relay';
 import { builder } from '../graphql/builder.js';
 
 export const DeploymentState = builder.simpleObject('DeploymentState', {
@@ -21,16 +22,23 @@ export const TenantRef = builder.prismaNode('Tenant', {
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
     parent: t.relation('parent', { nullable: true }),
-    deployments: t.relatedConnection('children', {
-      description: 'Child deployments, oldest first.',
-      cursor: 'id',
-      totalCount: true,
-      maxSize: 10_000,
-      defaultSize: 100,
-      query: () => ({ orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] }),
-    }),
   }),
 });
+
+builder.prismaObjectField(TenantRef, 'deployments', (t) =>
+  t.connection(
+    {
+      type: TenantRef,
+      description: 'Child deployments, oldest first (served from the cached tenant tree).',
+      resolve: async (tenant, args, ctx) => {
+        const children = await ctx.services.tenancy.childrenOf(tenant.id);
+        const page = resolveArrayConnection({ args, defaultSize: 100, maxSize: 10_000 }, children);
+        return Object.assign(page!, { totalCount: children.length });
+      },
+    },
+    { name: 'TenantDeploymentsConnection', fields: (c) => ({ totalCount: c.int({ resolve: (conn) => (conn as unknown as { totalCount: number }).totalCount }) }) },
+  ),
+);
 
 const Viewer = builder.simpleObject('Viewer', {
   description: 'The caller behind the bearer token.',
@@ -53,9 +61,9 @@ builder.queryFields((t) => ({
   viewerTenant: t.prismaField({
     type: 'Tenant',
     description: 'The caller\'s own tenant, the root of its tree.',
-    resolve: async (query, _root, _args, ctx) => {
+    resolve: async (_query, _root, _args, ctx) => {
       const session = await ctx.auth.requireSession();
-      return ctx.services.tenancy.visibleTenant(session, session.customerId, query);
+      return ctx.services.tenancy.requireVisibleTenant(session, session.customerId);
     },
   }),
   tenant: t.prismaField({
@@ -63,9 +71,9 @@ builder.queryFields((t) => ({
     nullable: true,
     description: 'A tenant in the caller\'s tree; null for anything else, as if it did not exist.',
     args: { customerId: t.arg.string({ required: true }) },
-    resolve: async (query, _root, args, ctx) => {
+    resolve: async (_query, _root, args, ctx) => {
       const session = await ctx.auth.requireSession();
-      return ctx.services.tenancy.visibleTenant(session, args.customerId, query);
+      return ctx.services.tenancy.visibleTenant(session, args.customerId);
     },
   }),
 }));

@@ -1,10 +1,10 @@
 import type { TenantScope } from '../auth/session.js';
-import type { Prisma } from '../infra/database.js';
+import type { TenantDirectory } from './tenant-directory.js';
 
 /** Loads the caller's tree: itself and, for a parent MSP, its child deployments. */
-export function tenantScopeLoader(prisma: Prisma) {
+export function tenantScopeLoader(directory: TenantDirectory) {
   return async (customerId: string): Promise<TenantScope> => {
-    const children = await prisma.tenant.findMany({ where: { parentId: customerId }, select: { id: true } });
+    const children = await directory.childrenOf(customerId);
     return { customerId, tenantIds: new Set([customerId, ...children.map((c) => c.id)]) };
   };
 }

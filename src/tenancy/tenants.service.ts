@@ -4,6 +4,7 @@ import { newId, randomToken } from '../infra/ids.js';
 import type { Tenant } from '../generated/prisma/client.js';
 import { slugifyHandle } from './handles.js';
 import type { TenantDeletionHooks } from './deletion-hooks.js';
+import type { TenantDirectory } from './tenant-directory.js';
 
 export const TenantType = { customer: 'customer', msp: 'msp', child: 'child' } as const;
 
@@ -24,6 +25,7 @@ export class TenantService {
   constructor(
     private readonly prisma: Prisma,
     private readonly deletionHooks: TenantDeletionHooks,
+    private readonly directory: TenantDirectory,
   ) {}
 
   async create(input: NewTenant): Promise<Tenant> {
@@ -48,7 +50,7 @@ export class TenantService {
     });
     if (taken) throw conflict('handle_taken', `handle ${handle} is already used`);
     try {
-      return await this.prisma.tenant.create({
+      const tenant = await this.prisma.tenant.create({
         data: {
           id: newId('cus'),
           name,
@@ -60,6 +62,8 @@ export class TenantService {
           orgCode: `org_${randomToken(8)}`,
         },
       });
+      this.directory.invalidate(tenant.id, tenant.parentId);
+      return tenant;
     } catch (error) {
       if ((error as { code?: string }).code === 'P2002') throw conflict('handle_taken', `handle ${handle} is already used`);
       throw error;
@@ -67,7 +71,11 @@ export class TenantService {
   }
 
   find(id: string): Promise<Tenant | null> {
-    return this.prisma.tenant.findUnique({ where: { id } });
+    return this.directory.get(id);
+  }
+
+  childrenOf(parentId: string): Promise<Tenant[]> {
+    return this.directory.childrenOf(parentId);
   }
 
   list(): Promise<Tenant[]> {
@@ -82,6 +90,8 @@ export class TenantService {
     for (const child of children) await this.deletionHooks.run(child.id);
     await this.deletionHooks.run(id);
     await this.prisma.tenant.deleteMany({ where: { id } });
+    for (const child of children) this.directory.invalidate(child.id, id);
+    this.directory.invalidate(id, tenant.parentId);
     return tenant;
   }
 }

@@ -74,3 +74,18 @@ BEGIN
 END $$;
 CREATE TRIGGER signing_keys_changed AFTER INSERT OR UPDATE OR DELETE ON signing_keys
   FOR EACH STATEMENT EXECUTE FUNCTION notify_signing_keys_change();
+
+-- Servers cache the tenant tree (every authenticated call asks it); this keeps the caches true.
+CREATE FUNCTION notify_tenant_change() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  changed tenants;
+BEGIN
+  IF TG_OP = 'DELETE' THEN changed := OLD; ELSE changed := NEW; END IF;
+  PERFORM app_notify('tenant_changed', changed.id || ',' || coalesce(changed.parent_id, ''));
+  IF TG_OP = 'UPDATE' AND OLD.parent_id IS DISTINCT FROM NEW.parent_id THEN
+    PERFORM app_notify('tenant_changed', OLD.id || ',' || coalesce(OLD.parent_id, ''));
+  END IF;
+  RETURN NULL;
+END $$;
+CREATE TRIGGER tenants_changed AFTER INSERT OR UPDATE OR DELETE ON tenants
+  FOR EACH ROW EXECUTE FUNCTION notify_tenant_change();

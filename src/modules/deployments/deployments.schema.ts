@@ -1,4 +1,5 @@
 import { builder } from '../../graphql/builder.js';
+import { TenantRef } from '../../tenancy/tenancy.schema.js';
 
 const IdentityOrg = builder.simpleObject('IdentityOrg', {
   description: 'The identity-provider organization behind a deployment.',
@@ -25,7 +26,7 @@ const DeleteDeploymentInput = builder.inputType('DeleteDeploymentInput', {
 
 const CreateDeploymentPayload = builder.simpleObject('CreateDeploymentPayload', {
   fields: (t) => ({
-    customer: t.field({ type: 'Tenant' }),
+    customer: t.field({ type: TenantRef }),
     org: t.field({ type: IdentityOrg }),
   }),
 });

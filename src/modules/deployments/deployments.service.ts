@@ -2,7 +2,6 @@ import { Scopes } from '../../auth/scopes.js';
 import type { Session } from '../../auth/session.js';
 import { missingFields, notFound, unauthorized } from '../../errors.js';
 import type { Tenant } from '../../generated/prisma/client.js';
-import type { Prisma } from '../../infra/database.js';
 import type { TenantService } from '../../tenancy/tenants.service.js';
 
 export interface CreateDeploymentInput {
@@ -24,10 +23,7 @@ const missing = (input: Record<string, unknown>, fields: Record<string, string>)
 
 /** Child deployments of a parent MSP (api-spec.md, Deployments). */
 export class DeploymentService {
-  constructor(
-    private readonly prisma: Prisma,
-    private readonly tenants: TenantService,
-  ) {}
+  constructor(private readonly tenants: TenantService) {}
 
   /** The parent whose deployments are listed: only the caller itself may be asked for. */
   async parentFor(session: Session, parentId?: string | null): Promise<Tenant> {
@@ -59,8 +55,8 @@ export class DeploymentService {
     const absent = missing({ ...input }, { customerId: 'customer_id', parentId: 'parent_id' });
     if (absent.length) throw missingFields(absent);
     if (input.parentId !== session.customerId) throw unauthorized('Cannot delete deployments of this parent_id');
-    const child = await this.prisma.tenant.findFirst({ where: { parentId: session.customerId, id: input.customerId! } });
-    if (!child) throw notFound('deployment_not_found', `Deployment ${input.customerId} was not found`);
+    const child = await this.tenants.find(input.customerId!);
+    if (!child || child.parentId !== session.customerId) throw notFound('deployment_not_found', `Deployment ${input.customerId} was not found`);
     await this.tenants.delete(child.id);
     return child;
   }

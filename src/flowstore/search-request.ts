@@ -1,0 +1,152 @@
+/**
+ * Validation of search and aggregation requests: every rule of api-spec.md "Search" and §8
+ * Limits, each failure a FlowQueryError naming the request field. Pure functions, no I/O.
+ */
+import { canonicalPath, columnForPath, quoteIdent, type ColumnDef } from './columns.js';
+import { FlowQueryError } from './errors.js';
+import { readSentence, type TypedExpr } from './pql/index.js';
+import { resolveDateTimeFilter } from './time.js';
+
+export const DEFAULT_SIZE = 15;
+export const MAX_SIZE = 25_000;
+export const DEFAULT_WINDOW_MS = 15 * 60_000;
+export const MAX_INSTANCES = 100;
+export const MAX_SORT_KEYS = 8;
+export const MAX_FIELDS = 512;
+export const MAX_TIMESERIES_BUCKETS = 10_000;
+
+export interface TimeWindow {
+  startMs: number;
+  endMs: number;
+}
+
+export interface CommonRequest {
+  customerIds: readonly string[];
+  sentence?: string;
+  start?: unknown;
+  end?: unknown;
+}
+
+export interface ScopedFilter extends TimeWindow {
+  customerIds: string[];
+  where: TypedExpr;
+}
+
+function isInt(v: unknown): v is number {
+  return typeof v === 'number' && Number.isInteger(v);
+}
+
+export function readCustomerIds(ids: unknown): string[] {
+  if (!Array.isArray(ids) || ids.length === 0) throw new FlowQueryError('instance_ids', 'instance_ids must be a non-empty array');
+  if (ids.length > MAX_INSTANCES) throw new FlowQueryError('instance_ids', `at most ${MAX_INSTANCES} instance_ids`);
+  for (const id of ids) {
+    if (typeof id !== 'string' || id === '') throw new FlowQueryError('instance_ids', 'instance_ids must be non-empty strings');
+  }
+  return [...new Set(ids as string[])];
+}
+
+/** Start defaults to 15 minutes back, end to now; start may not be after end. */
+export function readTimeWindow(start: unknown, end: unknown, nowMs: number): TimeWindow {
+  const endMs = end === undefined || end === null ? nowMs : resolveDateTimeFilter(end, 'end', nowMs);
+  const startMs = start === undefined || start === null ? endMs - DEFAULT_WINDOW_MS : resolveDateTimeFilter(start, 'start', nowMs);
+  if (startMs > endMs) throw new FlowQueryError('start', 'start must not be after end');
+  return { startMs, endMs };
+}
+
+export function readScopedFilter(req: CommonRequest, nowMs: number): ScopedFilter {
+  return { customerIds: readCustomerIds(req.customerIds), ...readTimeWindow(req.start, req.end, nowMs), where: readSentence(req.sentence) };
+}
+
+export function readSize(size: unknown, allowZero: boolean): number {
+  if (size === undefined || size === null) return DEFAULT_SIZE;
+  if (!isInt(size) || size < 0 || size > MAX_SIZE) throw new FlowQueryError('size', `size must be an integer between 0 and ${MAX_SIZE}`);
+  if (size === 0 && !allowZero) throw new FlowQueryError('size', 'size 0 is only valid together with timeseries');
+  return size;
+}
+
+export function readPage(page: unknown): number {
+  if (page === undefined || page === null) return 0;
+  if (!isInt(page) || page < 0) throw new FlowQueryError('page', 'page must be a non-negative integer');
+  return page;
+}
+
+export interface SortKey {
+  col: ColumnDef;
+  order: 'asc' | 'desc';
+}
+
+export function readSort(sort: unknown): SortKey[] {
+  if (sort === undefined || sort === null) return [{ col: columnForPath('@timestamp')!, order: 'desc' }];
+  if (!Array.isArray(sort)) throw new FlowQueryError('sort', 'sort must be an array of {field, order}');
+  if (sort.length > MAX_SORT_KEYS) throw new FlowQueryError('sort', `at most ${MAX_SORT_KEYS} sort keys`);
+  return sort.map((s: unknown, i) => {
+    const item = s as { field?: unknown; order?: unknown };
+    if (typeof item?.field !== 'string') throw new FlowQueryError(`sort[${i}].field`, 'sort field must be a string');
+    const col = columnForPath(item.field);
+    if (!col || !col.sortable || col.role === 'derived') {
+      throw new FlowQueryError(`sort[${i}].field`, col ? `field '${item.field}' cannot be sorted on` : `unknown sort field '${item.field}'`);
+    }
+    const order = item.order === undefined || item.order === null ? 'desc' : String(item.order).toLowerCase();
+    if (order !== 'asc' && order !== 'desc') throw new FlowQueryError(`sort[${i}].order`, "sort order must be 'asc' or 'desc'");
+    return { col, order };
+  });
+}
+
+/** ORDER BY for sort keys; missing values last either way, `id` last so pages never overlap. */
+export function orderBySql(keys: readonly SortKey[]): string {
+  const parts = keys.map((k) => `${quoteIdent(k.col.column)} ${k.order.toUpperCase()} NULLS LAST`);
+  if (!keys.some((k) => k.col.path === 'id')) parts.push('`id` ASC');
+  return parts.join(', ');
+}
+
+export function readFields(fields: unknown): string[] | undefined {
+  if (fields === undefined || fields === null) return undefined;
+  if (!Array.isArray(fields)) throw new FlowQueryError('fields', 'fields must be an array of strings');
+  if (fields.length === 0) return undefined;
+  if (fields.length > MAX_FIELDS) throw new FlowQueryError('fields', `at most ${MAX_FIELDS} fields`);
+  for (const [i, f] of fields.entries()) {
+    if (typeof f !== 'string' || f.trim() === '') throw new FlowQueryError(`fields[${i}]`, 'fields must be non-empty strings');
+    if (f.includes('*')) throw new FlowQueryError(`fields[${i}]`, "wildcard '*' is not allowed in fields");
+  }
+  return (fields as string[]).map((f) => f.trim());
+}
+
+/**
+ * A metric: `count`, or `sum|avg|min|max:<numeric field>`, or `uniq:<field>` (exact distinct
+ * count). Returns the SQL aggregate; `nullWhenEmpty` says whether an empty bucket has value null.
+ */
+export interface Metric {
+  name: string;
+  sql: string;
+  nullWhenEmpty: boolean;
+}
+
+export function readMetric(metric: unknown, field: string): Metric {
+  if (metric === undefined || metric === null || metric === 'count') return { name: 'count', sql: 'count()', nullWhenEmpty: false };
+  if (typeof metric !== 'string') throw new FlowQueryError(field, 'metric must be a string');
+  const m = /^(sum|avg|min|max|uniq):(.+)$/.exec(metric);
+  if (!m) throw new FlowQueryError(field, "metric must be 'count' or one of sum|avg|min|max|uniq:<field>");
+  const [, fn, path] = m as unknown as [string, string, string];
+  const col = columnForPath(path);
+  if (!col || !col.filterable || col.kind.endsWith('[]')) throw new FlowQueryError(field, `unknown or unusable metric field '${path}'`);
+  const c = quoteIdent(col.column);
+  const name = `${fn}:${canonicalPath(path)}`;
+  if (fn === 'uniq') return { name, sql: `uniqExact(${c})`, nullWhenEmpty: false };
+  if (col.kind !== 'int' && col.kind !== 'float') throw new FlowQueryError(field, `${fn} needs a numeric field, '${path}' is ${col.kind}`);
+  if (fn === 'sum') return { name, sql: `ifNull(sum(${c}), 0)`, nullWhenEmpty: false };
+  return { name, sql: `${fn}(${c})`, nullWhenEmpty: true };
+}
+
+const INTERVAL_UNITS_MS: Record<string, number> = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 7 * 86_400_000 };
+
+/** `30s`, `1m`, `5m`, `1h`, `1d`, `1w`... as milliseconds. */
+export function readInterval(interval: unknown, window: TimeWindow): number {
+  const m = typeof interval === 'string' ? /^([1-9]\d{0,5})([smhdw])$/.exec(interval) : null;
+  if (!m) throw new FlowQueryError('timeseries.interval', "timeseries.interval must look like '30s', '5m', '1h', '1d' or '1w'");
+  const stepMs = Number(m[1]) * INTERVAL_UNITS_MS[m[2]!]!;
+  const buckets = Math.floor(window.endMs / stepMs) - Math.floor(window.startMs / stepMs) + 1;
+  if (buckets > MAX_TIMESERIES_BUCKETS) {
+    throw new FlowQueryError('timeseries.interval', `interval ${interval} gives ${buckets} buckets; at most ${MAX_TIMESERIES_BUCKETS}`);
+  }
+  return stepMs;
+}

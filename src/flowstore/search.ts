@@ -1,0 +1,287 @@
+/**
+ * Search service core (no HTTP): validates a request, runs the named queries, and shapes the
+ * per-instance envelope of wire.md 5.3. The caller has already authorized `customerIds`; every
+ * statement starts its WHERE with them.
+ */
+import { FLOWS_TABLE } from './ddl.js';
+import type { FlowEngine } from './engine.js';
+import { compilePql } from './pql/index.js';
+import { projectionFor } from './projection.js';
+import {
+  orderBySql,
+  readFields,
+  readInterval,
+  readMetric,
+  readPage,
+  readScopedFilter,
+  readSize,
+  readSort,
+  type CommonRequest,
+  type Metric,
+  type ScopedFilter,
+} from './search-request.js';
+import { ParamBag, named } from './sql.js';
+import { FlowQueryError } from './errors.js';
+import { columnForPath, quoteIdent } from './columns.js';
+
+export interface SearchRequest extends CommonRequest {
+  sort?: readonly { field: string; order?: string }[];
+  fields?: readonly string[];
+  size?: number;
+  page?: number;
+  timeseries?: TimeseriesRequest;
+}
+
+/** Buckets of `interval` over [start, end], each with the flow count and the metric's value. */
+export interface TimeseriesRequest {
+  interval: string;
+  metric?: string;
+}
+
+export interface TimeseriesBucket {
+  /** Bucket start, epoch ms (aligned to the interval since 1970-01-01T00:00Z). */
+  ts: number;
+  count: number;
+  value: number | null;
+}
+
+export interface TimeseriesResult {
+  interval: string;
+  interval_ms: number;
+  metric: string;
+  buckets: TimeseriesBucket[];
+}
+
+export interface InstancePage {
+  flows: Record<string, unknown>[];
+  /** Flows matching the sentence in the time window. */
+  found: number;
+  /** Flows of the instance in the time window, before the sentence is applied. */
+  total: number;
+  returned: number;
+  current_page: number;
+  pages: number;
+  more_data_available: boolean;
+  /** Seconds. */
+  took: number;
+  timeseries?: TimeseriesResult;
+}
+
+export type SearchResponse = Record<string, InstancePage>;
+
+export interface RunOptions {
+  /** "Now" for relative time filters; default Date.now(). */
+  nowMs?: number;
+  signal?: AbortSignal;
+  timeoutMs?: number;
+}
+
+const TS = '`timestamp`';
+
+/** `customer_id IN (...) AND timestamp in window AND (<sentence>)`, values in `params`. */
+export function scopeWhere(filter: ScopedFilter, params: ParamBag, withSentence = true): string {
+  const clauses = [
+    `\`customer_id\` IN ${params.add(filter.customerIds, 'Array(String)')}`,
+    `${TS} >= fromUnixTimestamp64Milli(${params.add(filter.startMs, 'Int64')}, 'UTC')`,
+    `${TS} <= fromUnixTimestamp64Milli(${params.add(filter.endMs, 'Int64')}, 'UTC')`,
+  ];
+  if (withSentence && filter.where.type !== 'all') clauses.push(compilePql(filter.where, params));
+  return clauses.join(' AND ');
+}
+
+function countQuery(filter: ScopedFilter): { sql: string; params: ParamBag } {
+  const params = new ParamBag();
+  const all = scopeWhere(filter, params, false);
+  if (filter.where.type === 'all') {
+    const sql = `SELECT customer_id, count() AS total, count() AS found FROM ${FLOWS_TABLE} WHERE ${all} GROUP BY customer_id`;
+    return { sql: named('flowstore:search.count', sql), params };
+  }
+  // Two aggregations so the filtered one can use skip indexes; one round trip. A customer with
+  // no match has no right-hand row and gets the default 0.
+  const matched = scopeWhere(filter, params, true);
+  const sql =
+    `SELECT t.customer_id AS customer_id, t.total AS total, f.found AS found ` +
+    `FROM (SELECT customer_id, count() AS total FROM ${FLOWS_TABLE} WHERE ${all} GROUP BY customer_id) AS t ` +
+    `LEFT JOIN (SELECT customer_id, count() AS found FROM ${FLOWS_TABLE} WHERE ${matched} GROUP BY customer_id) AS f ` +
+    `ON t.customer_id = f.customer_id`;
+  return { sql: named('flowstore:search.count', sql), params };
+}
+
+function pageQuery(
+  filter: ScopedFilter,
+  selectList: string,
+  orderBy: string,
+  size: number,
+  page: number,
+): { sql: string; params: ParamBag } {
+  const params = new ParamBag();
+  const where = scopeWhere(filter, params);
+  const offset = params.add(page * size, 'UInt64');
+  const limit = params.add(size, 'UInt64');
+  const sql =
+    filter.customerIds.length === 1
+      ? `SELECT ${selectList} FROM ${FLOWS_TABLE} WHERE ${where} ORDER BY ${orderBy} LIMIT ${limit} OFFSET ${offset}`
+      : `SELECT customer_id, ${selectList} FROM ${FLOWS_TABLE} WHERE ${where} ORDER BY customer_id, ${orderBy} LIMIT ${offset}, ${limit} BY customer_id`;
+  return { sql: named('flowstore:search.page', sql), params };
+}
+
+function timeseriesQuery(filter: ScopedFilter, stepMs: number, metric: Metric): { sql: string; params: ParamBag } {
+  const params = new ParamBag();
+  const where = scopeWhere(filter, params);
+  const step = params.add(stepMs, 'Int64');
+  const sql =
+    `SELECT customer_id, intDiv(toUnixTimestamp64Milli(${TS}), ${step}) * ${step} AS bucket_ts, count() AS bucket_count, ${metric.sql} AS bucket_value ` +
+    `FROM ${FLOWS_TABLE} WHERE ${where} GROUP BY customer_id, bucket_ts ORDER BY customer_id, bucket_ts`;
+  return { sql: named('flowstore:search.timeseries', sql), params };
+}
+
+interface BucketRow {
+  customer_id: string;
+  bucket_ts: number;
+  bucket_count: number;
+  bucket_value: number | null;
+}
+
+/** Every bucket of the window, empty ones included, so a chart needs no gap logic. */
+function fillBuckets(rows: BucketRow[], filter: ScopedFilter, stepMs: number, metric: Metric): TimeseriesBucket[] {
+  const byTs = new Map(rows.map((r) => [Number(r.bucket_ts), r]));
+  const buckets: TimeseriesBucket[] = [];
+  const first = Math.floor(filter.startMs / stepMs) * stepMs;
+  for (let ts = first; ts <= filter.endMs; ts += stepMs) {
+    const r = byTs.get(ts);
+    buckets.push(
+      r
+        ? { ts, count: Number(r.bucket_count), value: r.bucket_value === null ? null : Number(r.bucket_value) }
+        : { ts, count: 0, value: metric.nullWhenEmpty ? null : 0 },
+    );
+  }
+  return buckets;
+}
+
+export async function searchRecords(engine: FlowEngine, req: SearchRequest, opts: RunOptions = {}): Promise<SearchResponse> {
+  const started = performance.now();
+  const nowMs = opts.nowMs ?? Date.now();
+  const filter = readScopedFilter(req, nowMs);
+  const size = readSize(req.size, req.timeseries !== undefined && req.timeseries !== null);
+  const page = readPage(req.page);
+  const sort = readSort(req.sort);
+  const fields = readFields(req.fields);
+  const ts = req.timeseries ? { stepMs: readInterval(req.timeseries.interval, filter), metric: readMetric(req.timeseries.metric, 'timeseries.metric') } : undefined;
+  const projection = projectionFor(fields);
+  const run = { ...(opts.signal ? { signal: opts.signal } : {}), ...(opts.timeoutMs ? { timeoutMs: opts.timeoutMs } : {}) };
+
+  const count = countQuery(filter);
+  const pageQ = size > 0 ? pageQuery(filter, projection.selectList, orderBySql(sort), size, page) : undefined;
+  const tsQ = ts ? timeseriesQuery(filter, ts.stepMs, ts.metric) : undefined;
+
+  const [counts, rows, series] = await Promise.all([
+    engine.query<{ customer_id: string; total: number; found: number }>(count.sql, count.params.values, run),
+    pageQ ? engine.query<unknown[]>(pageQ.sql, pageQ.params.values, { ...run, format: 'JSONCompactEachRow' }) : Promise.resolve([]),
+    tsQ ? engine.query<BucketRow>(tsQ.sql, tsQ.params.values, run) : Promise.resolve([]),
+  ]);
+
+  const flowsBy = new Map<string, Record<string, unknown>[]>(filter.customerIds.map((id) => [id, []]));
+  if (filter.customerIds.length === 1) {
+    flowsBy.set(filter.customerIds[0]!, rows.map((r) => projection.reshape(r)));
+  } else {
+    for (const r of rows) flowsBy.get(r[0] as string)?.push(projection.reshape(r.slice(1)));
+  }
+  const countBy = new Map(counts.map((c) => [c.customer_id, c]));
+  const took = Math.round(performance.now() - started) / 1000;
+
+  const response: SearchResponse = {};
+  for (const id of filter.customerIds) {
+    const flows = flowsBy.get(id) ?? [];
+    const found = Number(countBy.get(id)?.found ?? 0);
+    const total = Number(countBy.get(id)?.total ?? 0);
+    const entry: InstancePage = {
+      flows,
+      found,
+      total,
+      returned: flows.length,
+      current_page: page,
+      pages: size > 0 ? Math.ceil(found / size) : 0,
+      more_data_available: size > 0 && (page + 1) * size < found,
+      took,
+    };
+    if (ts && req.timeseries) {
+      entry.timeseries = {
+        interval: req.timeseries.interval,
+        interval_ms: ts.stepMs,
+        metric: ts.metric.name,
+        buckets: fillBuckets(series.filter((s) => s.customer_id === id), filter, ts.stepMs, ts.metric),
+      };
+    }
+    response[id] = entry;
+  }
+  return response;
+}
+
+export interface TermsRequest extends CommonRequest {
+  field: string;
+  /** Buckets per instance; default 10, at most 1000. */
+  size?: number;
+  metric?: string;
+  order?: { by?: 'doc_count' | 'value' | 'key'; direction?: 'asc' | 'desc' };
+}
+
+export interface TermsBucket {
+  key: string | number | boolean;
+  doc_count: number;
+  value: number | null;
+}
+
+export interface InstanceTerms {
+  buckets: TermsBucket[];
+  /** Matching values not in the returned buckets (per value occurrence for array fields). */
+  other_doc_count: number;
+  took: number;
+}
+
+export type TermsResponse = Record<string, InstanceTerms>;
+
+export const DEFAULT_TERMS_SIZE = 10;
+const ORDER_ALIAS = { doc_count: 'term_count', value: 'term_value', key: 'term_key' } as const;
+export const MAX_TERMS_SIZE = 1_000;
+
+export async function aggregateTerms(engine: FlowEngine, req: TermsRequest, opts: RunOptions = {}): Promise<TermsResponse> {
+  const started = performance.now();
+  const filter = readScopedFilter(req, opts.nowMs ?? Date.now());
+  const col = typeof req.field === 'string' ? columnForPath(req.field) : undefined;
+  if (!col || !col.filterable) throw new FlowQueryError('field', `unknown or unusable terms field '${String(req.field)}'`);
+  const size = req.size ?? DEFAULT_TERMS_SIZE;
+  if (!Number.isInteger(size) || size < 1 || size > MAX_TERMS_SIZE) throw new FlowQueryError('size', `size must be an integer between 1 and ${MAX_TERMS_SIZE}`);
+  const metric = readMetric(req.metric, 'metric');
+  const by = req.order?.by ?? 'doc_count';
+  const direction = req.order?.direction ?? (by === 'key' ? 'asc' : 'desc');
+  if (!(by in ORDER_ALIAS)) throw new FlowQueryError('order.by', "order.by must be 'doc_count', 'value' or 'key'");
+  if (direction !== 'asc' && direction !== 'desc') throw new FlowQueryError('order.direction', "order.direction must be 'asc' or 'desc'");
+
+  const c = quoteIdent(col.column);
+  const key = col.kind === 'string[]' ? `arrayJoin(${c})` : col.kind === 'timestamp' ? `toUnixTimestamp64Milli(${c})` : c;
+  const params = new ParamBag();
+  const where = scopeWhere(filter, params) + (col.nullable ? ` AND ${c} IS NOT NULL` : '');
+  const limit = params.add(size, 'UInt64');
+  const sql = named(
+    'flowstore:search.terms',
+    // term_* aliases: a plain `key` alias would shadow the flow's own `key` column in WHERE.
+    `SELECT customer_id, ${key} AS term_key, count() AS term_count, ${metric.sql} AS term_value, ` +
+      `sum(count()) OVER (PARTITION BY customer_id) AS all_docs ` +
+      `FROM ${FLOWS_TABLE} WHERE ${where} GROUP BY customer_id, term_key ` +
+      `ORDER BY customer_id, ${ORDER_ALIAS[by]} ${direction.toUpperCase()} NULLS LAST, term_key ASC LIMIT ${limit} BY customer_id`,
+  );
+  const rows = await engine.query<{ customer_id: string; term_key: string | number | boolean; term_count: number; term_value: number | null; all_docs: number }>(
+    sql,
+    params.values,
+    { ...(opts.signal ? { signal: opts.signal } : {}), ...(opts.timeoutMs ? { timeoutMs: opts.timeoutMs } : {}) },
+  );
+  const took = Math.round(performance.now() - started) / 1000;
+  const response: TermsResponse = {};
+  for (const id of filter.customerIds) {
+    const mine = rows.filter((r) => r.customer_id === id);
+    const buckets = mine.map((r) => ({ key: r.term_key, doc_count: Number(r.term_count), value: r.term_value === null ? null : Number(r.term_value) }));
+    const all = mine.length ? Number(mine[0]!.all_docs) : 0;
+    response[id] = { buckets, other_doc_count: all - buckets.reduce((s, b) => s + b.doc_count, 0), took };
+  }
+  return response;
+}

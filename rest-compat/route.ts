@@ -16,6 +16,7 @@ export interface Route<TData = any, TVars = any> {
   path: string;
   operation: TypedDocumentNode<TData, TVars>;
   variables: (req: RestRequest) => TVars;
+  /** The documented JSON body, or a RawResponse for redirects, scripts and binary payloads. */
   render: (data: TData) => unknown;
   status?: number;
   /** `nested` is the search service's error envelope (wire.md 2.2 B); `flat` everywhere else. */
@@ -26,3 +27,12 @@ export const defineRoute = <TData, TVars>(route: Route<TData, TVars>): Route<TDa
 
 /** A body value as a GraphQL String variable; anything else is passed on for GraphQL to refuse. */
 export const field = (body: Record<string, unknown>, name: string): unknown => body[name] ?? null;
+
+/** A non-JSON answer (a redirect, a script, bytes): rendered as given. */
+export class RawResponse {
+  constructor(
+    readonly status: number,
+    readonly headers: Record<string, string>,
+    readonly body: string | Buffer = '',
+  ) {}
+}

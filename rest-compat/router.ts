@@ -4,7 +4,7 @@ import { DomainError } from '../src/errors.js';
 import type { Logger } from '../src/infra/logger.js';
 import { errorOf, flatError, internalError, nestedError } from './errors.js';
 import { parseBody, readBody, sendJson } from './http.js';
-import type { Route } from './route.js';
+import { RawResponse, type Route } from './route.js';
 
 export type ExecuteOperation = (
   document: DocumentNode,
@@ -47,7 +47,12 @@ export function createRestRouter(options: { routes: Route[]; execute: ExecuteOpe
       const error = errorOf(result);
       if (error instanceof DomainError) return send(res, render(error));
       if (error) throw error;
-      sendJson(res, route.status ?? 200, route.render(result.data));
+      const rendered = route.render(result.data);
+      if (rendered instanceof RawResponse) {
+        res.writeHead(rendered.status, { 'content-length': Buffer.byteLength(rendered.body), ...rendered.headers });
+        return void res.end(rendered.body);
+      }
+      sendJson(res, route.status ?? 200, rendered);
     } catch (error) {
       if (error instanceof DomainError) return send(res, render(error));
       options.logger.error('rest.unhandled_error', { requestId, path: url.pathname, error });

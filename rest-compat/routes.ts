@@ -1,63 +1,9 @@
-import {
-  CreateDeploymentDocument,
-  DeleteDeploymentDocument,
-  IssueTokenDocument,
-  ListDeploymentsDocument,
-} from '../src/generated/operations.js';
-import { defineRoute, field, type Route } from './route.js';
+import type { Route } from './route.js';
+import { deploymentRoutes } from './routes/deployments.js';
+import { oauthRoutes } from './routes/oauth.js';
 
 /**
- * Every documented /rest and /search path this server answers, in api-spec.md order. Adding a
- * path is adding a row here and an operation under schema/operations.
+ * Every documented /rest and /search path this server answers, one file per family under
+ * routes/. Adding a path is adding a row there and an operation under schema/operations.
  */
-export const routes: Route[] = [
-  defineRoute({
-    method: 'POST',
-    path: '/rest/oauth2/token/1.0',
-    operation: IssueTokenDocument,
-    variables: ({ body }) => ({
-      clientId: field(body, 'client_id') as string,
-      clientSecret: field(body, 'client_secret') as string,
-    }),
-    render: (data) => data.token,
-  }),
-  defineRoute({
-    method: 'GET',
-    path: '/rest/deployments/1.0',
-    operation: ListDeploymentsDocument,
-    variables: ({ query }) => ({ parentId: query.get('parent_id') }),
-    render: ({ parent }) => ({
-      status: 'success',
-      parent: { customer_id: parent.customer_id, name: parent.name, handle: parent.handle },
-      deployments: parent.deployments.edges.map((edge) => edge.node),
-      count: parent.deployments.count,
-    }),
-  }),
-  defineRoute({
-    method: 'POST',
-    path: '/rest/deployments/1.0',
-    operation: CreateDeploymentDocument,
-    variables: ({ body }) => ({
-      input: {
-        name: field(body, 'name') as string,
-        handle: field(body, 'handle') as string,
-        parentId: field(body, 'parent_id') as string,
-        subdomain: field(body, 'subdomain') as string,
-      },
-    }),
-    status: 201,
-    render: ({ created }) => ({ status: 'success', deployment: created }),
-  }),
-  defineRoute({
-    method: 'DELETE',
-    path: '/rest/deployments/1.0',
-    operation: DeleteDeploymentDocument,
-    variables: ({ body }) => ({
-      input: {
-        customerId: field(body, 'customer_id') as string,
-        parentId: field(body, 'parent_id') as string,
-      },
-    }),
-    render: ({ removed }) => ({ status: 'success', ...removed }),
-  }),
-];
+export const routes: Route[] = [...oauthRoutes, ...deploymentRoutes];

@@ -64,8 +64,39 @@ describe('migrations', () => {
     expect(readBack).toMatchObject({ scopes: ['a', 'b'], description: 'd', kind: 'api', revokedAt: new Date(0) });
     const key = await prisma.signingKey.create({ data: { kid: 'k_rt', alg: 'ES256', privateJwk: { d: '1' }, publicJwk: { x: '2' } } });
     expect(await prisma.signingKey.findUniqueOrThrow({ where: { kid: key.kid } })).toEqual(key);
+    const profile = await prisma.profile.create({
+      data: { id: 'prf_rt', customerId: child.id, name: 'P', description: 'd', services: { packet: { enabled: true } }, tags: ['a'], updateChannel: 'dev', autoUpdate: false, fleetStaging: true },
+    });
+    expect(await prisma.profile.findUniqueOrThrow({ where: { id: profile.id } })).toEqual(profile);
+    const node = await prisma.node.create({
+      data: {
+        id: 'node_rt', customerId: child.id, machineId: 'm', hostname: 'h', description: 'd', kind: 'managed', status: 'active', profileId: profile.id,
+        clientId: client.id, collectorVersion: '1.2.3', updateChannel: 'stable', os: 'linux', arch: 'amd64', localIp: '10.0.0.1', publicIp: '1.2.3.4',
+        hardware: { cpus: 4 }, reportedServices: { packet: {} }, lastSeenAt: new Date(1), controlConnectedAt: new Date(2), controlDisconnectedAt: new Date(3), ingestSeenAt: new Date(4),
+      },
+    });
+    expect(await prisma.node.findUniqueOrThrow({ where: { id: node.id } })).toEqual(node);
+    const enrolment = await prisma.enrolmentCredential.create({
+      data: { clientId: client.id, customerId: child.id, kind: 'provision', machineId: 'm', profileId: profile.id, description: 'SN', nodeId: node.id, enrolledAt: new Date(5) },
+    });
+    expect(await prisma.enrolmentCredential.findUniqueOrThrow({ where: { clientId: client.id } })).toEqual(enrolment);
+    const device = await prisma.deviceAuthorization.create({
+      data: { id: 'dev_rt', codeHash: Buffer.from([9]), hostname: 'h', machineId: 'm', nodeId: 'n', status: 'approved', customerId: child.id, decidedBy: client.id,
+        keyClientId: client.id, keyDeliveredAt: new Date(6), lastPolledAt: new Date(7), decidedAt: new Date(8), expiresAt: new Date(9) },
+    });
+    expect(await prisma.deviceAuthorization.findUniqueOrThrow({ where: { id: device.id } })).toMatchObject({ ...device, codeHash: expect.anything() });
+    const release = await prisma.collectorRelease.create({
+      data: { id: 'rel_rt', version: '1.0.0', channel: 'stable', os: 'linux', arch: 'amd64', sha256: 'ab', size: 3, filename: 'f.tar.gz', asset: { create: { content: Buffer.from([1, 2, 3]) } } },
+    });
+    const readRelease = await prisma.collectorRelease.findUniqueOrThrow({ where: { id: release.id }, include: { asset: true } });
+    expect(Buffer.from(readRelease.asset!.content)).toEqual(Buffer.from([1, 2, 3]));
+
+    await prisma.profile.delete({ where: { id: profile.id } });
+    expect((await prisma.node.findUniqueOrThrow({ where: { id: node.id } })).profileId).toBeNull();
     await prisma.tenant.delete({ where: { id: parent.id } });
     expect(await prisma.apiClient.count({ where: { id: client.id } })).toBe(0);
+    expect(await prisma.node.count({ where: { id: node.id } })).toBe(0);
+    expect(await prisma.deviceAuthorization.count({ where: { id: device.id } })).toBe(0);
   });
 
   it('tells LISTENers of this database when a client changes', async () => {

@@ -110,6 +110,7 @@ export async function buildApp(config: Config, logger = createLogger(config.logL
   });
   const address = server.address() as AddressInfo;
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${address.port}`;
+  services.links.setListeningUrl(url);
 
   return {
     url,

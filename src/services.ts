@@ -5,6 +5,7 @@ import { KeyRing } from './auth/keyring.js';
 import { TokenService } from './auth/tokens.js';
 import type { Config } from './config.js';
 import type { Database } from './infra/database.js';
+import { PublicLinks } from './infra/links.js';
 import type { Logger } from './infra/logger.js';
 import { DeploymentService } from './modules/deployments/deployments.service.js';
 import { TenantDeletionHooks } from './tenancy/deletion-hooks.js';
@@ -14,6 +15,7 @@ import { TenancyService } from './tenancy/tenancy.service.js';
 import { TenantService } from './tenancy/tenants.service.js';
 
 export interface Services {
+  links: PublicLinks;
   keys: KeyRing;
   auth: AuthService;
   clients: ClientService;
@@ -38,6 +40,7 @@ export async function createServices(config: Config, db: Database, logger: Logge
   await db.listen('tenant_changed', (payload) => directory.handleNotification(payload));
   const tenants = new TenantService(prisma, deletionHooks, directory);
   return {
+    links: new PublicLinks(config.publicBaseUrl),
     keys,
     auth: new AuthService(new TokenService(keys, config.tokenTtlSeconds), credentials, tenantScopeLoader(directory)),
     clients: new ClientService(prisma),

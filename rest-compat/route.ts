@@ -1,4 +1,5 @@
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
+import type { Services } from '../src/services.js';
 
 /** A REST request as a route sees it: path parameters, query string, parsed body. */
 export interface RestRequest {
@@ -36,3 +37,16 @@ export class RawResponse {
     readonly body: string | Buffer = '',
   ) {}
 }
+
+/**
+ * A path answered with bytes a service reads directly, not through a GraphQL operation: only for
+ * payloads an operation could carry only as base64 (collector tarballs). Rules stay in the service.
+ */
+export interface ServedRoute {
+  method: 'GET';
+  path: string;
+  serve: (req: RestRequest, services: Services) => Promise<RawResponse>;
+}
+
+/** A boolean query flag as the SDK sends it (`services=true`); absent or anything else is false. */
+export const flag = (query: URLSearchParams, name: string): boolean => ['true', '1', 'yes'].includes((query.get(name) ?? '').toLowerCase());

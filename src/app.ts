@@ -6,10 +6,11 @@ import { createGraphQLError, createYoga } from 'graphql-yoga';
 import { useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer } from 'ws';
 import { createRestRouter } from '../rest-compat/router.js';
-import { routes } from '../rest-compat/routes.js';
+import { routes, servedRoutes } from '../rest-compat/routes.js';
 import { sendJson } from '../rest-compat/http.js';
 import type { Config } from './config.js';
 import { type Context, RequestAuth } from './context.js';
+import { Loaders } from './graphql/loaders.js';
 import { schema } from './graphql/schema.js';
 import { type Database, openDatabase } from './infra/database.js';
 import { type Logger, createLogger } from './infra/logger.js';
@@ -37,6 +38,7 @@ export async function buildApp(config: Config, logger = createLogger(config.logL
     prisma: db.prisma,
     services,
     auth: new RequestAuth(authorization, (header) => services.auth.authenticate(header)),
+    loaders: new Loaders(db.prisma),
   });
 
   const yoga = createYoga<{ req: IncomingMessage; res: ServerResponse; requestId: string }>({
@@ -57,6 +59,7 @@ export async function buildApp(config: Config, logger = createLogger(config.logL
 
   const rest = createRestRouter({
     routes,
+    served: { routes: servedRoutes, services },
     logger,
     execute: (document: DocumentNode, variableValues, req, requestId) =>
       Promise.resolve(

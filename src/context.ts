@@ -1,5 +1,6 @@
 import type { Session } from './auth/session.js';
 import { authenticationError } from './errors.js';
+import type { Loaders } from './graphql/loaders.js';
 import type { Prisma } from './infra/database.js';
 import type { Services } from './services.js';
 
@@ -9,6 +10,7 @@ export interface Context {
   prisma: Prisma;
   services: Services;
   auth: RequestAuth;
+  loaders: Loaders;
 }
 
 /**

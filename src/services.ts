@@ -7,7 +7,15 @@ import type { Config } from './config.js';
 import type { Database } from './infra/database.js';
 import { PublicLinks } from './infra/links.js';
 import type { Logger } from './infra/logger.js';
+import { PubSub } from './infra/pubsub.js';
+import { CollectorService } from './modules/collector/collector.service.js';
+import { CollectorStore } from './modules/collector/collector.store.js';
 import { DeploymentService } from './modules/deployments/deployments.service.js';
+import { DeviceAuthService } from './modules/device-auth/device-auth.service.js';
+import { DeviceAuthorizationStore } from './modules/device-auth/device-auth.store.js';
+import { NodeService } from './modules/nodes/nodes.service.js';
+import { ProfileService } from './modules/profiles/profiles.service.js';
+import { ProfileStore } from './modules/profiles/profiles.store.js';
 import { TenantDeletionHooks } from './tenancy/deletion-hooks.js';
 import { TenantDirectory } from './tenancy/tenant-directory.js';
 import { tenantScopeLoader } from './tenancy/tenant-scope.js';
@@ -22,6 +30,11 @@ export interface Services {
   tenants: TenantService;
   tenancy: TenancyService;
   deployments: DeploymentService;
+  pubsub: PubSub;
+  deviceAuth: DeviceAuthService;
+  collector: CollectorService;
+  nodes: NodeService;
+  profiles: ProfileService;
   deletionHooks: TenantDeletionHooks;
 }
 
@@ -39,14 +52,24 @@ export async function createServices(config: Config, db: Database, logger: Logge
   const directory = new TenantDirectory(prisma);
   await db.listen('tenant_changed', (payload) => directory.handleNotification(payload));
   const tenants = new TenantService(prisma, deletionHooks, directory);
+  const links = new PublicLinks(config.publicBaseUrl);
+  const pubsub = new PubSub(db, logger);
   return {
-    links: new PublicLinks(config.publicBaseUrl),
+    links,
     keys,
     auth: new AuthService(new TokenService(keys, config.tokenTtlSeconds), credentials, tenantScopeLoader(directory)),
     clients: new ClientService(prisma),
     tenants,
     tenancy: new TenancyService(directory),
     deployments: new DeploymentService(tenants),
+    pubsub,
+    deviceAuth: new DeviceAuthService(new DeviceAuthorizationStore(prisma), pubsub, links, logger, {
+      lifetimeSeconds: config.deviceCodeTtlSeconds,
+      pollIntervalSeconds: config.devicePollIntervalSeconds,
+    }),
+    collector: new CollectorService(new CollectorStore(prisma), links, config, logger),
+    nodes: new NodeService(prisma, tenants),
+    profiles: new ProfileService(new ProfileStore(prisma)),
     deletionHooks,
   };
 }

@@ -33,6 +33,7 @@ export const builder = new SchemaBuilder<{
 
 builder.queryType({});
 builder.mutationType({});
+builder.subscriptionType({});
 
 builder.scalarType('DateTime', {
   description: 'An instant, as an ISO 8601 string with milliseconds in UTC (`2026-01-02T03:04:05.678Z`).',

@@ -3,6 +3,10 @@ import { builder } from './builder.js';
 import '../tenancy/tenancy.schema.js';
 import '../modules/oauth/oauth.schema.js';
 import '../modules/deployments/deployments.schema.js';
+import '../modules/device-auth/device-auth.schema.js';
+import '../modules/collector/collector.schema.js';
+import '../modules/profiles/profiles.schema.js';
+import '../modules/nodes/nodes.schema.js';
 
 export const schema = builder.toSchema();
 

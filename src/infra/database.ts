@@ -5,7 +5,7 @@ import { type EmbeddedPostgres, runningEmbeddedPostgresUrl, startEmbeddedPostgre
 import { applyMigrations } from './migrate.js';
 import type { Logger } from './logger.js';
 
-export type Prisma = PrismaClient;
+export type Prisma = PrismaClient<'query'>;
 
 /**
  * PostgreSQL as the rest of the code sees it, whichever server is behind it: Prisma for the
@@ -13,8 +13,10 @@ export type Prisma = PrismaClient;
  * processes sharing one database hear each other's changes.
  */
 export interface Database {
-  prisma: PrismaClient;
+  prisma: PrismaClient<'query'>;
   pool: pg.Pool;
+  /** Statements Prisma has sent since start. */
+  stats: { queries: number };
   url: string;
   notify(channel: string, payload: string): Promise<void>;
   listen(channel: string, handler: (payload: string) => void): Promise<() => Promise<void>>;
@@ -42,13 +44,23 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
   const pool = new pg.Pool({ connectionString: url, max: poolSize });
   pool.on('error', (error) => options.logger.warn('postgres.pool_error', { error }));
   await applyMigrations(pool, options.logger);
-  const prisma = new PrismaClient({ adapter: new PrismaPg({ connectionString: url, max: poolSize }) });
+  const prisma = new PrismaClient({
+    adapter: new PrismaPg({ connectionString: url, max: poolSize }),
+    log: [{ emit: 'event', level: 'query' }],
+  });
+  const stats = { queries: 0 };
+  // Counted so that tests can prove a list resolves in a constant number of statements.
+  prisma.$on('query', (e) => {
+    stats.queries++;
+    if (process.env.LOG_SQL) console.error('SQL', e.query.slice(0, 160));
+  });
   const listener = embedded ? outboxListener(pool, options.logger) : await clientListener(url, options.logger);
 
   return {
     prisma,
     pool,
     url,
+    stats,
     async notify(channel, payload) {
       await pool.query('SELECT app_notify($1, $2)', [channel, payload]);
     },

@@ -1,0 +1,68 @@
+import {
+  GetNodeDocument,
+  LegacyRegisterNodeDocument,
+  ListNodesDocument,
+  ListOutdatedNodesDocument,
+  ProvisionNodeDocument,
+} from '../../src/generated/operations.js';
+import { defineRoute, field, flag, type Route } from '../route.js';
+
+/** Nodes (api-spec.md section 4) and the legacy register path. */
+export const nodeRoutes: Route[] = [
+  defineRoute({
+    method: 'POST',
+    path: '/rest/oauth2/register/1.0',
+    operation: LegacyRegisterNodeDocument,
+    variables: ({ body }) => ({ machineId: field(body, 'machine_id') as string, hostname: field(body, 'hostname') as string }),
+    render: ({ node }) => node,
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/rest/nodes/1.0',
+    operation: ListNodesDocument,
+    variables: ({ query }) => ({ hardware: flag(query, 'hardware') }),
+    render: ({ nodes }) => ({ nodes: nodes.edges.map((edge) => edge.node) }),
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/rest/nodes/1.0/outdated',
+    operation: ListOutdatedNodesDocument,
+    variables: () => ({}),
+    render: ({ outdatedNodes }) => ({
+      count: outdatedNodes.length,
+      nodes: outdatedNodes.map(({ node, latest_version, update_channel }) => ({
+        node_id: node.node_id,
+        customer_id: node.customer_id,
+        status: node.status,
+        collector_version: node.collector_version,
+        latest_version,
+        update_channel,
+        arch: node.arch,
+        control_plane: node.connection.control_plane,
+        health_status: node.health.status,
+      })),
+    }),
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/rest/nodes/1.0/:node_id',
+    operation: GetNodeDocument,
+    variables: ({ params, query }) => ({ nodeId: params.node_id, hardware: flag(query, 'hardware') }),
+    render: ({ node }) => node,
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/rest/nodes/provision/1.0',
+    operation: ProvisionNodeDocument,
+    variables: ({ body }) => ({
+      input: {
+        customerId: field(body, 'customer_id') as string,
+        machineId: field(body, 'machine_id') as string,
+        description: field(body, 'description') as string,
+        profileId: field(body, 'profile_id') as string,
+      },
+    }),
+    status: 201,
+    render: ({ provisioned }) => provisioned,
+  }),
+];

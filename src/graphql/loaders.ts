@@ -1,0 +1,51 @@
+import DataLoader from 'dataloader';
+import type { CollectorRelease, Profile, Tenant } from '../generated/prisma/client.js';
+import type { Prisma } from '../infra/database.js';
+
+/** `channel/os/arch`: one platform's release line. */
+export const releaseKey = (channel: string, os: string, arch: string) => `${channel}/${os}/${arch}`;
+
+/**
+ * Per-request batch loaders: a list of N nodes asks for their profiles and latest releases in one
+ * statement each. Created lazily, so requests that need none pay nothing.
+ */
+export class Loaders {
+  private profiles?: DataLoader<string, Profile | null>;
+  private releases?: DataLoader<string, CollectorRelease | null>;
+  private tenants?: DataLoader<string, Tenant | null>;
+
+  constructor(private readonly prisma: Prisma) {}
+
+  get profile(): DataLoader<string, Profile | null> {
+    this.profiles ??= new DataLoader(async (ids) => {
+      const rows = await this.prisma.profile.findMany({ where: { id: { in: [...ids] } } });
+      const byId = new Map(rows.map((r) => [r.id, r]));
+      return ids.map((id) => byId.get(id) ?? null);
+    });
+    return this.profiles;
+  }
+
+  get tenant(): DataLoader<string, Tenant | null> {
+    this.tenants ??= new DataLoader(async (ids) => {
+      const rows = await this.prisma.tenant.findMany({ where: { id: { in: [...ids] } } });
+      const byId = new Map(rows.map((r) => [r.id, r]));
+      return ids.map((id) => byId.get(id) ?? null);
+    });
+    return this.tenants;
+  }
+
+  /** The newest release of each requested `channel/os/arch` line. */
+  get latestRelease(): DataLoader<string, CollectorRelease | null> {
+    this.releases ??= new DataLoader(async (keys) => {
+      const wanted = keys.map((k) => k.split('/'));
+      const rows = await this.prisma.collectorRelease.findMany({
+        where: { OR: wanted.map(([channel, os, arch]) => ({ channel, os, arch })) },
+        orderBy: { createdAt: 'desc' },
+        distinct: ['channel', 'os', 'arch'],
+      });
+      const byKey = new Map(rows.map((r) => [releaseKey(r.channel, r.os, r.arch), r]));
+      return keys.map((k) => byKey.get(k) ?? null);
+    });
+    return this.releases;
+  }
+}

@@ -1,0 +1,147 @@
+import { resolveArrayConnection } from '@pothos/plugin-relay';
+import type { Node } from '../../generated/prisma/client.js';
+import { builder } from '../../graphql/builder.js';
+import { releaseKey } from '../../graphql/loaders.js';
+import type { Context } from '../../context.js';
+import { controlPlaneUp, healthStatus, ingestUp } from './liveness.js';
+import { nodeChannel } from './nodes.service.js';
+import { isBehind } from './versions.js';
+
+const NodeNetwork = builder.simpleObject('NodeNetwork', {
+  fields: (t) => ({ localIp: t.string({ nullable: true }), publicIp: t.string({ nullable: true }) }),
+});
+const NodeConnection = builder.simpleObject('NodeConnectionState', {
+  description: 'Whether the control channel is live (or was healthy recently) and flows are arriving.',
+  fields: (t) => ({ controlPlane: t.boolean(), ingest: t.boolean() }),
+});
+const NodeHealth = builder.simpleObject('NodeHealth', {
+  fields: (t) => ({
+    status: t.string({ description: '`healthy`, `degraded`, `offline` or `unknown`.' }),
+    lastSeenAt: t.field({ type: 'DateTime', nullable: true }),
+  }),
+});
+
+const profileOf = (node: Node, ctx: Context) => (node.profileId ? ctx.loaders.profile.load(node.profileId) : null);
+const channelOf = async (node: Node, ctx: Context) => nodeChannel(node, (await profileOf(node, ctx))?.updateChannel);
+const latestOf = async (node: Node, ctx: Context) =>
+  node.os && node.arch ? ctx.loaders.latestRelease.load(releaseKey(await channelOf(node, ctx), node.os, node.arch)) : null;
+
+export const NodeRef = builder.prismaNode('Node', {
+  name: 'CollectorNode',
+  description: 'A collector known to the control plane.',
+  id: { field: 'id' },
+  fields: (t) => ({
+    nodeId: t.exposeString('id'),
+    machineId: t.exposeString('machineId', { nullable: true }),
+    hostname: t.exposeString('hostname', { nullable: true }),
+    customerId: t.exposeString('customerId'),
+    customerName: t.string({
+      nullable: true,
+      resolve: async (node, _args, ctx) => (await ctx.loaders.tenant.load(node.customerId))?.name ?? null,
+    }),
+    description: t.exposeString('description', { nullable: true, description: 'Label stored on the enrolment credential.' }),
+    kind: t.exposeString('kind', { description: '`managed` or `legacy`.' }),
+    status: t.exposeString('status', { description: '`active`, `pending_approval`, `staged`, or a future value.' }),
+    profileId: t.exposeString('profileId', { nullable: true }),
+    profileName: t.string({ nullable: true, resolve: async (node, _args, ctx) => (await profileOf(node, ctx))?.name ?? null }),
+    network: t.field({ type: NodeNetwork, resolve: (node) => ({ localIp: node.localIp, publicIp: node.publicIp }) }),
+    connection: t.field({ type: NodeConnection, resolve: (node) => ({ controlPlane: controlPlaneUp(node), ingest: ingestUp(node) }) }),
+    health: t.field({ type: NodeHealth, resolve: (node) => ({ status: healthStatus(node), lastSeenAt: node.lastSeenAt }) }),
+    collectorVersion: t.exposeString('collectorVersion', { nullable: true }),
+    os: t.exposeString('os', { nullable: true }),
+    arch: t.exposeString('arch', { nullable: true }),
+    updateChannel: t.string({ resolve: (node, _args, ctx) => channelOf(node, ctx) }),
+    latestVersion: t.string({ nullable: true, resolve: async (node, _args, ctx) => (await latestOf(node, ctx))?.version ?? null }),
+    updateAvailable: t.boolean({
+      resolve: async (node, _args, ctx) => isBehind(node.collectorVersion, (await latestOf(node, ctx))?.version ?? null),
+    }),
+    hardware: t.field({ type: 'JSON', description: 'As the collector reported it; `{}` until it has.', resolve: (node) => node.hardware ?? {} }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
+  }),
+});
+
+const OutdatedNode = builder.simpleObject('OutdatedNode', {
+  fields: (t) => ({
+    node: t.field({ type: NodeRef }),
+    latestVersion: t.string(),
+    updateChannel: t.string(),
+  }),
+});
+
+const ProvisionedCredential = builder.simpleObject('ProvisionedCredential', {
+  description: 'A one-time credential that enrols one collector.',
+  fields: (t) => ({
+    status: t.string(),
+    accessKey: t.string({ description: '`<client_id>.<client_secret>`; shown once. Exchange it at the token endpoint.' }),
+    customerId: t.string(),
+    machineId: t.string({ nullable: true }),
+    profileId: t.string({ nullable: true }),
+  }),
+});
+
+const ProvisionInput = builder.inputType('ProvisionNodeInput', {
+  fields: (t) => ({
+    customerId: t.string({ required: false, description: 'The caller or one of its children.' }),
+    machineId: t.string({ required: false }),
+    description: t.string({ required: false }),
+    profileId: t.string({ required: false, description: 'Inherited at first boot; from the target\'s tree.' }),
+  }),
+});
+
+const CollectorFactsInput = builder.inputType('CollectorFactsInput', {
+  description: 'What a collector reports about itself when it registers.',
+  fields: (t) => ({
+    machineId: t.string({ required: false }),
+    hostname: t.string({ required: false }),
+    collectorVersion: t.string({ required: false }),
+    updateChannel: t.string({ required: false }),
+    os: t.string({ required: false }),
+    arch: t.string({ required: false }),
+    localIp: t.string({ required: false }),
+    publicIp: t.string({ required: false }),
+    hardware: t.field({ type: 'JSON', required: false }),
+    services: t.field({ type: 'JSON', required: false }),
+  }),
+});
+
+builder.queryFields((t) => ({
+  collectorNodes: t.connection({
+    type: NodeRef,
+    description: 'Control-plane-managed nodes of the caller and its children, oldest first.',
+    resolve: async (_root, args, ctx) =>
+      resolveArrayConnection({ args, defaultSize: 100, maxSize: 100_000 }, await ctx.services.nodes.list(await ctx.auth.requireSession()))!,
+  }),
+  collectorNode: t.field({
+    type: NodeRef,
+    description: 'One node of the caller\'s tree; 404 `not_found` otherwise.',
+    args: { nodeId: t.arg.string({ required: true }) },
+    resolve: async (_root, args, ctx) => ctx.services.nodes.get(await ctx.auth.requireSession(), args.nodeId),
+  }),
+  outdatedNodes: t.field({
+    type: [OutdatedNode],
+    description: 'Nodes whose collector is behind the latest release of their channel.',
+    resolve: async (_root, _args, ctx) =>
+      (await ctx.services.nodes.outdated(await ctx.auth.requireSession())).map((o) => ({ ...o, updateChannel: o.channel })),
+  }),
+}));
+
+builder.mutationFields((t) => ({
+  provisionNode: t.field({
+    type: ProvisionedCredential,
+    args: { input: t.arg({ type: ProvisionInput, required: true }) },
+    resolve: async (_root, { input }, ctx) => ctx.services.nodes.provision(await ctx.auth.requireSession(), input),
+  }),
+  registerCollector: t.field({
+    type: NodeRef,
+    description: 'A collector announcing itself with its enrolment credential\'s token (scope ingest).',
+    args: { input: t.arg({ type: CollectorFactsInput, required: true }) },
+    resolve: async (_root, { input }, ctx) => ctx.services.nodes.register(await ctx.auth.requireSession(), input),
+  }),
+  legacyRegisterNode: t.field({
+    type: NodeRef,
+    description: 'First-generation collectors: the existing or a new legacy node (scope ingest).',
+    args: { machineId: t.arg.string({ required: false }), hostname: t.arg.string({ required: false }) },
+    resolve: async (_root, args, ctx) => ctx.services.nodes.legacyRegister(await ctx.auth.requireSession(), args),
+  }),
+}));

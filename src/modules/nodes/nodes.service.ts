@@ -1,0 +1,242 @@
+import { ClientService } from '../../auth/clients.service.js';
+import { Scopes } from '../../auth/scopes.js';
+import type { Session } from '../../auth/session.js';
+import { DomainError, authorizationError, badRequest, missingFields, notFound, unauthorized } from '../../errors.js';
+import type { Node } from '../../generated/prisma/client.js';
+import type { Prisma } from '../../infra/database.js';
+import { newId } from '../../infra/ids.js';
+import type { TenantService } from '../../tenancy/tenants.service.js';
+import { isBehind } from './versions.js';
+
+export const NodeKind = { managed: 'managed', legacy: 'legacy' } as const;
+export const NodeStatus = { active: 'active', pendingApproval: 'pending_approval', staged: 'staged' } as const;
+
+const MAX_TEXT = 256;
+
+export interface ProvisionInput {
+  customerId?: string | null;
+  machineId?: string | null;
+  description?: string | null;
+  profileId?: string | null;
+}
+
+export interface CollectorFacts {
+  machineId?: string | null;
+  hostname?: string | null;
+  collectorVersion?: string | null;
+  updateChannel?: string | null;
+  os?: string | null;
+  arch?: string | null;
+  localIp?: string | null;
+  publicIp?: string | null;
+  hardware?: unknown;
+  services?: unknown;
+}
+
+const nodeNotFound = (nodeId: string) =>
+  new DomainError(404, 'not_found', `Node ${nodeId} was not found`, { body: { error: 'Node not found', error_type: 'not_found' } });
+
+function optionalText(name: string, value: string | null | undefined): string | undefined {
+  if (value === null || value === undefined) return undefined;
+  const trimmed = value.trim();
+  if (trimmed.length > MAX_TEXT) throw badRequest('invalid_request', `${name} must be at most ${MAX_TEXT} characters`);
+  return trimmed || undefined;
+}
+
+/** Nodes, their enrolment, and the legacy register path (api-spec.md, Nodes). */
+export class NodeService {
+  private readonly clients: ClientService;
+
+  constructor(
+    private readonly prisma: Prisma,
+    private readonly tenants: TenantService,
+  ) {
+    this.clients = new ClientService(prisma);
+  }
+
+  /** Control-plane-managed nodes of the caller's tree, oldest first. */
+  async list(session: Session): Promise<Node[]> {
+    session.requireScope(Scopes.nodeApi);
+    const { tenantIds } = await session.tenantScope();
+    return this.prisma.node.findMany({
+      where: { customerId: { in: [...tenantIds] }, kind: NodeKind.managed },
+      orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+    });
+  }
+
+  async get(session: Session, nodeId: string): Promise<Node> {
+    session.requireScope(Scopes.nodeApi);
+    const { tenantIds } = await session.tenantScope();
+    const node = await this.prisma.node.findFirst({ where: { customerId: { in: [...tenantIds] }, id: nodeId } });
+    if (!node) throw nodeNotFound(nodeId);
+    return node;
+  }
+
+  /**
+   * A one-time credential that enrols one collector into `customerId` (the caller or one of its
+   * children), optionally bound to a machine id and a profile of that tenant's tree.
+   */
+  async provision(session: Session, input: ProvisionInput) {
+    session.requireScope(Scopes.nodeApi);
+    if (!input.customerId?.trim()) throw missingFields(['customer_id']);
+    const customerId = input.customerId.trim();
+    const machineId = optionalText('machine_id', input.machineId);
+    const description = optionalText('description', input.description);
+    const profileId = optionalText('profile_id', input.profileId);
+    if (!(await session.canSee(customerId))) {
+      const caller = await this.tenants.find(session.customerId);
+      if (!caller?.isMsp) throw unauthorized('The target customer is not owned by the caller');
+      throw notFound('deployment_not_found', `Deployment ${customerId} was not found`);
+    }
+    const target = await this.tenants.find(customerId);
+    if (!target) throw notFound('deployment_not_found', `Deployment ${customerId} was not found`);
+    if (profileId) {
+      // A parent's profile applies to its children's nodes (wire.md 12).
+      const owners = [target.id, target.parentId].filter((id): id is string => id !== null);
+      const profile = await this.prisma.profile.findFirst({ where: { customerId: { in: owners }, id: profileId } });
+      if (!profile) throw notFound('profile_not_found', `Profile ${profileId} was not found`);
+    }
+    const client = await this.clients.create({
+      customerId,
+      scopes: [Scopes.ingest],
+      description: description ?? `provisioned for ${machineId ?? 'any machine'}`,
+      kind: 'provision',
+    });
+    await this.prisma.enrolmentCredential.create({
+      data: { clientId: client.client_id, customerId, kind: 'provision', machineId, profileId, description },
+    });
+    return {
+      status: 'success',
+      accessKey: `${client.client_id}.${client.client_secret}`,
+      customerId,
+      machineId: machineId ?? null,
+      profileId: profileId ?? null,
+    };
+  }
+
+  /**
+   * A collector announcing itself with its enrolment credential's token. The first announcement
+   * creates (or re-binds) the node; one credential enrols exactly one node, even when two
+   * collectors race with it.
+   */
+  async register(session: Session, facts: CollectorFacts): Promise<Node> {
+    session.requireScope(Scopes.ingest);
+    const enrolment = await this.prisma.enrolmentCredential.findUnique({ where: { clientId: session.claims.clientId } });
+    if (!enrolment || enrolment.customerId !== session.customerId) {
+      throw authorizationError('This credential cannot enrol a node', { reason: 'not_an_enrolment_credential' });
+    }
+    const machineId = optionalText('machine_id', facts.machineId) ?? enrolment.machineId;
+    if (!machineId) throw missingFields(['machine_id']);
+    if (enrolment.machineId && enrolment.machineId !== machineId) {
+      throw new DomainError(409, 'machine_mismatch', 'This credential was provisioned for another machine_id');
+    }
+    const reported = this.reportedFacts(facts);
+    if (enrolment.nodeId) {
+      const node = await this.prisma.node.findUnique({ where: { id: enrolment.nodeId } });
+      if (node && node.machineId !== machineId) throw new DomainError(409, 'machine_mismatch', 'This credential already enrolled another machine');
+      if (node) return this.prisma.node.update({ where: { id: node.id }, data: reported });
+    }
+    const profile = enrolment.profileId ? await this.prisma.profile.findUnique({ where: { id: enrolment.profileId } }) : null;
+    const status = enrolment.kind === 'provision' && profile?.fleetStaging ? NodeStatus.staged : NodeStatus.active;
+    const enrolled = await this.prisma.$transaction(async (tx) => {
+      const existing = await tx.node.findUnique({
+        where: { customerId_kind_machineId: { customerId: enrolment.customerId, kind: NodeKind.managed, machineId } },
+      });
+      const node = existing
+        ? await tx.node.update({
+            where: { id: existing.id },
+            data: { ...reported, clientId: enrolment.clientId, profileId: enrolment.profileId, description: enrolment.description ?? existing.description, status },
+          })
+        : await tx.node.create({
+            data: {
+              id: newId('node'),
+              customerId: enrolment.customerId,
+              machineId,
+              kind: NodeKind.managed,
+              status,
+              clientId: enrolment.clientId,
+              profileId: enrolment.profileId,
+              description: enrolment.description,
+              ...reported,
+            },
+          });
+      const claimed = await tx.enrolmentCredential.updateMany({
+        where: { clientId: enrolment.clientId, nodeId: null },
+        data: { nodeId: node.id, enrolledAt: new Date() },
+      });
+      if (claimed.count === 0) throw new LostEnrolmentRace();
+      return node;
+    }).catch(async (error) => {
+      if (!(error instanceof LostEnrolmentRace) && (error as { code?: string }).code !== 'P2002') throw error;
+      return null;
+    });
+    if (enrolled) return enrolled;
+    // Another request with this credential won: answer with its node, as a retry would.
+    const winner = await this.prisma.enrolmentCredential.findUniqueOrThrow({ where: { clientId: enrolment.clientId } });
+    if (!winner.nodeId) throw new DomainError(409, 'enrolment_conflict', 'Enrolment is in progress; retry');
+    const node = await this.prisma.node.findUniqueOrThrow({ where: { id: winner.nodeId } });
+    if (node.machineId !== machineId) throw new DomainError(409, 'machine_mismatch', 'This credential already enrolled another machine');
+    return node;
+  }
+
+  /** Managed nodes of the caller's tree behind the latest release of their channel. */
+  async outdated(session: Session): Promise<Array<{ node: Node; latestVersion: string; channel: string }>> {
+    const nodes = await this.list(session);
+    const profileIds = [...new Set(nodes.map((n) => n.profileId).filter((id): id is string => id !== null))];
+    const profiles = await this.prisma.profile.findMany({ where: { id: { in: profileIds } }, select: { id: true, updateChannel: true } });
+    const channelOf = new Map(profiles.map((p) => [p.id, p.updateChannel]));
+    const lines = nodes
+      .filter((n) => n.os && n.arch && n.collectorVersion)
+      .map((node) => ({ node, channel: nodeChannel(node, node.profileId ? channelOf.get(node.profileId) : null) }));
+    const releases = await this.prisma.collectorRelease.findMany({
+      where: { OR: lines.map(({ node, channel }) => ({ channel, os: node.os!, arch: node.arch! })) },
+      orderBy: { createdAt: 'desc' },
+      distinct: ['channel', 'os', 'arch'],
+    });
+    const latest = new Map(releases.map((r) => [`${r.channel}/${r.os}/${r.arch}`, r.version]));
+    return lines.flatMap(({ node, channel }) => {
+      const version = latest.get(`${channel}/${node.os}/${node.arch}`);
+      return version && isBehind(node.collectorVersion, version) ? [{ node, latestVersion: version, channel }] : [];
+    });
+  }
+
+  /** Legacy first-generation nodes: the existing or a new node for machine_id + hostname. */
+  async legacyRegister(session: Session, input: { machineId?: string | null; hostname?: string | null }): Promise<Node> {
+    session.requireScope(Scopes.ingest);
+    const absent = [!input.machineId?.trim() && 'machine_id', !input.hostname?.trim() && 'hostname'].filter(
+      (f): f is string => Boolean(f),
+    );
+    if (absent.length) throw missingFields(absent);
+    const machineId = optionalText('machine_id', input.machineId)!;
+    const hostname = optionalText('hostname', input.hostname)!;
+    const key = { customerId: session.customerId, kind: NodeKind.legacy, machineId };
+    return this.prisma.node.upsert({
+      where: { customerId_kind_machineId: key },
+      update: { hostname },
+      create: { id: newId('node'), ...key, hostname, status: NodeStatus.active },
+    });
+  }
+
+  private reportedFacts(facts: CollectorFacts) {
+    const text = (name: string, v: string | null | undefined) => optionalText(name, v);
+    return {
+      hostname: text('hostname', facts.hostname),
+      collectorVersion: text('collector_version', facts.collectorVersion),
+      updateChannel: text('update_channel', facts.updateChannel),
+      os: text('os', facts.os),
+      arch: text('arch', facts.arch),
+      localIp: text('local_ip', facts.localIp),
+      publicIp: text('public_ip', facts.publicIp),
+      hardware: facts.hardware === undefined ? undefined : (facts.hardware as object),
+      reportedServices: facts.services === undefined ? undefined : (facts.services as object),
+      lastSeenAt: new Date(),
+    };
+  }
+}
+
+class LostEnrolmentRace extends Error {}
+
+/** The release line a node follows: its own reported channel, else its profile's, else stable. */
+export function nodeChannel(node: Pick<Node, 'updateChannel'>, profileChannel: string | null | undefined): string {
+  return node.updateChannel ?? profileChannel ?? 'stable';
+}

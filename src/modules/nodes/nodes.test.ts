@@ -188,7 +188,7 @@ describe('nodes and provisioning', () => {
         });
       await mk('2.0.0');
       await mk('2.1.0');
-      const { res } = await enrol({ customer_id: other.childA.id.length ? tree.childB.id : '', machine_id: 'old-arm' }, { arch: 'arm7', collectorVersion: '2.0.0' });
+      const { res } = await enrol({ customer_id: tree.childB.id, machine_id: 'old-arm' }, { arch: 'arm7', collectorVersion: '2.0.0' });
       await enrol({ customer_id: tree.childB.id, machine_id: 'new-arm' }, { arch: 'arm7', collectorVersion: '2.1.0' });
       const out = await call(t.url, 'GET', '/rest/nodes/1.0/outdated', { token: tree.mspCaller.token });
       expect(out.status).toBe(200);
@@ -228,7 +228,8 @@ describe('nodes and provisioning', () => {
       expect(missing.status).toBe(400);
       expect(missing.body.code).toBe('missing_required_fields');
       expect((await call(t.url, 'POST', '/rest/oauth2/register/1.0', { body: { machine_id: 'x', hostname: 'h' } })).status).toBe(401);
-      const denied = await call(t.url, 'POST', '/rest/oauth2/register/1.0', { token: other.mspCaller.token.length ? (await seedCaller(t.app, other.msp.id, ['p.token.scope.node_api'])).token : '', body: { machine_id: 'x', hostname: 'h' } });
+      const nodeApiOnly = await seedCaller(t.app, other.msp.id, ['p.token.scope.node_api']);
+      const denied = await call(t.url, 'POST', '/rest/oauth2/register/1.0', { token: nodeApiOnly.token, body: { machine_id: 'x', hostname: 'h' } });
       expect(denied.status).toBe(403);
       expect(denied.body.code).toBe('authorization_error');
     });

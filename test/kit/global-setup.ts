@@ -11,7 +11,7 @@ export default async function setup(): Promise<void> {
     await client.connect();
     await client.query('SELECT 1');
   } catch (error) {
-    throw new Error(`PostgreSQL for the tests is not reachable at ${url} (${(error as Error).message}); run test/kit/ensure-postgres.sh or set TEST_DATABASE_URL`);
+    throw new Error(`PostgreSQL for the tests is not reachable at ${url} (${(error as Error).message}); run test/kit/ensure-test-tools.sh or set TEST_DATABASE_URL`);
   } finally {
     await client.end().catch(() => undefined);
   }

@@ -12,7 +12,9 @@ import type { Config } from './config.js';
 import { type Context, RequestAuth } from './context.js';
 import { Loaders } from './graphql/loaders.js';
 import { schema } from './graphql/schema.js';
+import type { FlowEngine } from './flowstore/index.js';
 import { type Database, openDatabase } from './infra/database.js';
+import { openFlowEngine, prepareFlowEngine } from './infra/flow-engine.js';
 import { type Logger, createLogger } from './infra/logger.js';
 import { type Services, createServices } from './services.js';
 
@@ -23,15 +25,23 @@ export interface App {
   url: string;
   server: Server;
   db: Database;
+  flows: FlowEngine;
   services: Services;
   logger: Logger;
   stop(): Promise<void>;
 }
 
 /** Everything the service is, on one http server: GraphQL (+ graphql-ws), REST paths, health. */
-export async function buildApp(config: Config, logger = createLogger(config.logLevel)): Promise<App> {
+export interface BuildOptions {
+  /** A ClickHouse engine shared with other app instances (tests); the app does not close it. */
+  flowEngine?: FlowEngine;
+}
+
+export async function buildApp(config: Config, logger = createLogger(config.logLevel), options: BuildOptions = {}): Promise<App> {
   const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, logger, role: 'server' });
-  const services = await createServices(config, db, logger);
+  const flows = options.flowEngine ?? (await openFlowEngine(config, logger));
+  if (options.flowEngine) await prepareFlowEngine(flows, config, logger);
+  const services = await createServices(config, db, flows, logger);
 
   const contextFor = (authorization: string | null, requestId: string): Context => ({
     requestId,
@@ -119,6 +129,7 @@ export async function buildApp(config: Config, logger = createLogger(config.logL
     url,
     server,
     db,
+    flows,
     services,
     logger,
     async stop() {
@@ -127,6 +138,7 @@ export async function buildApp(config: Config, logger = createLogger(config.logL
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await db.close();
+      if (!options.flowEngine) await flows.close();
     },
   };
 }

@@ -17,9 +17,12 @@ const schema = z.object({
   DATABASE_URL: optionalUrl,
   CLICKHOUSE_URL: optionalUrl,
   CLICKHOUSE_DATABASE: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/).default('default'),
+  FLOW_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
   TOKEN_TTL_SECONDS: z.coerce.number().int().min(60).max(86_400).default(3600),
   DEPLOYMENT_ENV: z.enum(['production', 'development']).default('production'),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
+  DEVICE_CODE_TTL_SECONDS: z.coerce.number().int().min(1).max(86_400).default(600),
+  DEVICE_POLL_INTERVAL_SECONDS: z.coerce.number().int().min(0).max(3600).default(5),
 });
 
 export interface Config {
@@ -32,8 +35,13 @@ export interface Config {
   clickhouseUrl: string | undefined;
   clickhouseDatabase: string;
   tokenTtlSeconds: number;
+  /** Flows older than this are dropped by ClickHouse's TTL. */
+  flowRetentionDays: number;
   deploymentEnv: 'production' | 'development';
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
+  /** Device authorization lifetime (`expires_in`) and minimum wait between polls (`poll_interval`). */
+  deviceCodeTtlSeconds: number;
+  devicePollIntervalSeconds: number;
 }
 
 export class ConfigError extends Error {
@@ -58,7 +66,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     clickhouseUrl: e.CLICKHOUSE_URL,
     clickhouseDatabase: e.CLICKHOUSE_DATABASE,
     tokenTtlSeconds: e.TOKEN_TTL_SECONDS,
+    flowRetentionDays: e.FLOW_RETENTION_DAYS,
     deploymentEnv: e.DEPLOYMENT_ENV,
     logLevel: e.LOG_LEVEL,
+    deviceCodeTtlSeconds: e.DEVICE_CODE_TTL_SECONDS,
+    devicePollIntervalSeconds: e.DEVICE_POLL_INTERVAL_SECONDS,
   };
 }

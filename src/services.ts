@@ -4,6 +4,7 @@ import { ClientService } from './auth/clients.service.js';
 import { KeyRing } from './auth/keyring.js';
 import { TokenService } from './auth/tokens.js';
 import type { Config } from './config.js';
+import { type FlowEngine, deleteTenantFlows } from './flowstore/index.js';
 import type { Database } from './infra/database.js';
 import { PublicLinks } from './infra/links.js';
 import type { Logger } from './infra/logger.js';
@@ -39,7 +40,7 @@ export interface Services {
 }
 
 /** Wires the domain services over one database; shared by the server and the admin CLI. */
-export async function createServices(config: Config, db: Database, logger: Logger): Promise<Services> {
+export async function createServices(config: Config, db: Database, flows: FlowEngine, logger: Logger): Promise<Services> {
   const { prisma } = db;
   const keys = new KeyRing(prisma, config.tokenTtlSeconds);
   await keys.load();
@@ -49,6 +50,7 @@ export async function createServices(config: Config, db: Database, logger: Logge
     keys.load().catch((error) => logger.error('auth.key_reload_failed', { error }));
   });
   const deletionHooks = new TenantDeletionHooks();
+  deletionHooks.register('flows', (customerId) => deleteTenantFlows(flows, customerId));
   const directory = new TenantDirectory(prisma);
   await db.listen('tenant_changed', (payload) => directory.handleNotification(payload));
   const tenants = new TenantService(prisma, deletionHooks, directory);

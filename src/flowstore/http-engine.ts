@@ -3,7 +3,8 @@
  * `param_<name>` URL parameters bound to `{name:Type}` placeholders; the server parses them, so
  * they never become SQL text.
  */
-import { ClickHouseError, createClient, type ClickHouseClient, type ClickHouseSettings } from '@clickhouse/client';
+import { randomUUID } from 'node:crypto';
+import { ClickHouseError, ClickHouseLogLevel, createClient, type ClickHouseClient, type ClickHouseSettings } from '@clickhouse/client';
 import {
   type FlowEngine,
   type InsertOptions,
@@ -33,6 +34,11 @@ function mapHttpError(queryName: string, err: unknown, timeoutMs: number): Error
   return engineErrorFromClickHouse(queryName, undefined, err instanceof Error ? err.message : String(err), timeoutMs, err);
 }
 
+/** The query name leads the query_id, so system.query_log finds inserts (which carry no comment) too. */
+function queryIdFor(name: string): string {
+  return `${name}:${randomUUID()}`;
+}
+
 /** A real server stops a SELECT whose client went away only when asked to. */
 const CANCEL_ON_CLOSE: ClickHouseSettings = { cancel_http_readonly_queries_on_client_close: 1 };
 
@@ -53,6 +59,9 @@ export class HttpEngine implements FlowEngine {
       application: 'flowstore',
       // Long `in [...]` lists would overflow the URL; past 4 KiB the params go in a multipart body.
       use_multipart_params_auto: true,
+      // Failures reach the caller as typed errors (errors.ts); the client's own logging would
+      // print each one a second time, unstructured.
+      log: { level: ClickHouseLogLevel.OFF },
     });
   }
 
@@ -68,7 +77,7 @@ export class HttpEngine implements FlowEngine {
           format: opts.format ?? 'JSONEachRow',
           clickhouse_settings: { ...CANCEL_ON_CLOSE, ...(selectSettings(timeoutMs) as ClickHouseSettings) },
           abort_signal: signal,
-          ...(opts.queryId ? { query_id: opts.queryId } : {}),
+          query_id: opts.queryId ?? queryIdFor(name),
         });
         return parseEachRow<T>(await rs.text());
       },
@@ -86,7 +95,7 @@ export class HttpEngine implements FlowEngine {
           query: sql,
           query_params: params,
           abort_signal: signal,
-          ...(opts.queryId ? { query_id: opts.queryId } : {}),
+          query_id: opts.queryId ?? queryIdFor(name),
         });
       },
       (err, timeoutMs) => mapHttpError(name, err, timeoutMs),
@@ -107,6 +116,7 @@ export class HttpEngine implements FlowEngine {
           format: 'JSONEachRow',
           clickhouse_settings: opts.dedupToken ? { insert_deduplicate: 1, insert_deduplication_token: opts.dedupToken } : {},
           abort_signal: signal,
+          query_id: queryIdFor(name),
         });
       },
       (err, timeoutMs) => mapHttpError(name, err, timeoutMs),

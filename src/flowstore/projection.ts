@@ -14,8 +14,8 @@ import { COLUMNS, EXTRAS_COLUMN, RECORD_COLUMNS, TIMESTAMP_PATH, canonicalPath, 
 export interface Projection {
   /** The SELECT list, in the order the reshaper reads it. */
   readonly selectList: string;
-  /** Builds the nested record from one JSONCompactEachRow row. */
-  readonly reshape: (row: unknown[]) => Record<string, unknown>;
+  /** Builds the nested record from one JSONCompactEachRow row whose projection starts at `offset`. */
+  readonly reshape: (row: unknown[], offset?: number) => Record<string, unknown>;
   readonly columns: readonly ColumnDef[];
 }
 
@@ -102,11 +102,15 @@ function assignment(path: string): string {
 }
 
 function compile(selected: Selected[], extrasPaths: string[] | undefined): Projection['reshape'] {
+  // Path lists that come from the request (`fields`) are passed in as data, never written into
+  // the generated code; only registry paths (JSON-quoted) are.
+  const lists: string[][] = [];
+  const listRef = (paths: string[]) => `lists[${lists.push(paths) - 1}]`;
   const lines: string[] = ['const o = {}; let v;'];
   selected.forEach(({ col, subPaths }, i) => {
-    lines.push(`v = r[${i}];`);
+    lines.push(`v = r[k + ${i}];`);
     if (col.kind === 'json') {
-      const pick = subPaths ? `v = pick(v, ${JSON.stringify(subPaths)});` : '';
+      const pick = subPaths ? `v = pick(v, ${listRef(subPaths)});` : '';
       lines.push(`if (v !== null && v !== '') { v = JSON.parse(v); ${pick} if (v !== undefined) ${assignment(col.path)} }`);
     } else if (col.kind.endsWith('[]')) {
       lines.push(`if (v !== null && v.length > 0) ${assignment(col.path)}`);
@@ -114,16 +118,15 @@ function compile(selected: Selected[], extrasPaths: string[] | undefined): Proje
       lines.push(`if (v !== null) ${assignment(col.path)}`);
     }
   });
-  const extras = selected.length;
-  const pickExtras = extrasPaths ? `v = pick(v, ${JSON.stringify(extrasPaths)});` : '';
-  lines.push(`v = r[${extras}]; if (v) { v = JSON.parse(v); ${pickExtras} if (v) merge(o, v); }`);
+  const pickExtras = extrasPaths ? `v = pick(v, ${listRef(extrasPaths)});` : '';
+  lines.push(`v = r[k + ${selected.length}]; if (v) { v = JSON.parse(v); ${pickExtras} if (v) merge(o, v); }`);
   lines.push('return o;');
-  // Paths come from the registry and are JSON-quoted; no request text reaches this code.
-  const factory = new Function('pick', 'merge', `return function reshape(r) { ${lines.join('\n')} };`) as (
+  const factory = new Function('pick', 'merge', 'lists', `return function reshape(r, k = 0) { ${lines.join('\n')} };`) as (
     pick: typeof pickPaths,
     merge: typeof deepMerge,
+    lists: string[][],
   ) => Projection['reshape'];
-  return factory(pickPaths, deepMerge);
+  return factory(pickPaths, deepMerge, lists);
 }
 
 const cache = new Map<string, Projection>();

@@ -1,10 +1,12 @@
 /**
- * Validation of search and aggregation requests: every rule of api-spec.md "Search" and §8
- * Limits, each failure a FlowQueryError naming the request field. Pure functions, no I/O.
+ * Validation of search and aggregation requests — every rule of api-spec.md "Search" and §8
+ * Limits, each failure a FlowQueryError naming the request field — and the tenant + time scope
+ * that starts every statement's WHERE. Pure functions, no I/O.
  */
 import { canonicalPath, columnForPath, quoteIdent, type ColumnDef } from './columns.js';
 import { FlowQueryError } from './errors.js';
-import { readSentence, type TypedExpr } from './pql/index.js';
+import { compilePql, readSentence, type TypedExpr } from './pql/index.js';
+import type { ParamBag } from './sql.js';
 import { resolveDateTimeFilter } from './time.js';
 
 export const DEFAULT_SIZE = 15;
@@ -149,4 +151,25 @@ export function readInterval(interval: unknown, window: TimeWindow): number {
     throw new FlowQueryError('timeseries.interval', `interval ${interval} gives ${buckets} buckets; at most ${MAX_TIMESERIES_BUCKETS}`);
   }
   return stepMs;
+}
+
+export interface RunOptions {
+  /** "Now" for relative time filters; default Date.now(). */
+  nowMs?: number;
+  signal?: AbortSignal;
+  timeoutMs?: number;
+}
+
+/** The timestamp column, as SQL. */
+export const TS = '`timestamp`';
+
+/** `customer_id IN (...) AND timestamp in window AND (<sentence>)`, values in `params`. */
+export function scopeWhere(filter: ScopedFilter, params: ParamBag, withSentence = true): string {
+  const clauses = [
+    `\`customer_id\` IN ${params.add(filter.customerIds, 'Array(String)')}`,
+    `${TS} >= fromUnixTimestamp64Milli(${params.add(filter.startMs, 'Int64')}, 'UTC')`,
+    `${TS} <= fromUnixTimestamp64Milli(${params.add(filter.endMs, 'Int64')}, 'UTC')`,
+  ];
+  if (withSentence && filter.where.type !== 'all') clauses.push(compilePql(filter.where, params));
+  return clauses.join(' AND ');
 }

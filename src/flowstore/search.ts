@@ -5,9 +5,10 @@
  */
 import { FLOWS_TABLE } from './ddl.js';
 import type { FlowEngine } from './engine.js';
-import { compilePql } from './pql/index.js';
 import { projectionFor } from './projection.js';
 import {
+  TS,
+  scopeWhere,
   orderBySql,
   readFields,
   readInterval,
@@ -18,11 +19,10 @@ import {
   readSort,
   type CommonRequest,
   type Metric,
+  type RunOptions,
   type ScopedFilter,
 } from './search-request.js';
 import { ParamBag, named } from './sql.js';
-import { FlowQueryError } from './errors.js';
-import { columnForPath, quoteIdent } from './columns.js';
 
 export interface SearchRequest extends CommonRequest {
   sort?: readonly { field: string; order?: string }[];
@@ -68,26 +68,6 @@ export interface InstancePage {
 }
 
 export type SearchResponse = Record<string, InstancePage>;
-
-export interface RunOptions {
-  /** "Now" for relative time filters; default Date.now(). */
-  nowMs?: number;
-  signal?: AbortSignal;
-  timeoutMs?: number;
-}
-
-const TS = '`timestamp`';
-
-/** `customer_id IN (...) AND timestamp in window AND (<sentence>)`, values in `params`. */
-export function scopeWhere(filter: ScopedFilter, params: ParamBag, withSentence = true): string {
-  const clauses = [
-    `\`customer_id\` IN ${params.add(filter.customerIds, 'Array(String)')}`,
-    `${TS} >= fromUnixTimestamp64Milli(${params.add(filter.startMs, 'Int64')}, 'UTC')`,
-    `${TS} <= fromUnixTimestamp64Milli(${params.add(filter.endMs, 'Int64')}, 'UTC')`,
-  ];
-  if (withSentence && filter.where.type !== 'all') clauses.push(compilePql(filter.where, params));
-  return clauses.join(' AND ');
-}
 
 function countQuery(filter: ScopedFilter): { sql: string; params: ParamBag } {
   const params = new ParamBag();
@@ -184,7 +164,7 @@ export async function searchRecords(engine: FlowEngine, req: SearchRequest, opts
   if (filter.customerIds.length === 1) {
     flowsBy.set(filter.customerIds[0]!, rows.map((r) => projection.reshape(r)));
   } else {
-    for (const r of rows) flowsBy.get(r[0] as string)?.push(projection.reshape(r.slice(1)));
+    for (const r of rows) flowsBy.get(r[0] as string)?.push(projection.reshape(r, 1));
   }
   const countBy = new Map(counts.map((c) => [c.customer_id, c]));
   const took = Math.round(performance.now() - started) / 1000;
@@ -217,71 +197,5 @@ export async function searchRecords(engine: FlowEngine, req: SearchRequest, opts
   return response;
 }
 
-export interface TermsRequest extends CommonRequest {
-  field: string;
-  /** Buckets per instance; default 10, at most 1000. */
-  size?: number;
-  metric?: string;
-  order?: { by?: 'doc_count' | 'value' | 'key'; direction?: 'asc' | 'desc' };
-}
-
-export interface TermsBucket {
-  key: string | number | boolean;
-  doc_count: number;
-  value: number | null;
-}
-
-export interface InstanceTerms {
-  buckets: TermsBucket[];
-  /** Matching values not in the returned buckets (per value occurrence for array fields). */
-  other_doc_count: number;
-  took: number;
-}
-
-export type TermsResponse = Record<string, InstanceTerms>;
-
-export const DEFAULT_TERMS_SIZE = 10;
-const ORDER_ALIAS = { doc_count: 'term_count', value: 'term_value', key: 'term_key' } as const;
-export const MAX_TERMS_SIZE = 1_000;
-
-export async function aggregateTerms(engine: FlowEngine, req: TermsRequest, opts: RunOptions = {}): Promise<TermsResponse> {
-  const started = performance.now();
-  const filter = readScopedFilter(req, opts.nowMs ?? Date.now());
-  const col = typeof req.field === 'string' ? columnForPath(req.field) : undefined;
-  if (!col || !col.filterable) throw new FlowQueryError('field', `unknown or unusable terms field '${String(req.field)}'`);
-  const size = req.size ?? DEFAULT_TERMS_SIZE;
-  if (!Number.isInteger(size) || size < 1 || size > MAX_TERMS_SIZE) throw new FlowQueryError('size', `size must be an integer between 1 and ${MAX_TERMS_SIZE}`);
-  const metric = readMetric(req.metric, 'metric');
-  const by = req.order?.by ?? 'doc_count';
-  const direction = req.order?.direction ?? (by === 'key' ? 'asc' : 'desc');
-  if (!(by in ORDER_ALIAS)) throw new FlowQueryError('order.by', "order.by must be 'doc_count', 'value' or 'key'");
-  if (direction !== 'asc' && direction !== 'desc') throw new FlowQueryError('order.direction', "order.direction must be 'asc' or 'desc'");
-
-  const c = quoteIdent(col.column);
-  const key = col.kind === 'string[]' ? `arrayJoin(${c})` : col.kind === 'timestamp' ? `toUnixTimestamp64Milli(${c})` : c;
-  const params = new ParamBag();
-  const where = scopeWhere(filter, params) + (col.nullable ? ` AND ${c} IS NOT NULL` : '');
-  const limit = params.add(size, 'UInt64');
-  const sql = named(
-    'flowstore:search.terms',
-    // term_* aliases: a plain `key` alias would shadow the flow's own `key` column in WHERE.
-    `SELECT customer_id, ${key} AS term_key, count() AS term_count, ${metric.sql} AS term_value, ` +
-      `sum(count()) OVER (PARTITION BY customer_id) AS all_docs ` +
-      `FROM ${FLOWS_TABLE} WHERE ${where} GROUP BY customer_id, term_key ` +
-      `ORDER BY customer_id, ${ORDER_ALIAS[by]} ${direction.toUpperCase()} NULLS LAST, term_key ASC LIMIT ${limit} BY customer_id`,
-  );
-  const rows = await engine.query<{ customer_id: string; term_key: string | number | boolean; term_count: number; term_value: number | null; all_docs: number }>(
-    sql,
-    params.values,
-    { ...(opts.signal ? { signal: opts.signal } : {}), ...(opts.timeoutMs ? { timeoutMs: opts.timeoutMs } : {}) },
-  );
-  const took = Math.round(performance.now() - started) / 1000;
-  const response: TermsResponse = {};
-  for (const id of filter.customerIds) {
-    const mine = rows.filter((r) => r.customer_id === id);
-    const buckets = mine.map((r) => ({ key: r.term_key, doc_count: Number(r.term_count), value: r.term_value === null ? null : Number(r.term_value) }));
-    const all = mine.length ? Number(mine[0]!.all_docs) : 0;
-    response[id] = { buckets, other_doc_count: all - buckets.reduce((s, b) => s + b.doc_count, 0), took };
-  }
-  return response;
-}
+export type { RunOptions } from './search-request.js';
+export { aggregateTerms, type TermsRequest, type TermsResponse, type InstanceTerms, type TermsBucket } from './terms.js';

@@ -5,6 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { adminCli } from '../kit/admin-cli.js';
 import { startTestApp } from '../kit/app.js';
 import { call } from '../kit/http.js';
+import { insertFlowBatch } from '../../src/flowstore/index.js';
 
 /** The zero-setup default: PGlite in DATA_DIR, reached by the CLI through the running server. */
 describe('embedded default (PGlite in DATA_DIR)', () => {
@@ -24,6 +25,8 @@ describe('embedded default (PGlite in DATA_DIR)', () => {
       body: { name: 'Child', handle: 'child', parent_id: msp.json.customer_id },
     });
     expect(created.status).toBe(201);
+    const flow = { '@timestamp': Date.now(), src: { ip: '10.1.1.1' }, dst: { ip: '1.1.1.1', port: 443 } };
+    await insertFlowBatch(t.app.flows, { customerId: msp.json.customer_id, nodeId: 'node_e', batchId: 'b', flows: [flow] });
     await t.stop();
 
     t = await startTestApp({ embedded: true, dataDir });
@@ -31,6 +34,11 @@ describe('embedded default (PGlite in DATA_DIR)', () => {
       const list = await call(t.url, 'GET', '/rest/deployments/1.0', { token });
       expect(list.status).toBe(200);
       expect(list.body.deployments).toHaveLength(1);
+      const flows = await t.app.flows.query<{ n: number }>('/* test_count */ SELECT count() AS n FROM flows WHERE customer_id = {c:String}', {
+        c: msp.json.customer_id,
+      });
+      expect(flows[0].n).toBe(1);
+      expect(t.app.flows.kind).toBe('chdb');
       expect((await call(t.url, 'POST', '/rest/oauth2/token/1.0', { body: credentials })).status).toBe(200);
       await adminCli(['client', 'revoke', '--client-id', credentials.client_id], env);
       await expect.poll(async () => (await call(t.url, 'GET', '/rest/deployments/1.0', { token })).status).toBe(401);

@@ -4,7 +4,23 @@ import { join } from 'node:path';
 import { type App, buildApp } from '../../src/app.js';
 import { type Config, loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/infra/logger.js';
+import { ChdbEngine, type FlowEngine } from '../../src/flowstore/index.js';
 import { createTestDatabase } from './databases.js';
+
+let shared: FlowEngine | undefined;
+
+/**
+ * chDB binds one data directory per process, and in production every server process shares one
+ * ClickHouse anyway: so the test apps of one test file share one engine in a temporary directory.
+ */
+export function sharedFlowEngine(): FlowEngine {
+  if (!shared) {
+    const dir = mkdtempSync(join(tmpdir(), 'bd-chdb-'));
+    shared = new ChdbEngine(dir);
+    process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+  }
+  return shared;
+}
 
 export interface TestApp {
   app: App;
@@ -15,20 +31,26 @@ export interface TestApp {
 
 /**
  * A real server on a free loopback port over its own throwaway PostgreSQL database (or, with
- * `embedded`, over PGlite in a temporary directory), so test files run concurrently.
+ * `embedded`, over PGlite in a temporary directory), so test files run concurrently. With
+ * `databaseUrl` (another test app's `config.databaseUrl`) it joins that database as a second
+ * process would, and leaves dropping it to its owner.
  */
-export async function startTestApp(options: { embedded?: boolean; env?: Record<string, string>; dataDir?: string } = {}): Promise<TestApp> {
+export async function startTestApp(
+  options: { embedded?: boolean; env?: Record<string, string>; dataDir?: string; databaseUrl?: string } = {},
+): Promise<TestApp> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'bd-test-'));
-  const database = options.embedded ? undefined : await createTestDatabase();
+  const database = options.embedded || options.databaseUrl ? undefined : await createTestDatabase();
+  const databaseUrl = options.databaseUrl ?? database?.url;
   const config = loadConfig({
     PORT: '0',
     HOST: '127.0.0.1',
     DATA_DIR: dataDir,
     LOG_LEVEL: 'silent',
-    ...(database ? { DATABASE_URL: database.url } : {}),
+    ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
     ...options.env,
   });
-  const app = await buildApp(config, createLogger(process.env.TEST_LOG_LEVEL === 'debug' ? 'debug' : 'silent'));
+  const logger = createLogger(process.env.TEST_LOG_LEVEL === 'debug' ? 'debug' : 'silent');
+  const app = await buildApp(config, logger, { flowEngine: options.embedded ? undefined : sharedFlowEngine() });
   return {
     app,
     url: app.url,

@@ -30,15 +30,12 @@ export function printPql(expr: Expr): string {
       return head;
     }
     case 'and':
+      // `or` inside `and` needs parentheses; nested `and` is associative and prints flat.
       return expr.items.map((e) => (e.type === 'or' ? `(${printPql(e)})` : printPql(e))).join(' and ');
     case 'or':
-      return expr.items.map((e) => (e.type === 'and' || e.type === 'or' ? maybeGroup(e) : printPql(e))).join(' or ');
+      // `and` binds tighter and nested `or` is associative: nothing inside `or` needs parentheses.
+      return expr.items.map(printPql).join(' or ');
   }
-}
-
-/** Inside `or`, an `and` needs no parentheses; a nested `or` (never produced by the parser) does. */
-function maybeGroup(e: Expr): string {
-  return e.type === 'or' ? `(${printPql(e)})` : printPql(e);
 }
 
 /** The tree without positions, for comparing two parses of equivalent text. */

@@ -9,9 +9,10 @@
  *
  * Value rules (docs/flowstore.md "PQL"):
  * - A quoted value ('...' or "...", backslash escapes) ends at its closing quote.
- * - A bare value runs to the end of input, to a `)` that closes an enclosing group, or to
- *   whitespace followed by `and`/`or` or `(` — but only when a term really follows (a condition
- *   `field op` or a group), so `Tom and Jerry` and `Google (beta)` stay values. Trailing
+ * - A bare value runs to the end of input, to a `)` that closes an enclosing group, to
+ *   whitespace + `and`/`or` followed by something shaped like a term (`(` or `field word`), or to
+ *   whitespace + a group that starts with a condition (`field op`). So `Tom and Jerry` and
+ *   `Google (beta)` stay values, while `x eq 1 and y eqq 2` is an error near `eqq`. Trailing
  *   whitespace is not part of the value.
  * - A list item runs to the next `,` or `]`, whitespace trimmed.
  */
@@ -35,16 +36,17 @@ const WORD_STOP = /[\s()[\],]/;
 const OPS_PATTERN = ALL_OPS.join('|');
 /** A condition starts here: a field, whitespace, an operator keyword standing alone. */
 const CONDITION_START = new RegExp(`[^\\s()\\[\\],'"]+\\s+(?:${OPS_PATTERN})(?=\\s|[()\\[]|$)`, 'y');
+/**
+ * After `and`/`or`: something shaped like `field word`. Looser than CONDITION_START on purpose,
+ * so that a mistyped operator (`and dst.port eqq 53`) is reported rather than read as value text.
+ */
+const FIELD_THEN_WORD = /[^\s()\[\],'"]+\s+[^\s]/y;
 const ESCAPES: Record<string, string> = { n: '\n', t: '\t', r: '\r', '0': '\0', b: '\b', f: '\f' };
 
 export class Tokenizer {
   private pos = 0;
 
   constructor(readonly input: string) {}
-
-  get position(): number {
-    return this.pos;
-  }
 
   private skipSpace(): void {
     while (this.pos < this.input.length && /\s/.test(this.input[this.pos]!)) this.pos++;
@@ -155,7 +157,8 @@ export class Tokenizer {
     if (conj) {
       let k = j + conj[1]!.length;
       while (k < this.input.length && /\s/.test(this.input[k]!)) k++;
-      return this.startsTerm(k);
+      FIELD_THEN_WORD.lastIndex = k;
+      return this.startsTerm(k) || FIELD_THEN_WORD.test(this.input);
     }
     return this.input[j] === '(' && this.startsTerm(j);
   }

@@ -276,7 +276,8 @@ export function defineFlowStoreSuite(label: string, open: () => Promise<OpenedEn
       const ms = performance.now() - started;
       expect(r.returned).toBe(25_000);
       expect(r.flows[0]).toEqual(expectedRecord(flows[0]!, c, nowMs));
-      expect(ms).toBeLessThan(15_000);
+      // A loose bound: it catches a pathological regression, not noise on a shared 2-core machine.
+      expect(ms).toBeLessThan(30_000);
     });
 
     it('selects exactly what the reference evaluator selects (generated PQL)', async () => {

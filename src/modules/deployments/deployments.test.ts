@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestApp, startTestApp } from '../../../test/kit/app.js';
 import { call } from '../../../test/kit/http.js';
 import { seedCaller, seedTenant, seedTree } from '../../../test/kit/seed.js';
+import { insertFlowBatch } from '../../flowstore/index.js';
 
 const PATH = '/rest/deployments/1.0';
 const deploymentShape = {
@@ -166,6 +167,19 @@ describe('deployments REST paths', () => {
       const again = await call(t.url, 'DELETE', PATH, { token: tree.mspCaller.token, body: { customer_id: child.id, parent_id: tree.msp.id } });
       expect(again.status).toBe(404);
       expect(again.body.code).toBe('deployment_not_found');
+    });
+
+    it('deletes the child\'s flows from ClickHouse', async () => {
+      const child = await seedTenant(t.app, { parentId: tree.msp.id });
+      const flow = { '@timestamp': Date.now(), src: { ip: '10.0.0.1' }, dst: { ip: '8.8.8.8', port: 53 } };
+      await insertFlowBatch(t.app.flows, { customerId: child.id, nodeId: 'node_x', batchId: 'b1', flows: [flow, flow] });
+      await insertFlowBatch(t.app.flows, { customerId: tree.childA.id, nodeId: 'node_y', batchId: 'b1', flows: [flow] });
+      const count = async (customerId: string) =>
+        (await t.app.flows.query<{ n: number }>('/* test_count */ SELECT count() AS n FROM flows WHERE customer_id = {c:String}', { c: customerId }))[0].n;
+      expect(await count(child.id)).toBe(2);
+      await call(t.url, 'DELETE', PATH, { token: tree.mspCaller.token, body: { customer_id: child.id, parent_id: tree.msp.id } });
+      expect(await count(child.id)).toBe(0);
+      expect(await count(tree.childA.id)).toBe(1);
     });
 
     it('runs every registered tenant-deletion hook', async () => {

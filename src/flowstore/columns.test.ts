@@ -1,0 +1,103 @@
+import { describe, expect, it } from 'vitest';
+import { COLUMNS, FIELD_ALIASES, columnForPath, filterableFields, sortableFields } from './columns.js';
+import { createFlowsTableSql } from './ddl.js';
+import { FlowIngestError } from './errors.js';
+import { flowToRow, recordId } from './ingest.js';
+import { pickPaths, projectionFor } from './projection.js';
+
+const moments = (p: string) => ['count', 'sum', 'sum_squares', 'sum_cubes'].map((k) => `${p}.${k}`);
+const triple = (p: string) => ['src', 'dst', 'total'].map((k) => `${p}.${k}`);
+const scale = (p: string) =>
+  ['beacon_score', 'timing_regularity', 'timing_predictability', 'timing_uniformity', 'pattern_significance', 'is_beacon', 'sample_count', 'analysis_type'].map((k) => `${p}.${k}`);
+const side = (s: string) => [
+  ...['ip', 'port', 'address_type'].map((k) => `${s}.${k}`),
+  ...['continent_name', 'country_iso_code', 'country_name', 'city_name', 'time_zone', 'location_network', 'asn', 'org', 'as_network', 'accuracy_radius', 'location.lat', 'location.lon'].map((k) => `${s}.geo.${k}`),
+  ...['organization', 'industry', 'fqdn', 'id', 'method', 'vector'].map((k) => `${s}.ctx.${k}`),
+];
+
+/** Every leaf of the flow record in wire.md 5.4. */
+const WIRE_PATHS = [
+  'doc_type', '@timestamp', 'key', 'session_key', 'app_name', ...side('src'), ...side('dst'), 'ip.version', 'transport.proto', 'transport.proto_num', 'path',
+  ...['indicator', 'type', 'trajectory', 'ip', 'mask', 'posture', 'tags', 'feeds', 'countermeasures'].map((k) => `threat.${k}`),
+  ...['confidence', 'first_seen', 'last_seen', 'primary_evidence', 'has_sessions', 'weighted_confidence', 'consensus_score', 'interval.value_ms', 'meta.detection_engine', 'meta.analysis_version'].map((k) => `beacon.${k}`),
+  ...scale('beacon.packet_level'), ...scale('beacon.session_level'),
+  ...['@ingest_time', 'customer_id', 'tags', 'flow_types', 'time_of_day', 'day_of_week', 'flipped'].map((k) => `meta.${k}`),
+  'icmp.type', 'icmp.type_map', 'icmp.code', 'tcp.flags', ...moments('tcp.window_length'),
+  ...['event', 'event_map', 'xdst_ip', 'xdst_port', 'xsrc_ip', 'xsrc_port'].map((k) => `nat.${k}`),
+  ...['top_label_ip', 'top_label_type', 'top_label_prefix_len', 'count', '1_label', '2_label', '3_label', '4_label', '5_label', '6_label', 'last_ttl', 'last_label'].map((k) => `mpls.${k}`),
+  ...['src_ip', 'src_port', 'dst_ip', 'dst_port', 'proto', 'proto_map', 'ipv6_src_ip', 'ipv6_dst_ip'].map((k) => `encap.${k}`),
+  ...['flow_id', 'l7_app_map', 'event_types', 'flow.community_id', 'flow.event_type', 'flow.alerted'].map((k) => `suricata.${k}`),
+  'stats.connection_count', ...moments('stats.volume.bytes.src'), ...moments('stats.volume.bytes.dst'), 'stats.volume.bytes.total',
+  ...triple('stats.volume.packets'), ...triple('stats.rate.bps'), ...triple('stats.rate.pps'), ...moments('stats.rtt_secs.net'), ...moments('stats.rtt_secs.app'),
+  'stats.quality.retrans.packets', 'stats.quality.retrans.bytes', 'stats.quality.fragments',
+  ...moments('stats.size.packet'), ...moments('stats.size.frame'), ...moments('stats.size.payload_entropy'), ...moments('stats.timing.duration_secs'),
+  ...['mean_gap', 'regularity', 'consistency', 'burstiness', 'min_gap', 'max_gap'].map((k) => `stats.timing.inter_arrival_secs.${k}`),
+  'metric.src_bytes', 'metric.dst_bytes', 'metric.total_bytes',
+];
+
+describe('column registry', () => {
+  it('covers every leaf of the wire flow record, and nothing else as a record leaf', () => {
+    const leaves = COLUMNS.filter((c) => c.role === 'leaf').map((c) => c.path).sort();
+    expect(leaves).toEqual([...WIRE_PATHS].sort());
+    expect(columnForPath('id')?.role).toBe('internal');
+  });
+
+  it('gives each field the PQL kind of its wire type', () => {
+    const kind = (p: string) => columnForPath(p)?.kind;
+    expect([kind('src.geo.asn'), kind('@timestamp'), kind('meta.@ingest_time'), kind('tcp.flags'), kind('src.ip'), kind('meta.flipped'), kind('stats.volume.bytes.total'), kind('path')]).toEqual([
+      'int', 'timestamp', 'timestamp', 'string[]', 'ip', 'bool', 'float', 'json',
+    ]);
+    expect(columnForPath('mpls.1_label')?.column).toBe('mpls_1_label');
+    expect(columnForPath('meta.customer_id')?.column).toBe('customer_id');
+  });
+
+  it('resolves the SDK README aliases to filterable, sortable fields', () => {
+    for (const [alias, path] of Object.entries(FIELD_ALIASES)) {
+      expect(columnForPath(alias)?.path).toBe(path);
+      expect(filterableFields()).toContain(alias);
+    }
+    expect(sortableFields()).toEqual(expect.arrayContaining(['protocol', 'bytes', 'packets', '@timestamp', 'dst.port']));
+    expect(sortableFields()).not.toContain('hostname');
+    expect(filterableFields()).not.toContain('path');
+  });
+
+  it('generates the flows DDL with tenant-first key, day partitions and TTL', () => {
+    const ddl = createFlowsTableSql(30);
+    expect(ddl).toMatch(/^\/\* flowstore:schema\.create_flows \*\/ CREATE TABLE IF NOT EXISTS flows/);
+    expect(ddl).toContain('ORDER BY (`customer_id`, `node_id`, `timestamp`, `id`)');
+    expect(ddl).toContain('PARTITION BY toDate(`timestamp`)');
+    expect(ddl).toContain('TTL toDateTime(`timestamp`) + toIntervalDay(30)');
+    expect(ddl).toContain('`mpls_1_label` Nullable(UInt32)');
+    expect(ddl).toContain('`src_ip_addr` Nullable(IPv6) MATERIALIZED toIPv6OrNull(`src_ip`)');
+    expect(() => createFlowsTableSql(0)).toThrow();
+  });
+});
+
+describe('rows and records', () => {
+  const batch = { customerId: 'c1', nodeId: 'n1', batchId: 'b1', ingestTimeMs: 5 };
+
+  it('flattens a record into columns, keeps unknown keys as extras, owns the tenant', () => {
+    const row = flowToRow(batch, { '@timestamp': 10, src: { ip: '10.0.0.1', region: 'x' }, meta: { customer_id: 'spoofed' }, custom: [1], ip: 'not-an-object' }, 3);
+    expect(row).toMatchObject({ customer_id: 'c1', node_id: 'n1', batch_id: 'b1', id: recordId('c1', 'n1', 'b1', 3), timestamp: 10, src_ip: '10.0.0.1', meta_ingest_time: 5 });
+    expect(JSON.parse(row.extras as string)).toEqual({ src: { region: 'x' }, custom: [1], ip: 'not-an-object' });
+  });
+
+  it('rejects a leaf of the wrong type, naming it', () => {
+    expect(() => flowToRow(batch, { '@timestamp': 1, dst: { port: 70000 } }, 0)).toThrow(FlowIngestError);
+    expect(() => flowToRow(batch, { '@timestamp': 1, src: { ip: 42 } }, 2)).toThrow(/flow #2: src.ip/);
+    expect(() => flowToRow(batch, { app_name: 'x' }, 0)).toThrow(/@timestamp/);
+  });
+
+  it('rebuilds nested records from compact rows, omitting nulls and empty arrays', () => {
+    const p = projectionFor(['src.ip', 'tcp.flags', 'path.sensor.hostname', 'id']);
+    expect(p.selectList).toBe('toUnixTimestamp64Milli(`timestamp`), `id`, `src_ip`, `path`, `tcp_flags`, `extras`');
+    expect(p.reshape([7, 'r1', '1.2.3.4', JSON.stringify([{ sensor: { hostname: 'h', id: 's' } }, { x: 1 }]), [], '{"src":{"zone":"z"},"other":1}'])).toEqual({
+      '@timestamp': 7,
+      id: 'r1',
+      src: { ip: '1.2.3.4' },
+      path: [{ sensor: { hostname: 'h' } }],
+    });
+    expect(p.reshape([7, 'r1', null, null, ['SYN'], ''])).toEqual({ '@timestamp': 7, id: 'r1', tcp: { flags: ['SYN'] } });
+    expect(pickPaths({ a: { b: 1, c: 2 }, d: [{ e: 1, f: 2 }] }, ['a.b', 'd.e'])).toEqual({ a: { b: 1 }, d: [{ e: 1 }] });
+  });
+});

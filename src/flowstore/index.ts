@@ -1,0 +1,29 @@
+/** The flow store's public surface: what the rest of the server imports. */
+export * from './errors.js';
+export type { FlowEngine, QueryOptions, InsertOptions, RowFormat } from './engine.js';
+export { DEFAULT_QUERY_TIMEOUT_MS } from './engine.js';
+export { ChdbEngine } from './chdb-engine.js';
+export { HttpEngine, type HttpEngineConfig } from './http-engine.js';
+export { migrateFlowStore, currentRetentionDays, type MigrateOptions, type MigrationReport } from './schema.js';
+export { DEFAULT_RETENTION_DAYS, FLOWS_TABLE } from './ddl.js';
+export { insertFlowBatch, type FlowBatch } from './ingest.js';
+export {
+  searchRecords,
+  aggregateTerms,
+  type SearchRequest,
+  type SearchResponse,
+  type InstancePage,
+  type TimeseriesRequest,
+  type TimeseriesResult,
+  type TimeseriesBucket,
+  type TermsRequest,
+  type TermsResponse,
+  type InstanceTerms,
+  type TermsBucket,
+  type RunOptions,
+} from './search.js';
+export { DEFAULT_SIZE, MAX_SIZE } from './search-request.js';
+export { COLUMNS, FIELD_ALIASES, columnForPath, filterableFields, sortableFields, type ColumnDef, type ValueKind } from './columns.js';
+export { parsePql, printPql, readSentence } from './pql/index.js';
+export { resolveDateTimeFilter, parseIsoDate, type DateTimeFilter } from './time.js';
+export { deleteTenantFlows } from './tenant-data.js';

@@ -1,0 +1,22 @@
+import { join } from 'node:path';
+import type { Config } from '../config.js';
+import { ChdbEngine, type FlowEngine, HttpEngine, migrateFlowStore } from '../flowstore/index.js';
+import type { Logger } from './logger.js';
+
+/**
+ * ClickHouse as configured: a server over HTTP when CLICKHOUSE_URL is set, else chDB (the real
+ * engine, in-process) under DATA_DIR/clickhouse. Either way the flow store schema is migrated
+ * before the server takes requests.
+ */
+export async function openFlowEngine(config: Config, logger: Logger): Promise<FlowEngine> {
+  const engine = config.clickhouseUrl
+    ? new HttpEngine({ url: config.clickhouseUrl, database: config.clickhouseDatabase })
+    : new ChdbEngine(join(config.dataDir, 'clickhouse'));
+  await prepareFlowEngine(engine, config, logger);
+  return engine;
+}
+
+export async function prepareFlowEngine(engine: FlowEngine, config: Config, logger: Logger): Promise<void> {
+  const report = await migrateFlowStore(engine, { retentionDays: config.flowRetentionDays });
+  logger.info('clickhouse.ready', { engine: engine.kind, ...report });
+}

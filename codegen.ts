@@ -15,7 +15,6 @@ const config: CodegenConfig = {
       },
     },
   },
-  silent: true,
 };
 
 export default config;

@@ -2,9 +2,10 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { DocumentNode, ExecutionResult } from 'graphql';
 import { DomainError } from '../src/errors.js';
 import type { Logger } from '../src/infra/logger.js';
+import type { Services } from '../src/services.js';
 import { errorOf, flatError, internalError, nestedError } from './errors.js';
 import { parseBody, readBody, sendJson } from './http.js';
-import { RawResponse, type Route } from './route.js';
+import { RawResponse, type Route, type ServedRoute } from './route.js';
 
 export type ExecuteOperation = (
   document: DocumentNode,
@@ -14,7 +15,7 @@ export type ExecuteOperation = (
 ) => Promise<ExecutionResult>;
 
 interface CompiledRoute {
-  route: Route;
+  route: Route | ServedRoute;
   segments: string[];
 }
 
@@ -22,8 +23,17 @@ interface CompiledRoute {
  * Serves the documented REST paths by running their GraphQL operations. Returns false for
  * paths outside /rest and /search so the caller can answer them.
  */
-export function createRestRouter(options: { routes: Route[]; execute: ExecuteOperation; logger: Logger }) {
-  const compiled: CompiledRoute[] = options.routes.map((route) => ({ route, segments: route.path.split('/') }));
+export function createRestRouter(options: {
+  routes: Route[];
+  execute: ExecuteOperation;
+  logger: Logger;
+  /** Rows answered by a service directly (see ServedRoute), with the services they call. */
+  served?: { routes: ServedRoute[]; services: Services };
+}) {
+  const compiled: CompiledRoute[] = [...options.routes, ...(options.served?.routes ?? [])].map((route) => ({
+    route,
+    segments: route.path.split('/'),
+  }));
 
   return async function handle(req: IncomingMessage, res: ServerResponse, url: URL, requestId: string): Promise<void> {
     const segments = url.pathname.replace(/(.)\/+$/, '$1').split('/');
@@ -39,19 +49,18 @@ export function createRestRouter(options: { routes: Route[]; execute: ExecuteOpe
       return send(res, flatError(new DomainError(404, 'not_found', `No such endpoint: ${req.method} ${url.pathname}`)));
     }
     const { route } = found.c;
-    const render = route.errors === 'nested' ? nestedError : flatError;
+    const render = 'errors' in route && route.errors === 'nested' ? nestedError : flatError;
     try {
       const body = parseBody(await readBody(req), req.headers['content-type']);
-      const variables = route.variables({ params: found.params, query: url.searchParams, body }) as Record<string, unknown>;
+      const request = { params: found.params, query: url.searchParams, body };
+      if ('serve' in route) return sendRaw(res, await route.serve(request, options.served!.services));
+      const variables = route.variables(request) as Record<string, unknown>;
       const result = await options.execute(route.operation, variables, req, requestId);
       const error = errorOf(result);
       if (error instanceof DomainError) return send(res, render(error));
       if (error) throw error;
       const rendered = route.render(result.data);
-      if (rendered instanceof RawResponse) {
-        res.writeHead(rendered.status, { 'content-length': Buffer.byteLength(rendered.body), ...rendered.headers });
-        return void res.end(rendered.body);
-      }
+      if (rendered instanceof RawResponse) return sendRaw(res, rendered);
       sendJson(res, route.status ?? 200, rendered);
     } catch (error) {
       if (error instanceof DomainError) return send(res, render(error));
@@ -59,6 +68,11 @@ export function createRestRouter(options: { routes: Route[]; execute: ExecuteOpe
       send(res, render(internalError(requestId)));
     }
   };
+}
+
+function sendRaw(res: ServerResponse, raw: RawResponse): void {
+  res.writeHead(raw.status, { 'content-length': Buffer.byteLength(raw.body), ...raw.headers });
+  res.end(raw.body);
 }
 
 function send(res: ServerResponse, rendered: { status: number; body: unknown }, headers?: Record<string, string>) {

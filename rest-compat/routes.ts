@@ -1,9 +1,16 @@
-import type { Route } from './route.js';
+import type { Route, ServedRoute } from './route.js';
+import { collectorRoutes, collectorServedRoutes } from './routes/collector.js';
 import { deploymentRoutes } from './routes/deployments.js';
+import { deviceAuthRoutes } from './routes/device-auth.js';
+import { nodeRoutes } from './routes/nodes.js';
 import { oauthRoutes } from './routes/oauth.js';
+import { profileRoutes } from './routes/profiles.js';
 
 /**
  * Every documented /rest and /search path this server answers, one file per family under
  * routes/. Adding a path is adding a row there and an operation under schema/operations.
  */
-export const routes: Route[] = [...oauthRoutes, ...deploymentRoutes];
+export const routes: Route[] = [...oauthRoutes, ...deviceAuthRoutes, ...deploymentRoutes, ...nodeRoutes, ...profileRoutes, ...collectorRoutes];
+
+/** Paths answered with bytes straight from a service (see ServedRoute). */
+export const servedRoutes: ServedRoute[] = [...collectorServedRoutes];

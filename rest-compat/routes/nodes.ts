@@ -20,7 +20,7 @@ export const nodeRoutes: Route[] = [
     method: 'GET',
     path: '/rest/nodes/1.0',
     operation: ListNodesDocument,
-    variables: ({ query }) => ({ hardware: flag(query, 'hardware') }),
+    variables: ({ query }) => ({ services: flag(query, 'services'), hardware: flag(query, 'hardware') }),
     render: ({ nodes }) => ({ nodes: nodes.edges.map((edge) => edge.node) }),
   }),
   defineRoute({
@@ -47,7 +47,7 @@ export const nodeRoutes: Route[] = [
     method: 'GET',
     path: '/rest/nodes/1.0/:node_id',
     operation: GetNodeDocument,
-    variables: ({ params, query }) => ({ nodeId: params.node_id, hardware: flag(query, 'hardware') }),
+    variables: ({ params, query }) => ({ nodeId: params.node_id, services: flag(query, 'services'), hardware: flag(query, 'hardware') }),
     render: ({ node }) => node,
   }),
   defineRoute({

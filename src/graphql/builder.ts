@@ -28,6 +28,10 @@ export const builder = new SchemaBuilder<{
   relay: {
     clientMutationId: 'omit',
     cursorType: 'String',
+    // Global `node(id:)` lookups would bypass each domain's tenant scoping; every type has its own
+    // scoped query instead.
+    nodeQueryOptions: false,
+    nodesQueryOptions: false,
   },
 });
 

@@ -5,6 +5,7 @@ import { releaseKey } from '../../graphql/loaders.js';
 import type { Context } from '../../context.js';
 import { controlPlaneUp, healthStatus, ingestUp } from './liveness.js';
 import { nodeChannel } from './nodes.service.js';
+import { deliveredServices } from '../profiles/services-defaults.js';
 import { isBehind } from './versions.js';
 
 const NodeNetwork = builder.simpleObject('NodeNetwork', {
@@ -54,6 +55,11 @@ export const NodeRef = builder.prismaNode('Node', {
     latestVersion: t.string({ nullable: true, resolve: async (node, _args, ctx) => (await latestOf(node, ctx))?.version ?? null }),
     updateAvailable: t.boolean({
       resolve: async (node, _args, ctx) => isBehind(node.collectorVersion, (await latestOf(node, ctx))?.version ?? null),
+    }),
+    services: t.field({
+      type: 'JSON',
+      description: 'The profile\'s services merged over the server defaults: what the node runs with.',
+      resolve: async (node, _args, ctx) => deliveredServices((await profileOf(node, ctx))?.services),
     }),
     hardware: t.field({ type: 'JSON', description: 'As the collector reported it; `{}` until it has.', resolve: (node) => node.hardware ?? {} }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),

@@ -4,6 +4,7 @@ import { type TestApp, startTestApp } from '../../../test/kit/app.js';
 import { call, graphql } from '../../../test/kit/http.js';
 import { seedCaller, seedTree } from '../../../test/kit/seed.js';
 import { newId } from '../../infra/ids.js';
+import { deliveredServices } from '../profiles/services-defaults.js';
 
 const PROVISION = '/rest/nodes/provision/1.0';
 const register = `mutation($input: CollectorFactsInput!) { registerCollector(input: $input) { nodeId status machineId customerId } }`;
@@ -130,6 +131,11 @@ describe('nodes and provisioning', () => {
       });
       const withHardware = await call(t.url, 'GET', `/rest/nodes/1.0/${node.node_id}?hardware=true`, { token: tree.childACaller.token });
       expect(withHardware.body.hardware).toEqual({ cpu_cores: 4 });
+      expect(withHardware.body).not.toHaveProperty('services');
+      const withServices = await call(t.url, 'GET', `/rest/nodes/1.0?services=true`, { token: tree.childACaller.token });
+      const delivered = withServices.body.nodes.find((n: { node_id: string }) => n.node_id === node.node_id).services;
+      expect(delivered).toEqual(deliveredServices(prof.services));
+      expect(delivered.packet.enabled).toEqual(expect.any(Boolean));
     });
 
     it('starts nodes of a fleet-staging profile as staged', async () => {

@@ -50,3 +50,15 @@ export interface ServedRoute {
 
 /** A boolean query flag as the SDK sends it (`services=true`); absent or anything else is false. */
 export const flag = (query: URLSearchParams, name: string): boolean => ['true', '1', 'yes'].includes((query.get(name) ?? '').toLowerCase());
+
+/**
+ * An integer query parameter; absent gives null. Anything else is passed through as NaN-free
+ * text for GraphQL to refuse with a 400, so `log_lines=abc` is an error, not a default.
+ */
+export const integer = (query: URLSearchParams, name: string): number | null => {
+  const raw = query.get(name);
+  if (raw === null || raw.trim() === '') return null;
+  const value = Number(raw);
+  // Out-of-range numbers are pinned to GraphQL's Int range; the service clamps them further.
+  return Number.isFinite(value) ? Math.max(-(2 ** 31), Math.min(2 ** 31 - 1, Math.trunc(value))) : (raw as unknown as number);
+};

@@ -9,9 +9,11 @@ import { createRestRouter } from '../rest-compat/router.js';
 import { routes, servedRoutes } from '../rest-compat/routes.js';
 import { sendJson } from '../rest-compat/http.js';
 import type { Config } from './config.js';
+import { isConsolePath, serveConsole } from './console/console.js';
 import { type Context, RequestAuth } from './context.js';
 import { Loaders } from './graphql/loaders.js';
 import { schema } from './graphql/schema.js';
+import { CONTROL_PATH } from './modules/control/hub.js';
 import type { FlowEngine } from './flowstore/index.js';
 import { type Database, openDatabase } from './infra/database.js';
 import { openFlowEngine, prepareFlowEngine } from './infra/flow-engine.js';
@@ -95,6 +97,7 @@ export async function buildApp(config: Config, logger = createLogger(config.logL
     if (url.pathname.startsWith('/rest/') || url.pathname.startsWith('/search/')) {
       return void rest(req, res, url, requestId);
     }
+    if (isConsolePath(url.pathname)) return serveConsole(req, res, url);
     if (url.pathname === '/health' && req.method === 'GET') {
       return sendJson(res, 200, { status: 'ok', service: SERVICE_NAME, version: SERVICE_VERSION, timestamp: new Date().toISOString() });
     }
@@ -104,7 +107,14 @@ export async function buildApp(config: Config, logger = createLogger(config.logL
     sendJson(res, 404, { error: 'not_found', code: 'not_found', message: `No such endpoint: ${req.method} ${url.pathname}` });
   });
 
-  const wss = new WebSocketServer({ server, path: '/graphql' });
+  // Two WebSocket endpoints share the http server: GraphQL subscriptions and the collector channel.
+  const wss = new WebSocketServer({ noServer: true });
+  server.on('upgrade', (req, socket, head) => {
+    const path = new URL(req.url ?? '/', 'http://localhost').pathname;
+    if (path === '/graphql') wss.handleUpgrade(req, socket, head, (client) => wss.emit('connection', client, req));
+    else if (path === CONTROL_PATH) void services.control.handleUpgrade(req, socket, head);
+    else socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+  });
   const ws = useServer(
     {
       schema,
@@ -135,6 +145,7 @@ export async function buildApp(config: Config, logger = createLogger(config.logL
     async stop() {
       await ws.dispose();
       wss.close();
+      await services.control.stop();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await db.close();

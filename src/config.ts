@@ -18,6 +18,8 @@ const schema = z.object({
   CLICKHOUSE_URL: optionalUrl,
   CLICKHOUSE_DATABASE: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/).default('default'),
   FLOW_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
+  // Test-only knob: scales collector command deadlines (diagnostics 10 s, pprof duration + 15 s).
+  COMMAND_TIMEOUT_SCALE: z.coerce.number().positive().max(1).default(1),
   TOKEN_TTL_SECONDS: z.coerce.number().int().min(60).max(86_400).default(3600),
   DEPLOYMENT_ENV: z.enum(['production', 'development']).default('production'),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
@@ -35,6 +37,7 @@ export interface Config {
   clickhouseUrl: string | undefined;
   clickhouseDatabase: string;
   tokenTtlSeconds: number;
+  commandTimeoutScale: number;
   /** Flows older than this are dropped by ClickHouse's TTL. */
   flowRetentionDays: number;
   deploymentEnv: 'production' | 'development';
@@ -66,6 +69,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     clickhouseUrl: e.CLICKHOUSE_URL,
     clickhouseDatabase: e.CLICKHOUSE_DATABASE,
     tokenTtlSeconds: e.TOKEN_TTL_SECONDS,
+    commandTimeoutScale: e.COMMAND_TIMEOUT_SCALE,
     flowRetentionDays: e.FLOW_RETENTION_DAYS,
     deploymentEnv: e.DEPLOYMENT_ENV,
     logLevel: e.LOG_LEVEL,

@@ -15,6 +15,8 @@ import { DeploymentService } from './modules/deployments/deployments.service.js'
 import { DeviceAuthService } from './modules/device-auth/device-auth.service.js';
 import { DeviceAuthorizationStore } from './modules/device-auth/device-auth.store.js';
 import { NodeService } from './modules/nodes/nodes.service.js';
+import { NodeCommandService } from './modules/control/commands.service.js';
+import { ControlHub } from './modules/control/hub.js';
 import { ProfileService } from './modules/profiles/profiles.service.js';
 import { ProfileStore } from './modules/profiles/profiles.store.js';
 import { TenantDeletionHooks } from './tenancy/deletion-hooks.js';
@@ -36,7 +38,10 @@ export interface Services {
   collector: CollectorService;
   nodes: NodeService;
   profiles: ProfileService;
+  control: ControlHub;
+  nodeCommands: NodeCommandService;
   deletionHooks: TenantDeletionHooks;
+  logger: Logger;
 }
 
 /** Wires the domain services over one database; shared by the server and the admin CLI. */
@@ -56,10 +61,14 @@ export async function createServices(config: Config, db: Database, flows: FlowEn
   const tenants = new TenantService(prisma, deletionHooks, directory);
   const links = new PublicLinks(config.publicBaseUrl);
   const pubsub = new PubSub(db, logger);
+  const auth = new AuthService(new TokenService(keys, config.tokenTtlSeconds), credentials, tenantScopeLoader(directory));
+  const nodes = new NodeService(prisma, tenants, pubsub);
+  const control = new ControlHub(db, pubsub, auth, nodes, logger);
+  await control.start();
   return {
     links,
     keys,
-    auth: new AuthService(new TokenService(keys, config.tokenTtlSeconds), credentials, tenantScopeLoader(directory)),
+    auth,
     clients: new ClientService(prisma),
     tenants,
     tenancy: new TenancyService(directory),
@@ -70,8 +79,11 @@ export async function createServices(config: Config, db: Database, flows: FlowEn
       pollIntervalSeconds: config.devicePollIntervalSeconds,
     }),
     collector: new CollectorService(new CollectorStore(prisma), links, config, logger),
-    nodes: new NodeService(prisma, tenants),
+    nodes,
     profiles: new ProfileService(new ProfileStore(prisma)),
+    control,
+    nodeCommands: new NodeCommandService(prisma, nodes, control, config.commandTimeoutScale),
     deletionHooks,
+    logger,
   };
 }

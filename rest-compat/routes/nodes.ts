@@ -3,9 +3,13 @@ import {
   LegacyRegisterNodeDocument,
   ListNodesDocument,
   ListOutdatedNodesDocument,
+  ManageLegacyNodeDocument,
+  NodeDiagnosticsDocument,
+  NodeProfileDocument,
   ProvisionNodeDocument,
+  UpdateNodeDocument,
 } from '../../src/generated/operations.js';
-import { defineRoute, field, flag, type Route } from '../route.js';
+import { RawResponse, defineRoute, field, flag, integer, type Route } from '../route.js';
 
 /** Nodes (api-spec.md section 4) and the legacy register path. */
 export const nodeRoutes: Route[] = [
@@ -49,6 +53,39 @@ export const nodeRoutes: Route[] = [
     operation: GetNodeDocument,
     variables: ({ params, query }) => ({ nodeId: params.node_id, services: flag(query, 'services'), hardware: flag(query, 'hardware') }),
     render: ({ node }) => node,
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/rest/nodes/1.0/:node_id/diagnostics',
+    operation: NodeDiagnosticsDocument,
+    variables: ({ params, query }) => ({ nodeId: params.node_id, logLines: integer(query, 'log_lines') }),
+    render: ({ diagnostics }) => diagnostics,
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/rest/nodes/1.0/:node_id/pprof',
+    operation: NodeProfileDocument,
+    variables: ({ params, query }) => ({ nodeId: params.node_id, type: query.get('type'), duration: integer(query, 'duration') }),
+    render: ({ capture }) =>
+      new RawResponse(
+        200,
+        { 'content-type': 'application/octet-stream', 'content-disposition': `attachment; filename="${capture.filename}"` },
+        Buffer.from(capture.profileBase64, 'base64'),
+      ),
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/rest/nodes/1.0/:node_id/update',
+    operation: UpdateNodeDocument,
+    variables: ({ params }) => ({ nodeId: params.node_id }),
+    render: ({ update }) => (update.platform === null ? { node_id: update.node_id, update_status: update.update_status, version: update.version } : update),
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/rest/nodes/1.0/:node_id/manage',
+    operation: ManageLegacyNodeDocument,
+    variables: ({ params, body }) => ({ nodeId: params.node_id, operation: field(body, 'operation') as string }),
+    render: ({ managed }) => managed,
   }),
   defineRoute({
     method: 'POST',

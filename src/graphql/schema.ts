@@ -7,6 +7,7 @@ import '../modules/device-auth/device-auth.schema.js';
 import '../modules/collector/collector.schema.js';
 import '../modules/profiles/profiles.schema.js';
 import '../modules/nodes/nodes.schema.js';
+import '../modules/control/control.schema.js';
 
 export const schema = builder.toSchema();
 

@@ -6,6 +6,8 @@ import type { Node } from '../../generated/prisma/client.js';
 import type { Prisma } from '../../infra/database.js';
 import { newId } from '../../infra/ids.js';
 import type { TenantService } from '../../tenancy/tenants.service.js';
+import type { PubSub } from '../../infra/pubsub.js';
+import { nodeChangedTopic } from './node-events.js';
 import { isBehind } from './versions.js';
 
 export const NodeKind = { managed: 'managed', legacy: 'legacy' } as const;
@@ -50,6 +52,7 @@ export class NodeService {
   constructor(
     private readonly prisma: Prisma,
     private readonly tenants: TenantService,
+    private readonly pubsub: PubSub,
   ) {
     this.clients = new ClientService(prisma);
   }
@@ -177,6 +180,15 @@ export class NodeService {
     const node = await this.prisma.node.findUniqueOrThrow({ where: { id: winner.nodeId } });
     if (node.machineId !== machineId) throw new DomainError(409, 'machine_mismatch', 'This credential already enrolled another machine');
     return node;
+  }
+
+  /** Promotes a staged (or pending) node to active; an active node stays as it is. */
+  async activate(session: Session, nodeId: string): Promise<Node> {
+    const node = await this.get(session, nodeId);
+    if (node.status === NodeStatus.active) return node;
+    const activated = await this.prisma.node.update({ where: { id: node.id }, data: { status: NodeStatus.active } });
+    await this.pubsub.publish(nodeChangedTopic, { nodeId: node.id });
+    return activated;
   }
 
   /** Managed nodes of the caller's tree behind the latest release of their channel. */

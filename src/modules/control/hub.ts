@@ -1,0 +1,310 @@
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer, type WebSocket } from 'ws';
+import type { AuthService } from '../../auth/auth.service.js';
+import { Scopes } from '../../auth/scopes.js';
+import type { Session } from '../../auth/session.js';
+import { DomainError } from '../../errors.js';
+import type { Node } from '../../generated/prisma/client.js';
+import type { Database } from '../../infra/database.js';
+import { newId } from '../../infra/ids.js';
+import type { Logger } from '../../infra/logger.js';
+import { type PubSub, topic } from '../../infra/pubsub.js';
+import { nodeChangedTopic } from '../nodes/node-events.js';
+import type { NodeService } from '../nodes/nodes.service.js';
+import { deliveredServices } from '../profiles/services-defaults.js';
+import { ChannelClosed, CollectorConnection, CommandTimeout } from './connection.js';
+import {
+  CloseCode,
+  type CommandResult,
+  HEARTBEAT_INTERVAL_S,
+  HELLO_TIMEOUT_MS,
+  type Hello,
+  LAST_SEEN_WRITE_MS,
+  MAX_FRAME_BYTES,
+  collectorMessage,
+} from './protocol.js';
+
+export const CONTROL_PATH = '/collector/control/1.0';
+
+interface RelayedCommand {
+  id: string;
+  nodeId: string;
+  name: string;
+  args: Record<string, unknown>;
+  deadline: number;
+}
+
+/** Connection changes, for the `nodeStatus` subscription and other processes' channels. */
+export interface NodeConnectionEvent {
+  nodeId: string;
+  customerId: string;
+  session: string;
+  connected: boolean;
+}
+
+export const nodeConnectionTopic = topic<NodeConnectionEvent>('node_connection');
+
+const commandTopic = topic<RelayedCommand>('node_command');
+const resultTopic = topic<{ id: string }>('node_command_result');
+
+export class NotConnected extends Error {}
+export { ChannelClosed, CommandTimeout };
+
+/**
+ * The service end of every collector control channel held by this process, and the relay that
+ * lets any process command a collector whose channel another process holds.
+ */
+export class ControlHub {
+  private readonly wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES });
+  private readonly connections = new Map<string, CollectorConnection>();
+  private readonly relayed = new Map<string, (result: CommandResult) => void>();
+  private readonly stops: Array<() => unknown> = [];
+  /** Disconnect bookkeeping still being written; stop() waits for it before the database closes. */
+  private readonly closing = new Set<Promise<void>>();
+
+  constructor(
+    private readonly db: Database,
+    private readonly pubsub: PubSub,
+    private readonly auth: AuthService,
+    private readonly nodes: NodeService,
+    private readonly logger: Logger,
+  ) {}
+
+  async start(): Promise<void> {
+    this.stops.push(
+      await this.pubsub.subscribe(commandTopic, (cmd) => void this.forward(cmd)),
+      await this.pubsub.subscribe(resultTopic, ({ id }) => void this.collectRelayed(id)),
+      await this.pubsub.subscribe(nodeConnectionTopic, (event) => {
+        // The node connected again through another process: this older channel is stale.
+        const local = this.connections.get(event.nodeId);
+        if (event.connected && local && local.session !== event.session) local.ws.close(CloseCode.replaced, 'replaced');
+      }),
+      await this.db.listen('node_config_changed', (nodeId) => void this.pushConfig(nodeId)),
+      await this.db.listen('profile_changed', (profileId) => void this.pushProfile(profileId)),
+      await this.db.listen('auth_client_changed', (clientId) => this.dropClient(clientId)),
+    );
+  }
+
+  async stop(): Promise<void> {
+    for (const stop of this.stops.splice(0)) await stop();
+    for (const connection of this.connections.values()) connection.ws.close(CloseCode.shuttingDown, 'server stopping');
+    this.wss.close();
+    while (this.closing.size) await Promise.all([...this.closing]);
+  }
+
+  /** Upgrades `GET /collector/control/1.0` after checking the bearer token (scope ingest). */
+  async handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+    let session: Session | undefined;
+    try {
+      session = await this.auth.authenticate(req.headers.authorization);
+      if (!session) throw new DomainError(401, 'authentication_error', 'Authentication required');
+      session.requireScope(Scopes.ingest);
+    } catch (error) {
+      const status = error instanceof DomainError ? error.status : 500;
+      socket.end(`HTTP/1.1 ${status} ${status === 403 ? 'Forbidden' : 'Unauthorized'}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+      return;
+    }
+    const authenticated = session;
+    this.wss.handleUpgrade(req, socket, head, (ws) => this.accept(ws, authenticated));
+  }
+
+  isHeldHere(nodeId: string): boolean {
+    return this.connections.has(nodeId);
+  }
+
+  /**
+   * Sends a command to a node's collector, wherever its channel is held, and waits for the
+   * answer until `timeoutMs`. Throws NotConnected, CommandTimeout or ChannelClosed.
+   */
+  async command(node: Node, name: string, args: Record<string, unknown>, timeoutMs: number): Promise<CommandResult> {
+    const id = newId('cmd');
+    const deadline = Date.now() + timeoutMs;
+    const local = this.connections.get(node.id);
+    if (local) return local.command(id, name, args, deadline);
+    if (!node.controlSession) throw new NotConnected(node.id);
+    return new Promise<CommandResult>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.relayed.delete(id);
+        reject(new CommandTimeout(`no answer to ${name} by its deadline`));
+      }, timeoutMs);
+      this.relayed.set(id, (result) => {
+        clearTimeout(timer);
+        resolve(result);
+      });
+      this.pubsub.publish(commandTopic, { id, nodeId: node.id, name, args, deadline }).catch((error) => {
+        clearTimeout(timer);
+        this.relayed.delete(id);
+        reject(error);
+      });
+    });
+  }
+
+  private accept(ws: WebSocket, session: Session): void {
+    let connection: CollectorConnection | undefined;
+    let greeted = false;
+    const helloTimer = setTimeout(() => ws.close(CloseCode.protocol, 'no hello in time'), HELLO_TIMEOUT_MS);
+    ws.on('message', (raw, isBinary) => {
+      if (isBinary) return ws.close(CloseCode.protocol, 'frames must be JSON text');
+      let message;
+      try {
+        message = collectorMessage.parse(JSON.parse(raw.toString()));
+      } catch {
+        return ws.close(CloseCode.protocol, 'malformed message');
+      }
+      if (!greeted) {
+        if (message.type !== 'hello') return ws.close(CloseCode.protocol, 'hello must come first');
+        greeted = true;
+        clearTimeout(helloTimer);
+        this.hello(ws, session, message, (opened) => (connection = opened)).catch((error) => this.refuse(ws, error));
+        return;
+      }
+      // Frames that arrive while the hello is still being processed carry nothing to lose.
+      if (!connection) return;
+      if (message.type === 'heartbeat') void this.heartbeat(connection);
+      else if (message.type === 'result') connection.settle(message.id, { ok: message.ok, data: message.data, error: message.error });
+    });
+    ws.on('close', () => {
+      clearTimeout(helloTimer);
+      if (connection) this.track(this.closed(connection));
+    });
+    ws.on('error', (error) => this.logger.warn('control.socket_error', { error }));
+  }
+
+  /** Registers the node, then `onOpen` before the welcome: results may follow it at once. */
+  private async hello(ws: WebSocket, session: Session, hello: Hello, onOpen: (c: CollectorConnection) => void): Promise<void> {
+    const facts = {
+      machineId: hello.machine_id,
+      hostname: hello.hostname,
+      collectorVersion: hello.collector_version,
+      updateChannel: hello.update_channel,
+      os: hello.os,
+      arch: hello.arch,
+      localIp: hello.local_ip,
+      publicIp: hello.public_ip,
+      hardware: hello.hardware ?? undefined,
+      services: hello.services ?? undefined,
+    };
+    const registered =
+      hello.kind === 'legacy'
+        ? await this.nodes.legacyRegister(session, { machineId: hello.machine_id, hostname: hello.hostname })
+        : await this.nodes.register(session, facts);
+    const connection = new CollectorConnection(ws, registered.id, session.claims.clientId);
+    const node = await this.db.prisma.node.update({
+      where: { id: registered.id },
+      data: { controlSession: connection.session, controlConnectedAt: new Date(), lastSeenAt: new Date() },
+      include: { profile: true },
+    });
+    connection.lastSeenWrite = Date.now();
+    this.connections.get(node.id)?.ws.close(CloseCode.replaced, 'replaced');
+    this.connections.set(node.id, connection);
+    onOpen(connection);
+    if (ws.readyState !== ws.OPEN) {
+      this.track(this.closed(connection));
+      return;
+    }
+    connection.send({
+      type: 'welcome',
+      node_id: node.id,
+      status: node.status,
+      heartbeat_interval_s: HEARTBEAT_INTERVAL_S,
+      config: configOf(node),
+    });
+    await this.pubsub.publish(nodeConnectionTopic, { nodeId: node.id, customerId: node.customerId, session: connection.session, connected: true });
+    await this.pubsub.publish(nodeChangedTopic, { nodeId: node.id });
+    this.logger.info('control.connected', { nodeId: node.id, customerId: node.customerId });
+  }
+
+  private refuse(ws: WebSocket, error: unknown): void {
+    if (error instanceof DomainError) {
+      ws.send(JSON.stringify({ type: 'error', code: error.code, message: error.message }));
+      ws.close(error.status === 401 ? CloseCode.unauthenticated : error.status === 403 || error.status === 409 ? CloseCode.forbidden : CloseCode.protocol, error.code);
+      return;
+    }
+    this.logger.error('control.hello_failed', { error });
+    ws.close(1011, 'internal error');
+  }
+
+  private async heartbeat(connection: CollectorConnection): Promise<void> {
+    if (Date.now() - connection.lastSeenWrite < LAST_SEEN_WRITE_MS) return;
+    connection.lastSeenWrite = Date.now();
+    await this.db.prisma.node.updateMany({ where: { id: connection.nodeId }, data: { lastSeenAt: new Date() } });
+  }
+
+  private track(work: Promise<void>): void {
+    const tracked = work
+      .catch((error) => this.logger.error('control.disconnect_failed', { error }))
+      .finally(() => this.closing.delete(tracked));
+    this.closing.add(tracked);
+  }
+
+  private async closed(connection: CollectorConnection): Promise<void> {
+    connection.failAll();
+    if (this.connections.get(connection.nodeId) === connection) this.connections.delete(connection.nodeId);
+    const { count } = await this.db.prisma.node.updateMany({
+      where: { id: connection.nodeId, controlSession: connection.session },
+      data: { controlSession: null, controlDisconnectedAt: new Date() },
+    });
+    if (count === 0) return;
+    const node = await this.db.prisma.node.findUnique({ where: { id: connection.nodeId }, select: { customerId: true } });
+    if (node) {
+      await this.pubsub.publish(nodeConnectionTopic, { nodeId: connection.nodeId, customerId: node.customerId, session: connection.session, connected: false });
+      await this.pubsub.publish(nodeChangedTopic, { nodeId: connection.nodeId });
+    }
+    this.logger.info('control.disconnected', { nodeId: connection.nodeId });
+  }
+
+  /** Another process asked for a command on a channel this process may hold. */
+  private async forward(cmd: RelayedCommand): Promise<void> {
+    const connection = this.connections.get(cmd.nodeId);
+    if (!connection) return;
+    let result: CommandResult;
+    try {
+      result = await connection.command(cmd.id, cmd.name, cmd.args, cmd.deadline);
+    } catch (error) {
+      if (error instanceof CommandTimeout) return;
+      result = { ok: false, error: { code: 'not_connected', message: (error as Error).message } };
+    }
+    await this.db.prisma.nodeCommandResult.create({
+      data: { id: cmd.id, nodeId: cmd.nodeId, ok: result.ok, data: (result.data ?? undefined) as object | undefined, error: result.error ?? undefined },
+    });
+    await this.pubsub.publish(resultTopic, { id: cmd.id });
+  }
+
+  private async collectRelayed(id: string): Promise<void> {
+    const resolve = this.relayed.get(id);
+    if (!resolve) return;
+    this.relayed.delete(id);
+    const row = await this.db.prisma.nodeCommandResult.delete({ where: { id } });
+    resolve({ ok: row.ok, data: row.data as Record<string, unknown> | null, error: row.error as CommandResult['error'] });
+  }
+
+  private async pushConfig(nodeId: string): Promise<void> {
+    const connection = this.connections.get(nodeId);
+    if (!connection) return;
+    const node = await this.db.prisma.node.findUnique({ where: { id: nodeId }, include: { profile: true } });
+    if (node) connection.send({ type: 'config', config: configOf(node) });
+  }
+
+  private async pushProfile(profileId: string): Promise<void> {
+    const held = [...this.connections.keys()];
+    if (!held.length) return;
+    const nodes = await this.db.prisma.node.findMany({ where: { id: { in: held }, profileId }, select: { id: true } });
+    for (const { id } of nodes) await this.pushConfig(id);
+  }
+
+  /** A revoked credential's channels close at once. */
+  private dropClient(clientId: string): void {
+    for (const connection of this.connections.values()) {
+      if (connection.clientId === clientId) connection.ws.close(CloseCode.unauthenticated, 'credential revoked');
+    }
+  }
+}
+
+function configOf(node: Node & { profile: { updateChannel: string; services: unknown } | null }) {
+  return {
+    profile_id: node.profileId,
+    update_channel: node.updateChannel ?? node.profile?.updateChannel ?? 'stable',
+    services: deliveredServices(node.profile?.services),
+  };
+}

@@ -13,22 +13,22 @@ export function sendJson(res: ServerResponse, status: number, body: unknown, hea
   res.end(text);
 }
 
-/** Reads the body, refusing more than MAX_BODY_BYTES before buffering it. */
-export async function readBody(req: IncomingMessage): Promise<Buffer> {
+/** Reads the body, refusing more than `maxBytes` before buffering it. */
+export async function readBody(req: IncomingMessage, maxBytes = MAX_BODY_BYTES): Promise<Buffer> {
   const declared = Number(req.headers['content-length'] ?? 0);
-  if (declared > MAX_BODY_BYTES) throw tooLarge();
+  if (declared > maxBytes) throw tooLarge(maxBytes);
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req as AsyncIterable<Buffer>) {
     size += chunk.length;
-    if (size > MAX_BODY_BYTES) throw tooLarge();
+    if (size > maxBytes) throw tooLarge(maxBytes);
     chunks.push(chunk);
   }
   return Buffer.concat(chunks);
 }
 
-const tooLarge = () =>
-  new DomainError(413, 'payload_too_large', `Request body must be at most ${MAX_BODY_BYTES} bytes`);
+export const tooLarge = (maxBytes: number) =>
+  new DomainError(413, 'payload_too_large', `Request body must be at most ${maxBytes} bytes`);
 
 /**
  * Request bodies as the documented clients send them: JSON objects (also on GET, and empty with

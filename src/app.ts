@@ -14,6 +14,7 @@ import { type Context, RequestAuth } from './context.js';
 import { Loaders } from './graphql/loaders.js';
 import { schema } from './graphql/schema.js';
 import { CONTROL_PATH } from './modules/control/hub.js';
+import { INGEST_PATH, serveIngest } from './modules/ingest/ingest.http.js';
 import type { FlowEngine } from './flowstore/index.js';
 import { type Database, openDatabase } from './infra/database.js';
 import { openFlowEngine, prepareFlowEngine } from './infra/flow-engine.js';
@@ -98,6 +99,7 @@ export async function buildApp(config: Config, logger = createLogger(config.logL
       return void rest(req, res, url, requestId);
     }
     if (isConsolePath(url.pathname)) return serveConsole(req, res, url);
+    if (url.pathname === INGEST_PATH) return void serveIngest(req, res, services, logger);
     if (url.pathname === '/health' && req.method === 'GET') {
       return sendJson(res, 200, { status: 'ok', service: SERVICE_NAME, version: SERVICE_VERSION, timestamp: new Date().toISOString() });
     }

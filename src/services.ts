@@ -17,6 +17,7 @@ import { DeviceAuthorizationStore } from './modules/device-auth/device-auth.stor
 import { NodeService } from './modules/nodes/nodes.service.js';
 import { NodeCommandService } from './modules/control/commands.service.js';
 import { ControlHub } from './modules/control/hub.js';
+import { IngestService } from './modules/ingest/ingest.service.js';
 import { ProfileService } from './modules/profiles/profiles.service.js';
 import { ProfileStore } from './modules/profiles/profiles.store.js';
 import { TenantDeletionHooks } from './tenancy/deletion-hooks.js';
@@ -39,6 +40,7 @@ export interface Services {
   nodes: NodeService;
   profiles: ProfileService;
   control: ControlHub;
+  ingest: IngestService;
   nodeCommands: NodeCommandService;
   deletionHooks: TenantDeletionHooks;
   logger: Logger;
@@ -82,6 +84,7 @@ export async function createServices(config: Config, db: Database, flows: FlowEn
     nodes,
     profiles: new ProfileService(new ProfileStore(prisma)),
     control,
+    ingest: new IngestService(prisma, flows),
     nodeCommands: new NodeCommandService(prisma, nodes, control, config.commandTimeoutScale),
     deletionHooks,
     logger,

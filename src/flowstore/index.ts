@@ -6,7 +6,7 @@ export { ChdbEngine } from './chdb-engine.js';
 export { HttpEngine, type HttpEngineConfig } from './http-engine.js';
 export { migrateFlowStore, currentRetentionDays, type MigrateOptions, type MigrationReport } from './schema.js';
 export { DEFAULT_RETENTION_DAYS, FLOWS_TABLE } from './ddl.js';
-export { insertFlowBatch, type FlowBatch } from './ingest.js';
+export { insertFlowBatch, ingestFlowBatch, type FlowBatch, type IngestOutcome } from './ingest.js';
 export {
   searchRecords,
   aggregateTerms,

@@ -139,3 +139,39 @@ export async function insertFlowBatch(engine: FlowEngine, batch: FlowBatch, opts
   await engine.insertJsonEachRow(FLOWS_TABLE, rows, { dedupToken: dedupTokenFor(batch), ...(opts.signal ? { signal: opts.signal } : {}) });
   return { rows: rows.length };
 }
+
+export interface IngestOutcome {
+  accepted: number;
+  rejected: Array<{ index: number; error: string }>;
+}
+
+/**
+ * Validates each record on its own and stores the valid ones as one deduplicated insert: a bad
+ * record never holds back the others, and a retried batch (same id, same records) stores nothing
+ * twice. Records keep their index in the batch, so their ids are stable across retries.
+ */
+export async function ingestFlowBatch(
+  engine: FlowEngine,
+  batch: Omit<FlowBatch, 'flows'> & { flows: readonly unknown[] },
+  opts: { signal?: AbortSignal } = {},
+): Promise<IngestOutcome> {
+  const ingestTimeMs = batch.ingestTimeMs ?? Date.now();
+  const rows: Record<string, unknown>[] = [];
+  const rejected: IngestOutcome['rejected'] = [];
+  batch.flows.forEach((flow, index) => {
+    if (typeof flow !== 'object' || flow === null || Array.isArray(flow)) {
+      rejected.push({ index, error: 'a flow record must be a JSON object' });
+      return;
+    }
+    try {
+      rows.push(flowToRow({ ...batch, ingestTimeMs }, flow as Record<string, unknown>, index));
+    } catch (error) {
+      if (!(error instanceof FlowIngestError)) throw error;
+      rejected.push({ index, error: error.message });
+    }
+  });
+  if (rows.length) {
+    await engine.insertJsonEachRow(FLOWS_TABLE, rows, { dedupToken: dedupTokenFor(batch), ...(opts.signal ? { signal: opts.signal } : {}) });
+  }
+  return { accepted: rows.length, rejected };
+}

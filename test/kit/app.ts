@@ -36,7 +36,14 @@ export interface TestApp {
  * process would, and leaves dropping it to its owner.
  */
 export async function startTestApp(
-  options: { embedded?: boolean; env?: Record<string, string>; dataDir?: string; databaseUrl?: string } = {},
+  options: {
+    embedded?: boolean;
+    env?: Record<string, string>;
+    dataDir?: string;
+    databaseUrl?: string;
+    /** Open ClickHouse as configured (e.g. CLICKHOUSE_URL) instead of the shared test engine. */
+    ownFlowEngine?: boolean;
+  } = {},
 ): Promise<TestApp> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'bd-test-'));
   const database = options.embedded || options.databaseUrl ? undefined : await createTestDatabase();
@@ -50,7 +57,7 @@ export async function startTestApp(
     ...options.env,
   });
   const logger = createLogger(process.env.TEST_LOG_LEVEL === 'debug' ? 'debug' : 'silent');
-  const app = await buildApp(config, logger, { flowEngine: options.embedded ? undefined : sharedFlowEngine() });
+  const app = await buildApp(config, logger, { flowEngine: options.embedded || options.ownFlowEngine ? undefined : sharedFlowEngine() });
   return {
     app,
     url: app.url,

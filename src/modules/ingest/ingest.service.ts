@@ -1,0 +1,85 @@
+import { Scopes } from '../../auth/scopes.js';
+import type { Session } from '../../auth/session.js';
+import { DomainError, authorizationError, badRequest, missingFields } from '../../errors.js';
+import { type FlowEngine, FlowEngineError, type IngestOutcome, ingestFlowBatch } from '../../flowstore/index.js';
+import type { Prisma } from '../../infra/database.js';
+
+export const MAX_FLOWS_PER_BATCH = 10_000;
+const MAX_BATCH_ID = 128;
+/** ingest_seen_at is written at most this often per node. */
+const INGEST_SEEN_WRITE_MS = 15_000;
+export const RETRY_AFTER_SECONDS = 5;
+
+export interface IngestRequest {
+  batch_id?: unknown;
+  node_id?: unknown;
+  flows?: unknown;
+}
+
+/**
+ * Telemetry ingest (docs/collector-protocol.md section 4): flows from a node's collector, stamped
+ * with the node's tenant server-side, stored once per batch id, acknowledged only once stored.
+ */
+export class IngestService {
+  private readonly ingestSeenWritten = new Map<string, number>();
+
+  constructor(
+    private readonly prisma: Prisma,
+    private readonly flows: FlowEngine,
+  ) {}
+
+  async ingest(session: Session, request: IngestRequest): Promise<IngestOutcome & { batchId: string; nodeId: string }> {
+    session.requireScope(Scopes.ingest);
+    const absent = [typeof request.batch_id !== 'string' && 'batch_id', request.flows === undefined && 'flows'].filter(
+      (f): f is string => Boolean(f),
+    );
+    if (absent.length) throw missingFields(absent);
+    const batchId = (request.batch_id as string).trim();
+    if (!batchId || batchId.length > MAX_BATCH_ID || !/^[\x21-\x7e]+$/.test(batchId)) {
+      throw badRequest('invalid_request', `batch_id must be 1-${MAX_BATCH_ID} printable ASCII characters`);
+    }
+    if (!Array.isArray(request.flows)) throw badRequest('invalid_request', 'flows must be an array of flow records');
+    if (request.flows.length > MAX_FLOWS_PER_BATCH) {
+      throw new DomainError(413, 'batch_too_large', `A batch carries at most ${MAX_FLOWS_PER_BATCH} flows`);
+    }
+    if (request.node_id !== undefined && typeof request.node_id !== 'string') throw badRequest('invalid_request', 'node_id must be a string');
+    const node = await this.nodeOf(session, request.node_id as string | undefined);
+    let outcome: IngestOutcome;
+    try {
+      outcome = await ingestFlowBatch(this.flows, { customerId: node.customerId, nodeId: node.id, batchId, flows: request.flows });
+    } catch (error) {
+      if (error instanceof FlowEngineError) {
+        throw new DomainError(503, 'store_unavailable', 'The flow store is unavailable; retry the same batch later', {
+          body: { retry_after: RETRY_AFTER_SECONDS },
+        });
+      }
+      throw error;
+    }
+    await this.markIngest(node.id);
+    return { ...outcome, batchId, nodeId: node.id };
+  }
+
+  /**
+   * The node the batch belongs to: the one enrolled with this credential, or (legacy collectors
+   * sharing one ingest client) a named node of the caller's own tenant.
+   */
+  private async nodeOf(session: Session, nodeId: string | undefined) {
+    const node = nodeId
+      ? await this.prisma.node.findFirst({ where: { customerId: session.customerId, id: nodeId } })
+      : await this.prisma.node.findFirst({ where: { customerId: session.customerId, clientId: session.claims.clientId } });
+    if (!node || (node.kind === 'managed' && node.clientId !== session.claims.clientId)) {
+      throw authorizationError('This credential has no node to ingest for; connect to the control channel first', {
+        reason: 'no_node',
+      });
+    }
+    return node;
+  }
+
+  private async markIngest(nodeId: string): Promise<void> {
+    const last = this.ingestSeenWritten.get(nodeId) ?? 0;
+    if (Date.now() - last < INGEST_SEEN_WRITE_MS) return;
+    this.ingestSeenWritten.set(nodeId, Date.now());
+    if (this.ingestSeenWritten.size > 100_000) this.ingestSeenWritten.clear();
+    await this.prisma.node.updateMany({ where: { id: nodeId }, data: { ingestSeenAt: new Date() } });
+  }
+}

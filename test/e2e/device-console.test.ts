@@ -1,0 +1,134 @@
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { decodeJwt } from 'jose';
+import { type BrowserContext, type Page, chromium } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type TestApp, startTestApp } from '../kit/app.js';
+import { call } from '../kit/http.js';
+import { seedTree } from '../kit/seed.js';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const SCREENSHOTS = process.env.SCREENSHOT_DIR ?? tmpdir();
+
+/** The device side: polls at the advertised interval until it holds a key or gives up. */
+async function pollForKey(url: string, deviceCode: string, intervalSeconds: number, timeoutMs = 20_000) {
+  const statuses: string[] = [];
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const res = await call(url, 'POST', '/rest/oauth2/device/poll/1.0', { body: { device_code: deviceCode } });
+    statuses.push(res.body.status);
+    if (res.body.access_key || res.body.status !== 'pending') return { statuses, accessKey: res.body.access_key as string | undefined };
+    await new Promise((r) => setTimeout(r, intervalSeconds * 1000));
+  }
+  return { statuses, accessKey: undefined };
+}
+
+describe('device approval console in a browser', () => {
+  let t: TestApp;
+  let tree: Awaited<ReturnType<typeof seedTree>>;
+  let context: BrowserContext;
+  const userDataDir = mkdtempSync(join(tmpdir(), 'bd-chromium-'));
+  const problems: string[] = [];
+
+  const watchProblems = (page: Page) => {
+    page.on('console', (m) => m.type() === 'error' && problems.push(`console: ${m.text()}`));
+    page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
+  };
+
+  beforeAll(async () => {
+    if (!existsSync(CHROMIUM)) {
+      throw new Error(`Chromium is needed at ${CHROMIUM} for the browser tests: apt-get install -y chromium (or set CHROMIUM_PATH)`);
+    }
+    t = await startTestApp({ env: { DEVICE_POLL_INTERVAL_SECONDS: '1' } });
+    tree = await seedTree(t.app);
+    context = await chromium.launchPersistentContext(userDataDir, {
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      viewport: { width: 900, height: 900 },
+    });
+  });
+  afterAll(async () => {
+    await context?.close();
+    await t?.stop();
+    rmSync(userDataDir, { recursive: true, force: true });
+  });
+
+  it('shows the device, signs an operator in, approves, and the device and a second viewer see it live', async () => {
+    const grant = (await call(t.url, 'POST', '/rest/oauth2/device/1.0', { body: { hostname: 'sensor-берлин-01', machine_id: 'c0ffee-1234' } })).body;
+    expect(grant.auth_url).toBe(`${t.url}/console/device?code=${grant.device_code}`);
+    const device = pollForKey(t.url, grant.device_code, grant.poll_interval);
+
+    // A second tab, never signed in, only watching.
+    const watcher = await context.newPage();
+    watchProblems(watcher);
+    await watcher.goto(grant.auth_url);
+
+    const page = await context.newPage();
+    watchProblems(page);
+    const response = await page.goto(grant.auth_url);
+    expect(response?.status()).toBe(200);
+    expect(response?.headers()['content-type']).toBe('text/html; charset=utf-8');
+    expect(response?.headers()['content-security-policy']).toContain("script-src 'self'");
+
+    await expect.poll(() => page.locator('#hostname').textContent()).toBe('sensor-берлин-01');
+    await expect.poll(() => page.locator('#machine-id').textContent()).toBe('c0ffee-1234');
+    await expect.poll(() => page.getByRole('status').textContent()).toContain('Waiting for approval');
+    await expect.poll(() => page.locator('#live').textContent()).toBe('Status updates live.');
+    await expect.poll(() => watcher.getByRole('status').textContent()).toContain('Waiting for approval');
+    expect(await page.locator('#decide').isHidden()).toBe(true);
+    await page.screenshot({ path: join(SCREENSHOTS, 'device-console-signin.png'), fullPage: true });
+
+    // Keyboard only: type into the labelled fields, submit with Enter.
+    await page.getByLabel('Client ID').fill(tree.mspCaller.clientId);
+    await page.getByLabel('Client secret').fill(tree.mspCaller.clientSecret);
+    await page.getByLabel('Client secret').press('Enter');
+    await expect.poll(() => page.locator('#who-tenant').textContent()).toContain(tree.msp.id);
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('decide-heading');
+    const stored = await page.evaluate(() => sessionStorage.getItem('console.session') ?? '');
+    expect(stored).toContain('token');
+    expect(stored).not.toContain(tree.mspCaller.clientSecret);
+    await page.screenshot({ path: join(SCREENSHOTS, 'device-console-pending.png'), fullPage: true });
+
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('approve');
+    await page.keyboard.press('Enter');
+
+    await expect.poll(() => page.getByRole('status').textContent()).toContain('Approved');
+    await expect.poll(() => watcher.getByRole('status').textContent(), { timeout: 5000 }).toContain('Approved');
+    expect(await page.getByRole('button', { name: 'Approve device' }).isDisabled()).toBe(true);
+    await page.screenshot({ path: join(SCREENSHOTS, 'device-console-approved.png'), fullPage: true });
+
+    const { statuses, accessKey } = await device;
+    expect(statuses[0]).toBe('pending');
+    expect(statuses.at(-1)).toBe('approved');
+    expect(accessKey).toMatch(/^cl_[a-z2-7]+\..+$/);
+    const dot = accessKey!.indexOf('.');
+    const token = await call(t.url, 'POST', '/rest/oauth2/token/1.0', { body: { client_id: accessKey!.slice(0, dot), client_secret: accessKey!.slice(dot + 1) } });
+    expect(decodeJwt(token.body.access_token).aud).toBe(tree.msp.id);
+
+    expect(problems).toEqual([]);
+  });
+
+  it('shows a denial made elsewhere live, and says so for an unknown code', async () => {
+    const grant = (await call(t.url, 'POST', '/rest/oauth2/device/1.0', { body: { hostname: 'h', node_id: 'node-9' } })).body;
+    const page = await context.newPage();
+    watchProblems(page);
+    await page.goto(grant.auth_url);
+    await expect.poll(() => page.locator('#node-id').textContent()).toBe('node-9');
+    await expect.poll(() => page.locator('#live').textContent()).toBe('Status updates live.');
+    await call(t.url, 'POST', '/rest/oauth2/device/approve/1.0', { token: tree.childACaller.token, body: { device_code: grant.device_code, action: 'deny' } });
+    await expect.poll(() => page.getByRole('status').textContent()).toContain('Denied');
+    expect(await page.locator('#signin').isHidden()).toBe(true);
+
+    expect(problems).toEqual([]);
+
+    await page.goto(`${t.url}/console/device?code=${'z'.repeat(32)}`);
+    await expect.poll(() => page.getByRole('alert').filter({ hasText: 'unknown' }).count()).toBe(1);
+    expect(await page.getByRole('status').textContent()).toContain('Unknown device code');
+    // The lookup's GraphQL answer is a 404, which Chromium logs; nothing else may appear.
+    expect(problems.filter((p) => !p.includes('status of 404'))).toEqual([]);
+  });
+});

@@ -5,6 +5,7 @@ import type { Config } from '../config.js';
 import { badRequest } from '../errors.js';
 import type { Tenant } from '../generated/prisma/client.js';
 import type { Database } from '../infra/database.js';
+import { publishReleaseCommand, releaseUsage } from '../modules/collector/collector.admin.js';
 import { TenantDeletionHooks } from '../tenancy/deletion-hooks.js';
 import { TenantDirectory } from '../tenancy/tenant-directory.js';
 import { TenantService } from '../tenancy/tenants.service.js';
@@ -17,7 +18,8 @@ export const usage = `usage: npm run -s admin -- <command>
   client create --customer CUSTOMER_ID --scopes SCOPE[,SCOPE...] [--description TEXT]
   client list --customer CUSTOMER_ID
   client revoke --client-id CLIENT_ID
-  key rotate`;
+  key rotate
+${releaseUsage}`;
 
 export const tenantView = (t: Tenant) => ({
   customer_id: t.id,
@@ -81,6 +83,7 @@ const commands: Record<string, Command> = {
     await keys.load();
     return { kid: await keys.rotate(), jwks: keys.jwks() };
   },
+  'release publish': publishReleaseCommand,
 };
 
 export function findCommand(argv: string[]): { run: Command; args: string[] } | undefined {

@@ -4,7 +4,7 @@
 import { baseRttSecs, PLACES, type Place } from './catalog/places.js';
 import type { OrgDef, RareOrg, ServiceDef } from './catalog/orgs.js';
 import type { HostOs } from './catalog/traffic.js';
-import { hashString } from './prng.js';
+import { hashString, mix32 } from './prng.js';
 import { hostInCidr, ipToNumber, isPrivate, parseCidr } from './ip.js';
 
 export interface Endpoint {
@@ -51,35 +51,84 @@ export interface InternalHost extends Endpoint {
   activity: number;
   ephemeralLo: number;
   ephemeralHi: number;
-  pids: Map<string, number>;
+}
+
+type EndpointFields = Omit<Endpoint, 'ipNum'>;
+
+/**
+ * Every endpoint gets every field, in one order, so they all share one hidden
+ * class: the record builder reads endpoints on every flow, and polymorphic
+ * property access there costs a large share of throughput.
+ */
+function endpoint(f: EndpointFields): Endpoint {
+  const shared: Endpoint & Omit<InternalHost, keyof Endpoint> = {
+    ip: f.ip,
+    ipNum: ipToNumber(f.ip),
+    addressType: f.addressType,
+    place: f.place,
+    rtt: f.rtt,
+    locationNetwork: f.locationNetwork,
+    asn: f.asn,
+    asOrg: f.asOrg,
+    asNetwork: f.asNetwork,
+    organization: f.organization,
+    industry: f.industry,
+    fqdn: f.fqdn,
+    vlan: f.vlan,
+    // Host fields, filled in by internalHost(); present on public endpoints too, for the one shape.
+    hostname: '',
+    role: 'guest',
+    os: 'linux',
+    managed: false,
+    admin: false,
+    activity: 0,
+    ephemeralLo: 49152,
+    ephemeralHi: 65535,
+  };
+  return shared;
 }
 
 export function internalHost(
-  fields: Omit<InternalHost, 'ipNum' | 'addressType' | 'rtt' | 'pids' | 'ephemeralLo' | 'ephemeralHi' | 'place'>,
+  fields: Pick<InternalHost, 'ip' | 'hostname' | 'fqdn' | 'role' | 'os' | 'managed' | 'admin' | 'activity' | 'vlan' | 'locationNetwork'>,
   site: Place,
 ): InternalHost {
   // Windows and macOS use the IANA ephemeral range; Linux its own default.
   const linux = fields.os === 'linux';
-  return {
-    ...fields,
-    place: site,
-    ipNum: ipToNumber(fields.ip),
+  const host = endpoint({
+    ip: fields.ip,
     addressType: 'private',
+    place: site,
     rtt: 0.0004,
-    ephemeralLo: linux ? 32768 : 49152,
-    ephemeralHi: linux ? 60999 : 65535,
-    pids: new Map(),
-  };
+    locationNetwork: fields.locationNetwork,
+    fqdn: fields.fqdn,
+    vlan: fields.vlan,
+  }) as InternalHost;
+  host.hostname = fields.hostname;
+  host.role = fields.role;
+  host.os = fields.os;
+  host.managed = fields.managed;
+  host.admin = fields.admin;
+  host.activity = fields.activity;
+  host.ephemeralLo = linux ? 32768 : 49152;
+  host.ephemeralHi = linux ? 60999 : 65535;
+  return host;
 }
 
-/** A process keeps one pid per host for the whole run, as a long-lived program does. */
-export function pidOf(host: InternalHost, processName: string): number {
-  let pid = host.pids.get(processName);
-  if (pid === undefined) {
-    pid = processName === 'System' ? 4 : 300 + (hashString(`${host.ip}/${processName}`) % 30000) * 2;
-    host.pids.set(processName, pid);
+const NAME_SALTS = new Map<string, number>();
+
+/**
+ * A process keeps one pid per host for the whole run, as a long-lived program
+ * does. Derived from the address and the name (no per-host state), so it is
+ * cheap and the same in every run.
+ */
+export function pidOf(ipNum: number, processName: string): number {
+  if (processName === 'System') return 4;
+  let salt = NAME_SALTS.get(processName);
+  if (salt === undefined) {
+    salt = hashString(processName);
+    NAME_SALTS.set(processName, salt);
   }
-  return pid;
+  return 300 + (mix32(ipNum ^ salt) % 30000) * 4;
 }
 
 function publicEndpoint(
@@ -90,9 +139,8 @@ function publicEndpoint(
   site: Place,
 ): Endpoint {
   if (isPrivate(ip)) throw new Error(`catalog address ${ip} is private`);
-  return {
+  return endpoint({
     ip,
-    ipNum: ipToNumber(ip),
     addressType: 'public',
     place,
     rtt: baseRttSecs(site, place),
@@ -101,7 +149,14 @@ function publicEndpoint(
     asNetwork: network,
     organization: org.name,
     industry: org.industry,
-  };
+  });
+}
+
+/** Address number `index` of an org's prefix, as a public endpoint. */
+export function endpointInOrg(org: OrgDef | RareOrg, index: number, site: Place): Endpoint {
+  const cidr = parseCidr(org.cidr);
+  const ip = hostInCidr(cidr, hashString(`${org.name}#${index}`));
+  return publicEndpoint(ip, cidr.text, org, PLACES[org.place], site);
 }
 
 /**
@@ -109,15 +164,13 @@ function publicEndpoint(
  * provider's front ends, and explore's `endpoints` count should stay small.
  */
 export function orgEndpoints(org: OrgDef | RareOrg, count: number, site: Place): Endpoint[] {
-  const cidr = parseCidr(org.cidr);
-  const place = PLACES[org.place];
   const endpoints: Endpoint[] = [];
   const seen = new Set<string>();
   for (let i = 0; endpoints.length < count && i < count * 4; i++) {
-    const ip = hostInCidr(cidr, hashString(`${org.name}#${i}`));
-    if (seen.has(ip)) continue;
-    seen.add(ip);
-    endpoints.push(publicEndpoint(ip, cidr.text, org, place, site));
+    const endpoint = endpointInOrg(org, i, site);
+    if (seen.has(endpoint.ip)) continue;
+    seen.add(endpoint.ip);
+    endpoints.push(endpoint);
   }
   return endpoints;
 }

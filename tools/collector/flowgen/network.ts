@@ -81,7 +81,7 @@ export function buildNetwork(config: ResolvedNetwork, rng: Prng): SiteNetwork {
     workstations.push(
       internalHost(
         {
-          ip: `10.20.${1 + Math.floor(i / 250)}.${10 + (i % 250)}`,
+          ip: `10.20.${1 + Math.floor(i / 240)}.${10 + (i % 240)}`,
           hostname,
           fqdn: `${hostname}.${domain}`,
           role: 'workstation',

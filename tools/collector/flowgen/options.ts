@@ -123,6 +123,36 @@ export interface ResolvedOptions {
 
 const HOUR_MS = 3_600_000;
 
+/** Rejects parameters that would make a scenario empty or endless (a zero beacon interval, say). */
+function checkScenario(spec: Exclude<ScenarioSpec, ScenarioKind>): void {
+  const positive = (value: number | undefined, name: string) => {
+    if (value !== undefined && !(value > 0 && Number.isFinite(value))) throw new Error(`${spec.kind}.${name} must be a positive number`);
+  };
+  if (!SCENARIO_KINDS.includes(spec.kind)) throw new Error(`unknown scenario kind ${String(spec.kind)}`);
+  positive(spec.durationMs, 'durationMs');
+  if (spec.startMs !== undefined && !Number.isInteger(spec.startMs)) throw new Error(`${spec.kind}.startMs must be an integer epoch in milliseconds`);
+  switch (spec.kind) {
+    case 'beacon':
+      positive(spec.intervalSecs, 'intervalSecs');
+      if (spec.jitter !== undefined && !(spec.jitter >= 0 && spec.jitter < 1)) throw new Error('beacon.jitter must be within [0, 1)');
+      break;
+    case 'exfil':
+      positive(spec.totalBytes, 'totalBytes');
+      break;
+    case 'scan':
+      positive(spec.targets, 'targets');
+      if (spec.targets !== undefined && spec.targets > 65_000) throw new Error('scan.targets must be at most 65000');
+      if (spec.ports?.some((p) => !Number.isInteger(p) || p < 1 || p > 65535) || spec.ports?.length === 0) throw new Error('scan.ports must be TCP ports');
+      break;
+    case 'bruteforce':
+      positive(spec.attempts, 'attempts');
+      break;
+    case 'dns-tunnel':
+      positive(spec.queries, 'queries');
+      break;
+  }
+}
+
 function clamp(value: number, lo: number, hi: number): number {
   return Math.max(lo, Math.min(hi, value));
 }
@@ -143,6 +173,8 @@ export function resolveOptions(options: FlowGeneratorOptions): ResolvedOptions {
   if (!site) throw new Error(`unknown site ${String(net.site)}`);
 
   const endMs = options.endMs ?? Infinity;
+  const scenarios = (options.scenarios ?? []).map((spec) => (typeof spec === 'string' ? { kind: spec } : spec));
+  scenarios.forEach(checkScenario);
   return {
     seed: String(options.seed),
     customerId: options.customerId,
@@ -151,7 +183,7 @@ export function resolveOptions(options: FlowGeneratorOptions): ResolvedOptions {
     endMs,
     horizonEndMs: Number.isFinite(endMs) ? endMs : startMs + HOUR_MS,
     flowsPerSecond,
-    scenarios: (options.scenarios ?? []).map((spec) => (typeof spec === 'string' ? { kind: spec } : spec)),
+    scenarios,
     network: {
       workstations,
       appServers: Math.round(net.appServers ?? clamp(Math.round(workstations / 50), 2, 40)),

@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import type { AppName } from './catalog/orgs.js';
 import type { ContentClass } from './catalog/traffic.js';
-import type { Endpoint } from './endpoints.js';
+import { pidOf, type Endpoint } from './endpoints.js';
 import {
   ETHERNET_HEADER,
   momentsOf,
@@ -24,7 +24,6 @@ import type {
   DirectionFields,
   FlowRecord,
   GeoEntry,
-  ProcessInfo,
   SensorInfo,
   SuricataFields,
   ThreatFields,
@@ -59,14 +58,13 @@ export interface FlowSpec {
   direction: Direction;
   /** Service name for dst.ctx.fqdn (SNI or DNS name); internal hosts use their own. */
   dstFqdn?: string;
-  srcProcess?: ProcessInfo;
-  dstProcess?: ProcessInfo;
+  /** Process names on managed hosts; the record adds the host's pid for it. */
+  srcProcess?: string;
+  dstProcess?: string;
   tlsVersion?: string;
   dns?: { rrname: string; rrtype: string; rcode: string };
   /** Flow record cut by the sensor's active timeout: no FIN yet. */
   ongoing?: boolean;
-  /** Extra server think time on top of the network RTT, seconds. */
-  serverDelay?: number;
   alert?: SuricataAlert;
   threat?: ThreatFields;
   beacon?: BeaconData;
@@ -79,6 +77,8 @@ export interface RecordContext {
 }
 
 const PROTO_NUM = { TCP: 6, UDP: 17 } as const;
+/** Scratch tally for both directions; read before buildRecord returns. */
+const BOTH_DIRECTIONS = new Tally();
 const FLAGS_FULL = ['SYN', 'ACK', 'PSH', 'FIN'];
 const FLAGS_ONGOING = ['SYN', 'ACK', 'PSH'];
 const DAY_MS = 86_400_000;
@@ -113,13 +113,13 @@ function geoOf(ep: Endpoint): GeoEntry {
 }
 
 function ctxOf(ep: Endpoint, fqdn: string | undefined): ClassificationContext {
-  if (ep.addressType === 'private') return { fqdn: ep.fqdn };
+  if (ep.addressType === 'private') return ep.fqdn === undefined ? {} : { fqdn: ep.fqdn };
   const ctx: ClassificationContext = { organization: ep.organization, industry: ep.industry };
   if (fqdn !== undefined) ctx.fqdn = fqdn;
   return ctx;
 }
 
-function direction(ep: Endpoint, port: number, fqdn: string | undefined, process: ProcessInfo | undefined): DirectionFields {
+function direction(ep: Endpoint, port: number, fqdn: string | undefined, process: string | undefined): DirectionFields {
   const fields: DirectionFields = {
     ip: ep.ip,
     port,
@@ -127,16 +127,42 @@ function direction(ep: Endpoint, port: number, fqdn: string | undefined, process
     geo: geoOf(ep),
     ctx: ctxOf(ep, fqdn),
   };
-  if (process !== undefined) fields.process = { name: process.name, pid: process.pid };
+  if (process !== undefined) fields.process = { name: process, pid: pidOf(ep.ipNum, process) };
   return fields;
 }
 
-function hex8(n: number): string {
-  return (n >>> 0).toString(16).padStart(8, '0');
+/** Hash of the 5-tuple: half of the flow key, and the Suricata flow id's seed. */
+function tupleHash(spec: FlowSpec, protoNum: number): number {
+  return mix32(spec.src.ipNum ^ Math.imul(spec.dst.ipNum, 0x9e3779b1) ^ (spec.srcPort << 16) ^ spec.dstPort ^ (protoNum << 8));
+}
+
+function timeHash(tuple: number, ts: number): number {
+  return mix32(tuple ^ (ts % 4294967296) ^ Math.floor(ts / 4294967296));
+}
+
+/** The record's `key`: 5-tuple plus start time, so ground truth can name flows before they are built. */
+export function flowKey(spec: FlowSpec): string {
+  const h1 = tupleHash(spec, PROTO_NUM[spec.proto]);
+  return hex16(h1, timeHash(h1, spec.ts));
+}
+
+const HEX = Array.from('0123456789abcdef', (c) => c.charCodeAt(0));
+
+/**
+ * Two uint32 as 16 hex digits, built as one flat string: concatenating pieces
+ * would leave a chain of rope strings alive in every record.
+ */
+function hex16(a: number, b: number): string {
+  return String.fromCharCode(
+    HEX[(a >>> 28) & 15], HEX[(a >>> 24) & 15], HEX[(a >>> 20) & 15], HEX[(a >>> 16) & 15],
+    HEX[(a >>> 12) & 15], HEX[(a >>> 8) & 15], HEX[(a >>> 4) & 15], HEX[a & 15],
+    HEX[(b >>> 28) & 15], HEX[(b >>> 24) & 15], HEX[(b >>> 20) & 15], HEX[(b >>> 16) & 15],
+    HEX[(b >>> 12) & 15], HEX[(b >>> 8) & 15], HEX[(b >>> 4) & 15], HEX[b & 15],
+  );
 }
 
 /** Community ID v1 (Corelight spec), so Suricata-enriched flows join with IDS logs. */
-export function communityId(srcIp: number, srcPort: number, dstIp: number, dstPort: number, protoNum: number): string {
+function communityId(srcIp: number, srcPort: number, dstIp: number, dstPort: number, protoNum: number): string {
   const srcFirst = srcIp < dstIp || (srcIp === dstIp && srcPort <= dstPort);
   const [aIp, aPort, bIp, bPort] = srcFirst ? [srcIp, srcPort, dstIp, dstPort] : [dstIp, dstPort, srcIp, srcPort];
   const buf = Buffer.alloc(2 + 4 + 4 + 1 + 1 + 2 + 2);
@@ -168,14 +194,15 @@ export function buildRecord(spec: FlowSpec, ctx: RecordContext, rng: Prng): Flow
   const rateWindow = Math.max(duration, 0.001);
 
   // Sizes over both directions; frames add the Ethernet header to every packet.
-  const all = new Tally();
+  const all = BOTH_DIRECTIONS.reset();
   all.addTally(counts.src);
   all.addTally(counts.dst);
 
   const rttBase = Math.max(src.rtt, dst.rtt) * (0.9 + rng.next() * 0.3);
   const answered = dstPackets > 0;
   const rttSamples = answered ? Math.min(16, 1 + Math.floor(Math.log2(1 + counts.dataPackets))) : 0;
-  const appRtt = rttBase + (spec.serverDelay ?? (0.002 + rttBase * 0.5));
+  // Application response time: the network round trip plus the server's think time.
+  const appRtt = rttBase * 1.5 + 0.002;
   const appSamples = counts.dataPackets > 0 ? Math.max(1, Math.ceil(rttSamples / 3)) : 0;
 
   const gaps = totalPackets - 1;
@@ -184,22 +211,23 @@ export function buildRecord(spec: FlowSpec, ctx: RecordContext, rng: Prng): Flow
   const retransRate = dst.addressType === 'public' || src.addressType === 'public' ? 0.002 : 0.0002;
   const retransPackets = counts.dataPackets > 0 ? Math.floor(counts.dataPackets * retransRate + rng.next()) : 0;
 
-  const h1 = mix32(src.ipNum ^ Math.imul(dst.ipNum, 0x9e3779b1) ^ (spec.srcPort << 16) ^ spec.dstPort ^ (protoNum << 8));
-  const h2 = mix32(h1 ^ (spec.ts % 4294967296) ^ Math.floor(spec.ts / 4294967296));
+  const h1 = tupleHash(spec, protoNum);
+  const h2 = timeHash(h1, spec.ts);
   const session = mix32(src.ipNum ^ Math.imul(dst.ipNum, 0x85ebca6b) ^ (spec.dstPort << 8) ^ protoNum);
   const ts = spec.ts;
+  const sensor = ctx.sensor;
 
   const record: FlowRecord = {
     doc_type: 'flow',
     '@timestamp': ts,
-    key: hex8(h1) + hex8(h2),
-    session_key: hex8(session) + hex8(mix32(session ^ 0x5bd1e995)),
+    key: hex16(h1, h2),
+    session_key: hex16(session, mix32(session ^ 0x5bd1e995)),
     app_name: spec.app,
     src: direction(src, spec.srcPort, undefined, spec.srcProcess),
     dst: direction(dst, spec.dstPort, spec.dstFqdn, spec.dstProcess),
     ip: { version: 4 },
     transport: { proto, proto_num: protoNum },
-    path: [{ sensor: { ...ctx.sensor } }],
+    path: [{ sensor: { id: sensor.id, type: sensor.type, name: sensor.name, hostname: sensor.hostname, interface: sensor.interface } }],
     meta: {
       '@ingest_time': ts + Math.round(duration * 1000) + 800 + (h2 & 2047),
       customer_id: ctx.customerId,

@@ -100,6 +100,7 @@ export const BENIGN_ORGS: readonly OrgDef[] = [
       https(['examplecorp.sharepoint.com', 'examplecorp-my.sharepoint.com'], 'sync', 'onedrive', 2),
       https(['settings-win.data.microsoft.com', 'v10.events.data.microsoft.com'], 'api', 'updater', 1),
       https(['download.windowsupdate.com', 'dl.delivery.mp.microsoft.com'], 'download', 'updater', 0.5),
+      service('NTP', 'UDP', 123, ['time.windows.com'], 'ntp', 'timeSync', 0),
     ],
   },
   {
@@ -216,7 +217,8 @@ export const BENIGN_ORGS: readonly OrgDef[] = [
     services: [
       service('HTTP', 'TCP', 80, ['archive.ubuntu.com', 'security.ubuntu.com'], 'packages', 'updater', 3),
       https(['api.snapcraft.io', 'motd.ubuntu.com'], 'api', 'updater', 1),
-      service('NTP', 'UDP', 123, ['ntp.ubuntu.com'], 'ntp', 'timeSync', 1),
+      // Weight 0: NTP comes from the polling schedule (scheduled.ts), never from the load-driven mix.
+      service('NTP', 'UDP', 123, ['ntp.ubuntu.com'], 'ntp', 'timeSync', 0),
     ],
   },
   {
@@ -321,7 +323,7 @@ export const BENIGN_ORGS: readonly OrgDef[] = [
   },
   {
     name: 'Cogent Communications', asn: 174, cidr: '38.104.0.0/14', place: 'ashburn', industry: 'Telecommunications', audience: 'both',
-    services: [https(['speedtest.example-isp.net', 'ix-status.example.net'], 'download', 'browser', 1)],
+    services: [https(['speedtest.example-isp.net', 'ix-status.example.net'], 'web', 'browser', 1)],
   },
 ];
 

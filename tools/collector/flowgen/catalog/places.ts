@@ -46,7 +46,6 @@ export const PLACES = {
   losAngeles: place('US', 'United States', 'Los Angeles', NA, 'America/Los_Angeles', 34.052, -118.244),
   lasVegas: place('US', 'United States', 'Las Vegas', NA, 'America/Los_Angeles', 36.17, -115.14),
   philadelphia: place('US', 'United States', 'Philadelphia', NA, 'America/New_York', 39.953, -75.165),
-  atlanta: place('US', 'United States', 'Atlanta', NA, 'America/New_York', 33.749, -84.388),
   london: place('GB', 'United Kingdom', 'London', EU, 'Europe/London', 51.507, -0.128),
   frankfurt: place('DE', 'Germany', 'Frankfurt am Main', EU, 'Europe/Berlin', 50.11, 8.682),
   falkenstein: place('DE', 'Germany', 'Falkenstein', EU, 'Europe/Berlin', 50.478, 12.371),
@@ -58,12 +57,10 @@ export const PLACES = {
   zurich: place('CH', 'Switzerland', 'Zurich', EU, 'Europe/Zurich', 47.377, 8.541),
   moscow: place('RU', 'Russia', 'Moscow', EU, 'Europe/Moscow', 55.756, 37.617),
   bucharest: place('RO', 'Romania', 'Bucharest', EU, 'Europe/Bucharest', 44.426, 26.102),
-  hangzhou: place('CN', 'China', 'Hangzhou', AS, 'Asia/Shanghai', 30.274, 120.155),
   shenzhen: place('CN', 'China', 'Shenzhen', AS, 'Asia/Shanghai', 22.543, 114.058),
   nanjing: place('CN', 'China', 'Nanjing', AS, 'Asia/Shanghai', 32.06, 118.797),
   beijing: place('CN', 'China', 'Beijing', AS, 'Asia/Shanghai', 39.904, 116.407),
   singapore: place('SG', 'Singapore', 'Singapore', AS, 'Asia/Singapore', 1.352, 103.82),
-  tokyo: place('JP', 'Japan', 'Tokyo', AS, 'Asia/Tokyo', 35.676, 139.65),
   kualaLumpur: place('MY', 'Malaysia', 'Kuala Lumpur', AS, 'Asia/Kuala_Lumpur', 3.139, 101.687),
 } as const satisfies Record<string, Place>;
 

@@ -4,7 +4,8 @@
 // planted transfer (docs/flowgen.md lists them).
 
 /** What the payload bytes are, which bounds their per-packet entropy. */
-export type ContentClass = 'encrypted' | 'binary' | 'text' | 'dns' | 'ntp';
+/** `encoded`: base32/hex text such as data smuggled in DNS labels. */
+export type ContentClass = 'encrypted' | 'binary' | 'encoded' | 'text' | 'dns' | 'ntp';
 
 export interface TrafficProfile {
   upMedian: number;
@@ -35,7 +36,7 @@ export const PROFILES = {
   websocket: profile({ upMedian: 6 * KB, upSigma: 1.0, upMax: 4 * MB, downMedian: 25 * KB, downSigma: 1.2, downMax: 20 * MB, durMedian: 120, durSigma: 0.6, content: 'encrypted', gapCv: 2.8 }),
   video: profile({ upMedian: 60 * KB, upSigma: 0.8, upMax: 4 * MB, downMedian: 8 * MB, downSigma: 1.3, downMax: 400 * MB, durMedian: 90, durSigma: 0.7, content: 'encrypted', gapCv: 1.8 }),
   media: profile({ upMedian: 12 * MB, upSigma: 0.7, upMax: 120 * MB, downMedian: 18 * MB, downSigma: 0.7, downMax: 160 * MB, durMedian: 240, durSigma: 0.3, content: 'encrypted', gapCv: 0.4 }),
-  sync: profile({ upMedian: 8 * KB, upSigma: 1.4, upMax: 2 * MB, downMedian: 200 * KB, downSigma: 2.0, downMax: 200 * MB, durMedian: 10, durSigma: 1.2, content: 'encrypted', gapCv: 2.0, uploadShare: 0.25 }),
+  sync: profile({ upMedian: 8 * KB, upSigma: 1.4, upMax: 50 * MB, downMedian: 200 * KB, downSigma: 2.0, downMax: 200 * MB, durMedian: 10, durSigma: 1.2, content: 'encrypted', gapCv: 2.0, uploadShare: 0.25 }),
   download: profile({ upMedian: 2 * KB, upSigma: 0.6, upMax: 256 * KB, downMedian: 5 * MB, downSigma: 1.8, downMax: 2048 * MB, durMedian: 30, durSigma: 1.2, content: 'encrypted', gapCv: 1.2 }),
   packages: profile({ upMedian: 1.5 * KB, upSigma: 0.6, upMax: 256 * KB, downMedian: 400 * KB, downSigma: 1.8, downMax: 300 * MB, durMedian: 3, durSigma: 1.2, content: 'text', gapCv: 1.2 }),
   mail: profile({ upMedian: 3 * KB, upSigma: 1.5, upMax: 25 * MB, downMedian: 30 * KB, downSigma: 1.6, downMax: 50 * MB, durMedian: 6, durSigma: 1.2, content: 'encrypted', gapCv: 2.0 }),

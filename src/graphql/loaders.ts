@@ -17,20 +17,12 @@ export class Loaders {
   constructor(private readonly prisma: Prisma) {}
 
   get profile(): DataLoader<string, Profile | null> {
-    this.profiles ??= new DataLoader(async (ids) => {
-      const rows = await this.prisma.profile.findMany({ where: { id: { in: [...ids] } } });
-      const byId = new Map(rows.map((r) => [r.id, r]));
-      return ids.map((id) => byId.get(id) ?? null);
-    });
+    this.profiles ??= byId((ids) => this.prisma.profile.findMany({ where: { id: { in: ids } } }));
     return this.profiles;
   }
 
   get tenant(): DataLoader<string, Tenant | null> {
-    this.tenants ??= new DataLoader(async (ids) => {
-      const rows = await this.prisma.tenant.findMany({ where: { id: { in: [...ids] } } });
-      const byId = new Map(rows.map((r) => [r.id, r]));
-      return ids.map((id) => byId.get(id) ?? null);
-    });
+    this.tenants ??= byId((ids) => this.prisma.tenant.findMany({ where: { id: { in: ids } } }));
     return this.tenants;
   }
 
@@ -48,4 +40,12 @@ export class Loaders {
     });
     return this.releases;
   }
+}
+
+/** A loader of rows by primary key: one `IN` query per batch, null for ids that do not exist. */
+function byId<T extends { id: string }>(load: (ids: string[]) => Promise<T[]>): DataLoader<string, T | null> {
+  return new DataLoader(async (ids) => {
+    const byKey = new Map((await load([...ids])).map((row) => [row.id, row]));
+    return ids.map((id) => byKey.get(id) ?? null);
+  });
 }

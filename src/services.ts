@@ -14,12 +14,25 @@ import { CollectorStore } from './modules/collector/collector.store.js';
 import { DeploymentService } from './modules/deployments/deployments.service.js';
 import { DeviceAuthService } from './modules/device-auth/device-auth.service.js';
 import { DeviceAuthorizationStore } from './modules/device-auth/device-auth.store.js';
+import { EventService } from './modules/events/events.service.js';
+import { EventStore } from './modules/events/events.store.js';
+import { Actions } from './modules/automation/actions.js';
+import { AutomationService } from './modules/automation/automation.service.js';
+import { AutomationStore } from './modules/automation/automation.store.js';
+import { AutomationRunner } from './modules/automation/runner.js';
+import { WebhookSecrets } from './modules/automation/webhook-secrets.js';
 import { NodeService } from './modules/nodes/nodes.service.js';
 import { NodeCommandService } from './modules/control/commands.service.js';
 import { ControlHub } from './modules/control/hub.js';
 import { IngestService } from './modules/ingest/ingest.service.js';
+import { ExploreService } from './modules/explore/explore.service.js';
+import { DetectionService } from './modules/detection/runner.js';
+import { InvestigationService } from './modules/investigations/investigations.service.js';
+import { InvestigationStore } from './modules/investigations/investigations.store.js';
+import { IpOrgDataset, dictionarySourceFromUrl } from './flowstore/index.js';
 import { ProfileService } from './modules/profiles/profiles.service.js';
 import { ProfileStore } from './modules/profiles/profiles.store.js';
+import { SearchService } from './modules/search/search.service.js';
 import { TenantDeletionHooks } from './tenancy/deletion-hooks.js';
 import { TenantDirectory } from './tenancy/tenant-directory.js';
 import { tenantScopeLoader } from './tenancy/tenant-scope.js';
@@ -41,9 +54,18 @@ export interface Services {
   profiles: ProfileService;
   control: ControlHub;
   ingest: IngestService;
+  explore: ExploreService;
+  search: SearchService;
   nodeCommands: NodeCommandService;
   deletionHooks: TenantDeletionHooks;
   logger: Logger;
+  events: EventService;
+  automation: AutomationService;
+  /** Started and stopped by the server (buildApp), not by the admin CLI. */
+  automationRunner: AutomationRunner;
+  investigations: InvestigationService;
+  /** Its schedule is started and stopped by the server (buildApp), not by the admin CLI. */
+  detection: DetectionService;
 }
 
 /** Wires the domain services over one database; shared by the server and the admin CLI. */
@@ -64,9 +86,27 @@ export async function createServices(config: Config, db: Database, flows: FlowEn
   const links = new PublicLinks(config.publicBaseUrl);
   const pubsub = new PubSub(db, logger);
   const auth = new AuthService(new TokenService(keys, config.tokenTtlSeconds), credentials, tenantScopeLoader(directory));
-  const nodes = new NodeService(prisma, tenants, pubsub);
-  const control = new ControlHub(db, pubsub, auth, nodes, logger);
+  const events = new EventService(new EventStore(prisma), prisma, pubsub, logger);
+  const nodes = new NodeService(prisma, tenants, pubsub, events);
+  const control = new ControlHub(db, pubsub, auth, nodes, logger, events);
   await control.start();
+  const collector = new CollectorService(new CollectorStore(prisma), links, config, logger);
+  const nodeCommands = new NodeCommandService(prisma, nodes, control, collector, config.commandTimeoutScale);
+  const automationStore = new AutomationStore(prisma, db.pool);
+  const automation = new AutomationService(automationStore, new WebhookSecrets(() => new CollectorStore(prisma).signingSecrets()), {
+    allowPrivateTargets: config.automationAllowPrivateTargets,
+  });
+  events.react(automation.reaction);
+  const automationActions = new Actions({
+    secretOf: automation.secretOf,
+    nodeCommands,
+    loadScope: tenantScopeLoader(directory),
+    allowPrivateTargets: config.automationAllowPrivateTargets,
+    webhookTimeoutMs: 10_000,
+  });
+  const automationRunner = new AutomationRunner(automationStore, automationActions, events, pubsub, logger, {
+    retryBaseMs: config.automationRetryBaseMs,
+  });
   return {
     links,
     keys,
@@ -79,14 +119,38 @@ export async function createServices(config: Config, db: Database, flows: FlowEn
     deviceAuth: new DeviceAuthService(new DeviceAuthorizationStore(prisma), pubsub, links, logger, {
       lifetimeSeconds: config.deviceCodeTtlSeconds,
       pollIntervalSeconds: config.devicePollIntervalSeconds,
-    }),
-    collector: new CollectorService(new CollectorStore(prisma), links, config, logger),
+    }, events),
+    collector,
     nodes,
     profiles: new ProfileService(new ProfileStore(prisma)),
     control,
     ingest: new IngestService(prisma, flows),
-    nodeCommands: new NodeCommandService(prisma, nodes, control, config.commandTimeoutScale),
+    explore: new ExploreService(flows, startIpOrgDataset(config, flows, logger)),
+    search: new SearchService(flows, logger),
+    nodeCommands,
     deletionHooks,
     logger,
+    events,
+    automation,
+    automationRunner,
+    investigations: new InvestigationService(new InvestigationStore(prisma), prisma, flows),
+    detection: new DetectionService(
+      db,
+      flows,
+      logger,
+      { intervalMs: config.detectionIntervalSeconds * 1000, windowMs: config.detectionWindowMinutes * 60_000 },
+      events,
+    ),
   };
+}
+
+/** IP → organization enrichment for explore, loaded in the background (docs/explore.md). */
+function startIpOrgDataset(config: Config, flows: FlowEngine, logger: Logger): IpOrgDataset {
+  const dataset = new IpOrgDataset(flows, {
+    mode: config.ipOrgDataset,
+    source: dictionarySourceFromUrl(config.clickhouseUrl, config.clickhouseUrl ? config.clickhouseDatabase : undefined),
+    log: (event, fields) => (event.endsWith('failed') ? logger.error(event, fields) : logger.info(event, fields)),
+  });
+  dataset.start();
+  return dataset;
 }

@@ -31,7 +31,8 @@ export class Loaders {
     this.releases ??= new DataLoader(async (keys) => {
       const wanted = keys.map((k) => k.split('/'));
       const rows = await this.prisma.collectorRelease.findMany({
-        where: { OR: wanted.map(([channel, os, arch]) => ({ channel, os, arch })) },
+        // Only releases whose tarball is stored can be installed (as the collector module rules).
+        where: { asset: { isNot: null }, OR: wanted.map(([channel, os, arch]) => ({ channel, os, arch })) },
         orderBy: { createdAt: 'desc' },
         distinct: ['channel', 'os', 'arch'],
       });

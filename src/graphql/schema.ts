@@ -8,6 +8,11 @@ import '../modules/collector/collector.schema.js';
 import '../modules/profiles/profiles.schema.js';
 import '../modules/nodes/nodes.schema.js';
 import '../modules/control/control.schema.js';
+import '../modules/events/events.schema.js';
+import '../modules/automation/automation.schema.js';
+import '../modules/explore/explore.schema.js';
+import '../modules/search/search.schema.js';
+import '../modules/investigations/investigations.schema.js';
 
 export const schema = builder.toSchema();
 

@@ -15,8 +15,8 @@ export type Prisma = PrismaClient<'query'>;
 export interface Database {
   prisma: PrismaClient<'query'>;
   pool: pg.Pool;
-  /** Statements Prisma has sent since start. */
-  stats: { queries: number };
+  /** Statements Prisma has sent since start, and the text of the latest 500. */
+  stats: { queries: number; recent: string[] };
   url: string;
   notify(channel: string, payload: string): Promise<void>;
   listen(channel: string, handler: (payload: string) => void): Promise<() => Promise<void>>;
@@ -48,11 +48,13 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
     adapter: new PrismaPg({ connectionString: url, max: poolSize }),
     log: [{ emit: 'event', level: 'query' }],
   });
-  const stats = { queries: 0 };
-  // Counted so that tests can prove a list resolves in a constant number of statements.
+  const stats = { queries: 0, recent: [] as string[] };
+  // Counted (and the latest kept) so that tests can prove a list resolves in a constant number
+  // of statements, whatever else runs in the background.
   prisma.$on('query', (e) => {
     stats.queries++;
-    if (process.env.LOG_SQL) console.error('SQL', e.query.slice(0, 160));
+    stats.recent.push(e.query);
+    if (stats.recent.length > 500) stats.recent.splice(0, stats.recent.length - 500);
   });
   const listener = embedded ? outboxListener(pool, options.logger) : await clientListener(url, options.logger);
 

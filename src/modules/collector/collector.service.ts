@@ -170,8 +170,13 @@ export class CollectorService {
     if (!release) {
       throw collectorError(404, 'release_not_found', `No ${channel} collector release for ${platform.os}/${platform.arch}`);
     }
+    return this.linkTo(release, keys);
+  }
+
+  /** A signed link to a release's tarball, valid for ASSET_LINK_LIFETIME_SECONDS. */
+  async linkTo(release: CollectorRelease, keys?: LinkKey[]): Promise<DownloadLink> {
     const expires = Math.floor(Date.now() / 1000) + ASSET_LINK_LIFETIME_SECONDS;
-    return { location: this.signedAssetUrl(release, expires, keys), expiresAt: new Date(expires * 1000), release };
+    return { location: this.signedAssetUrl(release, expires, keys ?? (await this.linkKeys())), expiresAt: new Date(expires * 1000), release };
   }
 
   /** An absolute link to a release's tarball that is valid until `expires` (unix seconds). */

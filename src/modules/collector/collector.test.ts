@@ -294,7 +294,8 @@ describe('collector releases and downloads', () => {
     it('finds the latest of many lines in one statement', async () => {
       const before = t.app.db.stats.queries;
       const latest = await t.app.services.collector.latestReleases();
-      expect(t.app.db.stats.queries - before).toBe(1);
+      const sent = t.app.db.stats.recent.slice(-(t.app.db.stats.queries - before));
+      expect(sent.filter((sql) => sql.includes('collector_releases'))).toHaveLength(1);
       expect(latest('stable', 'linux', 'amd64')).toMatchObject({ version: '1.1.0' });
       expect(latest('dev', 'linux', 'arm7')).toMatchObject({ version: '0.3.0' });
       expect(latest('pinned', 'linux', 'amd64')).toBeNull();

@@ -3,6 +3,7 @@ import type { Session } from '../../auth/session.js';
 import { DomainError, badRequest, notFound } from '../../errors.js';
 import type { Node } from '../../generated/prisma/client.js';
 import type { Prisma } from '../../infra/database.js';
+import type { CollectorService } from '../collector/collector.service.js';
 import type { NodeService } from '../nodes/nodes.service.js';
 import { nodeChannel } from '../nodes/nodes.service.js';
 import { compareVersions } from '../nodes/versions.js';
@@ -24,6 +25,7 @@ export class NodeCommandService {
     private readonly prisma: Prisma,
     private readonly nodes: NodeService,
     private readonly hub: ControlHub,
+    private readonly collector: CollectorService,
     /** Deadlines are shortened in tests; production uses the documented ones. */
     private readonly timeoutScale = 1,
   ) {}
@@ -67,10 +69,7 @@ export class NodeCommandService {
     const profile = node.profileId ? await this.prisma.profile.findUnique({ where: { id: node.profileId } }) : null;
     const channel = nodeChannel(node, profile?.updateChannel);
     if (!node.os || !node.arch) throw new DomainError(409, 'not_connected', 'The node has not reported its platform yet');
-    const latest = await this.prisma.collectorRelease.findFirst({
-      where: { channel, os: node.os, arch: node.arch },
-      orderBy: { createdAt: 'desc' },
-    });
+    const latest = await this.collector.latestRelease(channel, node.os, node.arch);
     if (!latest) throw notFound('no_release', `No ${channel} release for ${node.os}/${node.arch}`);
     if (node.collectorVersion && compareVersions(node.collectorVersion, latest.version) >= 0) {
       return { nodeId: node.id, updateStatus: 'already_current', version: node.collectorVersion, platform: null };
@@ -80,7 +79,8 @@ export class NodeCommandService {
       timeout: new DomainError(504, 'update_failed', 'The collector did not confirm the update in time'),
       failed: (message) => new DomainError(502, 'update_failed', `The collector reported: ${message}`),
     };
-    await this.run(node, 'update', { version: latest.version, sha256: latest.sha256, platform, channel }, COMMAND_TIMEOUT_MS, failure);
+    const { location } = await this.collector.linkTo(latest);
+    await this.run(node, 'update', { version: latest.version, url: location, sha256: latest.sha256, platform, channel }, COMMAND_TIMEOUT_MS, failure);
     return { nodeId: node.id, updateStatus: 'update_sent', version: latest.version, platform };
   }
 

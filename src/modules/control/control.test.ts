@@ -168,9 +168,7 @@ describe('collector control channel and node commands', () => {
       const { collector, nodeId } = await enrol('ctl-update', { arch: 'arm7' });
       const noRelease = await call(a.url, 'POST', `/rest/nodes/1.0/${nodeId}/update`, { token: tree.mspCaller.token });
       expect(noRelease.status).toBe(404);
-      await a.app.db.prisma.collectorRelease.create({
-        data: { id: newId('rel'), version: '1.4.0', channel: 'stable', os: 'linux', arch: 'arm7', sha256: 'ab', size: 1, filename: 'p_1.4.0' },
-      });
+      const release = await a.app.services.collector.publish({ file: Buffer.from('binary 1.4.0'), version: '1.4.0', channel: 'stable', os: 'linux', arch: 'arm7' });
       let sent: Record<string, unknown> = {};
       collector.answer = (cmd) => {
         sent = cmd.args;
@@ -179,7 +177,8 @@ describe('collector control channel and node commands', () => {
       const res = await call(a.url, 'POST', `/rest/nodes/1.0/${nodeId}/update`, { token: tree.mspCaller.token });
       expect(res.status).toBe(200);
       expect(res.body).toEqual({ node_id: nodeId, update_status: 'update_sent', version: '1.4.0', platform: 'linux_arm7' });
-      expect(sent).toMatchObject({ version: '1.4.0', sha256: 'ab' });
+      expect(sent).toMatchObject({ version: '1.4.0', sha256: release.sha256, url: expect.stringContaining(`/rest/collector/assets/1.0/${release.id}/`) });
+      expect((await fetch(sent.url as string)).status).toBe(200);
       collector.answer = () => ({ ok: false, error: { code: 'disk_full', message: 'no space left' } });
       const failed = await call(a.url, 'POST', `/rest/nodes/1.0/${nodeId}/update`, { token: tree.mspCaller.token });
       expect(failed.status).toBe(502);

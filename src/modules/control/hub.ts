@@ -10,6 +10,7 @@ import type { Database } from '../../infra/database.js';
 import { newId } from '../../infra/ids.js';
 import type { Logger } from '../../infra/logger.js';
 import { type PubSub, topic } from '../../infra/pubsub.js';
+import { type EventRecorder, noEvents } from '../events/events.service.js';
 import { nodeChangedTopic } from '../nodes/node-events.js';
 import type { NodeService } from '../nodes/nodes.service.js';
 import { deliveredServices } from '../profiles/services-defaults.js';
@@ -69,6 +70,7 @@ export class ControlHub {
     private readonly auth: AuthService,
     private readonly nodes: NodeService,
     private readonly logger: Logger,
+    private readonly events: EventRecorder = noEvents,
   ) {}
 
   async start(): Promise<void> {
@@ -212,6 +214,13 @@ export class ControlHub {
     });
     await this.pubsub.publish(nodeConnectionTopic, { nodeId: node.id, customerId: node.customerId, session: connection.session, connected: true });
     await this.pubsub.publish(nodeChangedTopic, { nodeId: node.id });
+    await this.events.record({
+      customerId: node.customerId,
+      topic: 'node_lifecycle',
+      kind: 'node_connected',
+      subject: node.id,
+      data: { node_id: node.id, hostname: node.hostname, collector_version: node.collectorVersion, os: node.os, arch: node.arch },
+    });
     this.logger.info('control.connected', { nodeId: node.id, customerId: node.customerId });
   }
 
@@ -250,6 +259,13 @@ export class ControlHub {
     if (node) {
       await this.pubsub.publish(nodeConnectionTopic, { nodeId: connection.nodeId, customerId: node.customerId, session: connection.session, connected: false });
       await this.pubsub.publish(nodeChangedTopic, { nodeId: connection.nodeId });
+      await this.events.record({
+        customerId: node.customerId,
+        topic: 'node_lifecycle',
+        kind: 'node_disconnected',
+        subject: connection.nodeId,
+        data: { node_id: connection.nodeId },
+      });
     }
     this.logger.info('control.disconnected', { nodeId: connection.nodeId });
   }

@@ -1,6 +1,6 @@
 import { Scopes } from '../../auth/scopes.js';
 import type { Session } from '../../auth/session.js';
-import { DomainError, authorizationError, badRequest, missingFields } from '../../errors.js';
+import { DomainError, badRequest, missingFields } from '../../errors.js';
 import { type FlowEngine, FlowEngineError, type IngestOutcome, ingestFlowBatch } from '../../flowstore/index.js';
 import type { Prisma } from '../../infra/database.js';
 
@@ -68,9 +68,7 @@ export class IngestService {
       ? await this.prisma.node.findFirst({ where: { customerId: session.customerId, id: nodeId } })
       : await this.prisma.node.findFirst({ where: { customerId: session.customerId, clientId: session.claims.clientId } });
     if (!node || (node.kind === 'managed' && node.clientId !== session.claims.clientId)) {
-      throw authorizationError('This credential has no node to ingest for; connect to the control channel first', {
-        reason: 'no_node',
-      });
+      throw new DomainError(403, 'node_not_registered', 'This credential has no node to ingest for; send hello on the control channel first');
     }
     return node;
   }

@@ -7,6 +7,7 @@ import type { Prisma } from '../../infra/database.js';
 import { newId } from '../../infra/ids.js';
 import type { TenantService } from '../../tenancy/tenants.service.js';
 import type { PubSub } from '../../infra/pubsub.js';
+import { type EventRecorder, noEvents } from '../events/events.service.js';
 import { nodeChangedTopic } from './node-events.js';
 import { isBehind } from './versions.js';
 
@@ -53,6 +54,7 @@ export class NodeService {
     private readonly prisma: Prisma,
     private readonly tenants: TenantService,
     private readonly pubsub: PubSub,
+    private readonly events: EventRecorder = noEvents,
   ) {
     this.clients = new ClientService(prisma);
   }
@@ -173,7 +175,16 @@ export class NodeService {
       if (!(error instanceof LostEnrolmentRace) && (error as { code?: string }).code !== 'P2002') throw error;
       return null;
     });
-    if (enrolled) return enrolled;
+    if (enrolled) {
+      await this.events.record({
+        customerId: enrolled.customerId,
+        topic: 'node_lifecycle',
+        kind: 'node_enrolled',
+        subject: enrolled.id,
+        data: { node_id: enrolled.id, machine_id: enrolled.machineId, hostname: enrolled.hostname, status: enrolled.status, enrolment: enrolment.kind, profile_id: enrolled.profileId },
+      });
+      return enrolled;
+    }
     // Another request with this credential won: answer with its node, as a retry would.
     const winner = await this.prisma.enrolmentCredential.findUniqueOrThrow({ where: { clientId: enrolment.clientId } });
     if (!winner.nodeId) throw new DomainError(409, 'enrolment_conflict', 'Enrolment is in progress; retry');
@@ -188,6 +199,13 @@ export class NodeService {
     if (node.status === NodeStatus.active) return node;
     const activated = await this.prisma.node.update({ where: { id: node.id }, data: { status: NodeStatus.active } });
     await this.pubsub.publish(nodeChangedTopic, { nodeId: node.id });
+    await this.events.record({
+      customerId: node.customerId,
+      topic: 'node_lifecycle',
+      kind: 'node_activated',
+      subject: node.id,
+      data: { node_id: node.id, hostname: node.hostname, previous_status: node.status },
+    });
     return activated;
   }
 
@@ -201,7 +219,7 @@ export class NodeService {
       .filter((n) => n.os && n.arch && n.collectorVersion)
       .map((node) => ({ node, channel: nodeChannel(node, node.profileId ? channelOf.get(node.profileId) : null) }));
     const releases = await this.prisma.collectorRelease.findMany({
-      where: { OR: lines.map(({ node, channel }) => ({ channel, os: node.os!, arch: node.arch! })) },
+      where: { asset: { isNot: null }, OR: lines.map(({ node, channel }) => ({ channel, os: node.os!, arch: node.arch! })) },
       orderBy: { createdAt: 'desc' },
       distinct: ['channel', 'os', 'arch'],
     });

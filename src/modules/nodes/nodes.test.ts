@@ -189,9 +189,7 @@ describe('nodes and provisioning', () => {
   describe('GET /rest/nodes/1.0/outdated', () => {
     it('lists nodes behind the latest release of their channel', async () => {
       const mk = (version: string) =>
-        t.app.db.prisma.collectorRelease.create({
-          data: { id: newId('rel'), version, channel: 'stable', os: 'linux', arch: 'arm7', sha256: 'x', size: 1, filename: `f_${version}` },
-        });
+        t.app.services.collector.publish({ file: Buffer.from(`binary ${version}`), version, channel: 'stable', os: 'linux', arch: 'arm7' });
       await mk('2.0.0');
       await mk('2.1.0');
       const { res } = await enrol({ customer_id: tree.childB.id, machine_id: 'old-arm' }, { arch: 'arm7', collectorVersion: '2.0.0' });

@@ -1,0 +1,359 @@
+// The reference collector's command line: `enroll` (device flow) and `run` (the collector).
+// npm run -s collector -- <command> [flags]; `help` prints the usage.
+
+import { realpathSync } from 'node:fs';
+import { hostname as osHostname } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { type CollectorOptions, type RunningCollector, startCollector } from './collector.js';
+import { EnrollError, enroll } from './enroll.js';
+import { SCENARIO_KINDS, type ScenarioKind } from './flowgen/index.js';
+import { LOG_LEVELS, type LogLevel, createLogger } from './logring.js';
+import { hostMachineId } from './machine-id.js';
+import { StateDir, defaultStateDir } from './state.js';
+import { COLLECTOR_VERSION } from './version.js';
+
+export const USAGE = `Reference collector ${COLLECTOR_VERSION}
+
+Usage:
+  collector enroll --base-url URL [--hostname H] [--machine-id ID] [--state-dir DIR]
+  collector run [--base-url URL] [--access-key KEY] [--flows-per-second N] [--seconds S]
+                [--backfill-hours H] [--scenario KIND]... [--seed N] [--machine-id ID]
+                [--state-dir DIR] [--hostname H] [--diurnal] [--batch-flows N]
+                [--max-queued-flows N] [--log-level LEVEL]
+  collector machine-id [--machine-id ID]
+  collector version | help
+
+enroll   Device flow: prints the approval URL on stdout, waits for an operator, stores the
+         access key in the state dir, prints {"status","node_id"} as JSON. Exit 1 when denied
+         or expired.
+run      Exchanges the access key for tokens, holds the control channel (hello, heartbeats,
+         commands), generates flows and ships them. Runs until SIGINT/SIGTERM unless --seconds
+         is given; then flushes what is queued and exits 0.
+
+Flags:
+  --base-url URL          service address (run: default the one stored by enroll)
+  --access-key KEY        <client_id>.<client_secret> (default $PROPHET_ACCESS_KEY, then the
+                          state dir's access_key)
+  --machine-id ID         default the enrolled one, else UUIDv5 of /etc/machine-id (or hostname)
+  --hostname H            default os.hostname()
+  --state-dir DIR         default $PROPHET_STATE_DIR, else ~/.local/state/prophet-collector
+  --flows-per-second N    mean rate of generated flows, 0 for none (default 50)
+  --seconds S             live seconds after the backfill; 0 = exit after the backfill
+                          (default: until SIGINT/SIGTERM)
+  --backfill-hours H      first send H hours of history as fast as ingest accepts
+  --scenario KIND         plant an incident: ${SCENARIO_KINDS.join(', ')} or all; repeat or
+                          comma-separate
+  --seed N                flowgen seed (default: the machine id); same seed, same flows
+  --diurnal               working-week shape of the rate instead of a flat rate
+  --batch-flows N         flows per ingest batch (default 2000, at most 10000)
+  --max-queued-flows N    ingest queue cap; generation waits when it is full (default 20000)
+  --log-level LEVEL       ${LOG_LEVELS.join(', ')} (default info); logs are JSON lines on stderr
+
+Exit status: 0 done, 1 refused/failed, 2 usage error.
+`;
+
+export class UsageError extends Error {
+  override readonly name = 'UsageError';
+}
+
+const common = {
+  'base-url': { type: 'string' },
+  'state-dir': { type: 'string' },
+  'machine-id': { type: 'string' },
+  hostname: { type: 'string' },
+  'log-level': { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const satisfies ParseArgsConfig['options'];
+
+const OPTIONS = {
+  enroll: common,
+  run: {
+    ...common,
+    'access-key': { type: 'string' },
+    'flows-per-second': { type: 'string' },
+    seconds: { type: 'string' },
+    'backfill-hours': { type: 'string' },
+    scenario: { type: 'string', multiple: true },
+    seed: { type: 'string' },
+    diurnal: { type: 'boolean' },
+    'batch-flows': { type: 'string' },
+    'max-queued-flows': { type: 'string' },
+  },
+  'machine-id': { 'machine-id': { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+} as const satisfies Record<string, ParseArgsConfig['options']>;
+
+interface Common {
+  baseUrl?: string;
+  stateDir?: string;
+  machineId?: string;
+  hostname?: string;
+  logLevel: LogLevel;
+}
+
+export type ParsedCli =
+  | { command: 'help' }
+  | { command: 'version' }
+  | { command: 'machine-id'; machineId?: string }
+  | ({ command: 'enroll' } & Common)
+  | ({
+      command: 'run';
+      accessKey?: string;
+      flowsPerSecond: number;
+      seconds?: number;
+      backfillHours: number;
+      scenarios: ScenarioKind[];
+      seed?: number | string;
+      diurnal: boolean;
+      batchFlows?: number;
+      maxQueuedFlows?: number;
+    } & Common);
+
+/** Parses argv (without node and the script); throws UsageError. */
+export function parseCli(argv: string[]): ParsedCli {
+  const [command, ...rest] = argv;
+  if (command === undefined || command === 'help' || command === '--help' || command === '-h') return { command: 'help' };
+  if (command === 'version' || command === '--version') return { command: 'version' };
+  if (!(command in OPTIONS)) throw new UsageError(`unknown command ${JSON.stringify(command)}`);
+  let values: Record<string, unknown>;
+  try {
+    const options: ParseArgsConfig['options'] = OPTIONS[command as keyof typeof OPTIONS];
+    values = parseArgs({ args: rest, options, strict: true, allowPositionals: false }).values;
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  if (values.help) return { command: 'help' };
+  const str = (name: string) => {
+    const v = values[name] as string | undefined;
+    if (v !== undefined && v.trim() === '') throw new UsageError(`--${name} must not be empty`);
+    // The service refuses hello fields over 256 characters.
+    if (v !== undefined && v.trim().length > 256) throw new UsageError(`--${name} must be at most 256 characters`);
+    return v?.trim();
+  };
+  if (command === 'machine-id') return { command, machineId: str('machine-id') };
+
+  const baseUrl = str('base-url');
+  if (baseUrl !== undefined) checkUrl(baseUrl);
+  const logLevel = (str('log-level') ?? 'info') as LogLevel;
+  if (!LOG_LEVELS.includes(logLevel)) throw new UsageError(`--log-level must be one of ${LOG_LEVELS.join(', ')}`);
+  const shared: Common = { baseUrl, stateDir: str('state-dir'), machineId: str('machine-id'), hostname: str('hostname'), logLevel };
+  if (command === 'enroll') return { command, ...shared };
+
+  const seed = str('seed');
+  return {
+    command: 'run',
+    ...shared,
+    accessKey: str('access-key'),
+    flowsPerSecond: number(values, 'flows-per-second', { min: 0, max: 1_000_000 }) ?? 50,
+    seconds: number(values, 'seconds', { min: 0, max: 366 * 86_400 }),
+    backfillHours: number(values, 'backfill-hours', { min: 0, max: 24 * 90 }) ?? 0,
+    scenarios: scenarios((values.scenario as string[] | undefined) ?? []),
+    seed: seed === undefined ? undefined : /^-?\d{1,15}$/.test(seed) ? Number(seed) : seed,
+    diurnal: Boolean(values.diurnal),
+    batchFlows: number(values, 'batch-flows', { min: 1, max: 10_000, integer: true }),
+    maxQueuedFlows: number(values, 'max-queued-flows', { min: 1, max: 10_000_000, integer: true }),
+  };
+}
+
+function checkUrl(value: string): void {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new UsageError(`--base-url ${JSON.stringify(value)} is not a URL`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError('--base-url must be http:// or https://');
+}
+
+function number(values: Record<string, unknown>, name: string, limits: { min: number; max: number; integer?: boolean }): number | undefined {
+  const raw = values[name] as string | undefined;
+  if (raw === undefined) return undefined;
+  const n = Number(raw.trim());
+  if (raw.trim() === '' || !Number.isFinite(n) || (limits.integer && !Number.isInteger(n)) || n < limits.min || n > limits.max) {
+    throw new UsageError(`--${name} must be ${limits.integer ? 'an integer' : 'a number'} from ${limits.min} to ${limits.max}, not ${JSON.stringify(raw)}`);
+  }
+  return n;
+}
+
+function scenarios(values: string[]): ScenarioKind[] {
+  const out = new Set<ScenarioKind>();
+  for (const item of values.flatMap((v) => v.split(',')).map((v) => v.trim().toLowerCase()).filter(Boolean)) {
+    if (item === 'all') SCENARIO_KINDS.forEach((k) => out.add(k));
+    else if ((SCENARIO_KINDS as readonly string[]).includes(item)) out.add(item as ScenarioKind);
+    else throw new UsageError(`--scenario ${JSON.stringify(item)} is not one of ${SCENARIO_KINDS.join(', ')}, all`);
+  }
+  return [...out];
+}
+
+/** `run` flags completed from the environment and the state dir; throws UsageError when the key or URL is missing. */
+export function resolveRun(parsed: Extract<ParsedCli, { command: 'run' }>, env: NodeJS.ProcessEnv = process.env): CollectorOptions & { stateDir: string } {
+  const stateDir = parsed.stateDir ?? defaultStateDir(env);
+  const state = new StateDir(stateDir);
+  const stored = state.read();
+  const baseUrl = parsed.baseUrl ?? stored.base_url;
+  if (!baseUrl) throw new UsageError('no --base-url given and none stored by `enroll` in ' + stateDir);
+  const accessKey = parsed.accessKey ?? (env.PROPHET_ACCESS_KEY?.trim() || undefined) ?? state.readAccessKey();
+  if (!accessKey) throw new UsageError(`no access key: pass --access-key, set PROPHET_ACCESS_KEY, or run \`enroll\` first (state dir ${stateDir})`);
+  if (!/^[^.\s]+\.\S+$/.test(accessKey)) throw new UsageError('the access key must look like <client_id>.<client_secret>');
+  return {
+    baseUrl,
+    accessKey,
+    stateDir,
+    machineId: parsed.machineId,
+    hostname: parsed.hostname,
+    flowsPerSecond: parsed.flowsPerSecond,
+    seconds: parsed.seconds,
+    backfillHours: parsed.backfillHours,
+    scenarios: parsed.scenarios,
+    seed: parsed.seed,
+    diurnal: parsed.diurnal,
+    batchFlows: parsed.batchFlows,
+    maxQueuedFlows: parsed.maxQueuedFlows,
+    logLevel: parsed.logLevel,
+  };
+}
+
+export interface Io {
+  stdout: (text: string) => void;
+  stderr: (text: string) => void;
+  env: NodeJS.ProcessEnv;
+  /** Registers a handler for SIGINT/SIGTERM; returns the unregister function. */
+  onSignal: (handler: (signal: string) => void) => () => void;
+}
+
+const processIo: Io = {
+  stdout: (text) => void process.stdout.write(text),
+  stderr: (text) => void process.stderr.write(text),
+  env: process.env,
+  onSignal: (handler) => {
+    process.on('SIGINT', handler);
+    process.on('SIGTERM', handler);
+    return () => {
+      process.off('SIGINT', handler);
+      process.off('SIGTERM', handler);
+    };
+  },
+};
+
+/** Runs one command; resolves with the exit status. */
+export async function main(argv: string[], io: Io = processIo): Promise<number> {
+  let parsed: ParsedCli;
+  try {
+    parsed = parseCli(argv);
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    io.stderr(`collector: ${error.message}\nRun \`collector help\` for the usage.\n`);
+    return 2;
+  }
+  try {
+    switch (parsed.command) {
+      case 'help':
+        io.stdout(USAGE);
+        return 0;
+      case 'version':
+        io.stdout(`${COLLECTOR_VERSION}\n`);
+        return 0;
+      case 'machine-id':
+        io.stdout(`${parsed.machineId ?? hostMachineId()}\n`);
+        return 0;
+      case 'enroll':
+        return await runEnroll(parsed, io);
+      case 'run':
+        return await runCollector(resolveRun(parsed, io.env), io);
+    }
+  } catch (error) {
+    if (error instanceof UsageError) {
+      io.stderr(`collector: ${error.message}\n`);
+      return 2;
+    }
+    io.stderr(`collector: ${(error as Error).message}\n`);
+    return 1;
+  }
+}
+
+async function runEnroll(parsed: Extract<ParsedCli, { command: 'enroll' }>, io: Io): Promise<number> {
+  if (!parsed.baseUrl) throw new UsageError('enroll needs --base-url');
+  const state = new StateDir(parsed.stateDir ?? defaultStateDir(io.env));
+  const machineId = parsed.machineId ?? hostMachineId();
+  const hostname = parsed.hostname ?? osHostname();
+  const logger = createLogger({ level: parsed.logLevel, write: (line) => io.stderr(line + '\n') });
+  const abort = new AbortController();
+  const unregister = io.onSignal(() => abort.abort());
+  try {
+    const result = await enroll({
+      baseUrl: parsed.baseUrl,
+      hostname,
+      machineId,
+      logger,
+      signal: abort.signal,
+      onAuthUrl: (start) => {
+        io.stdout(`${start.auth_url}\n`);
+        io.stderr(
+          `To let this device (${hostname}, machine ${machineId}) join, an operator opens the URL above and approves it.\n` +
+            `Waiting for the decision (the request expires in ${Math.round(start.expires_in / 60)} min)…\n`,
+        );
+      },
+    });
+    state.writeAccessKey(result.accessKey);
+    state.update({ base_url: parsed.baseUrl, machine_id: machineId, hostname, node_id: result.nodeId, enrolled_at: new Date().toISOString() });
+    io.stderr(`Approved. The access key is stored in ${state.accessKeyPath} (mode 0600).\n`);
+    io.stdout(JSON.stringify({ status: result.status, ...(result.nodeId ? { node_id: result.nodeId } : {}) }) + '\n');
+    return 0;
+  } catch (error) {
+    if (!(error instanceof EnrollError)) throw error;
+    io.stdout(JSON.stringify({ status: error.status }) + '\n');
+    io.stderr(`collector: enrolment failed: ${error.message}\n`);
+    return 1;
+  } finally {
+    unregister();
+  }
+}
+
+async function runCollector(options: CollectorOptions, io: Io): Promise<number> {
+  const collector: RunningCollector = await startCollector({ ...options, waitForWelcome: false, log: (line) => io.stderr(line + '\n') });
+  let signals = 0;
+  const unregister = io.onSignal((signal) => {
+    if (++signals > 1) {
+      io.stderr(`collector: ${signal} again, exiting without flushing\n`);
+      process.exit(130);
+    }
+    collector.logger.info('collector.signal', { signal });
+    void collector.stop();
+  });
+  try {
+    await collector.done;
+    const { unsent } = await collector.stop();
+    io.stdout(JSON.stringify(summary(collector)) + '\n');
+    return unsent > 0 ? 1 : 0;
+  } catch (error) {
+    await collector.stop();
+    io.stdout(JSON.stringify(summary(collector)) + '\n');
+    io.stderr(`collector: ${(error as Error).message}\n`);
+    return 1;
+  } finally {
+    unregister();
+  }
+}
+
+function summary(collector: RunningCollector) {
+  const s = collector.stats();
+  return { node_id: s.node_id, machine_id: s.machine_id, version: s.version, flows_generated: s.flows.generated, ...s.ingest };
+}
+
+const invokedDirectly = (() => {
+  try {
+    return Boolean(process.argv[1]) && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url);
+  } catch {
+    return false;
+  }
+})();
+
+if (invokedDirectly) {
+  main(process.argv.slice(2)).then(
+    (code) => (process.exitCode = code),
+    (error) => {
+      process.stderr.write(`collector: ${(error as Error).stack ?? error}\n`);
+      process.exitCode = 1;
+    },
+  );
+}

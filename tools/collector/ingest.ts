@@ -1,0 +1,301 @@
+// collector-protocol.md 4: flows go to the service in batches. A batch keeps its batch_id across
+// retries (the service stores a retried batch once), nothing is dropped because the service is
+// slow or down, and the queue is bounded: when it is full, push() waits, which holds up whatever
+// generates the flows.
+
+import { createHash } from 'node:crypto';
+import { promisify } from 'node:util';
+import { gunzipSync, gzip as gzipCallback } from 'node:zlib';
+import { Backoff, type BackoffOptions, retryAfterMs, sleep } from './backoff.js';
+import { CredentialRejected } from './auth.js';
+import { type Fetch, errorText, joinUrl, request } from './http.js';
+import type { Logger } from './logring.js';
+
+export const INGEST_PATH = '/collector/ingest/1.0/flows';
+/** Per-batch limits of the protocol (16 MiB on the wire; the service also takes 64 MiB of JSON gzipped into that). */
+export const MAX_BATCH_FLOWS = 10_000;
+export const MAX_BATCH_BYTES = 16 * 1024 * 1024;
+export const MAX_BATCH_JSON_BYTES = 64 * 1024 * 1024;
+/** The service's limit on batch_id: 1–128 printable ASCII characters. */
+const MAX_BATCH_ID = 128;
+
+const gzip = promisify(gzipCallback);
+
+export const DEFAULT_BATCH_FLOWS = 2_000;
+/** About 50 MB of serialized flows at ~2.5 KB each. */
+export const DEFAULT_MAX_QUEUED_FLOWS = 20_000;
+
+export interface Tokens {
+  token(): Promise<string>;
+  invalidate(): void;
+}
+
+export interface IngestOptions {
+  baseUrl: string;
+  tokens: Tokens;
+  /** Batch ids are `<prefix>-<seq>`; the prefix must be unique per node and run (see batchIdPrefix()). */
+  batchIdPrefix: string;
+  /** Gzip batch bodies (Content-Encoding: gzip): about a tenth of the bytes, sent and queued. Default true. */
+  gzip?: boolean;
+  /** Sent as the batch's `node_id` when it returns one (legacy collectors; managed nodes are known by their credential). */
+  nodeId?: () => string | undefined;
+  logger: Logger;
+  batchFlows?: number;
+  maxQueuedFlows?: number;
+  /** Batches in flight at once. Default 2. */
+  concurrency?: number;
+  requestTimeoutMs?: number;
+  backoff?: BackoffOptions;
+  fetch?: Fetch;
+  /** The credential cannot ingest (revoked key, 403): nothing this queue can do will help. */
+  onFatal?: (error: Error) => void;
+}
+
+export interface IngestStats {
+  /** Flows not acknowledged yet (waiting or in flight). */
+  queued: number;
+  in_flight_batches: number;
+  /** Flows the service accepted. */
+  sent: number;
+  /** Flows the service refused one by one (`rejected` of a 200), plus whole batches it refused. */
+  failed: number;
+  rejected: number;
+  dropped: number;
+  batches_sent: number;
+  /** Attempts that failed and were retried. */
+  retries: number;
+}
+
+interface Batch {
+  id: string;
+  /** The request body exactly as sent, every time: the same batch id always carries the same flows. */
+  body: Buffer;
+  flows: number;
+}
+
+/**
+ * `<machine>-<run>`, printable ASCII and short enough that `-<seq>` stays within 128 characters;
+ * a machine id that is not gets hashed.
+ */
+export function batchIdPrefix(machineId: string, runId: string): string {
+  const machine = /^[\x21-\x7e]{1,64}$/.test(machineId) ? machineId : `m${createHash('sha256').update(machineId).digest('hex').slice(0, 24)}`;
+  return `${machine}-${runId}`.slice(0, MAX_BATCH_ID - 16);
+}
+
+type Outcome = 'acked' | 'dropped' | 'split' | 'aborted';
+
+export class QueueClosed extends Error {}
+
+export class IngestQueue {
+  private readonly waiting: Batch[] = [];
+  private queuedFlows = 0;
+  private inFlight = 0;
+  private seq = 0;
+  private closed = false;
+  private readonly abort = new AbortController();
+  private spaceWaiters: Array<() => void> = [];
+  private workWaiters: Array<() => void> = [];
+  private idleWaiters: Array<() => void> = [];
+  private readonly senders: Promise<void>[] = [];
+  private readonly batchFlows: number;
+  readonly maxQueuedFlows: number;
+  private readonly counters = { sent: 0, rejected: 0, dropped: 0, batches_sent: 0, retries: 0 };
+  private readonly url: string;
+  private readonly gzip: boolean;
+
+  constructor(private readonly options: IngestOptions) {
+    this.gzip = options.gzip ?? true;
+    this.batchFlows = Math.max(1, Math.min(MAX_BATCH_FLOWS, options.batchFlows ?? DEFAULT_BATCH_FLOWS));
+    this.maxQueuedFlows = Math.max(1, options.maxQueuedFlows ?? DEFAULT_MAX_QUEUED_FLOWS);
+    this.url = joinUrl(options.baseUrl, INGEST_PATH);
+    for (let i = 0; i < Math.max(1, options.concurrency ?? 2); i++) this.senders.push(this.sender());
+  }
+
+  stats(): IngestStats {
+    return {
+      queued: this.queuedFlows,
+      in_flight_batches: this.inFlight,
+      failed: this.counters.rejected + this.counters.dropped,
+      ...this.counters,
+    };
+  }
+
+  /**
+   * Queues flows in batches of at most batchFlows (and 16 MiB). Waits while the queue is full,
+   * unless `signal` aborts (shutting down: the flows are queued over the cap, so stop() still
+   * tries to send them and counts them if it cannot); throws QueueClosed once close() was called.
+   */
+  async push(flows: readonly unknown[], signal?: AbortSignal): Promise<void> {
+    for (let i = 0; i < flows.length; i += this.batchFlows) {
+      for (const batch of await this.serialize(flows.slice(i, i + this.batchFlows))) {
+        await this.room(batch.flows, signal);
+        this.waiting.push(batch);
+        this.queuedFlows += batch.flows;
+        this.workWaiters.shift()?.();
+      }
+    }
+  }
+
+  /** True once every queued flow was acknowledged (or refused), false if timeoutMs passed first. */
+  async drain(timeoutMs = Infinity): Promise<boolean> {
+    if (this.queuedFlows === 0) return true;
+    let timer: NodeJS.Timeout | undefined;
+    const idle = new Promise<boolean>((resolve) => this.idleWaiters.push(() => resolve(true)));
+    const timeout = new Promise<boolean>((resolve) => {
+      if (Number.isFinite(timeoutMs)) timer = setTimeout(() => resolve(false), timeoutMs);
+    });
+    const result = await Promise.race([idle, timeout]);
+    clearTimeout(timer);
+    return result;
+  }
+
+  /** Stops sending now; flows still queued are reported by stats().queued and not sent. */
+  async close(): Promise<void> {
+    this.closed = true;
+    this.abort.abort();
+    for (const wake of this.workWaiters.splice(0)) wake();
+    for (const wake of this.spaceWaiters.splice(0)) wake();
+    await Promise.all(this.senders);
+  }
+
+  private async serialize(flows: readonly unknown[], id = `${this.options.batchIdPrefix}-${++this.seq}`): Promise<Batch[]> {
+    const nodeId = this.options.nodeId?.();
+    const json = Buffer.from(JSON.stringify({ batch_id: id, ...(nodeId ? { node_id: nodeId } : {}), flows }));
+    const body = this.gzip ? await gzip(json) : json;
+    if ((body.length <= MAX_BATCH_BYTES && json.length <= MAX_BATCH_JSON_BYTES) || flows.length === 1) {
+      return [{ id, body, flows: flows.length }];
+    }
+    const half = Math.ceil(flows.length / 2);
+    return [...(await this.serialize(flows.slice(0, half))), ...(await this.serialize(flows.slice(half)))];
+  }
+
+  private async room(n: number, signal?: AbortSignal): Promise<void> {
+    // An empty queue takes any batch, so a batch larger than the cap cannot wait forever.
+    while (!this.closed && !signal?.aborted && this.queuedFlows > 0 && this.queuedFlows + n > this.maxQueuedFlows) {
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          signal?.removeEventListener('abort', done);
+          resolve();
+        };
+        this.spaceWaiters.push(done);
+        signal?.addEventListener('abort', done, { once: true });
+      });
+    }
+    if (this.closed) throw new QueueClosed('the ingest queue is closed');
+  }
+
+  private async sender(): Promise<void> {
+    while (!this.closed) {
+      const batch = this.waiting.shift();
+      if (!batch) {
+        await new Promise<void>((resolve) => this.workWaiters.push(resolve));
+        continue;
+      }
+      this.inFlight++;
+      let outcome: Outcome;
+      try {
+        outcome = await this.deliver(batch);
+      } finally {
+        this.inFlight--;
+      }
+      if (outcome === 'aborted') {
+        this.waiting.unshift(batch); // still counted in queued: it was not sent
+        return;
+      }
+      if (outcome === 'split') {
+        // Nothing of a refused batch was stored, so its halves may take new ids.
+        const json = this.gzip ? gunzipSync(batch.body) : batch.body;
+        const flows = (JSON.parse(json.toString('utf8')) as { flows: unknown[] }).flows;
+        const half = Math.ceil(flows.length / 2);
+        const parts = [
+          ...(await this.serialize(flows.slice(0, half), `${batch.id}.1`)),
+          ...(await this.serialize(flows.slice(half), `${batch.id}.2`)),
+        ];
+        this.waiting.unshift(...parts); // same flows, still counted in queued
+        for (let i = 1; i < parts.length; i++) this.workWaiters.shift()?.();
+        continue;
+      }
+      this.queuedFlows -= batch.flows;
+      for (const wake of this.spaceWaiters.splice(0)) wake();
+      if (this.queuedFlows === 0) for (const wake of this.idleWaiters.splice(0)) wake();
+    }
+  }
+
+  /** Sends one batch until the service acknowledges or refuses it, or the queue closes. */
+  private async deliver(batch: Batch): Promise<Outcome> {
+    const backoff = new Backoff({ initialMs: 500, maxMs: 30_000, ...this.options.backoff });
+    const log = this.options.logger;
+    const signal = this.abort.signal;
+    let unauthorized = 0;
+    const retry = async (event: string, waitMs: number, fields: Record<string, unknown>) => {
+      this.counters.retries++;
+      log.warn(event, { batch_id: batch.id, flows: batch.flows, retry_in_ms: waitMs, ...fields });
+      await sleep(waitMs, signal);
+    };
+    while (!signal.aborted) {
+      let token: string;
+      try {
+        token = await this.options.tokens.token();
+      } catch (error) {
+        if (error instanceof CredentialRejected) {
+          this.options.onFatal?.(error);
+          await sleep(backoff.maxMs, signal);
+        } else await retry('ingest.token_failed', backoff.next(), { error });
+        continue;
+      }
+      let res;
+      try {
+        res = await request(this.url, {
+          raw: batch.body,
+          headers: this.gzip ? { 'content-encoding': 'gzip' } : undefined,
+          token,
+          timeoutMs: this.options.requestTimeoutMs ?? 30_000,
+          signal,
+          fetch: this.options.fetch,
+        });
+      } catch (error) {
+        if (signal.aborted) break;
+        await retry('ingest.unreachable', backoff.next(), { error });
+        continue;
+      }
+      if (res.status >= 200 && res.status < 300) {
+        const body = (res.body ?? {}) as { accepted?: unknown; rejected?: unknown };
+        const rejected = Array.isArray(body.rejected) ? body.rejected : [];
+        const accepted = typeof body.accepted === 'number' ? body.accepted : batch.flows - rejected.length;
+        this.counters.sent += accepted;
+        this.counters.rejected += rejected.length;
+        this.counters.batches_sent++;
+        if (rejected.length) log.warn('ingest.records_rejected', { batch_id: batch.id, rejected: rejected.length, first: rejected.slice(0, 3) });
+        else log.debug('ingest.batch_sent', { batch_id: batch.id, accepted });
+        return 'acked';
+      }
+      if (res.status === 401) {
+        // The token expired or was revoked under us: one immediate retry with a new one, then back off.
+        this.options.tokens.invalidate();
+        await retry('ingest.token_refused', ++unauthorized === 1 ? 0 : backoff.next(), { status: 401 });
+        continue;
+      }
+      if (res.status === 413 && batch.flows > 1) {
+        log.warn('ingest.batch_too_large', { batch_id: batch.id, flows: batch.flows, bytes: batch.body.length });
+        return 'split';
+      }
+      if (res.status === 403) {
+        // No node for this credential yet (ingest before the first hello), or one that is being
+        // re-enrolled: keep the flows and try again slowly. A revoked key shows at the token endpoint.
+        await retry('ingest.forbidden', backoff.maxMs, { status: 403, error: errorText(res) });
+        continue;
+      }
+      if (res.status === 404 || res.status === 408 || res.status === 425 || res.status === 429 || res.status >= 500) {
+        const hinted = retryAfterMs(res.headers.get('retry-after'));
+        const step = backoff.next();
+        await retry('ingest.retry', hinted !== undefined ? Math.max(hinted, 100) : step, { status: res.status, error: errorText(res) });
+        continue;
+      }
+      // 400 and the like: this batch can never be accepted; keeping it would stop all others.
+      this.counters.dropped += batch.flows;
+      log.error('ingest.batch_refused', { batch_id: batch.id, flows: batch.flows, status: res.status, error: errorText(res) });
+      return 'dropped';
+    }
+    return 'aborted';
+  }
+}

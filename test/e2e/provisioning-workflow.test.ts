@@ -1,4 +1,7 @@
 import { createHash } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findMember, readTarGz } from '../../src/modules/collector/tarball.js';
@@ -6,6 +9,7 @@ import { type TestApp, startTestApp } from '../kit/app.js';
 import { FakeCollector } from '../kit/fake-collector.js';
 import { call } from '../kit/http.js';
 import { seedCaller, seedTenant } from '../kit/seed.js';
+import { startCollector } from '../../tools/collector/index.js';
 
 /** wire.md 11.4: UUIDv5 in the URL namespace of `prophet-node:<cpu id>`. */
 function deriveMachineId(cpuId: string): string {
@@ -25,6 +29,7 @@ describe('factory provisioning workflow (wire.md 14)', () => {
   let t: TestApp;
   let token: string;
   let parentId: string;
+  const stateDir = mkdtempSync(join(tmpdir(), 'bd-unit-'));
 
   beforeAll(async () => {
     t = await startTestApp();
@@ -35,7 +40,10 @@ describe('factory provisioning workflow (wire.md 14)', () => {
     parentId = decodeJwt(token).aud as string;
     await t.app.services.collector.publish({ file: Buffer.from('#!/bin/sh\necho prophet\n'), version: '0.3.0', channel: 'stable', os: 'linux', arch: 'arm7' });
   });
-  afterAll(() => t.stop());
+  afterAll(async () => {
+    await t.stop();
+    rmSync(stateDir, { recursive: true, force: true });
+  });
 
   it('builds a unit end to end', async () => {
     expect(deriveMachineId('0xABC')).toBe('bc43bcea-37a7-5c97-9815-727fba52b452');
@@ -71,13 +79,22 @@ describe('factory provisioning workflow (wire.md 14)', () => {
     const binary = findMember(readTarGz(Buffer.from(await download.arrayBuffer())), 'prophet');
     expect(binary?.content.toString()).toContain('echo prophet');
 
-    // The unit boots: it exchanges its key (aud = the child, scope ingest) and registers.
+    // The key's token speaks for the child with the ingest scope; no node exists until the unit boots.
     const collectorToken = await FakeCollector.exchange(t.url, provisioned.body.access_key);
     expect(decodeJwt(collectorToken)).toMatchObject({ aud: deploymentId, scopes: expect.arrayContaining(['p.token.scope.ingest']) });
     const before = await call(t.url, 'GET', '/rest/nodes/1.0', { token });
     expect(before.body.nodes.find((n: { machine_id: string }) => n.machine_id === machineId)).toBeUndefined();
-    const collector = await FakeCollector.connect(t.url, collectorToken, { machine_id: machineId, hostname: 'SN-0042', os: 'linux', arch: 'arm7', collector_version: '0.3.0' });
-    expect(collector.welcome.config.services.packet).toMatchObject({ lightweight: true, interface_patterns: ['eth*'], num_workers: 1 });
+
+    // The unit boots: the reference collector registers on the control channel and ships flows.
+    const collector = await startCollector({
+      baseUrl: t.url,
+      accessKey: provisioned.body.access_key,
+      machineId,
+      hostname: 'SN-0042',
+      stateDir,
+      flowsPerSecond: 20,
+      log: null,
+    });
 
     // The gate: poll GET /rest/nodes/1.0 until the node is active and connected.
     await expect
@@ -87,7 +104,8 @@ describe('factory provisioning workflow (wire.md 14)', () => {
         return node?.status === 'active' && node.connection.control_plane === true;
       })
       .toBe(true);
-    await collector.close();
+    await expect.poll(async () => (await call(t.url, 'GET', `/rest/nodes/1.0/${collector.nodeId}`, { token })).body.connection.ingest, { timeout: 15_000 }).toBe(true);
+    await collector.stop();
 
     // Clean-up as the SDK's simulation does: profile, then deployment (cascading to the node).
     expect((await call(t.url, 'DELETE', `/rest/profiles/1.0/${profileId}`, { token, headers: { 'content-length': '0' } })).status).toBe(200);

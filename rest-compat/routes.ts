@@ -2,15 +2,20 @@ import type { Route, ServedRoute } from './route.js';
 import { collectorRoutes, collectorServedRoutes } from './routes/collector.js';
 import { deploymentRoutes } from './routes/deployments.js';
 import { deviceAuthRoutes } from './routes/device-auth.js';
+import { eventRoutes } from './routes/events.js';
+import { automationRoutes } from './routes/automation.js';
 import { nodeRoutes } from './routes/nodes.js';
 import { oauthRoutes } from './routes/oauth.js';
 import { profileRoutes } from './routes/profiles.js';
+import { exploreRoutes } from './routes/explore.js';
+import { searchRoutes } from './routes/search.js';
+import { investigationRoutes } from './routes/investigations.js';
 
 /**
  * Every documented /rest and /search path this server answers, one file per family under
  * routes/. Adding a path is adding a row there and an operation under schema/operations.
  */
-export const routes: Route[] = [...oauthRoutes, ...deviceAuthRoutes, ...deploymentRoutes, ...nodeRoutes, ...profileRoutes, ...collectorRoutes];
+export const routes: Route[] = [...oauthRoutes, ...deviceAuthRoutes, ...deploymentRoutes, ...nodeRoutes, ...profileRoutes, ...collectorRoutes, ...searchRoutes, ...exploreRoutes, ...eventRoutes, ...automationRoutes, ...investigationRoutes];
 
 /** Paths answered with bytes straight from a service (see ServedRoute). */
 export const servedRoutes: ServedRoute[] = [...collectorServedRoutes];

@@ -45,6 +45,8 @@ export async function buildApp(config: Config, logger = createLogger(config.logL
   const flows = options.flowEngine ?? (await openFlowEngine(config, logger));
   if (options.flowEngine) await prepareFlowEngine(flows, config, logger);
   const services = await createServices(config, db, flows, logger);
+  await services.automationRunner.start();
+  await services.detection.start();
 
   const contextFor = (authorization: string | null, requestId: string): Context => ({
     requestId,
@@ -147,6 +149,8 @@ export async function buildApp(config: Config, logger = createLogger(config.logL
     async stop() {
       await ws.dispose();
       wss.close();
+      await services.automationRunner.stop();
+      await services.detection.stop();
       await services.control.stop();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -18,6 +18,7 @@ const schema = z.object({
   CLICKHOUSE_URL: optionalUrl,
   CLICKHOUSE_DATABASE: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/).default('default'),
   FLOW_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
+  IP_ORG_DATASET: z.enum(['preload', 'lazy', 'off']).default('preload'),
   // Test-only knob: scales collector command deadlines (diagnostics 10 s, pprof duration + 15 s).
   COMMAND_TIMEOUT_SCALE: z.coerce.number().positive().max(1).default(1),
   TOKEN_TTL_SECONDS: z.coerce.number().int().min(60).max(86_400).default(3600),
@@ -25,6 +26,13 @@ const schema = z.object({
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
   DEVICE_CODE_TTL_SECONDS: z.coerce.number().int().min(1).max(86_400).default(600),
   DEVICE_POLL_INTERVAL_SECONDS: z.coerce.number().int().min(0).max(3600).default(5),
+  // Detection (docs/detections.md): how often every tenant is analysed (0 = never), over how much history.
+  DETECTION_INTERVAL_SECONDS: z.coerce.number().int().min(0).max(86_400).default(300),
+  DETECTION_WINDOW_MINUTES: z.coerce.number().int().min(5).max(10_080).default(60),
+  // Webhook targets on private, loopback or link-local networks are refused unless this is true.
+  AUTOMATION_ALLOW_PRIVATE_TARGETS: z.enum(['true', 'false', '1', '0']).default('false').transform((v) => v === 'true' || v === '1'),
+  // Test-only knob: the first automation retry delay (it doubles per attempt).
+  AUTOMATION_RETRY_BASE_MS: z.coerce.number().int().min(10).max(3_600_000).default(10_000),
 });
 
 export interface Config {
@@ -40,11 +48,19 @@ export interface Config {
   commandTimeoutScale: number;
   /** Flows older than this are dropped by ClickHouse's TTL. */
   flowRetentionDays: number;
+  /** IP → organization dataset: load at start (`preload`), on first explore use (`lazy`), or never. */
+  ipOrgDataset: 'preload' | 'lazy' | 'off';
   deploymentEnv: 'production' | 'development';
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
   /** Device authorization lifetime (`expires_in`) and minimum wait between polls (`poll_interval`). */
   deviceCodeTtlSeconds: number;
   devicePollIntervalSeconds: number;
+  /** Scheduled detection period (0: only on demand) and the sliding window each run reads. */
+  detectionIntervalSeconds: number;
+  detectionWindowMinutes: number;
+  /** Let automation webhooks reach private, loopback and link-local addresses (docs/automation.md). */
+  automationAllowPrivateTargets: boolean;
+  automationRetryBaseMs: number;
 }
 
 export class ConfigError extends Error {
@@ -71,9 +87,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     tokenTtlSeconds: e.TOKEN_TTL_SECONDS,
     commandTimeoutScale: e.COMMAND_TIMEOUT_SCALE,
     flowRetentionDays: e.FLOW_RETENTION_DAYS,
+    ipOrgDataset: e.IP_ORG_DATASET,
     deploymentEnv: e.DEPLOYMENT_ENV,
     logLevel: e.LOG_LEVEL,
     deviceCodeTtlSeconds: e.DEVICE_CODE_TTL_SECONDS,
     devicePollIntervalSeconds: e.DEVICE_POLL_INTERVAL_SECONDS,
+    detectionIntervalSeconds: e.DETECTION_INTERVAL_SECONDS,
+    detectionWindowMinutes: e.DETECTION_WINDOW_MINUTES,
+    automationAllowPrivateTargets: e.AUTOMATION_ALLOW_PRIVATE_TARGETS,
+    automationRetryBaseMs: e.AUTOMATION_RETRY_BASE_MS,
   };
 }

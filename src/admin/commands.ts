@@ -6,6 +6,7 @@ import { badRequest } from '../errors.js';
 import type { Tenant } from '../generated/prisma/client.js';
 import type { Database } from '../infra/database.js';
 import { publishReleaseCommand, releaseUsage } from '../modules/collector/collector.admin.js';
+import { detectRunCommand, detectUsage } from '../modules/detection/detection.admin.js';
 import { TenantDeletionHooks } from '../tenancy/deletion-hooks.js';
 import { TenantDirectory } from '../tenancy/tenant-directory.js';
 import { TenantService } from '../tenancy/tenants.service.js';
@@ -19,7 +20,8 @@ export const usage = `usage: npm run -s admin -- <command>
   client list --customer CUSTOMER_ID
   client revoke --client-id CLIENT_ID
   key rotate
-${releaseUsage}`;
+${releaseUsage}
+${detectUsage}`;
 
 export const tenantView = (t: Tenant) => ({
   customer_id: t.id,
@@ -84,6 +86,7 @@ const commands: Record<string, Command> = {
     return { kid: await keys.rotate(), jwks: keys.jwks() };
   },
   'release publish': publishReleaseCommand,
+  'detect run': detectRunCommand,
 };
 
 export function findCommand(argv: string[]): { run: Command; args: string[] } | undefined {

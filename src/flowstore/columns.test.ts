@@ -35,10 +35,13 @@ const WIRE_PATHS = [
   'metric.src_bytes', 'metric.dst_bytes', 'metric.total_bytes',
 ];
 
+/** Extras collectors send (docs/flowgen.md) that have their own columns for explore and PQL. */
+const PROMOTED_PATHS = ['src.process.name', 'dst.process.name', 'tls.version', 'tls.sni', 'dns.rrname'];
+
 describe('column registry', () => {
-  it('covers every leaf of the wire flow record, and nothing else as a record leaf', () => {
+  it('covers every leaf of the wire flow record plus the promoted extras, and nothing else as a record leaf', () => {
     const leaves = COLUMNS.filter((c) => c.role === 'leaf').map((c) => c.path).sort();
-    expect(leaves).toEqual([...WIRE_PATHS].sort());
+    expect(leaves).toEqual([...WIRE_PATHS, ...PROMOTED_PATHS].sort());
     expect(columnForPath('id')?.role).toBe('internal');
   });
 
@@ -61,6 +64,13 @@ describe('column registry', () => {
     expect(filterableFields()).not.toContain('path');
   });
 
+  it('reads promoted extras of older rows from their extras JSON', () => {
+    const ddl = createFlowsTableSql(30);
+    expect(ddl).toContain("`tls_version` LowCardinality(Nullable(String)) DEFAULT JSONExtract(`extras`, 'tls', 'version', 'Nullable(String)')");
+    expect(ddl).toContain("`src_process_name` LowCardinality(Nullable(String)) DEFAULT JSONExtract(`extras`, 'src', 'process', 'name', 'Nullable(String)')");
+    for (const path of PROMOTED_PATHS) expect(filterableFields()).toContain(path);
+  });
+
   it('generates the flows DDL with tenant-first key, day partitions and TTL', () => {
     const ddl = createFlowsTableSql(30);
     expect(ddl).toMatch(/^\/\* flowstore:schema\.create_flows \*\/ CREATE TABLE IF NOT EXISTS flows/);
@@ -80,6 +90,13 @@ describe('rows and records', () => {
     const row = flowToRow(batch, { '@timestamp': 10, src: { ip: '10.0.0.1', region: 'x' }, meta: { customer_id: 'spoofed' }, custom: [1], ip: 'not-an-object' }, 3);
     expect(row).toMatchObject({ customer_id: 'c1', node_id: 'n1', batch_id: 'b1', id: recordId('c1', 'n1', 'b1', 3), timestamp: 10, src_ip: '10.0.0.1', meta_ingest_time: 5 });
     expect(JSON.parse(row.extras as string)).toEqual({ src: { region: 'x' }, custom: [1], ip: 'not-an-object' });
+  });
+
+  it('stores promoted extras in their columns and keeps their siblings in extras', () => {
+    const row = flowToRow(batch, { '@timestamp': 1, src: { ip: '10.0.0.1', process: { name: 'chrome.exe', pid: 42 } }, tls: { version: 'TLS 1.3', sni: 'a.example' }, dns: { rrname: 'x.example', rrtype: 'A' } }, 0);
+    expect(row).toMatchObject({ src_process_name: 'chrome.exe', tls_version: 'TLS 1.3', tls_sni: 'a.example', dns_rrname: 'x.example' });
+    expect(JSON.parse(row.extras as string)).toEqual({ src: { process: { pid: 42 } }, dns: { rrtype: 'A' } });
+    expect(() => flowToRow(batch, { '@timestamp': 1, tls: { version: 13 } }, 0)).toThrow(/tls.version/);
   });
 
   it('rejects a leaf of the wrong type, naming it', () => {

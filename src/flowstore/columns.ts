@@ -30,6 +30,11 @@ export interface ColumnDef {
   readonly sortable: boolean;
   /** Expression for a MATERIALIZED column (ClickHouse computes it at insert). */
   readonly materialized?: string;
+  /**
+   * DEFAULT expression: what rows that do not carry the column read (rows written before the
+   * column existed, and inserts that omit it). Used by fields promoted out of `extras`.
+   */
+  readonly defaultExpr?: string;
   /** Skip index over this column, e.g. `bloom_filter(0.01)`. */
   readonly index?: string;
   readonly codec?: string;
@@ -47,7 +52,7 @@ export interface HiddenColumnDef {
   readonly index?: string;
 }
 
-type Opts = Partial<Pick<ColumnDef, 'column' | 'index' | 'codec' | 'filterable' | 'sortable' | 'role' | 'materialized' | 'addrColumn'>>;
+type Opts = Partial<Pick<ColumnDef, 'column' | 'index' | 'codec' | 'filterable' | 'sortable' | 'role' | 'materialized' | 'defaultExpr' | 'addrColumn'>>;
 
 const INT_RANGES: Record<string, readonly [number, number]> = {
   UInt8: [0, 255],
@@ -77,6 +82,7 @@ function def(path: string, type: string, kind: ValueKind, opts: Opts = {}): Colu
     filterable,
     sortable: opts.sortable ?? (!isArray && kind !== 'json'),
     ...(opts.materialized ? { materialized: opts.materialized } : {}),
+    ...(opts.defaultExpr ? { defaultExpr: opts.defaultExpr } : {}),
     ...(opts.index ? { index: opts.index } : {}),
     ...(opts.codec ? { codec: opts.codec } : {}),
     ...(opts.addrColumn ? { addrColumn: opts.addrColumn } : {}),
@@ -152,6 +158,14 @@ const sensorArray = (field: string) =>
     materialized: `arrayFilter(x -> x != '', arrayMap(x -> JSONExtractString(x, 'sensor', '${field}'), JSONExtractArrayRaw(ifNull(\`path\`, '[]'))))`,
   });
 
+/**
+ * A string field that flows kept in `extras` before it had a column: rows stored earlier read it
+ * from their `extras` JSON (ClickHouse evaluates a column's DEFAULT for parts that lack it), so
+ * promoting a field needs no data migration.
+ */
+const promoted = (make: (path: string, opts?: Opts) => ColumnDef, path: string, opts: Opts = {}) =>
+  make(path, { ...opts, defaultExpr: `JSONExtract(\`extras\`, ${path.split('.').map((k) => `'${k}'`).join(', ')}, 'Nullable(String)')` });
+
 export const TIMESTAMP_PATH = '@timestamp';
 export const ID_PATH = 'id';
 
@@ -172,6 +186,15 @@ export const COLUMNS: readonly ColumnDef[] = [
   int('ip.version', 'UInt8'),
   lc('transport.proto', { index: 'set(100)' }),
   int('transport.proto_num', 'UInt8'),
+
+  // Beyond wire.md 5.4 (extras allowed): what collectors add from host logs and Suricata
+  // (docs/flowgen.md "Extras"), promoted from `extras` so that explore and PQL can group and
+  // filter on them. `src.process.pid`, `dns.rrtype`... stay in `extras`.
+  promoted(lc, 'src.process.name'),
+  promoted(lc, 'dst.process.name'),
+  promoted(lc, 'tls.version'),
+  promoted(str, 'tls.sni', { index: 'bloom_filter(0.01)' }),
+  promoted(str, 'dns.rrname', { index: 'bloom_filter(0.01)' }),
 
   def('path', 'Nullable(String)', 'json', { codec: 'ZSTD(1)' }),
   sensorArray('hostname'),

@@ -20,6 +20,7 @@ export const DEDUP_WINDOW_BLOCKS = 10_000;
 export function columnDefinitionSql(c: ColumnDef): string {
   let sql = `${quoteIdent(c.column)} ${c.type}`;
   if (c.materialized) sql += ` MATERIALIZED ${c.materialized}`;
+  if (c.defaultExpr) sql += ` DEFAULT ${c.defaultExpr}`;
   if (c.codec) sql += ` CODEC(${c.codec})`;
   return sql;
 }

@@ -27,3 +27,18 @@ export { COLUMNS, FIELD_ALIASES, columnForPath, filterableFields, sortableFields
 export { parsePql, printPql, readSentence } from './pql/index.js';
 export { resolveDateTimeFilter, parseIsoDate, type DateTimeFilter } from './time.js';
 export { deleteTenantFlows } from './tenant-data.js';
+export { ParamBag, named, type Params } from './sql.js';
+export { parseIp, formatIpv6 } from './ip.js';
+export { EGRESS_SQL, SRC_INTERNAL_SQL, DST_EXTERNAL_SQL, COLLECTOR_ORG_SQL, datasetOrgSql, egressOrgSql } from './egress.js';
+export {
+  IpOrgDataset,
+  dictionarySourceFromUrl,
+  locatePackage as locateIpOrgPackage,
+  IP_ORG_DICTIONARY,
+  IP_ORG_PACKAGE,
+  IP_ORG_ATTRIBUTION,
+  type IpOrgStatus,
+  type IpOrgState,
+  type IpOrgOptions,
+  type DictionarySource,
+} from './iporg/dataset.js';

@@ -91,12 +91,68 @@ describe('migrations', () => {
     const readRelease = await prisma.collectorRelease.findUniqueOrThrow({ where: { id: release.id }, include: { asset: true } });
     expect(Buffer.from(readRelease.asset!.content)).toEqual(Buffer.from([1, 2, 3]));
 
+    const event = await prisma.event.create({
+      data: { id: 'evt_rt', customerId: child.id, topic: 'node_lifecycle', kind: 'node_connected', subject: node.id, data: { node_id: node.id }, createdAt: new Date(10) },
+    });
+    expect(await prisma.event.findUniqueOrThrow({ where: { id: event.id } })).toEqual(event);
+    const rule = await prisma.automationRule.create({
+      data: {
+        id: 'rule_rt', customerId: parent.id, name: 'R', enabled: false, topic: 'node_lifecycle', kinds: ['node_connected'],
+        conditions: [{ field: 'node_id', op: 'exists', value: true }], action: 'webhook', webhookUrl: 'https://example.com/h', secretKid: key.kid,
+        secretBox: Buffer.from([4, 5, 6]), createdBy: client.id,
+      },
+    });
+    const readRule = await prisma.automationRule.findUniqueOrThrow({ where: { id: rule.id } });
+    expect(Buffer.from(readRule.secretBox!)).toEqual(Buffer.from([4, 5, 6]));
+    expect(readRule).toMatchObject({ ...rule, secretBox: expect.anything() });
+    const run = await prisma.automationRun.create({
+      data: {
+        id: 'run_rt', ruleId: rule.id, customerId: parent.id, eventId: event.id, status: 'retrying', attempts: 2, dueAt: new Date(11), leaseUntil: new Date(12),
+        responseCode: 503, lastError: 'e', result: { response_excerpt: 'x' }, attemptLog: [{ attempt: 1 }], finishedAt: new Date(13),
+      },
+    });
+    expect(await prisma.automationRun.findUniqueOrThrow({ where: { id: run.id } })).toEqual(run);
+    await expect(prisma.automationRun.create({ data: { id: 'run_rt2', ruleId: rule.id, customerId: parent.id, eventId: event.id } })).rejects.toThrow();
+    await prisma.event.delete({ where: { id: event.id } });
+    expect(await prisma.automationRun.count({ where: { id: run.id } })).toBe(0);
+    await prisma.event.create({ data: { id: 'evt_rt2', customerId: child.id, topic: 'detections', kind: 'detection_run_completed' } });
+    expect((await prisma.event.findUniqueOrThrow({ where: { id: 'evt_rt2' } })).data).toEqual({});
+
+    const investigation = await prisma.investigation.create({
+      data: {
+        id: 'inv_rt', customerId: child.id, detector: 'beacon', subject: '10.0.0.1|Org', fingerprint: 'fp', status: 'completed', disposition: 'malicious',
+        confidence: 0.875, severity: 90, headline: 'h', source: '10.0.0.1', destination: 'Org', tags: ['beacon'], relatedAlertsCount: 3, nodeIds: [node.id],
+        evidence: { measures: { sessions: 12 } }, analysis: { verdict: { disposition: 'malicious' } }, firstActivityAt: new Date(14), lastActivityAt: new Date(15),
+        detectedAt: new Date(16), closedAt: new Date(17), completedAt: new Date(18),
+      },
+    });
+    expect(await prisma.investigation.findUniqueOrThrow({ where: { id: investigation.id } })).toEqual(investigation);
+    const bare = await prisma.investigation.create({
+      data: { id: 'inv_rt2', customerId: child.id, detector: 'scan', subject: 's', fingerprint: 'fp2', firstActivityAt: new Date(1), lastActivityAt: new Date(2), detectedAt: new Date(3) },
+    });
+    expect(bare).toMatchObject({ status: 'running', disposition: null, confidence: null, severity: 0, tags: [], relatedAlertsCount: 0, nodeIds: [], evidence: {}, analysis: null, closedAt: null });
+    // One investigation per (tenant, fingerprint).
+    await expect(
+      prisma.investigation.create({ data: { id: 'inv_rt3', customerId: child.id, detector: 'scan', subject: 's', fingerprint: 'fp2', firstActivityAt: new Date(1), lastActivityAt: new Date(2), detectedAt: new Date(3) } }),
+    ).rejects.toThrow();
+    const detectionRun = await prisma.detectionRun.create({
+      data: {
+        id: 'drun_rt', customerId: parent.id, trigger: 'manual', status: 'completed', tenantIds: [parent.id, child.id], windowStart: new Date(19), windowEnd: new Date(20),
+        result: { opened: [] }, error: 'e', claimedBy: 'host:1', requestedAt: new Date(21), startedAt: new Date(22), finishedAt: new Date(23),
+      },
+    });
+    expect(await prisma.detectionRun.findUniqueOrThrow({ where: { id: detectionRun.id } })).toEqual(detectionRun);
+
     await prisma.profile.delete({ where: { id: profile.id } });
     expect((await prisma.node.findUniqueOrThrow({ where: { id: node.id } })).profileId).toBeNull();
     await prisma.tenant.delete({ where: { id: parent.id } });
     expect(await prisma.apiClient.count({ where: { id: client.id } })).toBe(0);
     expect(await prisma.node.count({ where: { id: node.id } })).toBe(0);
     expect(await prisma.deviceAuthorization.count({ where: { id: device.id } })).toBe(0);
+    expect(await prisma.event.count({ where: { id: 'evt_rt2' } })).toBe(0);
+    expect(await prisma.automationRule.count({ where: { id: rule.id } })).toBe(0);
+    expect(await prisma.investigation.count({ where: { customerId: child.id } })).toBe(0);
+    expect(await prisma.detectionRun.count({ where: { id: detectionRun.id } })).toBe(0);
   });
 
   it('tells LISTENers of this database when a client changes', async () => {

@@ -53,6 +53,8 @@ export async function startTestApp(
     HOST: '127.0.0.1',
     DATA_DIR: dataDir,
     LOG_LEVEL: 'silent',
+    // The IP → organization dataset loads on first explore use, not in every test file.
+    IP_ORG_DATASET: 'lazy',
     ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
     ...options.env,
   });

@@ -6,6 +6,7 @@ import { newId } from '../../infra/ids.js';
 import type { PublicLinks } from '../../infra/links.js';
 import type { Logger } from '../../infra/logger.js';
 import { type EventStream, type PubSub, eventStream, topic } from '../../infra/pubsub.js';
+import { type EventRecorder, noEvents } from '../events/events.service.js';
 import {
   MAX_DEVICE_CODE_LENGTH,
   generateDeviceCode,
@@ -91,6 +92,7 @@ export class DeviceAuthService {
     private readonly links: PublicLinks,
     private readonly logger: Logger,
     options: DeviceAuthOptions = {},
+    private readonly events: EventRecorder = noEvents,
   ) {
     this.lifetimeSeconds = options.lifetimeSeconds ?? DEVICE_CODE_LIFETIME_SECONDS;
     this.pollIntervalSeconds = options.pollIntervalSeconds ?? DEVICE_POLL_INTERVAL_SECONDS;
@@ -153,6 +155,13 @@ export class DeviceAuthService {
     }
     this.logger.info('device_auth.decided', { id: decided.id, status, customerId: session.customerId, clientId: session.claims.clientId });
     await this.announce(decided);
+    await this.events.record({
+      customerId: session.customerId,
+      topic: 'device_approvals',
+      kind: status === 'approved' ? 'device_approved' : 'device_denied',
+      subject: decided.id,
+      data: { device_authorization_id: decided.id, hostname: decided.hostname, machine_id: decided.machineId, node_id: decided.nodeId, decided_by: session.claims.clientId },
+    });
     return { status };
   }
 

@@ -1,0 +1,22 @@
+import { SearchAggregateDocument, SearchRecordsDocument } from '../../src/generated/operations.js';
+import { defineRoute, type Route } from '../route.js';
+
+/** Flow search (api-spec.md Search, wire.md 5 and 7): nested errors, 200 only (wire.md 1.5). */
+export const searchRoutes: Route[] = [
+  defineRoute({
+    method: 'POST',
+    path: '/search/records/1.0',
+    operation: SearchRecordsDocument,
+    variables: ({ body }) => ({ body }),
+    render: ({ records }) => records,
+    errors: 'nested',
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/search/agg/1.0',
+    operation: SearchAggregateDocument,
+    variables: ({ body }) => ({ body }),
+    render: ({ terms }) => terms,
+    errors: 'nested',
+  }),
+];

@@ -1,0 +1,57 @@
+import { parseArgs } from 'node:util';
+import type { Config } from '../../config.js';
+import { DomainError, badRequest, notFound } from '../../errors.js';
+import type { Database } from '../../infra/database.js';
+import { openFlowEngine } from '../../infra/flow-engine.js';
+import { createLogger } from '../../infra/logger.js';
+import { DetectionService, type RunResult, awaitRun, claimRun, requestRun, unclaimRun } from './runner.js';
+
+export const detectUsage = '  detect run --customer CUSTOMER_ID [--window-minutes N]';
+
+/** How long a running server gets to claim the request before the CLI runs it itself. */
+const CLAIM_WAIT_MS = 3_000;
+const RUN_WAIT_MS = 15 * 60_000;
+
+/**
+ * `detect run`: detection now, for a tenant and its children; prints what it opened, updated and
+ * closed. The run is requested through PostgreSQL so that a running server executes it (with the
+ * embedded chDB only the server may open the flow store); when no server claims it, the CLI opens
+ * the flow store and runs it itself.
+ */
+export async function detectRunCommand(args: string[], db: Database, config: Config): Promise<RunResult> {
+  const { values } = parseArgs({ args, options: { customer: { type: 'string' }, 'window-minutes': { type: 'string' } } });
+  const customerId = values.customer?.trim();
+  if (!customerId) throw badRequest('usage', `--customer is required\nusage:\n${detectUsage}`);
+  const minutes = values['window-minutes'] === undefined ? config.detectionWindowMinutes : Number(values['window-minutes']);
+  if (!Number.isInteger(minutes) || minutes < 1 || minutes > 10_080) throw badRequest('usage', `--window-minutes must be an integer from 1 to 10080\nusage:\n${detectUsage}`);
+  if (!(await db.prisma.tenant.findUnique({ where: { id: customerId }, select: { id: true } }))) {
+    throw notFound('not_found', `Customer ${customerId} was not found`);
+  }
+  const nowMs = Date.now();
+  const runId = await requestRun(db, customerId, { fromMs: nowMs - minutes * 60_000, toMs: nowMs });
+  const seen = await awaitRun(db, runId, CLAIM_WAIT_MS, (r) => r.status !== 'requested');
+  if (seen.status === 'requested' && (await claimRun(db, runId))) await runHere(runId, db, config);
+  const run = await awaitRun(db, runId, RUN_WAIT_MS);
+  if (run.status === 'failed') throw new DomainError(500, 'detection_failed', `Detection run ${runId} failed: ${run.error ?? 'unknown error'}`);
+  if (run.status !== 'completed') throw new DomainError(504, 'detection_timeout', `Detection run ${runId} has not finished (status ${run.status})`);
+  return run.result as unknown as RunResult;
+}
+
+async function runHere(runId: string, db: Database, config: Config): Promise<void> {
+  const logger = createLogger('warn');
+  let flows;
+  try {
+    flows = await openFlowEngine(config, logger);
+  } catch (error) {
+    // Most likely a server holds the embedded flow store: hand the run back for it to claim.
+    await unclaimRun(db, runId);
+    logger.warn('detection.flow_store_unavailable', { error });
+    return;
+  }
+  try {
+    const service = new DetectionService(db, flows, logger, { intervalMs: 0, windowMs: config.detectionWindowMinutes * 60_000 });
+    await service.execute(runId).catch(() => undefined);
+  } finally {
+    await flows.close();
+  }
+}

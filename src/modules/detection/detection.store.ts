@@ -1,0 +1,318 @@
+import { FLOWS_TABLE, type FlowEngine } from '../../flowstore/index.js';
+import { DST_INTERNAL, DST_ORG, EGRESS, SRC_INTERNAL, textField } from './flow-fields.js';
+
+/** [fromMs, toMs): the flows a detection run looks at. */
+export interface TimeWindow {
+  fromMs: number;
+  toMs: number;
+}
+
+/** The tenant filter every statement starts with: one tenant, then the time range (the sorting key). */
+const SCOPE = `customer_id = {customer:String}
+  AND timestamp >= fromUnixTimestamp64Milli({from:Int64}, 'UTC') AND timestamp < fromUnixTimestamp64Milli({to:Int64}, 'UTC')`;
+const scope = (customerId: string, window: TimeWindow) => ({ customer: customerId, from: Math.floor(window.fromMs), to: Math.ceil(window.toMs) });
+
+const SRC_PROCESS = textField('src.process.name');
+const DST_PROCESS = textField('dst.process.name');
+const TLS_VERSION = textField('tls.version');
+const TLS_SNI = textField('tls.sni');
+const DNS_NAME = textField('dns.rrname');
+const DNS_TYPE = textField('dns.rrtype');
+const ALERT = textField('suricata.alert.signature');
+const UP = 'ifNull(`stats_volume_bytes_src_sum`, 0)';
+const DOWN = 'ifNull(`stats_volume_bytes_dst_sum`, 0)';
+/** A TCP attempt nobody completed: no packet came back, or a reset ended it. */
+const FAILED = "(ifNull(`stats_volume_packets_dst`, 0) = 0 OR has(`tcp_flags`, 'RST'))";
+/**
+ * Hopping windows of {bucketSecs}, half a window apart: every row lands in two windows, phase 0
+ * (aligned to the epoch: a partition of time, whose counts add up) and phase 1 (shifted by half a
+ * window). A burst no longer than half a window is always whole in one of them, so an attack
+ * cannot hide by straddling a window boundary; detectors add up phase-0 windows only.
+ */
+const HOPPING = `arrayJoin([0, 1]) AS phase,
+        intDiv(toUnixTimestamp64Milli(timestamp) - phase * {bucketSecs:UInt32} * 500, {bucketSecs:UInt32} * 1000) * {bucketSecs:UInt32} * 1000 + phase * {bucketSecs:UInt32} * 500 AS bucket_ms`;
+
+/** The columns every candidate carries for the narrative: who, which collectors, which alerts. */
+const CONTEXT = `groupUniqArray(8)(node_id) AS node_ids, countIf(ifNull(suricata_flow_alerted, false)) AS alerts,
+  groupUniqArray(4)(${ALERT}) AS alert_signatures, groupUniqArray(4)(${SRC_PROCESS}) AS processes,
+  anyIf(src_ctx_fqdn, ${SRC_INTERNAL}) AS source_fqdn,
+  toUnixTimestamp64Milli(min(timestamp)) AS first_ms, toUnixTimestamp64Milli(max(timestamp)) AS last_ms`;
+
+interface Context {
+  node_ids: string[];
+  alerts: number;
+  alert_signatures: string[];
+  processes: string[];
+  source_fqdn: string | null;
+  first_ms: number;
+  last_ms: number;
+}
+
+export interface BeaconRow extends Context {
+  source: string;
+  destination: string;
+  sessions: number;
+  median_gap_ms: number;
+  gap_cv: number;
+  up: number;
+  down: number;
+  dst_ips: string[];
+  ports: number[];
+  fqdns: string[];
+  tls_versions: string[];
+  sensor_beacon_flows: number;
+  sensor_interval_ms: number | null;
+  sensor_confidence: number | null;
+}
+
+export interface ExfilRow extends Context {
+  source: string;
+  destination: string;
+  flows: number;
+  up: number;
+  down: number;
+  entropy: number | null;
+  dst_ips: string[];
+  ports: number[];
+  fqdns: string[];
+  tls_versions: string[];
+}
+
+export interface ReachRow {
+  org: string;
+  sources: number;
+  first_seen_ms: number;
+}
+
+/** A hopping window's row: `phase` 0 windows partition time, phase 1 ones overlap them. */
+interface Windowed {
+  phase: 0 | 1;
+  bucket_ms: number;
+}
+
+export interface ScanRow extends Context, Windowed {
+  source: string;
+  targets: number;
+  hosts: number;
+  flows: number;
+  failed: number;
+  ports: number[];
+  dst_ips: string[];
+}
+
+export interface BruteforceRow extends Context, Windowed {
+  source: string;
+  target: string;
+  port: number;
+  sessions: number;
+  attempts: number;
+  source_external: boolean;
+  bytes: number;
+  source_org: string | null;
+  source_country: string | null;
+  target_fqdn: string | null;
+  service_processes: string[];
+  app: string | null;
+  threat_flows: number;
+  threat_feeds: string[];
+}
+
+export interface DnsRow extends Context, Windowed {
+  source: string;
+  domain: string;
+  queries: number;
+  names: number;
+  label_chars: number;
+  label_count: number;
+  resolvers: string[];
+  rrtypes: string[];
+  up: number;
+  down: number;
+}
+
+export interface ActivityRow {
+  at_ms: number;
+  up: number;
+  down: number;
+  secs: number;
+  dst_ip: string | null;
+  dst_port: number | null;
+}
+
+export interface FollowOnRow {
+  host: string;
+  port: number;
+  sessions: number;
+  first_ms: number;
+}
+
+/**
+ * The detectors' SQL over the flows table. Every statement is named, reads one tenant (first in
+ * its WHERE, with the time range: the table's sorting key) and takes values only as typed
+ * parameters. The statements compute statistics and apply loose pre-filters; the detectors apply
+ * the documented thresholds in TypeScript (docs/detections.md).
+ */
+export class DetectionStore {
+  constructor(private readonly engine: FlowEngine) {}
+
+  /** Which of `customerIds` have flows in the window (the tenants worth a scheduled run). */
+  async tenantsWithFlows(customerIds: string[], window: TimeWindow): Promise<string[]> {
+    if (customerIds.length === 0) return [];
+    const rows = await this.engine.query<{ customer_id: string }>(
+      `/* detection:tenants_with_flows */ SELECT customer_id FROM ${FLOWS_TABLE}
+      WHERE customer_id IN {customers:Array(String)}
+        AND timestamp >= fromUnixTimestamp64Milli({from:Int64}, 'UTC') AND timestamp < fromUnixTimestamp64Milli({to:Int64}, 'UTC')
+      GROUP BY customer_id`,
+      { customers: customerIds, from: Math.floor(window.fromMs), to: Math.ceil(window.toMs) },
+    );
+    return rows.map((r) => r.customer_id);
+  }
+
+  /** (internal source, external organization) pairs with many sessions at a regular cadence. */
+  beaconCandidates(customerId: string, window: TimeWindow, f: { minSessions: number; maxGapCv: number; minGapMs: number; maxGapMs: number }) {
+    return this.engine.query<BeaconRow>(
+      `/* detection:beacon.candidates */ SELECT * EXCEPT (times, gaps) FROM (
+        SELECT src_ip AS source, ${DST_ORG} AS destination, count() AS sessions,
+          arraySort(groupArray(200000)(toUnixTimestamp64Milli(timestamp))) AS times,
+          arrayPopFront(arrayDifference(times)) AS gaps,
+          arrayReduce('quantileExact(0.5)', gaps) AS median_gap_ms,
+          if(arrayAvg(gaps) > 0, arrayReduce('stddevPop', gaps) / arrayAvg(gaps), 1e9) AS gap_cv,
+          sum(${UP}) AS up, sum(${DOWN}) AS down,
+          groupUniqArray(8)(dst_ip) AS dst_ips, groupUniqArray(8)(dst_port) AS ports,
+          groupUniqArray(4)(coalesce(${TLS_SNI}, dst_ctx_fqdn)) AS fqdns, groupUniqArray(4)(${TLS_VERSION}) AS tls_versions,
+          countIf(ifNull(beacon_session_level_is_beacon, false)) AS sensor_beacon_flows,
+          max(beacon_interval_value_ms) AS sensor_interval_ms, max(beacon_confidence) AS sensor_confidence,
+          ${CONTEXT}
+        FROM ${FLOWS_TABLE}
+        WHERE ${SCOPE} AND ${EGRESS}
+        GROUP BY source, destination
+        HAVING sessions >= {minSessions:UInt32})
+      WHERE gap_cv <= {maxGapCv:Float64} AND median_gap_ms >= {minGapMs:Float64} AND median_gap_ms <= {maxGapMs:Float64}
+      ORDER BY source, destination`,
+      { ...scope(customerId, window), ...f },
+    );
+  }
+
+  /** (internal source, external organization) pairs that uploaded much more than they downloaded. */
+  exfilCandidates(customerId: string, window: TimeWindow, f: { minUploadBytes: number; minUploadToDownload: number }) {
+    return this.engine.query<ExfilRow>(
+      `/* detection:exfil.candidates */ SELECT src_ip AS source, ${DST_ORG} AS destination, count() AS flows,
+        sum(${UP}) AS up, sum(${DOWN}) AS down,
+        avgIf(stats_size_payload_entropy_sum / stats_size_payload_entropy_count, ifNull(stats_size_payload_entropy_count, 0) > 0) AS entropy,
+        groupUniqArray(8)(dst_ip) AS dst_ips, groupUniqArray(8)(dst_port) AS ports,
+        groupUniqArray(4)(coalesce(${TLS_SNI}, dst_ctx_fqdn)) AS fqdns, groupUniqArray(4)(${TLS_VERSION}) AS tls_versions,
+        ${CONTEXT}
+      FROM ${FLOWS_TABLE}
+      WHERE ${SCOPE} AND ${EGRESS}
+      GROUP BY source, destination
+      HAVING up >= {minUploadBytes:Float64} AND up >= {minUploadToDownload:Float64} * greatest(down, 1)
+      ORDER BY source, destination`,
+      { ...scope(customerId, window), ...f },
+    );
+  }
+
+  /** How many internal hosts reached each organization in the baseline, and since when. */
+  async orgReach(customerId: string, orgs: string[], baseline: TimeWindow): Promise<Map<string, ReachRow>> {
+    if (orgs.length === 0) return new Map();
+    const rows = await this.engine.query<ReachRow>(
+      `/* detection:org_reach */ SELECT ${DST_ORG} AS org, uniqExact(src_ip) AS sources,
+        toUnixTimestamp64Milli(min(timestamp)) AS first_seen_ms
+      FROM ${FLOWS_TABLE}
+      WHERE ${SCOPE} AND ${EGRESS} AND org IN {orgs:Array(String)}
+      GROUP BY org`,
+      { ...scope(customerId, baseline), orgs },
+    );
+    return new Map(rows.map((r) => [r.org, r]));
+  }
+
+  /** Per internal source and tumbling bucket: internal TCP (address, port) pairs tried, and how many failed. */
+  scanBuckets(customerId: string, window: TimeWindow, f: { bucketSecs: number; minTargets: number }) {
+    return this.engine.query<ScanRow>(
+      `/* detection:scan.buckets */ SELECT src_ip AS source,
+        ${HOPPING},
+        uniqExact(dst_ip, dst_port) AS targets, uniqExact(dst_ip) AS hosts, count() AS flows, countIf(${FAILED}) AS failed,
+        groupUniqArray(64)(dst_port) AS ports, groupUniqArray(4096)(dst_ip) AS dst_ips,
+        ${CONTEXT}
+      FROM ${FLOWS_TABLE}
+      WHERE ${SCOPE} AND ${SRC_INTERNAL} AND ${DST_INTERNAL} AND transport_proto = 'TCP'
+      GROUP BY source, phase, bucket_ms
+      HAVING targets >= {minTargets:UInt32}
+      ORDER BY source, bucket_ms, phase`,
+      { ...scope(customerId, window), ...f },
+    );
+  }
+
+  /** Sessions from `source` to admin services on `hosts` that were answered and carried data. */
+  followOnSessions(customerId: string, window: TimeWindow, f: { source: string; hosts: string[]; ports: number[]; minBytes: number }) {
+    return this.engine.query<FollowOnRow>(
+      `/* detection:scan.follow_on */ SELECT dst_ip AS host, dst_port AS port, count() AS sessions,
+        toUnixTimestamp64Milli(min(timestamp)) AS first_ms
+      FROM ${FLOWS_TABLE}
+      WHERE ${SCOPE} AND src_ip = {source:String} AND dst_ip IN {hosts:Array(String)} AND dst_port IN {ports:Array(UInt16)}
+        AND NOT ${FAILED} AND ifNull(stats_volume_bytes_total, 0) >= {minBytes:Float64}
+      GROUP BY host, port
+      ORDER BY first_ms
+      LIMIT 50`,
+      { ...scope(customerId, window), ...f },
+    );
+  }
+
+  /** Per (source, internal address, login port) and tumbling bucket: short, small sessions. */
+  bruteforceBuckets(
+    customerId: string,
+    window: TimeWindow,
+    f: { bucketSecs: number; ports: number[]; maxAttemptSecs: number; maxAttemptBytes: number; minAttempts: number },
+  ) {
+    return this.engine.query<BruteforceRow>(
+      `/* detection:bruteforce.buckets */ SELECT src_ip AS source, dst_ip AS target, dst_port AS port,
+        ${HOPPING},
+        count() AS sessions,
+        countIf(ifNull(stats_timing_duration_secs_sum, 0) <= {maxAttemptSecs:Float64} AND ifNull(stats_volume_bytes_total, 0) <= {maxAttemptBytes:Float64}) AS attempts,
+        toBool(min(${SRC_INTERNAL}) = 0) AS source_external, sum(ifNull(stats_volume_bytes_total, 0)) AS bytes, any(src_geo_org) AS source_org, any(src_geo_country_iso_code) AS source_country,
+        any(dst_ctx_fqdn) AS target_fqdn, groupUniqArray(4)(${DST_PROCESS}) AS service_processes, any(app_name) AS app,
+        countIf(threat_indicator IS NOT NULL) AS threat_flows, groupUniqArrayArray(8)(threat_feeds) AS threat_feeds,
+        ${CONTEXT}
+      FROM ${FLOWS_TABLE}
+      WHERE ${SCOPE} AND ${DST_INTERNAL} AND transport_proto = 'TCP' AND dst_port IN {ports:Array(UInt16)}
+      GROUP BY source, target, port, phase, bucket_ms
+      HAVING attempts >= {minAttempts:UInt32}
+      ORDER BY source, target, port, bucket_ms, phase`,
+      { ...scope(customerId, window), ...f },
+    );
+  }
+
+  /** Per (internal source, registered domain) and tumbling bucket: DNS questions and their label lengths. */
+  dnsBuckets(customerId: string, window: TimeWindow, f: { bucketSecs: number; minQueries: number }) {
+    return this.engine.query<DnsRow>(
+      `/* detection:dns_tunnel.buckets */ WITH ${DNS_NAME} AS rrname, cutToFirstSignificantSubdomain(rrname) AS reg,
+        if(length(rrname) > length(reg) + 1, substring(rrname, 1, length(rrname) - length(reg) - 1), '') AS sub
+      SELECT src_ip AS source, reg AS domain,
+        ${HOPPING},
+        count() AS queries, uniqExact(rrname) AS names,
+        sum(if(sub = '', 0, length(sub) - length(splitByChar('.', sub)) + 1)) AS label_chars,
+        sum(if(sub = '', 0, length(splitByChar('.', sub)))) AS label_count,
+        groupUniqArray(4)(dst_ip) AS resolvers, groupUniqArray(8)(${DNS_TYPE}) AS rrtypes,
+        sum(${UP}) AS up, sum(${DOWN}) AS down,
+        ${CONTEXT}
+      FROM ${FLOWS_TABLE}
+      WHERE ${SCOPE} AND ${SRC_INTERNAL} AND dst_port = 53 AND rrname IS NOT NULL AND reg != ''
+      GROUP BY source, domain, phase, bucket_ms
+      HAVING queries >= {minQueries:UInt32}
+      ORDER BY source, domain, bucket_ms, phase`,
+      { ...scope(customerId, window), ...f },
+    );
+  }
+
+  /** The flows of one (source, organization) pair, oldest first: the timeline of a beacon or a transfer. */
+  pairActivity(customerId: string, window: TimeWindow, f: { source: string; org: string; limit: number }) {
+    return this.engine.query<ActivityRow>(
+      `/* detection:pair_activity */ SELECT toUnixTimestamp64Milli(timestamp) AS at_ms, ${UP} AS up, ${DOWN} AS down,
+        ifNull(stats_timing_duration_secs_sum, 0) AS secs, dst_ip, dst_port
+      FROM ${FLOWS_TABLE}
+      WHERE ${SCOPE} AND src_ip = {source:String} AND ${EGRESS} AND ${DST_ORG} = {org:String}
+      ORDER BY timestamp
+      LIMIT {limit:UInt32}`,
+      { ...scope(customerId, window), ...f },
+    );
+  }
+}

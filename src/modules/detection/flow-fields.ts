@@ -1,0 +1,39 @@
+import { COLLECTOR_ORG_SQL, DST_EXTERNAL_SQL, EGRESS_SQL, SRC_INTERNAL_SQL, columnForPath } from '../../flowstore/index.js';
+
+/**
+ * Record fields the detectors read that are not all registry columns: fields the registry has
+ * promoted are read from their column (whose DEFAULT reads `extras` for rows stored before the
+ * promotion); the others from the `extras` JSON, where ingest keeps keys the registry does not
+ * know. The JSON path is ours, never user input.
+ */
+const EXTRA_PATHS = {
+  'src.process.name': ['src', 'process', 'name'],
+  'dst.process.name': ['dst', 'process', 'name'],
+  'tls.version': ['tls', 'version'],
+  'tls.sni': ['tls', 'sni'],
+  'dns.rrname': ['dns', 'rrname'],
+  'dns.rrtype': ['dns', 'rrtype'],
+  'suricata.alert.signature': ['suricata', 'alert', 'signature'],
+} as const;
+
+export type ExtraField = keyof typeof EXTRA_PATHS;
+
+/** A Nullable(String) SQL expression for `path`: the registry column, falling back to `extras`. */
+export function textField(path: ExtraField): string {
+  const json = `nullIf(JSONExtractString(\`extras\`, ${EXTRA_PATHS[path].map((k) => `'${k}'`).join(', ')}), '')`;
+  const column = columnForPath(path);
+  return column ? `nullIf(\`${column.column}\`, '')` : json;
+}
+
+/** Whether a traffic-link PQL sentence may filter on `path` (it needs a filterable registry column). */
+export const filterable = (path: string): boolean => columnForPath(path)?.filterable ?? false;
+
+/** The external organization of a flow's destination: the service, else the AS holder, else the address. */
+export const DST_ORG = `coalesce(${COLLECTOR_ORG_SQL}, \`dst_ip\`)`;
+
+/** Internal source to external destination (flowstore/egress.ts). */
+export const EGRESS = EGRESS_SQL;
+/** The source is an internal host. */
+export const SRC_INTERNAL = `(${SRC_INTERNAL_SQL}) = 1`;
+/** The destination is an internal host (not external, and an address). */
+export const DST_INTERNAL = `((${DST_EXTERNAL_SQL}) = 0 AND \`dst_ip_addr\` IS NOT NULL)`;

@@ -1,0 +1,129 @@
+import { Scopes } from '../../auth/scopes.js';
+import type { Session } from '../../auth/session.js';
+import { badRequest } from '../../errors.js';
+import { type FlowEngine, parseIsoDate, searchRecords } from '../../flowstore/index.js';
+import type { Investigation, Node } from '../../generated/prisma/client.js';
+import type { Prisma } from '../../infra/database.js';
+import { DISPOSITIONS, type Disposition, type TrafficQuery } from './investigation.model.js';
+import type { InvestigationFilter, InvestigationSelection, InvestigationStore } from './investigations.store.js';
+
+/** wire.md 8.1: `limit` 1..200 (clamped), default 50. */
+export const PAGE_LIMITS = { min: 1, default: 50, max: 200 } as const;
+const SORTS = ['severity', 'recent'] as const;
+const MAX_ID = 200;
+
+/** The list query as it arrives (REST query parameters or GraphQL arguments). */
+export interface ListArgs {
+  limit?: number | null;
+  offset?: number | null;
+  disposition?: string | null;
+  minConfidence?: number | null;
+  since?: string | null;
+  until?: string | null;
+  sort?: string | null;
+}
+
+/** A validated list query: the filter and the page. */
+export interface ListQuery {
+  filter: InvestigationFilter;
+  limit: number;
+  offset: number;
+}
+
+const invalid = (field: string, message: string) => badRequest('invalid_request', message, { field });
+const given = <T>(v: T | null | undefined): v is T => v !== null && v !== undefined && v !== '';
+
+/**
+ * An ISO 8601 instant from a query parameter. A `+` offset sent unencoded arrives as a space
+ * (form decoding), so `2026-04-09T22:00:00 00:00` is read as `+00:00`.
+ */
+function instant(field: string, raw: string): Date {
+  const text = raw.trim().replace(/ (\d{2}(:?\d{2})?)$/, '+$1');
+  const ms = parseIsoDate(text);
+  if (ms === null || !/^\d{4}-\d{2}-\d{2}/.test(text)) throw invalid(field, `${field} must be an ISO 8601 date-time, e.g. 2026-04-09T22:00:00+00:00`);
+  return new Date(ms);
+}
+
+/**
+ * Investigations (wire.md 8): read-only, with the search_api scope, over the caller's tree. An
+ * investigation outside the tree, or still `running` (analysis in progress), behaves as missing.
+ */
+export class InvestigationService {
+  constructor(
+    private readonly store: InvestigationStore,
+    private readonly prisma: Prisma,
+    private readonly flows: FlowEngine,
+  ) {}
+
+  /** Validates the list parameters (400 `invalid_request` naming the field); `limit` is clamped. */
+  query(session: Session, args: ListArgs): ListQuery {
+    session.requireScope(Scopes.searchApi);
+    if (given(args.offset) && (!Number.isInteger(args.offset) || args.offset < 0)) throw invalid('offset', 'offset must be a non-negative integer');
+    if (given(args.limit) && !Number.isInteger(args.limit)) throw invalid('limit', 'limit must be an integer');
+    if (given(args.disposition) && !DISPOSITIONS.includes(args.disposition as Disposition)) {
+      throw invalid('disposition', `disposition must be one of ${DISPOSITIONS.join(', ')}`);
+    }
+    if (given(args.minConfidence) && !(Number.isFinite(args.minConfidence) && args.minConfidence >= 0 && args.minConfidence <= 1)) {
+      throw invalid('min_confidence', 'min_confidence must be a number from 0 to 1');
+    }
+    if (given(args.sort) && !SORTS.includes(args.sort as (typeof SORTS)[number])) throw invalid('sort', `sort must be one of ${SORTS.join(', ')}`);
+    const since = given(args.since) ? instant('since', args.since) : undefined;
+    const until = given(args.until) ? instant('until', args.until) : undefined;
+    if (since && until && since > until) throw invalid('since', 'since must not be after until');
+    return {
+      filter: {
+        ...(given(args.disposition) ? { disposition: args.disposition as Disposition } : {}),
+        ...(given(args.minConfidence) ? { minConfidence: args.minConfidence } : {}),
+        ...(since ? { since } : {}),
+        ...(until ? { until } : {}),
+        sort: (given(args.sort) ? args.sort : 'severity') as InvestigationFilter['sort'],
+      },
+      limit: Math.max(PAGE_LIMITS.min, Math.min(PAGE_LIMITS.max, given(args.limit) ? args.limit : PAGE_LIMITS.default)),
+      offset: given(args.offset) ? args.offset : 0,
+    };
+  }
+
+  async list(session: Session, q: ListQuery, select: InvestigationSelection = {}): Promise<Investigation[]> {
+    session.requireScope(Scopes.searchApi);
+    return this.store.list(await session.tenantScope(), q.filter, q, select);
+  }
+
+  async total(session: Session, q: ListQuery): Promise<number> {
+    session.requireScope(Scopes.searchApi);
+    return this.store.count(await session.tenantScope(), q.filter);
+  }
+
+  /** A finished investigation of the caller's tree, or null (missing, elsewhere, or still running). */
+  async find(session: Session, id: string, select: InvestigationSelection = {}): Promise<Investigation | null> {
+    session.requireScope(Scopes.searchApi);
+    if (id.length === 0 || id.length > MAX_ID || id.includes('\u0000')) return null;
+    return this.store.findFinished(await session.tenantScope(), id, select);
+  }
+
+  /** The collector running on the investigation's source host, when there is one. */
+  sourceNode(investigation: Pick<Investigation, 'customerId' | 'source'>): Promise<Node | null> {
+    if (!investigation.source) return Promise.resolve(null);
+    return this.prisma.node.findFirst({ where: { customerId: investigation.customerId, localIp: investigation.source }, orderBy: { createdAt: 'asc' } });
+  }
+
+  /** The collectors whose flows show the activity. */
+  observers(investigation: Pick<Investigation, 'customerId' | 'nodeIds'>): Promise<Node[]> {
+    if (investigation.nodeIds.length === 0) return Promise.resolve([]);
+    return this.prisma.node.findMany({ where: { customerId: investigation.customerId, id: { in: investigation.nodeIds } }, orderBy: { createdAt: 'asc' } });
+  }
+
+  /** Replays a traffic link's search for the investigation's tenant (the caller must see it). */
+  async linkedFlows(session: Session, customerId: string, link: TrafficQuery, size: number): Promise<Record<string, unknown>[]> {
+    session.requireScope(Scopes.searchApi);
+    if (!(await session.canSee(customerId))) return [];
+    const response = await searchRecords(this.flows, {
+      customerIds: [customerId],
+      sentence: link.query,
+      start: link.start,
+      end: link.end,
+      size: Math.max(1, Math.min(1000, size)),
+      sort: [{ field: '@timestamp', order: 'asc' }],
+    });
+    return response[customerId]?.flows ?? [];
+  }
+}

@@ -1,0 +1,143 @@
+import type { TenantScope } from '../../auth/session.js';
+import { type Investigation, Prisma as PrismaTypes } from '../../generated/prisma/client.js';
+import type { Prisma } from '../../infra/database.js';
+import { newId } from '../../infra/ids.js';
+import type { Analysis, Disposition } from './investigation.model.js';
+
+/** What Pothos plans for an investigation selection. */
+export type InvestigationSelection = Pick<PrismaTypes.InvestigationFindManyArgs, 'select'>;
+
+export interface InvestigationFilter {
+  disposition?: Disposition;
+  minConfidence?: number;
+  since?: Date;
+  until?: Date;
+  sort: 'severity' | 'recent';
+}
+
+/** What a detection run writes about one episode. */
+export interface InvestigationWrite {
+  detector: string;
+  subject: string;
+  source: string;
+  destination: string;
+  severity: number;
+  disposition: Disposition | null;
+  confidence: number | null;
+  headline: string | null;
+  tags: string[];
+  relatedAlertsCount: number;
+  nodeIds: string[];
+  /** The detector's episode, kept so that later runs can merge into it and re-analyse. */
+  evidence: object;
+  firstActivityAt: Date;
+  lastActivityAt: Date;
+}
+
+const ORDER: Record<InvestigationFilter['sort'], PrismaTypes.InvestigationOrderByWithRelationInput[]> = {
+  // Most severe first; among equals the latest detection, then the id so pages never overlap.
+  severity: [{ severity: 'desc' }, { detectedAt: 'desc' }, { id: 'desc' }],
+  recent: [{ createdAt: 'desc' }, { id: 'desc' }],
+};
+
+const inScope = (scope: TenantScope) => ({ customerId: { in: [...scope.tenantIds] } });
+
+function where(scope: TenantScope, f: InvestigationFilter): PrismaTypes.InvestigationWhereInput {
+  return {
+    ...inScope(scope),
+    ...(f.disposition ? { disposition: f.disposition } : {}),
+    ...(f.minConfidence !== undefined ? { confidence: { gte: f.minConfidence } } : {}),
+    ...(f.since || f.until ? { createdAt: { ...(f.since ? { gte: f.since } : {}), ...(f.until ? { lte: f.until } : {}) } } : {}),
+  };
+}
+
+const json = (value: unknown) => value as PrismaTypes.InputJsonValue;
+
+/**
+ * The `investigations` table. Reads take the caller's tenant scope; the detection runner's writes
+ * take the one tenant they run for. Either way the tenant is the first condition of every statement.
+ */
+export class InvestigationStore {
+  constructor(private readonly prisma: Prisma) {}
+
+  list(scope: TenantScope, filter: InvestigationFilter, page: { limit: number; offset: number }, query: InvestigationSelection = {}): Promise<Investigation[]> {
+    return this.prisma.investigation.findMany({ ...query, where: where(scope, filter), orderBy: ORDER[filter.sort], skip: page.offset, take: page.limit });
+  }
+
+  count(scope: TenantScope, filter: InvestigationFilter): Promise<number> {
+    return this.prisma.investigation.count({ where: where(scope, filter) });
+  }
+
+  /** One investigation of the scope whose analysis is finished (completed or failed). */
+  findFinished(scope: TenantScope, id: string, query: InvestigationSelection = {}): Promise<Investigation | null> {
+    return this.prisma.investigation.findFirst({ ...query, where: { ...inScope(scope), id, status: { not: 'running' } } });
+  }
+
+  /**
+   * The investigation of this subject whose activity overlaps [fromMs, toMs] (the episode padded
+   * by its quiet period), if any: a later run over the same activity updates it.
+   */
+  findOverlapping(customerId: string, detector: string, subject: string, fromMs: number, toMs: number): Promise<Investigation | null> {
+    return this.prisma.investigation.findFirst({
+      where: { customerId, detector, subject, lastActivityAt: { gte: new Date(fromMs) }, firstActivityAt: { lte: new Date(toMs) } },
+      orderBy: { lastActivityAt: 'desc' },
+    });
+  }
+
+  /**
+   * Opens an investigation in status `running`. Null when one with the same fingerprint exists
+   * (another run got there first): the unique (customer_id, fingerprint) index decides.
+   */
+  async open(customerId: string, fingerprint: string, write: InvestigationWrite, detectedAt: Date): Promise<Investigation | null> {
+    try {
+      return await this.prisma.investigation.create({
+        data: { id: newId('inv'), customerId, fingerprint, status: 'running', detectedAt, ...write, disposition: null, confidence: null, evidence: json(write.evidence) },
+      });
+    } catch (error) {
+      if ((error as { code?: string }).code === 'P2002') return null;
+      throw error;
+    }
+  }
+
+  byFingerprint(customerId: string, fingerprint: string): Promise<Investigation | null> {
+    return this.prisma.investigation.findFirst({ where: { customerId, fingerprint } });
+  }
+
+  /** Stores a finished analysis (and the list fields it decides). */
+  complete(customerId: string, id: string, write: InvestigationWrite, analysis: Analysis, closedAt: Date | null, completedAt: Date): Promise<number> {
+    return this.prisma.investigation
+      .updateMany({
+        where: { customerId, id },
+        data: { ...write, evidence: json(write.evidence), analysis: json(analysis), status: 'completed', closedAt, completedAt },
+      })
+      .then((r) => r.count);
+  }
+
+  /** Analysis could not be produced: the investigation stays, without a verdict. */
+  fail(customerId: string, id: string, completedAt: Date): Promise<number> {
+    return this.prisma.investigation
+      .updateMany({ where: { customerId, id }, data: { status: 'failed', disposition: null, confidence: null, analysis: PrismaTypes.DbNull, completedAt } })
+      .then((r) => r.count);
+  }
+
+  /** Investigations of the tenant whose activity has not been closed. */
+  active(customerId: string): Promise<Investigation[]> {
+    return this.prisma.investigation.findMany({ where: { customerId, closedAt: null, status: { not: 'running' } }, orderBy: { id: 'asc' } });
+  }
+
+  close(customerId: string, id: string, closedAt: Date, analysis: Analysis | null): Promise<number> {
+    return this.prisma.investigation
+      .updateMany({ where: { customerId, id, closedAt: null }, data: { closedAt, ...(analysis ? { analysis: json(analysis) } : {}) } })
+      .then((r) => r.count);
+  }
+
+  /** Tenants with investigations still active (a scheduled run closes them even without new flows). */
+  async tenantsWithActive(customerIds: string[]): Promise<string[]> {
+    const rows = await this.prisma.investigation.findMany({
+      where: { customerId: { in: customerIds }, closedAt: null },
+      distinct: ['customerId'],
+      select: { customerId: true },
+    });
+    return rows.map((r) => r.customerId);
+  }
+}

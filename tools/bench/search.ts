@@ -1,0 +1,407 @@
+/**
+ * `npm run bench:search [-- --rows 10000000 --tenants 50 --days 7 --seconds 5 --data DIR]`
+ *
+ * Flow search through the REST API against the same question asked in hand-written SQL on the
+ * same engine, in one run (docs/search.md "Benchmark"):
+ * 1. tenants: an MSP and its children, created through the admin CLI and the deployments API;
+ * 2. flows: the reference collector's generator (tools/collector/flowgen) writes a seed of real
+ *    records per tenant over the last `days / copies`, and the engine copies that seed back in
+ *    time (INSERT … SELECT, new ids) until `rows` flows span `days` — generating every record in
+ *    JavaScript would take hours at 100M;
+ * 3. REST: src/main.ts on that data directory; each scenario runs closed-loop (one request at a
+ *    time: chDB runs one statement at a time anyway) while another process (token-load.ts)
+ *    issues tokens at a fixed rate and records their latency;
+ * 4. SQL: the server stopped (chDB admits one process per directory), the bench opens the engine
+ *    and runs the equivalent hand-written statements the same number of times.
+ * With `--data DIR` the prepared directory is kept and reused by later runs with the same shape.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { ChdbEngine, type FlowEngine, insertFlowBatch, migrateFlowStore } from '../../src/flowstore/index.js';
+import { adminCli } from '../../test/kit/admin-cli.js';
+import { createFlowGenerator } from '../collector/flowgen/index.js';
+import { startProcess, stopProcess } from './processes.js';
+import { type LatencySummary, summarize } from './token-load.js';
+
+const TOKEN_LOAD = fileURLToPath(new URL('./token-load.ts', import.meta.url));
+const DAY_MS = 86_400_000;
+
+// ---------------------------------------------------------------------------------------------
+interface Options {
+  rows: number;
+  tenants: number;
+  days: number;
+  seconds: number;
+  seedRows: number;
+  tokenRate: number;
+  data: string | undefined;
+}
+
+function readOptions(): Options {
+  const { values } = parseArgs({
+    options: {
+      rows: { type: 'string' },
+      tenants: { type: 'string' },
+      days: { type: 'string' },
+      seconds: { type: 'string' },
+      'seed-rows': { type: 'string' },
+      'token-rate': { type: 'string' },
+      data: { type: 'string' },
+    },
+  });
+  const num = (v: string | undefined, d: number) => (v === undefined ? d : Number(v.replace(/_/g, '')));
+  const rows = num(values.rows, 10_000_000);
+  return {
+    rows,
+    tenants: num(values.tenants, 50),
+    days: num(values.days, 7),
+    seconds: num(values.seconds, 5),
+    seedRows: num(values['seed-rows'], Math.min(rows, 500_000)),
+    tokenRate: num(values['token-rate'], 20),
+    data: values.data ? resolve(values.data) : undefined,
+  };
+}
+
+/** What a prepared data directory holds; a later run with the same shape reuses it. */
+interface Prepared {
+  rows: number;
+  tenants: number;
+  days: number;
+  seedRows: number;
+  endMs: number;
+  storedRows: number;
+  tenantIds: string[];
+  client: { client_id: string; client_secret: string };
+  generationSeconds: number;
+}
+
+const MARKER = 'bench-search.json';
+const json = { 'content-type': 'application/json' };
+
+async function post(url: string, body: unknown, token?: string): Promise<any> {
+  const res = await fetch(url, { method: 'POST', headers: { ...json, ...(token ? { authorization: `Bearer ${token}` } : {}) }, body: JSON.stringify(body) });
+  const parsed = await res.json();
+  if (res.status !== 200 && res.status !== 201) throw new Error(`${url} answered ${res.status}: ${JSON.stringify(parsed).slice(0, 300)}`);
+  return parsed;
+}
+
+async function createTenants(env: Record<string, string>, tenants: number): Promise<Pick<Prepared, 'tenantIds' | 'client'>> {
+  const msp = (await adminCli(['tenant', 'create', '--name', 'Bench MSP', '--handle', 'bench_msp', '--msp'], env)).json;
+  const client = (await adminCli(['client', 'create', '--customer', msp.customer_id, '--scopes', 'p.token.scope.search_api,p.token.scope.deployment_api'], env)).json;
+  if (!msp?.customer_id || !client?.client_id) throw new Error('admin CLI could not create the bench tenant');
+  const server = await startProcess('src/main.ts', env);
+  try {
+    const { access_token } = await post(`${server.url}/rest/oauth2/token/1.0`, { client_id: client.client_id, client_secret: client.client_secret });
+    const tenantIds = [msp.customer_id as string];
+    for (let i = 1; i < tenants; i++) {
+      const created = await post(`${server.url}/rest/deployments/1.0`, { name: `Bench ${i}`, handle: `bench_${i}`, parent_id: msp.customer_id }, access_token);
+      tenantIds.push(created.deployment.customer.customer_id);
+    }
+    return { tenantIds, client: { client_id: client.client_id, client_secret: client.client_secret } };
+  } finally {
+    await stopProcess(server.child);
+  }
+}
+
+/**
+ * Seed: every tenant's own generator over the last `period` (one statement per tenant). Copies:
+ * the seed shifted back by `period` at a time, one INSERT … SELECT per shift, until `days` are
+ * covered. Returns the stored row count.
+ */
+async function generateFlows(engine: FlowEngine, o: Options, tenantIds: string[], endMs: number): Promise<number> {
+  const copies = Math.max(1, Math.round(o.rows / o.seedRows));
+  const periodMs = Math.floor((o.days * DAY_MS) / copies);
+  const perTenantPerSecond = o.seedRows / o.tenants / (periodMs / 1000);
+  // The generator adds scheduled traffic (DNS, NTP...) to the requested rate; measure it once.
+  const probe = createFlowGenerator({ seed: 'probe', customerId: 'probe', startMs: endMs - 3_600_000, endMs, flowsPerSecond: perTenantPerSecond, diurnal: false, scenarios: [] });
+  let probed = 0;
+  for (const _ of probe) probed++;
+  const extra = Math.max(0, probed / 3600 - perTenantPerSecond);
+  const rate = Math.max(perTenantPerSecond * 0.1, perTenantPerSecond - extra);
+
+  let seeded = 0;
+  const started = performance.now();
+  for (const [i, customerId] of tenantIds.entries()) {
+    const gen = createFlowGenerator({ seed: `bench-${i}`, customerId, startMs: endMs - periodMs, endMs, flowsPerSecond: rate, diurnal: true, scenarios: i % 5 === 0 ? ['beacon', 'scan'] : [] });
+    for (let batch = 0; ; batch++) {
+      const flows = gen.take(100_000);
+      if (!flows.length) break;
+      await insertFlowBatch(engine, { customerId, nodeId: `sensor-${i}`, batchId: `seed-${batch}`, flows: flows as never });
+      seeded += flows.length;
+    }
+    if (i % 10 === 9 || i === tenantIds.length - 1) {
+      console.log(`  seed: ${i + 1}/${tenantIds.length} tenants, ${seeded.toLocaleString()} flows, ${((performance.now() - started) / 1000).toFixed(0)} s`);
+    }
+  }
+  for (let j = 1; j < copies; j++) {
+    await engine.command(
+      `/* bench:search.copy */ INSERT INTO flows SELECT * REPLACE (concat(id, '.', {j:String}) AS id, concat(batch_id, '.', {j:String}) AS batch_id, ` +
+        `timestamp - toIntervalMillisecond({shift:Int64}) AS timestamp) FROM flows WHERE startsWith(batch_id, 'seed-') AND position(batch_id, '.') = 0`,
+      { j: String(j), shift: j * periodMs },
+      { timeoutMs: 3_600_000 },
+    );
+    if (j % 5 === 0 || j === copies - 1) console.log(`  copies: ${j}/${copies - 1}, ${((performance.now() - started) / 1000).toFixed(0)} s`);
+  }
+  const [{ n }] = await engine.query<{ n: number }>('/* bench:search.count */ SELECT count() AS n FROM flows', {});
+  return Number(n);
+}
+
+/** Lets background merges of the fresh parts finish, so they do not run during the measurements. */
+async function settle(engine: FlowEngine, maxMs: number): Promise<void> {
+  const until = Date.now() + maxMs;
+  while (Date.now() < until) {
+    const [{ n }] = await engine.query<{ n: number }>('/* bench:search.merges */ SELECT count() AS n FROM system.merges', {});
+    if (Number(n) === 0) return;
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+interface Statement {
+  sql: string;
+  params: Record<string, unknown>;
+  compact?: boolean;
+}
+
+interface Scenario {
+  name: string;
+  path: '/search/records/1.0' | '/search/agg/1.0';
+  body: (tenant: string) => Record<string, unknown>;
+  /** What the REST answer must show, checked on the first request. */
+  check: (answer: any, tenant: string) => string | undefined;
+  /** The hand-written SQL asking the same question (statements run concurrently, as the service does). */
+  sql: (tenant: string) => Statement[];
+}
+
+function scenarios(prepared: Prepared): Scenario[] {
+  const endMs = prepared.endMs;
+  const startMs = endMs - DAY_MS;
+  const day = { start: { absolute: { date: new Date(startMs).toISOString() } }, end: { absolute: { date: new Date(endMs).toISOString() } } };
+  const win = `timestamp >= fromUnixTimestamp64Milli({s:Int64}, 'UTC') AND timestamp <= fromUnixTimestamp64Milli({e:Int64}, 'UTC')`;
+  const one = (c: string) => ({ c, s: startMs, e: endMs });
+  const counts = (c: string, cond = '1'): Statement => ({
+    sql: `/* bench:sql.count */ SELECT count() AS total, countIf(${cond}) AS found FROM flows WHERE customer_id = {c:String} AND ${win}`,
+    params: one(c),
+  });
+  const page = (c: string, select: string, where: string, limit: string): Statement => ({
+    sql: `/* bench:sql.page */ SELECT ${select} FROM flows WHERE customer_id = {c:String} AND ${win}${where} ORDER BY timestamp DESC, id ${limit}`,
+    params: one(c),
+    compact: true,
+  });
+  const filter = `dst_port = 443 AND transport_proto = 'TCP'`;
+  const pageOf = (size: number) => (a: any, c: string) => {
+    const e = a[c];
+    return e && Array.isArray(e.flows) && e.returned === Math.min(size, e.found) ? undefined : `unexpected page ${JSON.stringify(e).slice(0, 200)}`;
+  };
+  const fields = ['src.ip', 'dst.ip', 'dst.port', 'app_name', 'stats.volume.bytes.total'];
+  const records = (extra: Record<string, unknown>) => (c: string) => ({ instance_ids: [c], module: 'flows', ...day, ...extra });
+  const terms = (ids: string[]): Statement => ({
+    sql:
+      `/* bench:sql.terms */ SELECT customer_id, app_name AS k, count() AS n, sum(count()) OVER (PARTITION BY customer_id) AS all_docs FROM flows ` +
+      `WHERE customer_id IN {ids:Array(String)} AND ${win} AND app_name IS NOT NULL GROUP BY customer_id, k ORDER BY customer_id, n DESC, k LIMIT 10 BY customer_id`,
+    params: { ids, s: startMs, e: endMs },
+  });
+  const termsCheck = (ids: (c: string) => string[]) => (a: any, c: string) =>
+    ids(c).every((id) => Array.isArray(a[id]?.buckets) && a[id].buckets.length > 0) ? undefined : `no buckets: ${JSON.stringify(a).slice(0, 200)}`;
+  return [
+    {
+      name: 'records: filter + sort + size 100, 24 h',
+      path: '/search/records/1.0',
+      body: records({ size: 100, page: 0, sentence: 'dst.port eq 443 and transport.proto eq TCP', sort: [{ field: '@timestamp', order: 'desc' }] }),
+      check: pageOf(100),
+      sql: (c) => [counts(c, filter), page(c, '*', ` AND ${filter}`, 'LIMIT 100')],
+    },
+    {
+      name: 'records: one 25,000-flow page',
+      path: '/search/records/1.0',
+      body: records({ size: 25_000, page: 0 }),
+      check: pageOf(25_000),
+      sql: (c) => [counts(c), page(c, '*', '', 'LIMIT 25000')],
+    },
+    {
+      name: 'records: deep page (size 100, page 200)',
+      path: '/search/records/1.0',
+      body: records({ size: 100, page: 200 }),
+      check: (a, c) => (a[c]?.current_page === 200 ? undefined : 'no page 200'),
+      sql: (c) => [counts(c), page(c, '*', '', 'LIMIT 100 OFFSET 20000')],
+    },
+    {
+      name: 'records: fields projection (5 paths, size 1000)',
+      path: '/search/records/1.0',
+      body: records({ size: 1000, page: 0, fields }),
+      check: (a, c) => (pageOf(1000)(a, c) ?? (Object.keys(a[c].flows[0] ?? {}).includes('stats') ? undefined : 'projection lost bytes')),
+      sql: (c) => [counts(c), page(c, 'toUnixTimestamp64Milli(timestamp), src_ip, dst_ip, dst_port, app_name, stats_volume_bytes_total', '', 'LIMIT 1000')],
+    },
+    {
+      name: 'terms: top 10 app_name, one tenant, 24 h',
+      path: '/search/agg/1.0',
+      body: (c) => ({ instance_ids: [c], module: 'flows', field: 'app_name', size: 10, ...day }),
+      check: termsCheck((c) => [c]),
+      sql: (c) => [terms([c])],
+    },
+    {
+      name: `terms: top 10 app_name, MSP-wide (${prepared.tenantIds.length} tenants), 24 h`,
+      path: '/search/agg/1.0',
+      body: () => ({ instance_ids: prepared.tenantIds, module: 'flows', field: 'app_name', size: 10, ...day }),
+      check: termsCheck(() => prepared.tenantIds),
+      sql: () => [terms(prepared.tenantIds)],
+    },
+    {
+      name: 'timeseries: 24 h in 5 m buckets, sum of bytes',
+      path: '/search/records/1.0',
+      body: records({ size: 0, timeseries: { interval: '5m', metric: 'sum:bytes' } }),
+      check: (a, c) => (a[c]?.timeseries?.buckets?.length >= 288 ? undefined : 'missing buckets'),
+      sql: (c) => [
+        counts(c),
+        {
+          sql:
+            `/* bench:sql.timeseries */ SELECT intDiv(toUnixTimestamp64Milli(timestamp), 300000) * 300000 AS b, count() AS n, ifNull(sum(stats_volume_bytes_total), 0) AS v ` +
+            `FROM flows WHERE customer_id = {c:String} AND ${win} GROUP BY b ORDER BY b`,
+          params: one(c),
+        },
+      ],
+    },
+  ];
+}
+
+/** Runs `fn` closed-loop for `seconds` (at least 10 and at most 400 times), rotating tenants. */
+async function measure(seconds: number, tenants: string[], fn: (tenant: string) => Promise<void>): Promise<LatencySummary> {
+  const latencies: number[] = [];
+  const until = performance.now() + seconds * 1000;
+  for (let i = 0; latencies.length < 400 && (latencies.length < 10 || performance.now() < until); i++) {
+    const started = performance.now();
+    await fn(tenants[i % tenants.length]!);
+    latencies.push(performance.now() - started);
+  }
+  return summarize(latencies);
+}
+
+type TokenResult = LatencySummary & { failures: number };
+
+function startTokenLoad(url: string, body: string, rate: number): { child: ChildProcess; stop(): Promise<TokenResult> } {
+  const child = spawn(process.execPath, ['--import', 'tsx', TOKEN_LOAD, url, body, String(rate)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  return {
+    child,
+    stop: () =>
+      new Promise((resolve) => {
+        child.once('message', (m) => resolve(m as never));
+        child.send('stop');
+      }),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+async function main(): Promise<void> {
+  const o = readOptions();
+  const dataDir = o.data ?? mkdtempSync(join(tmpdir(), 'bd-bench-search-'));
+  mkdirSync(dataDir, { recursive: true });
+  const env = { DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'warn', DATABASE_URL: '', CLICKHOUSE_URL: '' };
+  const markerPath = join(dataDir, MARKER);
+  let prepared: Prepared | undefined = existsSync(markerPath) ? JSON.parse(readFileSync(markerPath, 'utf8')) : undefined;
+  if (prepared && (prepared.rows !== o.rows || prepared.tenants !== o.tenants || prepared.days !== o.days)) {
+    throw new Error(`${dataDir} holds ${prepared.rows} rows / ${prepared.tenants} tenants / ${prepared.days} days; use another --data directory`);
+  }
+  const cleanup = () => {
+    if (!o.data) rmSync(dataDir, { recursive: true, force: true });
+  };
+
+  try {
+    if (prepared) {
+      console.log(`reusing ${dataDir}: ${prepared.storedRows.toLocaleString()} flows (generated in ${prepared.generationSeconds.toFixed(0)} s)`);
+    } else {
+      console.log(`preparing ${o.rows.toLocaleString()} flows for ${o.tenants} tenants over ${o.days} days in ${dataDir}`);
+      const t0 = performance.now();
+      const { tenantIds, client } = await createTenants(env, o.tenants);
+      console.log(`  tenants: ${tenantIds.length} in ${((performance.now() - t0) / 1000).toFixed(0)} s`);
+      const endMs = Math.floor(Date.now() / 60_000) * 60_000;
+      const engine = new ChdbEngine(join(dataDir, 'clickhouse'));
+      await migrateFlowStore(engine);
+      const g0 = performance.now();
+      const storedRows = await generateFlows(engine, o, tenantIds, endMs);
+      const generationSeconds = (performance.now() - g0) / 1000;
+      console.log(`  flows: ${storedRows.toLocaleString()} stored in ${generationSeconds.toFixed(0)} s (${Math.round(storedRows / generationSeconds).toLocaleString()} flows/s); waiting for merges`);
+      await settle(engine, 120_000);
+      await engine.close();
+      prepared = { rows: o.rows, tenants: o.tenants, days: o.days, seedRows: o.seedRows, endMs, storedRows, tenantIds, client, generationSeconds };
+      writeFileSync(markerPath, JSON.stringify(prepared, null, 2));
+    }
+
+    const list = scenarios(prepared);
+    const tenants = prepared.tenantIds;
+    const credentials = JSON.stringify(prepared.client);
+
+    // REST, with token issuance measured beside it.
+    const server = await startProcess('src/main.ts', env);
+    const rest: LatencySummary[] = [];
+    let tokensIdle: TokenResult | undefined;
+    let tokensBusy: TokenResult | undefined;
+    try {
+      const { access_token } = await post(`${server.url}/rest/oauth2/token/1.0`, prepared.client);
+      const headers = { ...json, authorization: `Bearer ${access_token}` };
+      const idle = startTokenLoad(`${server.url}/rest/oauth2/token/1.0`, credentials, o.tokenRate);
+      await new Promise((r) => setTimeout(r, 3000));
+      tokensIdle = await idle.stop();
+      const busy = startTokenLoad(`${server.url}/rest/oauth2/token/1.0`, credentials, o.tokenRate);
+      for (const s of list) {
+        for (const tenant of tenants.slice(0, 2)) {
+          const res = await fetch(server.url + s.path, { method: 'POST', headers, body: JSON.stringify(s.body(tenant)) });
+          const answer = await res.json();
+          const problem = res.status !== 200 ? `status ${res.status}: ${JSON.stringify(answer).slice(0, 300)}` : s.check(answer, tenant);
+          if (problem) throw new Error(`${s.name}: ${problem}`);
+        }
+        rest.push(
+          await measure(o.seconds, tenants, async (tenant) => {
+            const res = await fetch(server.url + s.path, { method: 'POST', headers, body: JSON.stringify(s.body(tenant)) });
+            await res.arrayBuffer();
+            if (res.status !== 200) throw new Error(`${s.name}: status ${res.status}`);
+          }),
+        );
+        console.log(`  REST ${s.name}: p50 ${rest.at(-1)!.p50.toFixed(1)} ms`);
+      }
+      tokensBusy = await busy.stop();
+    } finally {
+      await stopProcess(server.child);
+    }
+
+    // The same questions in hand-written SQL, on the same engine and data.
+    const engine = new ChdbEngine(join(dataDir, 'clickhouse'));
+    const sql: LatencySummary[] = [];
+    try {
+      for (const [i, s] of list.entries()) {
+        const run = (tenant: string) =>
+          Promise.all(s.sql(tenant).map((st) => engine.query(st.sql, st.params, st.compact ? { format: 'JSONCompactEachRow' } : {}))).then(() => undefined);
+        await run(tenants[0]!);
+        sql.push(await measure(o.seconds, tenants, run));
+        console.log(`  SQL  ${s.name}: p50 ${sql[i]!.p50.toFixed(1)} ms`);
+      }
+    } finally {
+      await engine.close();
+    }
+
+    const f = (ms: number) => ms.toFixed(1).padStart(8);
+    console.log('');
+    console.log(`${prepared.storedRows.toLocaleString()} flows, ${tenants.length} tenants, ${prepared.days} days (generated in ${prepared.generationSeconds.toFixed(0)} s); chDB in-process; one request at a time`);
+    console.log(`${'scenario'.padEnd(52)} ${'REST p50'.padStart(8)} ${'p99'.padStart(8)} ${'SQL p50'.padStart(8)} ${'p99'.padStart(8)}  REST/SQL p50   n`);
+    list.forEach((s, i) => {
+      const r = rest[i]!;
+      const q = sql[i]!;
+      console.log(`${s.name.padEnd(52)} ${f(r.p50)} ${f(r.p99)} ${f(q.p50)} ${f(q.p99)}  ${(r.p50 / q.p50).toFixed(2).padStart(12)} ${String(r.n).padStart(4)}`);
+    });
+    const tok = (name: string, t: TokenResult) =>
+      console.log(`${name.padEnd(52)} ${f(t.p50)} ${f(t.p99)}   (${t.n} tokens at ${o.tokenRate}/s${t.failures ? `, ${t.failures} failed!` : ''})`);
+    tok('token issuance, idle server', tokensIdle!);
+    tok('token issuance during the search load', tokensBusy!);
+    console.log('p99 of a few hundred samples or fewer is close to the maximum; the machine is shared, so compare ratios, not absolutes.');
+  } finally {
+    cleanup();
+  }
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exitCode = 1;
+});

@@ -1,7 +1,9 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
-import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import { createServer } from 'node:net';
+import { PGLiteSocketHandler } from '@electric-sql/pglite-socket';
+import { CycleQueue } from './pglite-queue.js';
 
 /**
  * The embedded default: PGlite (PostgreSQL compiled to WASM) on a data directory, served over
@@ -42,10 +44,8 @@ export async function startEmbeddedPostgres(dataDir: string): Promise<EmbeddedPo
   const pglite = await PGlite.create(join(dataDir, 'postgres'));
   // One backend serves every socket connection, so this session setting holds for all of them.
   await pglite.exec(`SET app.notification_outbox = 'on'`);
-  // PGlite is one backend in this thread: more client connections add queueing, not throughput.
-  const server = new PGLiteSocketServer({ db: pglite, port: 0, host: '127.0.0.1', maxConnections: 16 });
-  await server.start();
-  const port = Number(server.getServerConn().split(':').pop());
+  const server = await serveOverSocket(pglite);
+  const port = server.port;
   writeFileSync(ownerFile(dataDir), JSON.stringify({ pid: process.pid, port } satisfies OwnerRecord));
   return {
     url: connectionUrl(port),
@@ -54,6 +54,32 @@ export async function startEmbeddedPostgres(dataDir: string): Promise<EmbeddedPo
       rmSync(ownerFile(dataDir), { force: true });
       await server.stop();
       await pglite.close();
+    },
+  };
+}
+
+/**
+ * pglite-socket's connection handler over our own queue (see CycleQueue): many connections — the
+ * server's pools, the admin CLI — share the one backend without their statements interleaving.
+ */
+async function serveOverSocket(pglite: PGlite): Promise<{ port: number; stop(): Promise<void> }> {
+  const queue = new CycleQueue(pglite);
+  const handlers = new Set<PGLiteSocketHandler>();
+  const server = createServer((socket) => {
+    const handler = new PGLiteSocketHandler({ db: pglite, closeOnDetach: true, queryQueue: queue as never } as never);
+    handlers.add(handler);
+    handler.addEventListener('close', () => handlers.delete(handler));
+    handler.attach(socket).catch(() => socket.destroy());
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  return {
+    port: (server.address() as { port: number }).port,
+    async stop() {
+      for (const handler of handlers) await handler.detach(true);
+      await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
 }

@@ -138,7 +138,11 @@ export async function createServices(config: Config, db: Database, flows: FlowEn
       db,
       flows,
       logger,
-      { intervalMs: config.detectionIntervalSeconds * 1000, windowMs: config.detectionWindowMinutes * 60_000 },
+      {
+        intervalMs: config.detectionIntervalSeconds * 1000,
+        windowMs: config.detectionWindowMinutes * 60_000,
+        crossProcessLock: config.databaseUrl !== undefined,
+      },
       events,
     ),
   };

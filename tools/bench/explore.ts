@@ -57,17 +57,23 @@ try {
     const seedCount = await count();
     log(`seed: ${seedCount} generated flows over 6 h in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
     t0 = performance.now();
-    for (let k = 1; (await count()) < target; k++) {
-      const left = target - (await count());
+    for (let k = 1, have = seedCount; have < target; k++) {
+      const left = target - have;
       await engine.command(
         named(
           'bench:copy',
-          `INSERT INTO flows SELECT * REPLACE (timestamp + toIntervalMillisecond({shift:Int64}) AS timestamp, concat(id, '-', toString({k:UInt32})) AS id, ` +
-            `concat(batch_id, '-', toString({k:UInt32})) AS batch_id) FROM flows WHERE customer_id = {c:String} AND batch_id LIKE 'seed-%' AND position(batch_id, '-', 6) = 0 LIMIT {left:UInt64}`,
+          // Copies are new rows, never retries: no deduplication. The filter sits in a subquery
+          // because the REPLACE aliases would shadow batch_id in its WHERE.
+          'INSERT INTO flows SETTINGS insert_deduplicate = 0 SELECT * REPLACE (timestamp + toIntervalMillisecond({shift:Int64}) AS timestamp, ' +
+            "concat(id, '-', toString({k:UInt32})) AS id, concat(batch_id, '-', toString({k:UInt32})) AS batch_id) FROM (SELECT * FROM flows " +
+            "WHERE customer_id = {c:String} AND batch_id LIKE 'seed-%' AND position(batch_id, '-', 6) = 0 LIMIT {left:UInt64})",
         ),
         { shift: k * SPAN, k, c: customerId, left },
         { timeoutMs: 600_000 },
       );
+      const now = await count();
+      if (now <= have) throw new Error('bench: a copy inserted nothing');
+      have = now;
     }
     log(`copied to ${await count()} flows in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
   }

@@ -34,7 +34,9 @@ export async function detectRunCommand(args: string[], db: Database, config: Con
   const run = await awaitRun(db, runId, RUN_WAIT_MS);
   if (run.status === 'failed') throw new DomainError(500, 'detection_failed', `Detection run ${runId} failed: ${run.error ?? 'unknown error'}`);
   if (run.status !== 'completed') throw new DomainError(504, 'detection_timeout', `Detection run ${runId} has not finished (status ${run.status})`);
-  return run.result as unknown as RunResult;
+  // jsonb does not keep key order: print the fields in the order a reader expects.
+  const r = run.result as unknown as RunResult;
+  return { run_id: r.run_id, customer_id: r.customer_id, trigger: r.trigger, tenants: r.tenants, window: r.window, opened: r.opened, updated: r.updated, closed: r.closed, failed: r.failed, skipped: r.skipped };
 }
 
 async function runHere(runId: string, db: Database, config: Config): Promise<void> {
@@ -49,7 +51,11 @@ async function runHere(runId: string, db: Database, config: Config): Promise<voi
     return;
   }
   try {
-    const service = new DetectionService(db, flows, logger, { intervalMs: 0, windowMs: config.detectionWindowMinutes * 60_000 });
+    const service = new DetectionService(db, flows, logger, {
+      intervalMs: 0,
+      windowMs: config.detectionWindowMinutes * 60_000,
+      crossProcessLock: config.databaseUrl !== undefined,
+    });
     await service.execute(runId).catch(() => undefined);
   } finally {
     await flows.close();

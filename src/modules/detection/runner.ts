@@ -19,6 +19,13 @@ export interface DetectionOptions {
   intervalMs: number;
   /** How far back a run looks (beaconing always looks back at least BEACON_THRESHOLDS.lookbackMs). */
   windowMs: number;
+  /**
+   * Whether runs of a tenant exclude each other across processes with an advisory lock (a
+   * PostgreSQL server). Off for embedded PGlite: one process owns it, its connections share one
+   * session (where advisory locks are re-entrant), and its pool has a single connection that a
+   * held lock would take from everything else.
+   */
+  crossProcessLock?: boolean;
 }
 
 /** One investigation a run touched, as `detect run` prints it. */
@@ -37,6 +44,8 @@ export interface InvestigationChange {
   last_activity_at: string;
   /** False once the activity has been quiet for the detector's quiet period (closed). */
   active: boolean;
+  /** The collectors whose flows show it. */
+  node_ids: string[];
 }
 
 export interface TenantOutcome {
@@ -98,13 +107,24 @@ export async function unclaimRun(db: Database, runId: string): Promise<void> {
 
 const finished = (run: DetectionRun) => run.status === 'completed' || run.status === 'failed';
 
-/** Polls a run until `until` holds (default: finished) or `timeoutMs` passes; returns its last state. */
+/**
+ * Polls a run until `until` holds (default: finished) or `timeoutMs` passes; returns its last
+ * state. Polls back off from 100 ms to 1 s; a failed poll is retried (up to five in a row).
+ */
 export async function awaitRun(db: Database, runId: string, timeoutMs: number, until: (run: DetectionRun) => boolean = finished): Promise<DetectionRun> {
   const deadline = Date.now() + timeoutMs;
+  let delayMs = 100;
+  let failures = 0;
   for (;;) {
-    const run = await db.prisma.detectionRun.findUniqueOrThrow({ where: { id: runId } });
-    if (until(run) || Date.now() >= deadline) return run;
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    try {
+      const run = await db.prisma.detectionRun.findUniqueOrThrow({ where: { id: runId } });
+      failures = 0;
+      if (until(run) || Date.now() >= deadline) return run;
+    } catch (error) {
+      if (++failures >= 5) throw error;
+    }
+    await new Promise((resolve) => setTimeout(resolve, delayMs));
+    delayMs = Math.min(1_000, delayMs * 1.5);
   }
 }
 
@@ -122,6 +142,7 @@ export class DetectionService {
   /** Per-tenant exclusion inside this process (advisory locks are re-entrant within a session). */
   private readonly running = new Map<string, Promise<unknown>>();
   private readonly me = processName();
+  private stopped = false;
 
   constructor(
     private readonly db: Database,
@@ -139,12 +160,14 @@ export class DetectionService {
   /** Starts the schedule and answers `detect run` requests from other processes. */
   async start(): Promise<void> {
     await this.db.listen('detection_requested', (runId) => {
+      if (this.stopped) return;
       this.handleRequest(runId).catch((error) => this.logger.error('detection.request_failed', { runId, error }));
     });
     this.job.start();
   }
 
   async stop(): Promise<void> {
+    this.stopped = true;
     await this.job.stop();
     await Promise.allSettled([...this.running.values()]);
   }
@@ -163,7 +186,7 @@ export class DetectionService {
   }
 
   /** Executes a claimed run: the customer and its children, each under its lock (waiting for it). */
-  async execute(runId: string): Promise<RunResult> {
+  async execute(runId: string, nowMs = Date.now()): Promise<RunResult> {
     const run = await this.db.prisma.detectionRun.findUniqueOrThrow({ where: { id: runId } });
     try {
       const tenants = await this.db.prisma.tenant.findMany({
@@ -172,11 +195,12 @@ export class DetectionService {
         orderBy: { createdAt: 'asc' },
       });
       const ids = [run.customerId, ...tenants.map((t) => t.id).filter((id) => id !== run.customerId)];
-      const result = await this.runTenants(run, ids, 'manual');
+      const result = await this.runTenants(run, ids, 'manual', nowMs);
       await this.finish(run.id, 'completed', result);
       return result;
     } catch (error) {
       await this.finish(run.id, 'failed', null, (error as Error).message);
+      await this.recordFailure(run.customerId, run.id, 'manual', error);
       throw error;
     }
   }
@@ -200,7 +224,7 @@ export class DetectionService {
         startedAt: new Date(),
       },
     });
-    return this.execute(run.id);
+    return this.execute(run.id, nowMs);
   }
 
   // --- schedule --------------------------------------------------------------------------
@@ -234,6 +258,7 @@ export class DetectionService {
       } catch (error) {
         this.logger.error('detection.tenant_failed', { customerId, error });
         await this.finish(run.id, 'failed', null, (error as Error).message);
+        await this.recordFailure(customerId, run.id, 'schedule', error);
       }
     }
     // Requests whose notification no process heard (all were busy or restarting).
@@ -295,16 +320,14 @@ export class DetectionService {
       await busy.catch(() => undefined);
       busy = this.running.get(customerId);
     }
-    const attempt = withAdvisoryLock(
-      this.db.pool,
-      LockSpace.detection,
-      customerId,
-      async () => {
-        if (trigger === 'schedule' && (await this.ranRecently(customerId, nowMs))) return undefined;
-        return fn();
-      },
-      { waitMs },
-    );
+    const guarded = async () => {
+      if (trigger === 'schedule' && (await this.ranRecently(customerId, nowMs))) return undefined;
+      return fn();
+    };
+    const attempt =
+      this.options.crossProcessLock === false
+        ? guarded().then((value) => ({ acquired: true as const, value }))
+        : withAdvisoryLock(this.db.pool, LockSpace.detection, customerId, guarded, { waitMs });
     this.running.set(customerId, attempt);
     try {
       const locked = await attempt;
@@ -407,6 +430,12 @@ export class DetectionService {
     });
   }
 
+  private async recordFailure(customerId: string, runId: string, trigger: string, error: unknown): Promise<void> {
+    await this.events
+      .record({ customerId, topic: 'detections', kind: 'detection_run_failed', subject: runId, data: { trigger, error: String((error as Error)?.message ?? error).slice(0, 500) } })
+      .catch((failure) => this.logger.warn('detection.events_failed', { customerId, runId, error: failure }));
+  }
+
   /** Events (docs/events.md): the run, and each investigation it opened, updated or closed. */
   private async record(customerId: string, runId: string, trigger: string, window: TimeWindow, outcome: TenantOutcome): Promise<void> {
     const summary = (c: InvestigationChange) => ({
@@ -417,6 +446,7 @@ export class DetectionService {
       confidence: c.confidence,
       severity: c.severity,
       headline: c.headline,
+      node_ids: c.node_ids,
     });
     try {
       await this.events.record({
@@ -493,5 +523,6 @@ function changeView(i: Investigation): InvestigationChange {
     first_activity_at: i.firstActivityAt.toISOString(),
     last_activity_at: i.lastActivityAt.toISOString(),
     active: i.closedAt === null,
+    node_ids: i.nodeIds,
   };
 }

@@ -9,7 +9,7 @@ import { detectorOf } from '../detection/detectors/index.js';
 import { type DetectorKind, type Episode, emptyFacts } from '../detection/episode.js';
 import { hostValue } from '../detection/host-context.js';
 import { buildAnalysis } from '../detection/narrative.js';
-import { fingerprint, subjectOf } from '../detection/runner.js';
+import { subjectOf } from '../detection/runner.js';
 import type { Disposition } from './investigation.model.js';
 
 export interface InvestigationFixture {
@@ -82,7 +82,8 @@ export function investigationRow(customerId: string, f: InvestigationFixture = {
     customerId,
     detector: kind,
     subject: subjectOf(episode),
-    fingerprint: fingerprint(customerId, { ...episode, firstMs: episode.firstMs + Math.floor(Math.random() * 1e12) }),
+    // Unique per row: fixtures stand for distinct episodes, whatever their times.
+    fingerprint: newId('fp'),
     status,
     disposition: finished ? assessment.disposition : null,
     confidence: finished ? assessment.confidence : null,

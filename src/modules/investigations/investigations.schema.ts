@@ -254,13 +254,13 @@ export const InvestigationRef = builder.prismaObject('Investigation', {
       nullable: true,
       description: 'The collector running on the source host, when it has one.',
       select: { customerId: true, source: true },
-      resolve: (i, _args, ctx) => ctx.services.investigations.sourceNode(i),
+      resolve: (i, _args, ctx) => ctx.services.investigations.sourceNode(i, ctx),
     }),
     observedBy: t.field({
       type: [NodeRef],
       description: 'The collectors whose flows show the activity.',
       select: { customerId: true, nodeIds: true },
-      resolve: (i, _args, ctx) => ctx.services.investigations.observers(i),
+      resolve: (i, _args, ctx) => ctx.services.investigations.observers(i, ctx),
     }),
   }),
 });

@@ -1,3 +1,4 @@
+import DataLoader from 'dataloader';
 import { Scopes } from '../../auth/scopes.js';
 import type { Session } from '../../auth/session.js';
 import { badRequest } from '../../errors.js';
@@ -48,7 +49,15 @@ function instant(field: string, raw: string): Date {
  * Investigations (wire.md 8): read-only, with the search_api scope, over the caller's tree. An
  * investigation outside the tree, or still `running` (analysis in progress), behaves as missing.
  */
+export interface NodeLoaders {
+  byAddress: DataLoader<string, Node | null>;
+  byId: DataLoader<string, Node | null>;
+}
+
 export class InvestigationService {
+  /** Per-request loaders, keyed by the request's context object (collected with it). */
+  private readonly loaders = new WeakMap<object, NodeLoaders>();
+
   constructor(
     private readonly store: InvestigationStore,
     private readonly prisma: Prisma,
@@ -100,16 +109,44 @@ export class InvestigationService {
     return this.store.findFinished(await session.tenantScope(), id, select);
   }
 
+  /**
+   * Batch loaders for the nodes of listed investigations, one pair per request (`key`): a page
+   * of investigations asks for its nodes in one statement per kind, not one per investigation.
+   */
+  nodeLoaders(key: object): NodeLoaders {
+    let loaders = this.loaders.get(key);
+    if (!loaders) {
+      loaders = {
+        byAddress: new DataLoader(async (keys: readonly string[]) => {
+          const wanted = keys.map((k) => JSON.parse(k) as [string, string]);
+          const nodes = await this.prisma.node.findMany({
+            where: { OR: wanted.map(([customerId, localIp]) => ({ customerId, localIp })) },
+            orderBy: { createdAt: 'asc' },
+          });
+          return wanted.map(([customerId, ip]) => nodes.find((n) => n.customerId === customerId && n.localIp === ip) ?? null);
+        }),
+        byId: new DataLoader(async (keys: readonly string[]) => {
+          const wanted = keys.map((k) => JSON.parse(k) as [string, string]);
+          const nodes = await this.prisma.node.findMany({ where: { OR: wanted.map(([customerId, id]) => ({ customerId, id })) } });
+          return wanted.map(([customerId, id]) => nodes.find((n) => n.customerId === customerId && n.id === id) ?? null);
+        }),
+      };
+      this.loaders.set(key, loaders);
+    }
+    return loaders;
+  }
+
   /** The collector running on the investigation's source host, when there is one. */
-  sourceNode(investigation: Pick<Investigation, 'customerId' | 'source'>): Promise<Node | null> {
+  sourceNode(investigation: Pick<Investigation, 'customerId' | 'source'>, key: object): Promise<Node | null> {
     if (!investigation.source) return Promise.resolve(null);
-    return this.prisma.node.findFirst({ where: { customerId: investigation.customerId, localIp: investigation.source }, orderBy: { createdAt: 'asc' } });
+    return this.nodeLoaders(key).byAddress.load(JSON.stringify([investigation.customerId, investigation.source]));
   }
 
   /** The collectors whose flows show the activity. */
-  observers(investigation: Pick<Investigation, 'customerId' | 'nodeIds'>): Promise<Node[]> {
-    if (investigation.nodeIds.length === 0) return Promise.resolve([]);
-    return this.prisma.node.findMany({ where: { customerId: investigation.customerId, id: { in: investigation.nodeIds } }, orderBy: { createdAt: 'asc' } });
+  async observers(investigation: Pick<Investigation, 'customerId' | 'nodeIds'>, key: object): Promise<Node[]> {
+    const loader = this.nodeLoaders(key).byId;
+    const nodes = await Promise.all(investigation.nodeIds.map((id) => loader.load(JSON.stringify([investigation.customerId, id]))));
+    return nodes.filter((n): n is Node => n !== null);
   }
 
   /** Replays a traffic link's search for the investigation's tenant (the caller must see it). */

@@ -112,7 +112,7 @@ builder.queryFields((t) => {
         fields: (c) => ({
           found: c.float({ resolve: (conn) => conn.found, description: 'Flows matching the sentence in the window. An integer.' }),
           total: c.float({ resolve: (conn) => conn.total, description: 'Flows of the instance in the window before the sentence. An integer.' }),
-          took: c.float({ resolve: (conn) => conn.took, description: 'Seconds spent on the engine side.' }),
+          took: c.float({ resolve: (conn) => conn.took, description: 'Seconds the search took.' }),
           flows: c.field({
             type: 'JSON',
             resolve: (conn) => conn.flows,

@@ -21,7 +21,6 @@ import {
   aggregateTerms,
   searchRecords,
   type FlowEngine,
-  type InstancePage,
   type SearchResponse,
   type TermsResponse,
   type TimeseriesResult,
@@ -339,5 +338,3 @@ export class SearchService {
     }
   }
 }
-
-export type { InstancePage };

@@ -9,7 +9,7 @@ export function adminCli(args: string[], env: Record<string, string>): Promise<{
     execFile(
       process.execPath,
       ['--import', 'tsx', 'src/admin/cli.ts', ...args],
-      { cwd: root, env: { ...process.env, ...env }, timeout: 60_000 },
+      { cwd: root, env: { ...process.env, ...env }, timeout: 120_000 },
       (error, stdout, stderr) => {
         let json: unknown;
         try {

@@ -1,3 +1,5 @@
+import { EGRESS_EXPR } from './egress.js';
+
 /**
  * The column registry: one row per leaf of the flow record (wire.md 5.4). Everything else in the
  * flow store is generated from it — the CREATE TABLE (ddl.ts), the PQL field whitelist and value
@@ -300,6 +302,8 @@ export const EXTRAS_COLUMN = 'extras';
 export const HIDDEN_COLUMNS: readonly HiddenColumnDef[] = [
   { column: 'src_ip_addr', type: 'Nullable(IPv6)', materialized: 'toIPv6OrNull(`src_ip`)', index: 'bloom_filter(0.01)' },
   { column: 'dst_ip_addr', type: 'Nullable(IPv6)', materialized: 'toIPv6OrNull(`dst_ip`)', index: 'bloom_filter(0.01)' },
+  // Egress flows (internal source, external destination; egress.ts): explore reads one byte per row.
+  { column: 'is_egress', type: 'UInt8', materialized: EGRESS_EXPR },
 ];
 
 /** Names the SDK README uses that are not record paths (wire.md 6.2). */

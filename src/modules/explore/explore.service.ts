@@ -95,7 +95,8 @@ export class ExploreService {
 
   async header(session: Session, org: unknown, input: ExploreInput) {
     const name = readOrg(org);
-    const { scope, envelope } = await this.resolve(session, input);
+    const { scope: all, envelope } = await this.resolve(session, input);
+    const scope = await this.ofOrg(all, name);
     const [h, processes] = await Promise.all([store.orgHeader(this.engine, scope, name), store.orgProcesses(this.engine, scope, name, HEADER_PROCESSES)]);
     const readout =
       h.flows === 0
@@ -117,7 +118,8 @@ export class ExploreService {
 
   async temporal(session: Session, org: unknown, input: ExploreInput) {
     const name = readOrg(org);
-    const { scope, envelope } = await this.resolve(session, input);
+    const { scope: all, envelope } = await this.resolve(session, input);
+    const scope = await this.ofOrg(all, name);
     const rows = await store.orgTemporal(this.engine, scope, name);
     const value = new Map(rows.map((r) => [`${r.day}:${r.hour}`, r.flows]));
     const cells = DAYS.flatMap((row, d) => HOURS.map((col, h) => ({ row, col, value: value.get(`${d + 1}:${h}`) ?? 0 })));
@@ -133,7 +135,8 @@ export class ExploreService {
 
   async cadence(session: Session, org: unknown, input: ExploreInput): Promise<Envelope & Omit<Cadence, 'readout'>> {
     const name = readOrg(org);
-    const { scope, envelope } = await this.resolve(session, input);
+    const { scope: all, envelope } = await this.resolve(session, input);
+    const scope = await this.ofOrg(all, name);
     const [gaps, flows] = await Promise.all([store.orgGaps(this.engine, scope, name), store.orgCadenceFlows(this.engine, scope, name)]);
     const { readout, ...cadence } = cadenceOf(gaps, flows);
     return { ...envelope(readout), ...cadence };
@@ -141,7 +144,8 @@ export class ExploreService {
 
   async transfer(session: Session, org: unknown, input: ExploreInput) {
     const name = readOrg(org);
-    const { scope, envelope } = await this.resolve(session, input);
+    const { scope: all, envelope } = await this.resolve(session, input);
+    const scope = await this.ofOrg(all, name);
     const t = await store.orgTransfer(this.engine, scope, name);
     const r3 = (x: number | null) => (x === null ? null : Math.round(x * 1000) / 1000);
     const transfer = { chunk_bytes_mean: r3(t.chunk_bytes_mean), chunk_cv: r3(t.chunk_cv), entropy_mean: r3(t.entropy_mean), duration_mean: r3(t.duration_mean), up: t.up, down: t.down };
@@ -157,7 +161,8 @@ export class ExploreService {
 
   async reach(session: Session, org: unknown, input: ExploreInput) {
     const name = readOrg(org);
-    const { scope, envelope } = await this.resolve(session, input);
+    const { scope: all, envelope } = await this.resolve(session, input);
+    const scope = await this.ofOrg(all, name);
     const size = readSize(input.size, DEFAULT_REACH_SIZE);
     const [sources, processes] = await Promise.all([store.orgSources(this.engine, scope, name, size), store.orgProcesses(this.engine, scope, name, size)]);
     const sourceCount = sources[0]?.source_count ?? 0;
@@ -177,7 +182,8 @@ export class ExploreService {
 
   async access(session: Session, org: unknown, input: ExploreInput) {
     const name = readOrg(org);
-    const { scope, envelope } = await this.resolve(session, input);
+    const { scope: all, envelope } = await this.resolve(session, input);
+    const scope = await this.ofOrg(all, name);
     const rows = await store.orgAccess(this.engine, scope, name, ACCESS_TERMS);
     const facet = (f: store.AccessFacet) => rows.filter((r) => r.facet === f).map(({ name: n, flows, bytes }) => ({ name: n, flows, bytes }));
     const lists = { tls_versions: facet('tls_versions'), ports: facet('ports'), protocols: facet('protocols'), apps: facet('apps') };
@@ -186,6 +192,11 @@ export class ExploreService {
     const parts = [top(lists.tls_versions), lists.ports[0] ? `port ${lists.ports[0].name}${lists.protocols[0] ? `/${lists.protocols[0].name}` : ''}` : undefined, top(lists.apps)].filter(Boolean);
     const readout = total === 0 ? `no egress flows to ${name} in the window` : `mostly ${parts.join(', ')} (${pct(lists.ports[0]?.flows ?? 0, total)}% of flows on the top port)`;
     return { ...envelope(readout), ...lists };
+  }
+
+  /** The scope of one organization's views, with the addresses the dataset attributes to it. */
+  private async ofOrg(scope: store.ExploreScope, org: string): Promise<store.ExploreScope> {
+    return { ...scope, orgAddresses: await store.datasetAddresses(this.engine, scope, org) };
   }
 
   /** The dataset's state when it is not serving: flows without a collector-supplied org stay unattributed. */

@@ -141,8 +141,10 @@ describe('automation', () => {
         attempt_log: [{ attempt: 1, response_code: 200, error: null, at: iso }],
       });
       // The run is an event too, for the rule's tenant.
-      const runs = await call(t.url, 'GET', `/rest/events/1.0/${tree.childA.id}/automation_runs`, { token: tree.childACaller.token });
-      expect(runs.body.events[0]).toMatchObject({ kind: 'run_succeeded', subject: run.run_id, data: { rule_id: saved.rule.rule_id, attempts: 1, response_code: 200 } });
+      const runEvents = async () =>
+        (await call(t.url, 'GET', `/rest/events/1.0/${tree.childA.id}/automation_runs`, { token: tree.childACaller.token })).body.events;
+      await expect.poll(async () => (await runEvents()).length).toBeGreaterThan(0);
+      expect((await runEvents())[0]).toMatchObject({ kind: 'run_succeeded', subject: run.run_id, data: { rule_id: saved.rule.rule_id, attempts: 1, response_code: 200 } });
       // The secret is stored sealed, never in the clear.
       const { rows } = await t.app.db.pool.query('SELECT * FROM automation_rules WHERE id = $1', [saved.rule.rule_id]);
       expect(JSON.stringify(rows[0])).not.toContain(saved.secret!.slice(6));
@@ -172,8 +174,11 @@ describe('automation', () => {
       await detection(tree.msp.id);
       await expect.poll(async () => (await runsOf(rule.rule_id))[0]?.status).toBe('failed');
       expect((await runsOf(rule.rule_id))[0]).toMatchObject({ attempts: 1, response_code: 410, error: 'the receiver answered 410' });
-      const failed = await call(t.url, 'GET', `/rest/events/1.0/${tree.msp.id}/automation_runs?kind=run_failed`, { token: tree.mspCaller.token });
-      expect(failed.body.events[0].data).toMatchObject({ rule_id: rule.rule_id, status: 'failed', response_code: 410 });
+      // The run_failed event is recorded just after the run's status is written.
+      const failedEvents = async () =>
+        (await call(t.url, 'GET', `/rest/events/1.0/${tree.msp.id}/automation_runs?kind=run_failed`, { token: tree.mspCaller.token })).body.events;
+      await expect.poll(async () => (await failedEvents()).length).toBeGreaterThan(0);
+      expect((await failedEvents())[0].data).toMatchObject({ rule_id: rule.rule_id, status: 'failed', response_code: 410 });
     });
 
     it('retries transport errors (connection refused)', async () => {

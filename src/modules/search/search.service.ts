@@ -175,10 +175,7 @@ export class SearchService {
       searchRecords(
         this.engine,
         {
-          customerIds: instanceIds,
-          sentence: body.sentence as string | undefined,
-          start: body.start,
-          end: body.end,
+          ...selection(body, instanceIds),
           sort: body.sort as never,
           fields: body.fields as never,
           size: body.size as number | undefined,
@@ -203,10 +200,7 @@ export class SearchService {
       aggregateTerms(
         this.engine,
         {
-          customerIds: instanceIds,
-          sentence: body.sentence as string | undefined,
-          start: body.start,
-          end: body.end,
+          ...selection(body, instanceIds),
           field: body.field as string,
           ...(body.size !== undefined && body.size !== null ? { size: body.size as number } : {}),
           metric: body.metric as string | undefined,
@@ -337,4 +331,9 @@ export class SearchService {
       throw error;
     }
   }
+}
+
+/** What both searches select: the authorized instances, the sentence and the time window. */
+function selection(body: Record<string, unknown>, instanceIds: string[]) {
+  return { customerIds: instanceIds, sentence: body.sentence as string | undefined, start: body.start, end: body.end };
 }

@@ -1,16 +1,23 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { DomainError } from '../src/errors.js';
+import { serializeJson } from '../src/infra/raw-json.js';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 
+/** Writes `body` as JSON; raw JSON inside it (a page of flows) goes out as the bytes it is. */
 export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  const text = JSON.stringify(body);
+  const chunks = serializeJson(body);
+  let length = 0;
+  for (const c of chunks) length += c.byteLength;
   res.writeHead(status, {
     'content-type': 'application/json; charset=utf-8',
-    'content-length': Buffer.byteLength(text),
+    'content-length': length,
     ...headers,
   });
-  res.end(text);
+  if (chunks.length === 1) return void res.end(chunks[0]);
+  res.cork(); // one writev for the chunks; end() uncorks
+  for (const c of chunks) res.write(c);
+  res.end();
 }
 
 /** Reads the body, refusing more than `maxBytes` before buffering it. */

@@ -7,7 +7,7 @@
  * session runs its statements one at a time, and an aborted single-shot query keeps computing
  * until its max_execution_time stops it (which is why every SELECT carries one).
  */
-import { Session, drainPending } from 'chdb';
+import { Session, drainPending, type ChdbResult } from 'chdb';
 import {
   type FlowEngine,
   type InsertOptions,
@@ -39,17 +39,23 @@ export class ChdbEngine implements FlowEngine {
   }
 
   async query<T>(sql: string, params: Params, opts: QueryOptions = {}): Promise<T[]> {
+    const result = await this.select(sql, params, opts, opts.format ?? 'JSONEachRow');
+    return parseEachRow<T>(result.text());
+  }
+
+  async queryLines(sql: string, params: Params, opts: Omit<QueryOptions, 'format'> = {}): Promise<Buffer> {
+    const bytes = (await this.select(sql, params, opts, 'TabSeparatedRaw')).bytes();
+    return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  }
+
+  private select(sql: string, params: Params, opts: QueryOptions, format: string): Promise<ChdbResult> {
     const name = requireQueryName(sql);
     return withDeadline(
       name,
       opts,
       async (signal, timeoutMs) => {
-        const text = `${sql}\n${renderSettingsClause(selectSettings(timeoutMs))}`;
-        const format = opts.format ?? 'JSONEachRow';
-        const result = hasParams(params)
-          ? await this.session.queryBindAsync(text, params, { format, signal })
-          : await this.session.queryAsync(text, { format, signal });
-        return parseEachRow<T>(result.text());
+        const text = `${sql}\n${renderSettingsClause(selectSettings(timeoutMs, opts.settings))}`;
+        return hasParams(params) ? this.session.queryBindAsync(text, params, { format, signal }) : this.session.queryAsync(text, { format, signal });
       },
       (err, timeoutMs) => mapChdbError(name, err, timeoutMs),
     );

@@ -3,7 +3,7 @@ import { COLUMNS, FIELD_ALIASES, columnForPath, filterableFields, sortableFields
 import { createFlowsTableSql } from './ddl.js';
 import { FlowIngestError } from './errors.js';
 import { flowToRow, recordId } from './ingest.js';
-import { pickPaths, projectionFor } from './projection.js';
+import { projectionFor } from './projection.js';
 
 const moments = (p: string) => ['count', 'sum', 'sum_squares', 'sum_cubes'].map((k) => `${p}.${k}`);
 const triple = (p: string) => ['src', 'dst', 'total'].map((k) => `${p}.${k}`);
@@ -105,16 +105,12 @@ describe('rows and records', () => {
     expect(() => flowToRow(batch, { app_name: 'x' }, 0)).toThrow(/@timestamp/);
   });
 
-  it('rebuilds nested records from compact rows, omitting nulls and empty arrays', () => {
-    const p = projectionFor(['src.ip', 'tcp.flags', 'path.sensor.hostname', 'id']);
-    expect(p.selectList).toBe('toUnixTimestamp64Milli(`timestamp`), `id`, `src_ip`, `path`, `tcp_flags`, `extras`');
-    expect(p.reshape([7, 'r1', '1.2.3.4', JSON.stringify([{ sensor: { hostname: 'h', id: 's' } }, { x: 1 }]), [], '{"src":{"zone":"z"},"other":1}'])).toEqual({
-      '@timestamp': 7,
-      id: 'r1',
-      src: { ip: '1.2.3.4' },
-      path: [{ sensor: { hostname: 'h' } }],
-    });
-    expect(p.reshape([7, 'r1', null, null, ['SYN'], ''])).toEqual({ '@timestamp': 7, id: 'r1', tcp: { flags: ['SYN'] } });
-    expect(pickPaths({ a: { b: 1, c: 2 }, d: [{ e: 1, f: 2 }] }, ['a.b', 'd.e'])).toEqual({ a: { b: 1 }, d: [{ e: 1 }] });
+  it('writes records in SQL with requested paths as parameters, never as text', () => {
+    const hostile = "x') OR 1=1 --";
+    const p = projectionFor(['src.ip', `custom.${hostile}`, `path.sensor.${hostile}`]);
+    expect(p.columns.map((c) => c.path)).toEqual(['@timestamp', 'src.ip', 'path']);
+    expect(p.record.sql).not.toContain(hostile);
+    expect(Object.values(p.record.params)).toContain(hostile);
+    expect(Object.values(p.record.params)).toContain(`,${JSON.stringify(hostile)}:`);
   });
 });

@@ -16,6 +16,8 @@ export interface QueryOptions {
   queryId?: string;
   /** JSONEachRow gives objects; JSONCompactEachRow gives arrays in SELECT order (cheaper for big pages). */
   format?: RowFormat;
+  /** More settings for this statement (ours, never user input). */
+  settings?: Record<string, string | number>;
 }
 
 export interface InsertOptions {
@@ -29,6 +31,12 @@ export interface FlowEngine {
   readonly kind: 'chdb' | 'http';
   /** Runs a SELECT and returns its rows. `sql` must start with a `/* name *\/` comment. */
   query<T>(sql: string, params: Params, opts?: QueryOptions): Promise<T[]>;
+  /**
+   * Runs a SELECT whose values the engine has already rendered as text (the JSON of flow
+   * records) and returns its output as bytes, in TabSeparatedRaw: a row per line, values tab
+   * separated and written as they are. The caller reads them without a JSON parse.
+   */
+  queryLines(sql: string, params: Params, opts?: Omit<QueryOptions, 'format'>): Promise<Buffer>;
   /** Runs a statement without a result set (DDL, ALTER, INSERT ... SELECT). */
   command(sql: string, params?: Params, opts?: QueryOptions): Promise<void>;
   /** Inserts rows (objects keyed by column name, or ready NDJSON text) as JSONEachRow. */
@@ -47,8 +55,9 @@ export const DEFAULT_QUERY_TIMEOUT_MS = 30_000;
 const CLIENT_DEADLINE_GRACE_MS = 500;
 
 /** Settings every SELECT runs with. */
-export function selectSettings(timeoutMs: number): Record<string, string | number> {
+export function selectSettings(timeoutMs: number, extra: Record<string, string | number> = {}): Record<string, string | number> {
   return {
+    ...extra,
     // The server stops the query itself; fractions of a second are honoured.
     max_execution_time: Math.max(0.001, timeoutMs / 1000),
     timeout_overflow_mode: 'throw',

@@ -75,11 +75,32 @@ export class HttpEngine implements FlowEngine {
           query: sql,
           query_params: params,
           format: opts.format ?? 'JSONEachRow',
-          clickhouse_settings: { ...CANCEL_ON_CLOSE, ...(selectSettings(timeoutMs) as ClickHouseSettings) },
+          clickhouse_settings: { ...CANCEL_ON_CLOSE, ...(selectSettings(timeoutMs, opts.settings) as ClickHouseSettings) },
           abort_signal: signal,
           query_id: opts.queryId ?? queryIdFor(name),
         });
         return parseEachRow<T>(await rs.text());
+      },
+      (err, timeoutMs) => mapHttpError(name, err, timeoutMs),
+    );
+  }
+
+  async queryLines(sql: string, params: Params, opts: Omit<QueryOptions, 'format'> = {}): Promise<Buffer> {
+    const name = requireQueryName(sql);
+    return withDeadline(
+      name,
+      opts,
+      async (signal, timeoutMs) => {
+        const { stream } = await this.client.exec({
+          query: `${sql}\nFORMAT TabSeparatedRaw`,
+          query_params: params,
+          clickhouse_settings: { ...CANCEL_ON_CLOSE, ...(selectSettings(timeoutMs, opts.settings) as ClickHouseSettings) },
+          abort_signal: signal,
+          query_id: opts.queryId ?? queryIdFor(name),
+        });
+        const chunks: Buffer[] = [];
+        for await (const chunk of stream) chunks.push(chunk as Buffer);
+        return Buffer.concat(chunks);
       },
       (err, timeoutMs) => mapHttpError(name, err, timeoutMs),
     );

@@ -9,6 +9,7 @@ export { DEFAULT_RETENTION_DAYS, FLOWS_TABLE } from './ddl.js';
 export { insertFlowBatch, ingestFlowBatch, type FlowBatch, type IngestOutcome } from './ingest.js';
 export {
   searchRecords,
+  searchRecordPages,
   aggregateTerms,
   type SearchRequest,
   type SearchResponse,

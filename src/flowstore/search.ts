@@ -5,7 +5,9 @@
  */
 import { FLOWS_TABLE } from './ddl.js';
 import type { FlowEngine } from './engine.js';
-import { projectionFor } from './projection.js';
+import type { RawJson } from '../infra/raw-json.js';
+import { pagesFromLines } from './page-lines.js';
+import { projectionFor, type Projection } from './projection.js';
 import {
   TS,
   scopeWhere,
@@ -52,8 +54,9 @@ export interface TimeseriesResult {
   buckets: TimeseriesBucket[];
 }
 
-export interface InstancePage {
-  flows: Record<string, unknown>[];
+/** One instance's page; `flows` is the records' JSON text, or the parsed records (searchRecords). */
+export interface InstancePage<Flows = Record<string, unknown>[]> {
+  flows: Flows;
   /** Flows matching the sentence in the time window. */
   found: number;
   /** Flows of the instance in the time window, before the sentence is applied. */
@@ -67,7 +70,7 @@ export interface InstancePage {
   timeseries?: TimeseriesResult;
 }
 
-export type SearchResponse = Record<string, InstancePage>;
+export type SearchResponse<Flows = Record<string, unknown>[]> = Record<string, InstancePage<Flows>>;
 
 function countQuery(filter: ScopedFilter): { sql: string; params: ParamBag } {
   const params = new ParamBag();
@@ -87,21 +90,24 @@ function countQuery(filter: ScopedFilter): { sql: string; params: ParamBag } {
   return { sql: named('flowstore:search.count', sql), params };
 }
 
-function pageQuery(
-  filter: ScopedFilter,
-  selectList: string,
-  orderBy: string,
-  size: number,
-  page: number,
-): { sql: string; params: ParamBag } {
+/** The page's JSON text as JSON.stringify would write it (no `\/`). */
+const PAGE_SETTINGS = { output_format_json_escape_forward_slashes: 0 };
+
+/**
+ * The page as JSON text, one record per line (record-json.ts); with several instances each line
+ * starts with the instance id and a tab.
+ */
+function pageQuery(filter: ScopedFilter, projection: Projection, orderBy: string, size: number, page: number): { sql: string; params: ParamBag } {
   const params = new ParamBag();
+  Object.assign(params.values, projection.record.params);
   const where = scopeWhere(filter, params);
   const offset = params.add(page * size, 'UInt64');
   const limit = params.add(size, 'UInt64');
+  const record = projection.record.sql;
   const sql =
     filter.customerIds.length === 1
-      ? `SELECT ${selectList} FROM ${FLOWS_TABLE} WHERE ${where} ORDER BY ${orderBy} LIMIT ${limit} OFFSET ${offset}`
-      : `SELECT customer_id, ${selectList} FROM ${FLOWS_TABLE} WHERE ${where} ORDER BY customer_id, ${orderBy} LIMIT ${offset}, ${limit} BY customer_id`;
+      ? `SELECT ${record} FROM ${FLOWS_TABLE} WHERE ${where} ORDER BY ${orderBy} LIMIT ${limit} OFFSET ${offset}`
+      : `SELECT customer_id, ${record} FROM ${FLOWS_TABLE} WHERE ${where} ORDER BY customer_id, ${orderBy} LIMIT ${offset}, ${limit} BY customer_id`;
   return { sql: named('flowstore:search.page', sql), params };
 }
 
@@ -138,7 +144,19 @@ function fillBuckets(rows: BucketRow[], filter: ScopedFilter, stepMs: number, me
   return buckets;
 }
 
+/** POST /search/records/1.0 for code that wants the records as objects (investigations, tests). */
 export async function searchRecords(engine: FlowEngine, req: SearchRequest, opts: RunOptions = {}): Promise<SearchResponse> {
+  const raw = await searchRecordPages(engine, req, opts);
+  const parsed: SearchResponse = {};
+  for (const [id, page] of Object.entries(raw)) parsed[id] = { ...page, flows: page.flows.parse() as Record<string, unknown>[] };
+  return parsed;
+}
+
+/**
+ * POST /search/records/1.0: each instance's page with its records as the JSON text the engine
+ * wrote (served as is, see infra/raw-json.ts).
+ */
+export async function searchRecordPages(engine: FlowEngine, req: SearchRequest, opts: RunOptions = {}): Promise<SearchResponse<RawJson>> {
   const started = performance.now();
   const nowMs = opts.nowMs ?? Date.now();
   const filter = readScopedFilter(req, nowMs);
@@ -151,34 +169,29 @@ export async function searchRecords(engine: FlowEngine, req: SearchRequest, opts
   const run = { ...(opts.signal ? { signal: opts.signal } : {}), ...(opts.timeoutMs ? { timeoutMs: opts.timeoutMs } : {}) };
 
   const count = countQuery(filter);
-  const pageQ = size > 0 ? pageQuery(filter, projection.selectList, orderBySql(sort), size, page) : undefined;
+  const pageQ = size > 0 ? pageQuery(filter, projection, orderBySql(sort), size, page) : undefined;
   const tsQ = ts ? timeseriesQuery(filter, ts.stepMs, ts.metric) : undefined;
 
-  const [counts, rows, series] = await Promise.all([
+  const [counts, lines, series] = await Promise.all([
     engine.query<{ customer_id: string; total: number; found: number }>(count.sql, count.params.values, run),
-    pageQ ? engine.query<unknown[]>(pageQ.sql, pageQ.params.values, { ...run, format: 'JSONCompactEachRow' }) : Promise.resolve([]),
+    pageQ ? engine.queryLines(pageQ.sql, pageQ.params.values, { ...run, settings: PAGE_SETTINGS }) : Promise.resolve(Buffer.alloc(0)),
     tsQ ? engine.query<BucketRow>(tsQ.sql, tsQ.params.values, run) : Promise.resolve([]),
   ]);
 
-  const flowsBy = new Map<string, Record<string, unknown>[]>(filter.customerIds.map((id) => [id, []]));
-  if (filter.customerIds.length === 1) {
-    flowsBy.set(filter.customerIds[0]!, rows.map((r) => projection.reshape(r)));
-  } else {
-    for (const r of rows) flowsBy.get(r[0] as string)?.push(projection.reshape(r, 1));
-  }
+  const records = pagesFromLines(lines, filter.customerIds);
   const countBy = new Map(counts.map((c) => [c.customer_id, c]));
   const took = Math.round(performance.now() - started) / 1000;
 
-  const response: SearchResponse = {};
+  const response: SearchResponse<RawJson> = {};
   for (const id of filter.customerIds) {
-    const flows = flowsBy.get(id) ?? [];
+    const { flows, count: returned } = records.get(id)!;
     const found = Number(countBy.get(id)?.found ?? 0);
     const total = Number(countBy.get(id)?.total ?? 0);
-    const entry: InstancePage = {
+    const entry: InstancePage<RawJson> = {
       flows,
       found,
       total,
-      returned: flows.length,
+      returned,
       current_page: page,
       pages: size > 0 ? Math.ceil(found / size) : 0,
       more_data_available: size > 0 && (page + 1) * size < found,

@@ -12,12 +12,24 @@ import type { FlowEngine } from '../engine.js';
 import { FlowQueryAbortedError, FlowQueryError, FlowQueryTimeoutError, PqlSyntaxError } from '../errors.js';
 import { flowToRow, insertFlowBatch, recordId } from '../ingest.js';
 import { checkPql, evaluatePql, parsePql, printPql } from '../pql/index.js';
-import { deepMerge } from '../projection.js';
 import { currentRetentionDays, migrateFlowStore } from '../schema.js';
 import { aggregateTerms, searchRecords, type SearchRequest } from '../search.js';
 import { named } from '../sql.js';
 import { typedExprArb } from './pql-arbitraries.js';
 import { sampleFlows } from './sample-flows.js';
+
+/** Adds `extra`'s keys to `target` where it has none (objects recursively). */
+function deepMerge(target: Record<string, unknown>, extra: Record<string, unknown>): Record<string, unknown> {
+  for (const [k, v] of Object.entries(extra)) {
+    const cur = target[k];
+    if (cur && v && typeof cur === 'object' && typeof v === 'object' && !Array.isArray(cur) && !Array.isArray(v)) {
+      deepMerge(cur as Record<string, unknown>, v as Record<string, unknown>);
+    } else if (cur === undefined) {
+      target[k] = v;
+    }
+  }
+  return target;
+}
 
 export interface OpenedEngine {
   engine: FlowEngine;

@@ -19,13 +19,15 @@ import {
   FlowQueryError,
   FlowQueryTimeoutError,
   aggregateTerms,
-  searchRecords,
+  searchRecordPages,
   type FlowEngine,
+  type InstancePage,
   type SearchResponse,
   type TermsResponse,
   type TimeseriesResult,
 } from '../../flowstore/index.js';
 import type { Logger } from '../../infra/logger.js';
+import type { RawJson } from '../../infra/raw-json.js';
 
 /** The whole request (every statement of it) must finish within this; the SDK itself gives up at 30 s. */
 export const DEFAULT_SEARCH_TIMEOUT_MS = 25_000;
@@ -161,8 +163,11 @@ export class SearchService {
     this.timeoutMs = options.timeoutMs ?? DEFAULT_SEARCH_TIMEOUT_MS;
   }
 
-  /** POST /search/records/1.0: the wire body in, the envelope keyed by instance id out. */
-  async records(session: Session, input: unknown): Promise<SearchResponse> {
+  /**
+   * POST /search/records/1.0: the wire body in, the envelope keyed by instance id out, each
+   * page's records as the JSON text the engine wrote (rendered as is by rest-compat).
+   */
+  async records(session: Session, input: unknown): Promise<SearchResponse<RawJson>> {
     session.requireScope(Scopes.searchApi);
     const { body, instanceIds } = readWireBody(input, RECORDS_KEYS);
     optionalObject(body, 'timeseries');
@@ -172,7 +177,7 @@ export class SearchService {
       throw invalid('page', 'page × size is beyond the last possible record');
     }
     return this.run('records', (opts) =>
-      searchRecords(
+      searchRecordPages(
         this.engine,
         {
           ...selection(body, instanceIds),
@@ -238,7 +243,8 @@ export class SearchService {
     ]);
     const a = first[args.instanceId]!;
     const b = second?.[args.instanceId];
-    const rows = (b ? [...a.flows, ...b.flows] : a.flows).slice(skip, skip + count);
+    const flows = (page: InstancePage<RawJson> | undefined) => (page ? (page.flows.parse() as Record<string, unknown>[]) : []);
+    const rows = [...flows(a), ...flows(b)].slice(skip, skip + count);
     const edges = rows.map((node, i) => ({ cursor: encodeCursor(start + i), node }));
     return {
       edges,

@@ -1,0 +1,66 @@
+/**
+ * JSON text that is already written — by ClickHouse, for a page of flow records — carried through
+ * GraphQL and out to the socket without being parsed and serialized again.
+ *
+ * A `RawJson` stands for one JSON value. `serializeJson` writes a response that contains some:
+ * the envelope around them is serialized as usual, and each raw value is spliced in as the bytes
+ * it already is. Anything else that meets one (a plain JSON.stringify, a GraphQL client's
+ * serializer) gets the parsed value from `toJSON`, so a raw value is never wrong, only slower.
+ */
+import { randomBytes } from 'node:crypto';
+
+export class RawJson {
+  /** `chunks` concatenated are the JSON text of one value. */
+  constructor(readonly chunks: readonly Uint8Array[]) {}
+
+  get byteLength(): number {
+    let n = 0;
+    for (const c of this.chunks) n += c.byteLength;
+    return n;
+  }
+
+  text(): string {
+    return Buffer.concat(this.chunks).toString('utf8');
+  }
+
+  parse(): unknown {
+    return JSON.parse(this.text());
+  }
+
+  toJSON(): unknown {
+    return splicing ? splicing.placeholder(this) : this.parse();
+  }
+}
+
+/** Set only during serializeJson's (synchronous) JSON.stringify. */
+let splicing: { placeholder(raw: RawJson): string } | undefined;
+
+/**
+ * The JSON text of `value` as chunks to write in order, raw values spliced in. A raw value is
+ * first replaced by a placeholder string naming it with a random nonce, so no string in the
+ * data can be taken for one.
+ */
+export function serializeJson(value: unknown): Uint8Array[] {
+  const nonce = randomBytes(12).toString('hex');
+  const raws: RawJson[] = [];
+  splicing = { placeholder: (raw) => `${nonce}:${raws.push(raw) - 1}` };
+  let text: string;
+  try {
+    text = JSON.stringify(value) ?? 'null';
+  } finally {
+    splicing = undefined;
+  }
+  if (raws.length === 0) return [Buffer.from(text, 'utf8')];
+
+  const chunks: Uint8Array[] = [];
+  const marker = `"${nonce}:`;
+  let from = 0;
+  for (let at = text.indexOf(marker); at >= 0; at = text.indexOf(marker, from)) {
+    const close = text.indexOf('"', at + marker.length);
+    const raw = raws[Number(text.slice(at + marker.length, close))]!;
+    chunks.push(Buffer.from(text.slice(from, at), 'utf8'), ...raw.chunks);
+    from = close + 1;
+  }
+  chunks.push(Buffer.from(text.slice(from), 'utf8'));
+  return chunks;
+}

@@ -299,6 +299,13 @@ export const COLUMNS: readonly ColumnDef[] = [
 /** Unknown keys of an ingested flow, kept as JSON so the record comes back whole ("extras allowed"). */
 export const EXTRAS_COLUMN = 'extras';
 
+/**
+ * The whole record as search returns it, JSON written at ingest (ingest.ts). A page of whole
+ * records reads this one column: the alternative, building each record from ~200 columns in SQL
+ * (record-json.ts, still used for `fields` projections), costs ClickHouse ~150 ms just to plan.
+ */
+export const SOURCE_COLUMN = 'source';
+
 export const HIDDEN_COLUMNS: readonly HiddenColumnDef[] = [
   { column: 'src_ip_addr', type: 'Nullable(IPv6)', materialized: 'toIPv6OrNull(`src_ip`)', index: 'bloom_filter(0.01)' },
   { column: 'dst_ip_addr', type: 'Nullable(IPv6)', materialized: 'toIPv6OrNull(`dst_ip`)', index: 'bloom_filter(0.01)' },
@@ -345,7 +352,7 @@ export function quoteIdent(name: string): string {
 
 function assertRegistryConsistent(): void {
   const seen = new Set<string>();
-  for (const c of [...COLUMNS.map((c) => c.column), ...HIDDEN_COLUMNS.map((h) => h.column), EXTRAS_COLUMN]) {
+  for (const c of [...COLUMNS.map((c) => c.column), ...HIDDEN_COLUMNS.map((h) => h.column), EXTRAS_COLUMN, SOURCE_COLUMN]) {
     if (seen.has(c)) throw new Error(`column registry: duplicate column name ${c}`);
     seen.add(c);
   }

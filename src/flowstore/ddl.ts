@@ -10,7 +10,7 @@
  * - non_replicated_deduplication_window: a batch inserted again with the same
  *   insert_deduplication_token is dropped by the server (see ingest.ts).
  */
-import { COLUMNS, EXTRAS_COLUMN, HIDDEN_COLUMNS, quoteIdent, type ColumnDef } from './columns.js';
+import { COLUMNS, EXTRAS_COLUMN, HIDDEN_COLUMNS, SOURCE_COLUMN, quoteIdent, type ColumnDef } from './columns.js';
 
 export const FLOWS_TABLE = 'flows';
 export const DEFAULT_RETENTION_DAYS = 30;
@@ -32,6 +32,8 @@ export function flowColumnDefinitions(): { column: string; sql: string }[] {
     ...HIDDEN_COLUMNS.map((h) => ({ column: h.column, sql: `${quoteIdent(h.column)} ${h.type} MATERIALIZED ${h.materialized}` })),
     // Unknown keys of the record, as JSON (empty when none).
     { column: EXTRAS_COLUMN, sql: `${quoteIdent(EXTRAS_COLUMN)} String DEFAULT '' CODEC(ZSTD(1))` },
+    // The record as search returns it (columns.ts SOURCE_COLUMN; rows stored before it get it from migration 2).
+    { column: SOURCE_COLUMN, sql: `${quoteIdent(SOURCE_COLUMN)} String DEFAULT '' CODEC(ZSTD(1))` },
   ];
 }
 

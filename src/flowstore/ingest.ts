@@ -9,7 +9,7 @@
  *    collapses when it merges.
  */
 import { createHash } from 'node:crypto';
-import { COLUMNS, EXTRAS_COLUMN, type ColumnDef } from './columns.js';
+import { COLUMNS, EXTRAS_COLUMN, SOURCE_COLUMN, type ColumnDef } from './columns.js';
 import { FLOWS_TABLE } from './ddl.js';
 import type { FlowEngine } from './engine.js';
 import { FlowIngestError } from './errors.js';
@@ -90,23 +90,42 @@ function storedValue(col: ColumnDef, v: unknown, index: number): unknown {
   }
 }
 
+const isEmptyArray = (v: unknown) => Array.isArray(v) && v.length === 0;
+
 /**
  * Copies the known leaves of `obj` into `row` and returns the unknown keys (nesting kept), or
  * undefined when there are none. A known object sent as something else is kept as unknown.
+ * `record` receives the record as search returns it: known leaves as stored, unknown keys as
+ * sent, no nulls of known leaves, no empty arrays, no empty objects.
  */
-function walk(obj: Record<string, unknown>, node: KeyNode, row: Record<string, unknown>, index: number): Record<string, unknown> | undefined {
+function walk(
+  obj: Record<string, unknown>,
+  node: KeyNode,
+  row: Record<string, unknown>,
+  record: Record<string, unknown>,
+  index: number,
+): Record<string, unknown> | undefined {
   let extras: Record<string, unknown> | undefined;
   for (const key in obj) {
     const v = obj[key];
     if (v === undefined) continue;
     const child = node.children?.get(key);
     if (child?.col) {
-      if (v !== null && !OWN_PATHS.has(child.col.path)) row[child.col.column] = storedValue(child.col, v, index);
+      if (v === null || OWN_PATHS.has(child.col.path)) continue;
+      const stored = storedValue(child.col, v, index);
+      row[child.col.column] = stored;
+      if (!isEmptyArray(v)) record[key] = child.col.kind === 'json' ? v : stored;
     } else if (child && v !== null && typeof v === 'object' && !Array.isArray(v)) {
-      const inner = walk(v as Record<string, unknown>, child, row, index);
-      if (inner) (extras ??= {})[key] = inner;
+      const inner: Record<string, unknown> = {};
+      const innerExtras = walk(v as Record<string, unknown>, child, row, inner, index);
+      if (innerExtras) (extras ??= {})[key] = innerExtras;
+      for (const _ in inner) {
+        record[key] = inner;
+        break;
+      }
     } else if (!child || v !== null) {
       (extras ??= {})[key] = v;
+      record[key] = v;
     }
   }
   return extras;
@@ -120,10 +139,15 @@ export function flowToRow(batch: Omit<FlowBatch, 'flows'>, flow: Record<string, 
     batch_id: batch.batchId,
     id: recordId(batch.customerId, batch.nodeId, batch.batchId, index),
   };
-  const extras = walk(flow, ROOT, row, index);
+  const record: Record<string, unknown> = {};
+  const extras = walk(flow, ROOT, row, record, index);
   if (row.timestamp === undefined) throw new FlowIngestError(index, '@timestamp', 'is required');
   if (row.meta_ingest_time === undefined) row.meta_ingest_time = batch.ingestTimeMs ?? Date.now();
   row[EXTRAS_COLUMN] = extras ? JSON.stringify(extras) : '';
+  // The known `meta` leaves win over whatever else was sent as `meta`.
+  const meta = record.meta !== null && typeof record.meta === 'object' && !Array.isArray(record.meta) ? (record.meta as Record<string, unknown>) : {};
+  record.meta = { ...meta, customer_id: batch.customerId, '@ingest_time': row.meta_ingest_time };
+  row[SOURCE_COLUMN] = JSON.stringify(record);
   return row;
 }
 

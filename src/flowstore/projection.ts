@@ -1,9 +1,10 @@
 /**
  * The `fields` projection: which columns a search reads and the SQL that writes them as the
- * nested record (record-json.ts). `id`, `node_id` and `batch_id` appear only when named in
- * `fields`; `@timestamp` always does.
+ * nested record. Whole records are the `source` column, written at ingest; a projection builds
+ * its few paths from their columns (record-json.ts). `id`, `node_id` and `batch_id` appear only
+ * when named in `fields`; `@timestamp` always does.
  */
-import { COLUMNS, RECORD_COLUMNS, TIMESTAMP_PATH, canonicalPath, type ColumnDef } from './columns.js';
+import { COLUMNS, RECORD_COLUMNS, SOURCE_COLUMN, TIMESTAMP_PATH, canonicalPath, quoteIdent, type ColumnDef } from './columns.js';
 import { recordJsonSql, type RecordJson, type SelectedColumn } from './record-json.js';
 
 export interface Projection {
@@ -40,6 +41,11 @@ function choose(fields: readonly string[] | undefined): { selected: SelectedColu
   return { selected, extrasPaths: requested };
 }
 
+/** The whole record built from its columns: what `source` holds, for rows stored before it existed. */
+export function wholeRecordSql(): string {
+  return recordJsonSql(RECORD_COLUMNS.map((col) => ({ col }))).sql;
+}
+
 const cache = new Map<string, Projection>();
 const CACHE_LIMIT = 256;
 
@@ -49,7 +55,8 @@ export function projectionFor(fields?: readonly string[]): Projection {
   const hit = cache.get(key);
   if (hit) return hit;
   const { selected, extrasPaths } = choose(fields);
-  const projection: Projection = { record: recordJsonSql(selected, extrasPaths), columns: selected.map((s) => s.col) };
+  const record = fields ? recordJsonSql(selected, extrasPaths) : { sql: quoteIdent(SOURCE_COLUMN), params: {} };
+  const projection: Projection = { record, columns: selected.map((s) => s.col) };
   if (cache.size >= CACHE_LIMIT) cache.delete(cache.keys().next().value!);
   cache.set(key, projection);
   return projection;

@@ -10,7 +10,9 @@
  */
 import { createHash } from 'node:crypto';
 import { DEFAULT_RETENTION_DAYS, FLOWS_TABLE, createFlowsTableSql, flowColumnDefinitions, flowIndexDefinitions, ttlExpression } from './ddl.js';
+import { SOURCE_COLUMN } from './columns.js';
 import type { FlowEngine } from './engine.js';
+import { wholeRecordSql } from './projection.js';
 import { named } from './sql.js';
 
 export const MIGRATIONS_TABLE = 'schema_migrations';
@@ -23,6 +25,16 @@ export interface Migration {
 
 export const MIGRATIONS: readonly Migration[] = [
   { version: 1, name: 'create flows', statements: ({ retentionDays }) => [createFlowsTableSql(retentionDays)] },
+  {
+    version: 2,
+    name: 'whole records in source',
+    // Rows stored before `source` existed get it built from their columns, once (a mutation the
+    // statement waits for; on a fresh table it has nothing to do).
+    statements: () => [
+      `/* flowstore:schema.add_source */ ALTER TABLE ${FLOWS_TABLE} ADD COLUMN IF NOT EXISTS ${flowColumnDefinitions().find((c) => c.column === SOURCE_COLUMN)!.sql}`,
+      `/* flowstore:schema.backfill_source */ ALTER TABLE ${FLOWS_TABLE} UPDATE ${SOURCE_COLUMN} = ${wholeRecordSql()} WHERE ${SOURCE_COLUMN} = '' SETTINGS mutations_sync = 2`,
+    ],
+  },
 ];
 
 export interface MigrateOptions {

@@ -27,6 +27,8 @@ import { createFlowGenerator } from '../collector/flowgen/index.js';
 import { startProcess, stopProcess } from './processes.js';
 import { type LatencySummary, summarize } from './token-load.js';
 
+/** As the service's page query: records read only for the page's rows, whatever its size. */
+const LAZY_PAGE = { query_plan_max_limit_for_lazy_materialization: 0 };
 const TOKEN_LOAD = fileURLToPath(new URL('./token-load.ts', import.meta.url));
 const DAY_MS = 86_400_000;
 
@@ -150,7 +152,8 @@ async function generateFlows(engine: FlowEngine, o: Options, tenantIds: string[]
     for (let j = 1; j < copies; j++) {
       await engine.command(
         `/* bench:search.copy */ INSERT INTO flows SELECT * REPLACE (concat(id, '.', {j:String}) AS id, concat(batch_id, '.', {j:String}) AS batch_id, ` +
-          `timestamp - toIntervalMillisecond({shift:Int64}) AS timestamp) FROM bench_seed`,
+          `timestamp - toIntervalMillisecond({shift:Int64}) AS timestamp, ` +
+          `replaceRegexpOne(source, '"@timestamp":[0-9]+', concat('"@timestamp":', toString(toUnixTimestamp64Milli(timestamp) - {shift:Int64}))) AS source) FROM bench_seed`,
         { j: String(j), shift: j * periodMs },
         { timeoutMs: 3_600_000 },
       );
@@ -179,7 +182,8 @@ async function settle(engine: FlowEngine, maxMs: number): Promise<void> {
 interface Statement {
   sql: string;
   params: Record<string, unknown>;
-  compact?: boolean;
+  /** Read as TabSeparatedRaw bytes (no parse), with the page query's settings. */
+  lines?: boolean;
 }
 
 interface Scenario {
@@ -202,10 +206,11 @@ function scenarios(prepared: Prepared): Scenario[] {
     sql: `/* bench:sql.count */ SELECT count() AS total, countIf(${cond}) AS found FROM flows WHERE customer_id = {c:String} AND ${win}`,
     params: one(c),
   });
+  // Whole records are the `source` column (columns.ts SOURCE_COLUMN), read as bytes like the service reads them.
   const page = (c: string, select: string, where: string, limit: string): Statement => ({
     sql: `/* bench:sql.page */ SELECT ${select} FROM flows WHERE customer_id = {c:String} AND ${win}${where} ORDER BY timestamp DESC, id ${limit}`,
     params: one(c),
-    compact: true,
+    lines: true,
   });
   const filter = `dst_port = 443 AND transport_proto = 'TCP'`;
   const pageOf = (size: number) => (a: any, c: string) => {
@@ -228,21 +233,21 @@ function scenarios(prepared: Prepared): Scenario[] {
       path: '/search/records/1.0',
       body: records({ size: 100, page: 0, sentence: 'dst.port eq 443 and transport.proto eq TCP', sort: [{ field: '@timestamp', order: 'desc' }] }),
       check: pageOf(100),
-      sql: (c) => [counts(c, filter), page(c, '*', ` AND ${filter}`, 'LIMIT 100')],
+      sql: (c) => [counts(c, filter), page(c, 'source', ` AND ${filter}`, 'LIMIT 100')],
     },
     {
       name: 'records: one 25,000-flow page',
       path: '/search/records/1.0',
       body: records({ size: 25_000, page: 0 }),
       check: pageOf(25_000),
-      sql: (c) => [counts(c), page(c, '*', '', 'LIMIT 25000')],
+      sql: (c) => [counts(c), page(c, 'source', '', 'LIMIT 25000')],
     },
     {
       name: 'records: deep page (size 100, page 200)',
       path: '/search/records/1.0',
       body: records({ size: 100, page: 200 }),
       check: (a, c) => (a[c]?.current_page === 200 ? undefined : 'no page 200'),
-      sql: (c) => [counts(c), page(c, '*', '', 'LIMIT 100 OFFSET 20000')],
+      sql: (c) => [counts(c), page(c, 'source', '', 'LIMIT 100 OFFSET 20000')],
     },
     {
       name: 'records: fields projection (5 paths, size 1000)',
@@ -406,7 +411,9 @@ async function main(): Promise<void> {
     try {
       for (const [i, s] of list.entries()) {
         const run = (tenant: string) =>
-          Promise.all(s.sql(tenant).map((st) => engine.query(st.sql, st.params, st.compact ? { format: 'JSONCompactEachRow' } : {}))).then(() => undefined);
+          Promise.all(
+            s.sql(tenant).map((st) => (st.lines ? engine.queryLines(st.sql, st.params, { settings: LAZY_PAGE }) : engine.query(st.sql, st.params))),
+          ).then(() => undefined);
         await run(tenants[0]!);
         sql.push(await measure(o.seconds, tenants, run));
         const direct = (tenant: string) => {

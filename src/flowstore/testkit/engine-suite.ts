@@ -12,7 +12,7 @@ import type { FlowEngine } from '../engine.js';
 import { FlowQueryAbortedError, FlowQueryError, FlowQueryTimeoutError, PqlSyntaxError } from '../errors.js';
 import { flowToRow, insertFlowBatch, recordId } from '../ingest.js';
 import { checkPql, evaluatePql, parsePql, printPql } from '../pql/index.js';
-import { currentRetentionDays, migrateFlowStore } from '../schema.js';
+import { MIGRATIONS, currentRetentionDays, migrateFlowStore } from '../schema.js';
 import { aggregateTerms, searchRecords, type SearchRequest } from '../search.js';
 import { named } from '../sql.js';
 import { typedExprArb } from './pql-arbitraries.js';
@@ -128,8 +128,23 @@ export function defineFlowStoreSuite(label: string, open: () => Promise<OpenedEn
       expect(await currentRetentionDays(engine)).toBe(30);
       await engine.command(named('flowstore:test.drop_column', 'ALTER TABLE flows DROP COLUMN encap_proto_map'));
       expect((await migrateFlowStore(engine)).addedColumns).toEqual(['encap_proto_map']);
-      const versions = await engine.query<{ version: number }>(named('flowstore:test.migrations', 'SELECT version FROM schema_migrations'), {});
-      expect(versions.map((v) => Number(v.version))).toEqual([1]);
+      const versions = await engine.query<{ version: number }>(named('flowstore:test.migrations', 'SELECT version FROM schema_migrations ORDER BY version'), {});
+      expect(versions.map((v) => Number(v.version))).toEqual([1, 2]);
+    });
+
+    it('gives rows stored before `source` existed their whole record (migration 2)', async () => {
+      const c = customer('backfill');
+      const flows = [everyLeafFlow(nowMs - 300), ...sampleFlows(5, 21, nowMs - 400)];
+      (flows[0] as Record<string, unknown>).custom = { a: [1, { b: null }] };
+      const rows = flows.map((f, i) => flowToRow({ customerId: c, nodeId: 'n1', batchId: 'b1', ingestTimeMs: nowMs }, f, i));
+      await engine.insertJsonEachRow('flows', rows.map((r) => ({ ...r, source: '' })));
+      const backfill = MIGRATIONS.find((m) => m.version === 2)!.statements({ retentionDays: 30 });
+      for (const sql of backfill) await engine.command(sql);
+      const stored = await engine.query<{ source: string }>(
+        named('flowstore:test.sources', 'SELECT source FROM flows WHERE customer_id = {c:String} ORDER BY timestamp DESC'),
+        { c },
+      );
+      expect(stored.map((r) => JSON.parse(r.source))).toEqual(rows.map((r) => JSON.parse(r.source as string)));
     });
 
     it('returns flows exactly as sent (every leaf, IP text, extras)', async () => {

@@ -1,63 +1,38 @@
 /**
- * The `fields` projection: which columns a search reads and the SQL that writes them as the
- * nested record. Whole records are the `source` column, written at ingest; a projection builds
- * its few paths from their columns (record-json.ts). `id`, `node_id` and `batch_id` appear only
- * when named in `fields`; `@timestamp` always does.
+ * The `fields` projection: the SQL of the records a search returns. Whole records are the
+ * `source` column, written at ingest; a projection cuts its paths out of it (record-json.ts).
+ * `id`, `node_id` and `batch_id` appear only when named in `fields`; `@timestamp` always does.
  */
-import { COLUMNS, RECORD_COLUMNS, SOURCE_COLUMN, TIMESTAMP_PATH, canonicalPath, quoteIdent, type ColumnDef } from './columns.js';
-import { recordJsonSql, type RecordJson, type SelectedColumn } from './record-json.js';
-
-export interface Projection {
-  /** A String expression: the record as JSON text. */
-  readonly record: RecordJson;
-  readonly columns: readonly ColumnDef[];
-}
+import { COLUMNS, SOURCE_COLUMN, TIMESTAMP_PATH, canonicalPath, quoteIdent } from './columns.js';
+import { projectedRecordSql, type Projected, type RecordJson } from './record-json.js';
 
 function within(path: string, requested: string): boolean {
   return path === requested || path.startsWith(requested + '.');
 }
 
-function choose(fields: readonly string[] | undefined): { selected: SelectedColumn[]; extrasPaths: string[] | undefined } {
-  if (!fields) return { selected: RECORD_COLUMNS.map((col) => ({ col })), extrasPaths: undefined };
+/** Which requested paths are ours, which are cut out of `source`, and which reach into a JSON array. */
+function choose(fields: readonly string[]): Projected {
   const requested = [...new Set([TIMESTAMP_PATH, ...fields.map(canonicalPath)])];
-  const selected: SelectedColumn[] = [];
-  for (const col of COLUMNS) {
-    if (col.role === 'derived') continue;
-    if (col.role === 'internal') {
-      if (requested.includes(col.path)) selected.push({ col });
-      continue;
-    }
-    if (col.kind === 'json') {
-      if (requested.some((r) => within(col.path, r))) {
-        selected.push({ col });
-        continue;
-      }
-      const inner = requested.filter((r) => r.startsWith(col.path + '.')).map((r) => r.slice(col.path.length + 1));
-      if (inner.length) selected.push({ col, subPaths: inner });
-      continue;
-    }
-    if (requested.some((r) => within(col.path, r))) selected.push({ col });
-  }
-  return { selected, extrasPaths: requested };
+  const internal = COLUMNS.filter((c) => c.role === 'internal' && requested.includes(c.path));
+  const arrays = COLUMNS.filter((c) => c.kind === 'json' && !requested.some((r) => within(c.path, r)))
+    .map((col) => ({ col, subPaths: requested.filter((r) => r.startsWith(col.path + '.')).map((r) => r.slice(col.path.length + 1)) }))
+    .filter((a) => a.subPaths.length > 0);
+  const paths = requested.filter((r) => !internal.some((c) => c.path === r) && !arrays.some((a) => r.startsWith(a.col.path + '.')));
+  return { internal, paths, arrays };
 }
 
-/** The whole record built from its columns: what `source` holds, for rows stored before it existed. */
-export function wholeRecordSql(): string {
-  return recordJsonSql(RECORD_COLUMNS.map((col) => ({ col }))).sql;
-}
-
-const cache = new Map<string, Projection>();
+const WHOLE: RecordJson = { sql: quoteIdent(SOURCE_COLUMN), params: {} };
+const cache = new Map<string, RecordJson>();
 const CACHE_LIMIT = 256;
 
-/** The projection for a `fields` list (already validated); undefined = the whole record. */
-export function projectionFor(fields?: readonly string[]): Projection {
-  const key = fields ? JSON.stringify([...fields].sort()) : '*';
+/** The records' SQL for a `fields` list (already validated); undefined = whole records. */
+export function projectionFor(fields?: readonly string[]): RecordJson {
+  if (!fields) return WHOLE;
+  const key = JSON.stringify([...fields].sort());
   const hit = cache.get(key);
   if (hit) return hit;
-  const { selected, extrasPaths } = choose(fields);
-  const record = fields ? recordJsonSql(selected, extrasPaths) : { sql: quoteIdent(SOURCE_COLUMN), params: {} };
-  const projection: Projection = { record, columns: selected.map((s) => s.col) };
+  const record = projectedRecordSql(choose(fields));
   if (cache.size >= CACHE_LIMIT) cache.delete(cache.keys().next().value!);
-  cache.set(key, projection);
-  return projection;
+  cache.set(key, record);
+  return record;
 }

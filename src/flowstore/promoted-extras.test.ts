@@ -10,7 +10,7 @@ import { named } from './sql.js';
 
 const PROMOTED = ['src_process_name', 'dst_process_name', 'tls_version', 'tls_sni', 'dns_rrname'];
 
-describe('fields promoted out of extras', () => {
+describe('fields promoted out of extras, and whole records for rows stored before `source`', () => {
   const dir = mkdtempSync(join(tmpdir(), 'flowstore-promoted-'));
   const engine = new ChdbEngine(dir);
   const ts = Date.now() - 60_000;
@@ -19,7 +19,8 @@ describe('fields promoted out of extras', () => {
     await migrateFlowStore(engine);
     // The table as it was before the promotion, with a flow that kept these fields in extras.
     for (const index of ['idx_tls_sni', 'idx_dns_rrname']) await engine.command(named('flowstore:test.drop_index', `ALTER TABLE flows DROP INDEX ${index}`));
-    for (const column of PROMOTED) await engine.command(named('flowstore:test.drop_column', `ALTER TABLE flows DROP COLUMN ${column}`));
+    for (const column of [...PROMOTED, 'source']) await engine.command(named('flowstore:test.drop_column', `ALTER TABLE flows DROP COLUMN ${column}`));
+    await engine.command(named('flowstore:test.forget_migration', 'DELETE FROM schema_migrations WHERE version = 2'));
     const extras = { src: { process: { name: 'old.exe', pid: 1 } }, tls: { version: 'TLS 1.2', sni: 'old.example' }, dns: { rrname: 'q.example', rrtype: 'A' } };
     await engine.insertJsonEachRow('flows', [{ customer_id: 'c-old', node_id: 'n', timestamp: ts, id: 'old-1', batch_id: 'b', extras: JSON.stringify(extras) }]);
   });
@@ -30,7 +31,8 @@ describe('fields promoted out of extras', () => {
 
   it('adds the columns and indexes on migration, and older rows read them from extras', async () => {
     const report = await migrateFlowStore(engine);
-    expect(report.addedColumns.sort()).toEqual([...PROMOTED].sort());
+    expect(report.addedColumns.sort()).toEqual([...PROMOTED, 'source'].sort());
+    expect(report.applied).toEqual([2]);
     expect(report.addedIndexes.sort()).toEqual(['idx_dns_rrname', 'idx_tls_sni']);
     const rows = await engine.query(named('flowstore:test.promoted', `SELECT ${PROMOTED.join(', ')} FROM flows WHERE customer_id = 'c-old'`), {});
     expect(rows).toEqual([{ src_process_name: 'old.exe', dst_process_name: null, tls_version: 'TLS 1.2', tls_sni: 'old.example', dns_rrname: 'q.example' }]);

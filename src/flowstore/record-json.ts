@@ -1,33 +1,25 @@
 /**
- * The flow record as JSON text, written by ClickHouse: one SQL expression per projection that
- * nests the selected columns into the wire shape (wire.md 5.4) while the rows are read.
+ * Flow records as JSON text, written by ClickHouse (wire.md 5.4), in two shapes:
+ * - `projectedRecordSql`: a `fields` projection, the requested paths cut out of the stored
+ *   record (`source`, columns.ts) and nested again;
+ * - `recordFromColumnsSql`: the whole record rebuilt from its columns, which is what `source`
+ *   holds, for rows stored before it existed (flow store migration 2).
+ * Either way the page's bytes go to the socket as the engine wrote them (search.ts,
+ * infra/raw-json.ts): nothing is parsed or serialized on the event loop.
  *
- * Why in SQL: a 25,000-record page is tens of megabytes of JSON. Built in JavaScript it costs
- * parsing every row and serializing every record again on the event loop (about a second, during
- * which nothing else is answered); built by the engine it is bytes that go to the socket as they
- * came (search.ts, infra/raw-json.ts).
- *
- * Output rules: a null leaf or an empty array is omitted, an object appears only when a leaf
- * under it does, `@timestamp` and `meta.@ingest_time` are epoch milliseconds, JSON columns are
- * embedded as stored (ingest writes them with JSON.stringify), and the record's unknown keys
- * (`extras`) are merged back in without overriding known ones (JSONMergePatch, extras first).
- * With a `fields` projection only the requested paths of JSON columns and of extras are kept;
- * those paths come from the request, so they reach the SQL as parameters.
+ * Output rules, the ones ingest applies to `source`: a null leaf or an empty array is omitted, an
+ * object appears only when a leaf under it does, `@timestamp` and `meta.@ingest_time` are epoch
+ * milliseconds, JSON columns are embedded as stored, and unknown keys (`extras`) are merged in
+ * without overriding known ones (JSONMergePatch, extras first).
  *
  * Members are built as `,"key":value` (or '' when absent) and concatenated; an object strips the
- * leading comma of its first member. That is a few string functions per column, no arrays or
- * lambdas per row.
+ * leading comma of its first member. Requested paths come from the request, so they reach the SQL
+ * as parameters, never as text.
  */
-import { EXTRAS_COLUMN, quoteIdent, type ColumnDef } from './columns.js';
+import { EXTRAS_COLUMN, RECORD_COLUMNS, SOURCE_COLUMN, quoteIdent, type ColumnDef } from './columns.js';
 import type { Params } from './sql.js';
 
-/** A column in a projection, with the sub-paths wanted inside a JSON column (undefined = whole). */
-export interface SelectedColumn {
-  col: ColumnDef;
-  subPaths?: string[];
-}
-
-/** The record's SQL and the parameters it names (requested paths, never written into the text). */
+/** The record's SQL and the parameters it names. */
 export interface RecordJson {
   sql: string;
   params: Params;
@@ -62,42 +54,6 @@ class Aliases {
   }
 }
 
-function columnMember(sel: SelectedColumn, prefix: string, keyText: KeyText): TreeNode['member'] {
-  const { col } = sel;
-  const c = quoteIdent(col.column);
-  const isNull = col.nullable ? `isNull(${c})` : undefined;
-  const value = col.nullable ? `assumeNotNull(${c})` : c;
-  switch (col.kind) {
-    case 'timestamp':
-      return () => present(prefix, `toString(toUnixTimestamp64Milli(${value}))`, isNull);
-    case 'json':
-      if (sel.subPaths) return (aliases) => pickedArrayMember(prefix, `ifNull(${c}, '')`, pathsTree('x', sel.subPaths!, keyText), aliases!);
-      return () => present(prefix, value, `${isNull ? `${isNull} OR ` : ''}${value} = ''`);
-    case 'string[]':
-    case 'float[]':
-      return () => present(prefix, `toJSONString(${c})`, `empty(${c})`);
-    case 'int':
-    case 'float':
-    case 'bool':
-      // Ingest admits finite numbers only, whose text form is valid JSON (and cheaper than toJSONString).
-      return () => present(prefix, `toString(${value})`, isNull);
-    default:
-      return () => present(prefix, `toJSONString(${value})`, isNull);
-  }
-}
-
-/**
- * A JSON column holding an array of objects (`path`), each element cut down to `element`'s
- * paths; elements left empty are dropped, and the member is absent when none is left.
- */
-function pickedArrayMember(prefix: string, json: string, element: TreeNode, aliases: Aliases): string {
-  const members = membersSql(element);
-  const item = `if(${members} = '', '', concat('{', substring(${members}, 2), '}'))`;
-  const alias = aliases.name();
-  const items = `arrayFilter(y -> y != '', arrayMap(x -> ${item}, JSONExtractArrayRaw(${json})))`;
-  return present(prefix, `concat('[', arrayStringConcat(${alias}, ','), ']')`, `empty(${items} AS ${alias})`);
-}
-
 const newNode = (prefix: string): TreeNode => ({ prefix, children: new Map() });
 
 function insert(root: TreeNode, keys: readonly string[], keyText: KeyText, member: (prefix: string) => TreeNode['member']): void {
@@ -108,19 +64,6 @@ function insert(root: TreeNode, keys: readonly string[], keyText: KeyText, membe
     node = next;
   }
   node.member = member(node.prefix);
-}
-
-/** A tree of dotted paths whose leaves are read from the JSON text `json` with JSONExtractRaw. */
-function pathsTree(json: string, paths: readonly string[], keyText: KeyText): TreeNode {
-  const root = newNode('');
-  // A requested prefix covers everything under it: `src` makes `src.zone` redundant.
-  const kept = new Set(paths.filter((p) => !paths.some((q) => p.startsWith(q + '.'))));
-  for (const path of kept) {
-    const keys = path.split('.');
-    const raw = `JSONExtractRaw(${json}, ${keys.map(keyText).join(', ')})`;
-    insert(root, keys, keyText, (prefix) => () => present(prefix, raw, `${raw} IN ('', 'null')`));
-  }
-  return root;
 }
 
 /** The concatenated members of an object's children: '' when none is present. */
@@ -140,24 +83,87 @@ function objectSql(node: TreeNode, aliases?: Aliases): string {
   return `concat('{', substring(${membersSql(node, aliases)}, 2), '}')`;
 }
 
+/** A leaf read from the JSON text `json` at `keys`: absent when missing or null. */
+function rawLeaf(json: string, keys: readonly string[], keyText: KeyText): (prefix: string) => TreeNode['member'] {
+  const raw = `JSONExtractRaw(${json}, ${keys.map(keyText).join(', ')})`;
+  return (prefix) => () => present(prefix, raw, `${raw} IN ('', 'null')`);
+}
+
+/** Requested paths without the ones a requested prefix already covers (`src` covers `src.zone`). */
+function outermost(paths: readonly string[]): string[] {
+  return [...new Set(paths.filter((p) => !paths.some((q) => p.startsWith(q + '.'))))];
+}
+
 /**
- * The record: the selected columns nested by path, then the unknown keys merged in.
- * `extrasPaths` (a `fields` projection) keeps only those paths of them.
+ * A member holding the array of objects at `keys` of `json` (`path`), each element cut down to
+ * `subPaths`; elements left empty are dropped, and the member is absent when none is left.
  */
-export function recordJsonSql(selected: readonly SelectedColumn[], extrasPaths?: readonly string[]): RecordJson {
+function pickedArray(json: string, keys: readonly string[], subPaths: readonly string[], keyText: KeyText): (prefix: string) => TreeNode['member'] {
+  const element = newNode('');
+  for (const p of outermost(subPaths)) insert(element, p.split('.'), keyText, rawLeaf('x', p.split('.'), keyText));
+  const members = membersSql(element);
+  const item = `if(${members} = '', '', concat('{', substring(${members}, 2), '}'))`;
+  const items = `arrayFilter(y -> y != '', arrayMap(x -> ${item}, JSONExtractArrayRaw(${json}, ${keys.map(keyText).join(', ')})))`;
+  return (prefix) => (aliases) => {
+    const alias = aliases!.name();
+    return present(prefix, `concat('[', arrayStringConcat(${alias}, ','), ']')`, `empty(${items} AS ${alias})`);
+  };
+}
+
+export interface Projected {
+  /** Registry columns of ours (`id`, `node_id`, `batch_id`) asked for by name. */
+  internal: readonly ColumnDef[];
+  /** Record paths (canonical, dotted) to cut out of `source`. */
+  paths: readonly string[];
+  /** JSON array columns (`path`) of which only some sub-paths are asked for. */
+  arrays: readonly { col: ColumnDef; subPaths: readonly string[] }[];
+}
+
+/** A `fields` projection: the requested paths of the stored record, plus requested internal columns. */
+export function projectedRecordSql(p: Projected): RecordJson {
   const params: Params = {};
   const param: KeyText = (text) => {
     const name = `rj${Object.keys(params).length}`;
     params[name] = text;
     return `{${name}:String}`;
   };
-  const aliases = new Aliases();
+  const source = quoteIdent(SOURCE_COLUMN);
   const root = newNode('');
-  for (const sel of selected) insert(root, sel.col.path.split('.'), literal, (prefix) => columnMember(sel, prefix, param));
-  const record = objectSql(root, aliases);
+  for (const col of p.internal) insert(root, [col.path], literal, (prefix) => () => present(prefix, `toJSONString(${quoteIdent(col.column)})`));
+  for (const path of outermost(p.paths)) insert(root, path.split('.'), param, rawLeaf(source, path.split('.'), param));
+  for (const { col, subPaths } of p.arrays) insert(root, col.path.split('.'), literal, pickedArray(source, col.path.split('.'), subPaths, param));
+  return { sql: objectSql(root, new Aliases()), params };
+}
+
+/** The member of one column's value, as ingest writes it into `source`. */
+function columnLeaf(col: ColumnDef): (prefix: string) => TreeNode['member'] {
+  const c = quoteIdent(col.column);
+  const isNull = col.nullable ? `isNull(${c})` : undefined;
+  const value = col.nullable ? `assumeNotNull(${c})` : c;
+  return (prefix) => () => {
+    switch (col.kind) {
+      case 'timestamp':
+        return present(prefix, `toString(toUnixTimestamp64Milli(${value}))`, isNull);
+      case 'json':
+        return present(prefix, value, `${isNull ? `${isNull} OR ` : ''}${value} IN ('', '[]')`);
+      case 'string[]':
+      case 'float[]':
+        return present(prefix, `toJSONString(${c})`, `empty(${c})`);
+      case 'int':
+      case 'float':
+      case 'bool':
+        // Ingest admits finite numbers only, whose text form is valid JSON (and cheaper than toJSONString).
+        return present(prefix, `toString(${value})`, isNull);
+      default:
+        return present(prefix, `toJSONString(${value})`, isNull);
+    }
+  };
+}
+
+/** The whole record rebuilt from its columns and extras: what ingest writes to `source`. */
+export function recordFromColumnsSql(): string {
+  const root = newNode('');
+  for (const col of RECORD_COLUMNS) insert(root, col.path.split('.'), literal, columnLeaf(col));
   const extras = quoteIdent(EXTRAS_COLUMN);
-  const patches = extrasPaths
-    ? [...pathsTree(extras, extrasPaths, param).children.values()].map((child) => objectSql({ prefix: '', children: new Map([['', child]]) }, aliases))
-    : [extras];
-  return { sql: `if(${extras} = '', ${record} AS __record, JSONMergePatch(${patches.join(', ')}, __record))`, params };
+  return `if(${extras} = '', ${objectSql(root, new Aliases())} AS __record, JSONMergePatch(${extras}, __record))`;
 }

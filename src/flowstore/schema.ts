@@ -1,18 +1,19 @@
 /**
  * Creates and migrates the flow store, idempotently, with the same SQL on chDB and on a server.
  *
- * Three steps, each safe to repeat and to run from two processes at once:
- * 1. numbered migrations, recorded in `schema_migrations` (every statement is IF NOT EXISTS, so a
- *    migration interrupted half-way is simply run again);
+ * Steps, each safe to repeat and to run from two processes at once:
+ * 1. migration 1 creates the table;
  * 2. column reconciliation: a registry column missing from the table is added (this is how a new
  *    field reaches an existing table without a hand-written migration);
- * 3. retention: the table TTL is set to the configured number of days.
+ * 3. the other numbered migrations, recorded in `schema_migrations` (every statement can run
+ *    again, so a migration interrupted half-way is simply run again);
+ * 4. retention: the table TTL is set to the configured number of days.
  */
 import { createHash } from 'node:crypto';
 import { DEFAULT_RETENTION_DAYS, FLOWS_TABLE, createFlowsTableSql, flowColumnDefinitions, flowIndexDefinitions, ttlExpression } from './ddl.js';
 import { SOURCE_COLUMN } from './columns.js';
 import type { FlowEngine } from './engine.js';
-import { wholeRecordSql } from './projection.js';
+import { recordFromColumnsSql } from './record-json.js';
 import { named } from './sql.js';
 
 export const MIGRATIONS_TABLE = 'schema_migrations';
@@ -28,11 +29,11 @@ export const MIGRATIONS: readonly Migration[] = [
   {
     version: 2,
     name: 'whole records in source',
-    // Rows stored before `source` existed get it built from their columns, once (a mutation the
-    // statement waits for; on a fresh table it has nothing to do).
+    // Rows stored before `source` existed (the column reconciliation has just added it) get it
+    // built from their columns, once: a mutation the statement waits for; on a fresh table it
+    // has nothing to do.
     statements: () => [
-      `/* flowstore:schema.add_source */ ALTER TABLE ${FLOWS_TABLE} ADD COLUMN IF NOT EXISTS ${flowColumnDefinitions().find((c) => c.column === SOURCE_COLUMN)!.sql}`,
-      `/* flowstore:schema.backfill_source */ ALTER TABLE ${FLOWS_TABLE} UPDATE ${SOURCE_COLUMN} = ${wholeRecordSql()} WHERE ${SOURCE_COLUMN} = '' SETTINGS mutations_sync = 2`,
+      `/* flowstore:schema.backfill_source */ ALTER TABLE ${FLOWS_TABLE} UPDATE ${SOURCE_COLUMN} = ${recordFromColumnsSql()} WHERE ${SOURCE_COLUMN} = '' SETTINGS mutations_sync = 2`,
     ],
   },
 ];
@@ -76,8 +77,7 @@ export async function migrateFlowStore(engine: FlowEngine, opts: MigrateOptions 
   const applied = new Set(done.map((r) => Number(r.version)));
 
   const report: MigrationReport = { applied: [], addedColumns: [], addedIndexes: [], retentionDays, retentionChanged: false };
-  for (const m of MIGRATIONS) {
-    if (applied.has(m.version)) continue;
+  const apply = async (m: Migration) => {
     const statements = m.statements({ retentionDays });
     for (const sql of statements) await engine.command(sql);
     await engine.command(
@@ -88,10 +88,13 @@ export async function migrateFlowStore(engine: FlowEngine, opts: MigrateOptions 
       { version: m.version, name: m.name, checksum: checksum(statements) },
     );
     report.applied.push(m.version);
-  }
-
+  };
+  const pending = MIGRATIONS.filter((m) => !applied.has(m.version));
+  // The table first, then every registry column, so that later migrations may use any of them.
+  for (const m of pending.filter((m) => m.version === 1)) await apply(m);
   report.addedColumns = await addMissingColumns(engine);
   report.addedIndexes = await addMissingIndexes(engine);
+  for (const m of pending.filter((m) => m.version > 1)) await apply(m);
   report.retentionChanged = await ensureRetention(engine, retentionDays);
   return report;
 }

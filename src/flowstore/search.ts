@@ -7,7 +7,8 @@ import { FLOWS_TABLE } from './ddl.js';
 import type { FlowEngine } from './engine.js';
 import type { RawJson } from '../infra/raw-json.js';
 import { pagesFromLines } from './page-lines.js';
-import { projectionFor, type Projection } from './projection.js';
+import { projectionFor } from './projection.js';
+import type { RecordJson } from './record-json.js';
 import {
   TS,
   scopeWhere,
@@ -24,6 +25,7 @@ import {
   type RunOptions,
   type ScopedFilter,
 } from './search-request.js';
+import { compilePql } from './pql/index.js';
 import { ParamBag, named } from './sql.js';
 
 export interface SearchRequest extends CommonRequest {
@@ -72,21 +74,12 @@ export interface InstancePage<Flows = Record<string, unknown>[]> {
 
 export type SearchResponse<Flows = Record<string, unknown>[]> = Record<string, InstancePage<Flows>>;
 
+/** `total` (the window) and `found` (the sentence too) per instance, in one pass over the window. */
 function countQuery(filter: ScopedFilter): { sql: string; params: ParamBag } {
   const params = new ParamBag();
-  const all = scopeWhere(filter, params, false);
-  if (filter.where.type === 'all') {
-    const sql = `SELECT customer_id, count() AS total, count() AS found FROM ${FLOWS_TABLE} WHERE ${all} GROUP BY customer_id`;
-    return { sql: named('flowstore:search.count', sql), params };
-  }
-  // Two aggregations so the filtered one can use skip indexes; one round trip. A customer with
-  // no match has no right-hand row and gets the default 0.
-  const matched = scopeWhere(filter, params, true);
-  const sql =
-    `SELECT t.customer_id AS customer_id, t.total AS total, f.found AS found ` +
-    `FROM (SELECT customer_id, count() AS total FROM ${FLOWS_TABLE} WHERE ${all} GROUP BY customer_id) AS t ` +
-    `LEFT JOIN (SELECT customer_id, count() AS found FROM ${FLOWS_TABLE} WHERE ${matched} GROUP BY customer_id) AS f ` +
-    `ON t.customer_id = f.customer_id`;
+  const window = scopeWhere(filter, params, false);
+  const found = filter.where.type === 'all' ? 'count()' : `countIf(${compilePql(filter.where, params)})`;
+  const sql = `SELECT customer_id, count() AS total, ${found} AS found FROM ${FLOWS_TABLE} WHERE ${window} GROUP BY customer_id`;
   return { sql: named('flowstore:search.count', sql), params };
 }
 
@@ -101,17 +94,16 @@ const PAGE_SETTINGS = { output_format_json_escape_forward_slashes: 0, query_plan
  * The page as JSON text, one record per line (record-json.ts); with several instances each line
  * starts with the instance id and a tab.
  */
-function pageQuery(filter: ScopedFilter, projection: Projection, orderBy: string, size: number, page: number): { sql: string; params: ParamBag } {
+function pageQuery(filter: ScopedFilter, record: RecordJson, orderBy: string, size: number, page: number): { sql: string; params: ParamBag } {
   const params = new ParamBag();
-  Object.assign(params.values, projection.record.params);
+  Object.assign(params.values, record.params);
   const where = scopeWhere(filter, params);
   const offset = params.add(page * size, 'UInt64');
   const limit = params.add(size, 'UInt64');
-  const record = projection.record.sql;
   const sql =
     filter.customerIds.length === 1
-      ? `SELECT ${record} FROM ${FLOWS_TABLE} WHERE ${where} ORDER BY ${orderBy} LIMIT ${limit} OFFSET ${offset}`
-      : `SELECT customer_id, ${record} FROM ${FLOWS_TABLE} WHERE ${where} ORDER BY customer_id, ${orderBy} LIMIT ${offset}, ${limit} BY customer_id`;
+      ? `SELECT ${record.sql} FROM ${FLOWS_TABLE} WHERE ${where} ORDER BY ${orderBy} LIMIT ${limit} OFFSET ${offset}`
+      : `SELECT customer_id, ${record.sql} FROM ${FLOWS_TABLE} WHERE ${where} ORDER BY customer_id, ${orderBy} LIMIT ${offset}, ${limit} BY customer_id`;
   return { sql: named('flowstore:search.page', sql), params };
 }
 
@@ -169,11 +161,11 @@ export async function searchRecordPages(engine: FlowEngine, req: SearchRequest, 
   const sort = readSort(req.sort);
   const fields = readFields(req.fields);
   const ts = req.timeseries ? { stepMs: readInterval(req.timeseries.interval, filter), metric: readMetric(req.timeseries.metric, 'timeseries.metric') } : undefined;
-  const projection = projectionFor(fields);
+  const record = projectionFor(fields);
   const run = { ...(opts.signal ? { signal: opts.signal } : {}), ...(opts.timeoutMs ? { timeoutMs: opts.timeoutMs } : {}) };
 
   const count = countQuery(filter);
-  const pageQ = size > 0 ? pageQuery(filter, projection, orderBySql(sort), size, page) : undefined;
+  const pageQ = size > 0 ? pageQuery(filter, record, orderBySql(sort), size, page) : undefined;
   const tsQ = ts ? timeseriesQuery(filter, ts.stepMs, ts.metric) : undefined;
 
   const [counts, lines, series] = await Promise.all([

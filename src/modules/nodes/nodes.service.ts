@@ -240,11 +240,24 @@ export class NodeService {
     const machineId = optionalText('machine_id', input.machineId)!;
     const hostname = optionalText('hostname', input.hostname)!;
     const key = { customerId: session.customerId, kind: NodeKind.legacy, machineId };
-    return this.prisma.node.upsert({
-      where: { customerId_kind_machineId: key },
-      update: { hostname },
-      create: { id: newId('node'), ...key, hostname, status: NodeStatus.active },
+    const known = { where: { customerId_kind_machineId: key }, data: { hostname } };
+    if (await this.prisma.node.findUnique({ where: known.where, select: { id: true } })) return this.prisma.node.update(known);
+    let created: Node;
+    try {
+      created = await this.prisma.node.create({ data: { id: newId('node'), ...key, hostname, status: NodeStatus.active } });
+    } catch (error) {
+      // A concurrent first registration of the same machine created it: this one is a re-registration.
+      if ((error as { code?: string }).code === 'P2002') return this.prisma.node.update(known);
+      throw error;
+    }
+    await this.events.record({
+      customerId: created.customerId,
+      topic: 'node_lifecycle',
+      kind: 'node_enrolled',
+      subject: created.id,
+      data: { node_id: created.id, machine_id: machineId, hostname, status: created.status, enrolment: 'legacy', profile_id: null },
     });
+    return created;
   }
 
   private reportedFacts(facts: CollectorFacts) {

@@ -222,6 +222,9 @@ describe('nodes and provisioning', () => {
       expect(first.body).toEqual({ node_id: expect.stringMatching(/^node_/) });
       const again = await call(t.url, 'POST', '/rest/oauth2/register/1.0', { token: ingest.token, body: { machine_id: 'legacy-1', hostname: 'renamed' } });
       expect(again.body.node_id).toBe(first.body.node_id);
+      // The first registration is an enrolment (docs/events.md); the second is not.
+      const events = await t.app.db.prisma.event.findMany({ where: { customerId: other.childB.id, subject: first.body.node_id } });
+      expect(events.map((e) => [e.kind, (e.data as { enrolment?: string }).enrolment])).toEqual([['node_enrolled', 'legacy']]);
       const list = await call(t.url, 'GET', '/rest/nodes/1.0', { token: other.mspCaller.token });
       expect(list.body.nodes.map((n: { node_id: string }) => n.node_id)).not.toContain(first.body.node_id);
     });

@@ -119,6 +119,9 @@ export interface Projected {
   arrays: readonly { col: ColumnDef; subPaths: readonly string[] }[];
 }
 
+/** Scalar and array leaves of the record, by path: the paths a projection reads from their column. */
+const LEAVES: ReadonlyMap<string, ColumnDef> = new Map(RECORD_COLUMNS.filter((c) => c.kind !== 'json').map((c) => [c.path, c]));
+
 /** A `fields` projection: the requested paths of the stored record, plus requested internal columns. */
 export function projectedRecordSql(p: Projected): RecordJson {
   const params: Params = {};
@@ -130,7 +133,12 @@ export function projectedRecordSql(p: Projected): RecordJson {
   const source = quoteIdent(SOURCE_COLUMN);
   const root = newNode('');
   for (const col of p.internal) insert(root, [col.path], literal, (prefix) => () => present(prefix, `toJSONString(${quoteIdent(col.column)})`));
-  for (const path of outermost(p.paths)) insert(root, path.split('.'), param, rawLeaf(source, path.split('.'), param));
+  for (const path of outermost(p.paths)) {
+    // A registry leaf is read from its column (a few bytes); anything else (an object, which
+    // may hold unknown keys too, or an unknown path) is cut out of the stored record.
+    const leaf = LEAVES.get(path);
+    insert(root, path.split('.'), param, leaf ? columnLeaf(leaf) : rawLeaf(source, path.split('.'), param));
+  }
   for (const { col, subPaths } of p.arrays) insert(root, col.path.split('.'), literal, pickedArray(source, col.path.split('.'), subPaths, param));
   return { sql: objectSql(root, new Aliases()), params };
 }

@@ -1,4 +1,4 @@
-import { EGRESS_EXPR } from './egress.js';
+import { COLLECTOR_ORG_SQL, EGRESS_EXPR } from './egress.js';
 
 /**
  * The column registry: one row per leaf of the flow record (wire.md 5.4). Everything else in the
@@ -311,6 +311,8 @@ export const HIDDEN_COLUMNS: readonly HiddenColumnDef[] = [
   { column: 'dst_ip_addr', type: 'Nullable(IPv6)', materialized: 'toIPv6OrNull(`dst_ip`)', index: 'bloom_filter(0.01)' },
   // Egress flows (internal source, external destination; egress.ts): explore reads one byte per row.
   { column: 'is_egress', type: 'UInt8', materialized: EGRESS_EXPR },
+  // The organization the collector named for the destination (egress.ts): the key of explore's rollups.
+  { column: 'collector_org', type: 'LowCardinality(Nullable(String))', materialized: COLLECTOR_ORG_SQL },
 ];
 
 /** Names the SDK README uses that are not record paths (wire.md 6.2). */

@@ -7,8 +7,9 @@
  *   without that, by address: RFC 1918, CGNAT (100.64/10), loopback, link-local and IPv6 ULA
  *   are internal; multicast, broadcast, 0/8 and unspecified destinations are neither.
  * - Its **organization** is, in order: `dst.ctx.organization` (the service, e.g. Slack), then
- *   `dst.geo.org` (the AS holder, e.g. Amazon), both as the collector supplied them; else the
- *   `ip_org` dictionary's organization for `dst.ip` (iporg/dataset.ts), once it is loaded.
+ *   `dst.geo.org` (the AS holder, e.g. Amazon), both as the collector supplied them (stored at
+ *   insert in the hidden column `collector_org`); else the `ip_org` dictionary's organization for
+ *   `dst.ip` (iporg/dataset.ts), once it is loaded, looked up when a query runs.
  *   Empty strings count as missing. A flow none of these names has no organization.
  */
 import { IP_ORG_DICTIONARY } from './iporg/dataset.js';
@@ -59,23 +60,17 @@ export const EGRESS_SQL = '`is_egress` = 1';
 export const SRC_INTERNAL_SQL = SRC_INTERNAL_EXPR;
 export const DST_EXTERNAL_SQL = DST_EXTERNAL_EXPR;
 
-/** The organization the collector supplied (service first, then AS holder), or NULL. */
+/**
+ * The organization the collector supplied (service first, then AS holder), or NULL: materialized
+ * at insert into the hidden column `collector_org` (columns.ts), which explore reads instead.
+ */
 export const COLLECTOR_ORG_SQL = "coalesce(nullIf(`dst_ctx_organization`, ''), nullIf(`dst_geo_org`, ''))";
-
-/** `dst.ctx.organization` missing (NULL or empty): tests on the LowCardinality dictionary, no string copies. */
-export const CTX_ORG_MISSING_SQL = "(`dst_ctx_organization` IS NULL OR `dst_ctx_organization` = '')";
-/** Neither organization supplied by the collector: the dataset decides. */
-export const COLLECTOR_ORG_MISSING_SQL = `(${CTX_ORG_MISSING_SQL} AND (\`dst_geo_org\` IS NULL OR \`dst_geo_org\` = ''))`;
 
 /** The dataset's organization for an IPv6 expression, or NULL (also for a NULL address). */
 export function datasetOrgSql(ipExpr: string): string {
   return `if(${ipExpr} IS NULL, NULL, nullIf(dictGetOrDefault('${IP_ORG_DICTIONARY}', 'org', assumeNotNull(${ipExpr}), ''), ''))`;
 }
 
-/**
- * The egress organization of a row. `withDataset` false (dictionary not loaded yet) leaves flows
- * without a collector-supplied organization unattributed.
- */
-export function egressOrgSql(withDataset: boolean): string {
-  return withDataset ? `coalesce(${COLLECTOR_ORG_SQL}, ${datasetOrgSql('`dst_ip_addr`')})` : COLLECTOR_ORG_SQL;
-}
+/** Bytes internal → organization (upload) and back (download) of one flow: collector moments, else metric fields. */
+export const UPLOAD_SQL = 'ifNull(`stats_volume_bytes_src_sum`, ifNull(`metric_src_bytes`, 0))';
+export const DOWNLOAD_SQL = 'ifNull(`stats_volume_bytes_dst_sum`, ifNull(`metric_dst_bytes`, 0))';

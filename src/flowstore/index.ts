@@ -30,7 +30,8 @@ export { resolveDateTimeFilter, parseIsoDate, type DateTimeFilter } from './time
 export { deleteTenantFlows } from './tenant-data.js';
 export { ParamBag, named, type Params } from './sql.js';
 export { parseIp, formatIpv6 } from './ip.js';
-export { EGRESS_SQL, EGRESS_EXPR, SRC_INTERNAL_EXPR, DST_EXTERNAL_EXPR, SRC_INTERNAL_SQL, DST_EXTERNAL_SQL, COLLECTOR_ORG_SQL, COLLECTOR_ORG_MISSING_SQL, CTX_ORG_MISSING_SQL, datasetOrgSql, egressOrgSql } from './egress.js';
+export { EGRESS_SQL, EGRESS_EXPR, SRC_INTERNAL_EXPR, DST_EXTERNAL_EXPR, SRC_INTERNAL_SQL, DST_EXTERNAL_SQL, COLLECTOR_ORG_SQL, datasetOrgSql } from './egress.js';
+export { DATASET_IP_SQL, EGRESS_ROLLUPS, INTER_ARRIVAL_FIELDS, egressRows, type EgressWindow, type Rollup } from './egress-rollups.js';
 export {
   IpOrgDataset,
   dictionarySourceFromUrl,

@@ -12,6 +12,7 @@
 import { createHash } from 'node:crypto';
 import { DEFAULT_RETENTION_DAYS, FLOWS_TABLE, createFlowsTableSql, flowColumnDefinitions, flowIndexDefinitions, ttlExpression } from './ddl.js';
 import { SOURCE_COLUMN } from './columns.js';
+import { egressRollupMigration } from './egress-rollups.js';
 import type { FlowEngine } from './engine.js';
 import { recordFromColumnsSql } from './record-json.js';
 import { named } from './sql.js';
@@ -22,6 +23,29 @@ export interface Migration {
   version: number;
   name: string;
   statements: (opts: { retentionDays: number }) => string[];
+  /** Waits for what the statements started in the background, before the migration is recorded. */
+  settle?: (engine: FlowEngine) => Promise<void>;
+}
+
+/** How long a migration may wait for its mutations: a backfill of a big table takes a while. */
+const MUTATION_WAIT_MS = 12 * 3_600_000;
+
+/** Waits until `table` has no unfinished mutation; a failed one fails the migration. */
+export async function waitForMutations(engine: FlowEngine, table: string, timeoutMs = MUTATION_WAIT_MS): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const [state] = await engine.query<{ pending: number; failure: string }>(
+      named(
+        'flowstore:schema.pending_mutations',
+        'SELECT count() AS pending, any(latest_fail_reason) AS failure FROM system.mutations WHERE database = currentDatabase() AND table = {table:String} AND NOT is_done',
+      ),
+      { table },
+    );
+    if (!state || Number(state.pending) === 0) return;
+    if (state.failure) throw new Error(`flow store migration: a mutation of ${table} failed: ${state.failure}`);
+    if (Date.now() > deadline) throw new Error(`flow store migration: mutations of ${table} still running after ${timeoutMs / 60_000} minutes`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
 }
 
 export const MIGRATIONS: readonly Migration[] = [
@@ -30,12 +54,15 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 2,
     name: 'whole records in source',
     // Rows stored before `source` existed (the column reconciliation has just added it) get it
-    // built from their columns, once: a mutation the statement waits for; on a fresh table it
-    // has nothing to do.
+    // built from their columns, once: a mutation, which on a big table takes longer than any
+    // statement may, so it runs in the background and the migration waits for it (search must
+    // not serve a record without its `source`). On a fresh table it has nothing to do.
     statements: () => [
-      `/* flowstore:schema.backfill_source */ ALTER TABLE ${FLOWS_TABLE} UPDATE ${SOURCE_COLUMN} = ${recordFromColumnsSql()} WHERE ${SOURCE_COLUMN} = '' SETTINGS mutations_sync = 2`,
+      `/* flowstore:schema.backfill_source */ ALTER TABLE ${FLOWS_TABLE} UPDATE ${SOURCE_COLUMN} = ${recordFromColumnsSql()} WHERE ${SOURCE_COLUMN} = ''`,
     ],
+    settle: (engine) => waitForMutations(engine, FLOWS_TABLE),
   },
+  { version: 3, name: 'egress rollups', statements: egressRollupMigration },
 ];
 
 export interface MigrateOptions {
@@ -80,6 +107,7 @@ export async function migrateFlowStore(engine: FlowEngine, opts: MigrateOptions 
   const apply = async (m: Migration) => {
     const statements = m.statements({ retentionDays });
     for (const sql of statements) await engine.command(sql);
+    await m.settle?.(engine);
     await engine.command(
       named(
         'flowstore:schema.record_migration',

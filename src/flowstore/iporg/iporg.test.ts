@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -8,6 +8,7 @@ import { datasetOrgSql } from '../egress.js';
 import type { FlowEngine } from '../engine.js';
 import { HttpEngine } from '../http-engine.js';
 import { named } from '../sql.js';
+import { fakePackage } from '../testkit/ip-org-package.js';
 import { IpOrgDataset, compareVersions, dictionarySourceFromUrl, locatePackage } from './dataset.js';
 import { ipv4Prefixes, ipv6Prefixes, parseRangeLine } from './prefixes.js';
 
@@ -44,17 +45,6 @@ describe('ranges to prefixes', () => {
     expect(locatePackage()).toMatchObject({ name: '@ip-location-db/asn', version: expect.stringMatching(/^\d+\.\d+\.\d+/) });
   });
 });
-
-/** A directory laid out like @ip-location-db/asn with a few ranges. */
-function fakePackage(root: string, version: string, google: string): string {
-  const dir = join(root, `pkg-${version}`);
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: '@ip-location-db/asn', version, license: 'CC-BY-4.0' }));
-  // 8.8.8.0/24 (Google), 1.0.0.1–1.0.0.6 (odd range), 9.9.9.9 (blank name → AS19281)
-  writeFileSync(join(dir, 'asn-ipv4-num.csv'), `134744064,134744319,15169,${google}\n16777217,16777222,13335,"Cloudflare, Inc."\n151587081,151587081,19281,\n`);
-  writeFileSync(join(dir, 'asn-ipv6-num.csv'), `${0x20014860n << 96n},${(0x20014860n << 96n) + (1n << 96n) - 1n},15169,${google}\n`);
-  return dir;
-}
 
 async function lookup(engine: FlowEngine, ip: string): Promise<string | null> {
   const rows = await engine.query<{ org: string | null }>(named('flowstore:test.ip_org', `SELECT ${datasetOrgSql('toIPv6OrNull({ip:String})')} AS org`), { ip });

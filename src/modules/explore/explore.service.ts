@@ -97,21 +97,21 @@ export class ExploreService {
     const name = readOrg(org);
     const { scope: all, envelope } = await this.resolve(session, input);
     const scope = await this.ofOrg(all, name);
-    const [h, processes] = await Promise.all([store.orgHeader(this.engine, scope, name), store.orgProcesses(this.engine, scope, name, HEADER_PROCESSES)]);
+    const [{ total, processes }, d] = await Promise.all([store.orgActivity(this.engine, scope, name, HEADER_PROCESSES), store.orgDestinations(this.engine, scope, name)]);
     const readout =
-      h.flows === 0
+      total.flows === 0
         ? `no egress flows to ${name} in the window`
-        : `${name}: ${formatBytes(h.upload)} up, ${formatBytes(h.download)} down, ${plural(h.sources, 'source')}, ${plural(h.endpoints, 'endpoint')}` +
+        : `${name}: ${formatBytes(total.upload)} up, ${formatBytes(total.download)} down, ${plural(total.sources, 'source')}, ${plural(d.endpoints, 'endpoint')}` +
           (processes[0] ? `, mostly ${processes[0].name}` : '');
     return {
       ...envelope(readout + this.datasetNote()),
       org: name,
-      industry: h.industry,
-      geo: h.geo,
-      upload: h.upload,
-      download: h.download,
-      sources: h.sources,
-      endpoints: h.endpoints,
+      industry: d.industry,
+      geo: d.geo,
+      upload: total.upload,
+      download: total.download,
+      sources: total.sources,
+      endpoints: d.endpoints,
       processes: processes.map((p) => p.name),
     };
   }
@@ -137,7 +137,7 @@ export class ExploreService {
     const name = readOrg(org);
     const { scope: all, envelope } = await this.resolve(session, input);
     const scope = await this.ofOrg(all, name);
-    const [gaps, flows] = await Promise.all([store.orgGaps(this.engine, scope, name), store.orgCadenceFlows(this.engine, scope, name)]);
+    const { gaps, flows } = await store.orgCadence(this.engine, scope, name);
     const { readout, ...cadence } = cadenceOf(gaps, flows);
     return { ...envelope(readout), ...cadence };
   }
@@ -164,8 +164,7 @@ export class ExploreService {
     const { scope: all, envelope } = await this.resolve(session, input);
     const scope = await this.ofOrg(all, name);
     const size = readSize(input.size, DEFAULT_REACH_SIZE);
-    const [sources, processes] = await Promise.all([store.orgSources(this.engine, scope, name, size), store.orgProcesses(this.engine, scope, name, size)]);
-    const sourceCount = sources[0]?.source_count ?? 0;
+    const { sources, processes, source_count: sourceCount } = await store.orgActivity(this.engine, scope, name, size);
     const bytes = sources.reduce((s, r) => s + r.upload + r.download, 0);
     const readout =
       sourceCount === 0
@@ -174,7 +173,7 @@ export class ExploreService {
           (processes.length ? `; processes: ${processes.slice(0, 3).map((p) => p.name).join(', ')}` : '');
     return {
       ...envelope(readout),
-      sources: sources.map(({ ip, upload, download, flows }) => ({ ip, upload, download, flows })),
+      sources,
       processes,
       source_count: sourceCount,
     };

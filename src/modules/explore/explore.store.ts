@@ -1,18 +1,25 @@
 /**
  * The explore views (wire.md §9) as ClickHouse statements over the flows table. Every statement
- * starts with the caller's tenants and time window (the table's primary key), keeps egress flows
- * only, and attributes organizations by the rule in flowstore/egress.ts. Values travel only as
- * typed parameters; per-org statements take the organization as `{pN:String}`.
+ * starts with the caller's tenants, egress flows and time window, attributes organizations by the
+ * rule in flowstore/egress.ts, and reads one of the hourly rollups (flowstore/egress-rollups.ts:
+ * the whole hours from a projection, the partial hours at either end from the rows). Values
+ * travel only as typed parameters; per-org statements take the organization as `{pN:String}`.
  */
-import { COLLECTOR_ORG_MISSING_SQL, COLLECTOR_ORG_SQL, CTX_ORG_MISSING_SQL, EGRESS_SQL, datasetOrgSql, egressOrgSql, FLOWS_TABLE, type FlowEngine, named, ParamBag } from '../../flowstore/index.js';
+import {
+  DATASET_IP_SQL,
+  datasetOrgSql,
+  EGRESS_ROLLUPS,
+  egressRows,
+  type EgressWindow,
+  type FlowEngine,
+  INTER_ARRIVAL_FIELDS,
+  named,
+  ParamBag,
+  type Rollup,
+} from '../../flowstore/index.js';
 
 /** The tenants, window and narrowing of one explore request; built by the service only. */
-export interface ExploreScope {
-  customerIds: readonly string[];
-  startMs: number;
-  endMs: number;
-  /** One internal source, as canonical IPv6 text. */
-  srcIp?: string;
+export interface ExploreScope extends EgressWindow {
   /** Whether the IP → organization dictionary may be used. */
   withDataset: boolean;
   /**
@@ -23,55 +30,51 @@ export interface ExploreScope {
   timeoutMs?: number;
 }
 
-/** Bytes internal → org and org → internal of one flow (collector moments, else metric fields). */
-const UP = 'ifNull(`stats_volume_bytes_src_sum`, ifNull(`metric_src_bytes`, 0))';
-const DOWN = 'ifNull(`stats_volume_bytes_dst_sum`, ifNull(`metric_dst_bytes`, 0))';
+const { sources: SOURCES, destinations: DESTINATIONS, access: ACCESS } = EGRESS_ROLLUPS;
 const int = (sql: string) => `toUInt64(round(${sql}))`;
-
-/** `customer_id IN … AND timestamp in window AND egress [AND src]`: the start of every WHERE. */
-function scopeWhere(s: ExploreScope, p: ParamBag): string {
-  const clauses = [
-    `\`customer_id\` IN ${p.add([...s.customerIds], 'Array(String)')}`,
-    `\`timestamp\` >= fromUnixTimestamp64Milli(${p.add(s.startMs, 'Int64')}, 'UTC')`,
-    `\`timestamp\` <= fromUnixTimestamp64Milli(${p.add(s.endMs, 'Int64')}, 'UTC')`,
-    EGRESS_SQL,
-  ];
-  if (s.srcIp !== undefined) clauses.push(`\`src_ip_addr\` = toIPv6(${p.add(s.srcIp, 'String')})`);
-  return clauses.join(' AND ');
-}
-
-/**
- * Flows of one organization: collector-named flows match on their columns; the others by
- * destination address, from the list `datasetAddresses` found (a per-row dictionary lookup costs
- * ~1 µs, and even reading every row's address doubles a view's time, so the branch is left out
- * when no address qualifies).
- */
-function orgWhere(s: ExploreScope, org: string, p: ParamBag): string {
-  const o = p.add(org, 'String');
-  // The name is never empty, so plain equality needs no NULL/'' handling.
-  const branches = [`\`dst_ctx_organization\` = ${o}`, `(${CTX_ORG_MISSING_SQL} AND \`dst_geo_org\` = ${o})`];
-  if (s.orgAddresses?.length) {
-    branches.push(`(${COLLECTOR_ORG_MISSING_SQL} AND \`dst_ip_addr\` IN (SELECT arrayJoin(${p.add(s.orgAddresses, 'Array(IPv6)')})))`);
-  }
-  return `${scopeWhere(s, p)} AND (${branches.join(' OR ')})`;
-}
 
 /** Most unattributed destination addresses one organization can have in a view. */
 export const MAX_ORG_ADDRESSES = 100_000;
 
-/** Destination addresses of the window's flows without a collector organization that the dataset gives `org`. */
+/**
+ * Runs a statement that reads `rollup`. Naming it spares ClickHouse weighing every projection of
+ * every part (tens of milliseconds over a month of parts), and the set limit keeps an
+ * organization's address list (orgWhere) from ruling the rollups out; ClickHouse still reads the
+ * rows where they cost less.
+ */
+function run<T>(engine: FlowEngine, s: ExploreScope, rollup: Rollup, sql: string, p: ParamBag): Promise<T[]> {
+  return engine.query<T>(sql, p.values, {
+    ...(s.timeoutMs ? { timeoutMs: s.timeoutMs } : {}),
+    settings: { preferred_optimize_projection_name: rollup.name, query_plan_max_set_size_for_projection_match: MAX_ORG_ADDRESSES },
+  });
+}
+
+/**
+ * Flows of one organization, on rollup keys only: those the collector named it, and those whose
+ * address the dataset names it, from the list `datasetAddresses` found (the branch is left out
+ * when no address qualifies; its `collector_org IS NULL` lets the rollups' order narrow the read).
+ */
+function orgWhere(s: ExploreScope, org: string, p: ParamBag): string {
+  const byCollector = `\`collector_org\` = ${p.add(org, 'String')}`;
+  if (!s.orgAddresses?.length) return byCollector;
+  return `(${byCollector} OR (\`collector_org\` IS NULL AND ${DATASET_IP_SQL} IN (SELECT arrayJoin(${p.add(s.orgAddresses, 'Array(IPv6)')}))))`;
+}
+
+/**
+ * Destination addresses of flows without a collector organization that the dataset gives `org`,
+ * over the whole hours covering the window: a superset is enough, since the views filter the
+ * window themselves, and the rollup alone answers it.
+ */
 export async function datasetAddresses(engine: FlowEngine, s: ExploreScope, org: string): Promise<string[]> {
   if (!s.withDataset) return [];
   const p = new ParamBag();
+  const rows = egressRows(DESTINATIONS, s, p, { keys: ['dataset_ip'], values: [], where: '`collector_org` IS NULL', covering: true });
   const sql = named(
     'explore:org.dataset_addresses',
-    `SELECT toString(ip) AS addr FROM (SELECT DISTINCT \`dst_ip_addr\` AS ip FROM ${FLOWS_TABLE} WHERE ${scopeWhere(s, p)} AND ${COLLECTOR_ORG_MISSING_SQL}) ` +
-      `WHERE ${datasetOrgSql('ip')} = ${p.add(org, 'String')} LIMIT ${MAX_ORG_ADDRESSES}`,
+    `SELECT toString(dataset_ip) AS addr FROM ${rows} WHERE ${datasetOrgSql('dataset_ip')} = ${p.add(org, 'String')} LIMIT ${MAX_ORG_ADDRESSES}`,
   );
-  return (await run<{ addr: string }>(engine, s, sql, p)).map((r) => r.addr);
+  return (await run<{ addr: string }>(engine, s, DESTINATIONS, sql, p)).map((r) => r.addr);
 }
-
-const run = <T>(engine: FlowEngine, s: ExploreScope, sql: string, p: ParamBag) => engine.query<T>(sql, p.values, s.timeoutMs ? { timeoutMs: s.timeoutMs } : {});
 
 export interface OrgListRow {
   name: string | null;
@@ -85,76 +88,97 @@ export interface OrgListRow {
 
 /**
  * Organizations ranked by bytes (then name), at most `size`, with the number of organizations
- * and of egress flows (attributed or not) on every row. Two stages: sums per (collector org,
- * unattributed address), then the dictionary on those few rows, then per organization.
+ * and of egress flows (attributed or not) on every row. Sums per (collector org, unattributed
+ * address), then the dictionary on those few rows, then per organization.
  */
 export async function listOrganizations(engine: FlowEngine, s: ExploreScope, size: number): Promise<OrgListRow[]> {
   const p = new ParamBag();
-  const where = scopeWhere(s, p);
-  const lookup = s.withDataset ? `coalesce(collector, ${datasetOrgSql('ip')})` : 'collector';
+  const rows = egressRows(SOURCES, s, p, { keys: ['collector_org', 'dataset_ip', 'src_ip'], values: ['up', 'down', 'n'] });
+  const lookup = s.withDataset ? `coalesce(collector_org, ${datasetOrgSql('dataset_ip')})` : 'collector_org';
   const sql = named(
     'explore:organizations',
     `SELECT name, ${int('up')} AS upload, ${int('down')} AS download, n AS flows, sources, ` +
       `countIf(name IS NOT NULL) OVER () AS total_orgs, sum(n) OVER () AS total_flows FROM (` +
       `SELECT ${lookup} AS name, sum(up) AS up, sum(down) AS down, sum(n) AS n, uniqExactMerge(srcs) AS sources FROM (` +
-      `SELECT ${COLLECTOR_ORG_SQL} AS collector, if(collector IS NULL, \`dst_ip_addr\`, NULL) AS ip, sum(${UP}) AS up, sum(${DOWN}) AS down, ` +
-      `count() AS n, uniqExactState(\`src_ip\`) AS srcs FROM ${FLOWS_TABLE} WHERE ${where} GROUP BY collector, ip` +
+      `SELECT collector_org, dataset_ip, sum(up) AS up, sum(down) AS down, sum(n) AS n, uniqExactState(src_ip) AS srcs FROM ${rows} GROUP BY collector_org, dataset_ip` +
       `) GROUP BY name) ORDER BY isNull(name), up + down DESC, name ASC LIMIT ${p.add(size, 'UInt32')}`,
   );
-  return (await run<OrgListRow>(engine, s, sql, p)).map((r) => ({ ...r, flows: Number(r.flows), sources: Number(r.sources), total_orgs: Number(r.total_orgs), total_flows: Number(r.total_flows) }));
+  return (await run<OrgListRow>(engine, s, SOURCES, sql, p)).map((r) => ({ ...r, flows: Number(r.flows), sources: Number(r.sources), total_orgs: Number(r.total_orgs), total_flows: Number(r.total_flows) }));
 }
 
-export interface HeaderRow {
-  flows: number;
-  upload: number;
-  download: number;
-  sources: number;
+export interface Destinations {
   endpoints: number;
   industry: string | null;
   geo: string | null;
 }
 
-export async function orgHeader(engine: FlowEngine, s: ExploreScope, org: string): Promise<HeaderRow> {
+/** The most frequent non-empty value of a rollup key, counting `n` per row (ties: the first by name); '' or NULL when none. */
+const mostFrequent = (key: string) => {
+  const counts = `sumMapIf([toString(${key})], [n], ifNull(${key}, '') != '')`;
+  return `arraySort((k, c) -> (-c, k), ${counts}.1, ${counts}.2)[1]`;
+};
+
+/** Distinct destination addresses of the org's flows, with their most frequent industry and country. */
+export async function orgDestinations(engine: FlowEngine, s: ExploreScope, org: string): Promise<Destinations> {
   const p = new ParamBag();
+  const rows = egressRows(DESTINATIONS, s, p, { keys: ['dst_ip_addr', 'industry', 'country'], values: ['n'], where: orgWhere(s, org, p) });
   const sql = named(
-    'explore:org.header',
-    `SELECT count() AS flows, ${int(`sum(${UP})`)} AS upload, ${int(`sum(${DOWN})`)} AS download, uniqExact(\`src_ip\`) AS sources, ` +
-      `uniqExact(\`dst_ip_addr\`) AS endpoints, ` +
-      `topKIf(1)(\`dst_ctx_industry\`, nullIf(\`dst_ctx_industry\`, '') IS NOT NULL)[1] AS industry, ` +
-      `topKIf(1)(coalesce(nullIf(\`dst_geo_country_name\`, ''), \`dst_geo_country_iso_code\`), ` +
-      `coalesce(nullIf(\`dst_geo_country_name\`, ''), nullIf(\`dst_geo_country_iso_code\`, '')) IS NOT NULL)[1] AS geo ` +
-      `FROM ${FLOWS_TABLE} WHERE ${orgWhere(s, org, p)}`,
+    'explore:org.destinations',
+    `SELECT uniqExact(dst_ip_addr) AS endpoints, ${mostFrequent('industry')} AS industry, ${mostFrequent('country')} AS geo FROM ${rows}`,
   );
-  const r = (await run<HeaderRow>(engine, s, sql, p))[0]!;
-  return { ...r, flows: Number(r.flows), sources: Number(r.sources), endpoints: Number(r.endpoints), industry: r.industry || null, geo: r.geo || null };
+  const r = (await run<Destinations>(engine, s, DESTINATIONS, sql, p))[0]!;
+  return { endpoints: Number(r.endpoints), industry: r.industry || null, geo: r.geo || null };
 }
 
-export interface ProcessRow {
-  name: string;
+export interface Volume {
+  upload: number;
+  download: number;
   flows: number;
-  sources: number;
 }
 
-/** Source processes of the org's flows, by flows (then name), at most `size`. */
-export async function orgProcesses(engine: FlowEngine, s: ExploreScope, org: string, size: number): Promise<ProcessRow[]> {
+export interface Activity {
+  total: Volume & { sources: number };
+  /** By bytes (then flows, then address), at most `size`. */
+  sources: (Volume & { ip: string })[];
+  /** Sources in all. */
+  source_count: number;
+  /** By flows (then name), at most `size`, each with its distinct sources. */
+  processes: { name: string; flows: number; sources: number }[];
+}
+
+/** Who reaches the org: totals, sources and source processes, one pass (GROUPING SETS). */
+export async function orgActivity(engine: FlowEngine, s: ExploreScope, org: string, size: number): Promise<Activity> {
   const p = new ParamBag();
+  const rows = egressRows(SOURCES, s, p, { keys: ['src_ip', 'process'], values: ['up', 'down', 'n'], where: orgWhere(s, org, p) });
   const sql = named(
-    'explore:org.processes',
-    `SELECT \`src_process_name\` AS name, count() AS flows, uniqExact(\`src_ip\`) AS sources FROM ${FLOWS_TABLE} ` +
-      `WHERE ${orgWhere(s, org, p)} AND nullIf(\`src_process_name\`, '') IS NOT NULL GROUP BY name ORDER BY flows DESC, name ASC LIMIT ${p.add(size, 'UInt32')}`,
+    'explore:org.activity',
+    `SELECT multiIf(grouping(src_ip, process) = 3, 'total', grouping(src_ip, process) = 1, 'source', 'process') AS kind, src_ip, process, ` +
+      `${int('sum(up)')} AS upload, ${int('sum(down)')} AS download, sum(n) AS flows, uniqExact(src_ip) AS sources, countIf(kind = 'source') OVER () AS source_count ` +
+      `FROM ${rows} GROUP BY GROUPING SETS ((), (src_ip), (process)) ` +
+      `HAVING kind = 'total' OR (kind = 'source' AND src_ip IS NOT NULL) OR (kind = 'process' AND nullIf(process, '') IS NOT NULL) ` +
+      `ORDER BY kind, if(kind = 'source', upload + download, 0) DESC, flows DESC, src_ip ASC, process ASC LIMIT ${p.add(size, 'UInt32')} BY kind ` +
+      `SETTINGS group_by_use_nulls = 1`,
   );
-  return (await run<ProcessRow>(engine, s, sql, p)).map((r) => ({ name: r.name, flows: Number(r.flows), sources: Number(r.sources) }));
+  const found = await run<{ kind: string; src_ip: string; process: string; upload: number; download: number; flows: number; sources: number; source_count: number }>(engine, s, SOURCES, sql, p);
+  const volume = (r: (typeof found)[number]) => ({ upload: Number(r.upload), download: Number(r.download), flows: Number(r.flows) });
+  const total = found.find((r) => r.kind === 'total');
+  return {
+    total: total ? { ...volume(total), sources: Number(total.sources) } : { upload: 0, download: 0, flows: 0, sources: 0 },
+    sources: found.filter((r) => r.kind === 'source').map((r) => ({ ip: r.src_ip, ...volume(r) })),
+    source_count: Number(found[0]?.source_count ?? 0),
+    processes: found.filter((r) => r.kind === 'process').map((r) => ({ name: r.process, flows: Number(r.flows), sources: Number(r.sources) })),
+  };
 }
 
 /** Flows per (ISO weekday 1–7, UTC hour 0–23). */
 export async function orgTemporal(engine: FlowEngine, s: ExploreScope, org: string): Promise<{ day: number; hour: number; flows: number }[]> {
   const p = new ParamBag();
+  const rows = egressRows(DESTINATIONS, s, p, { keys: ['hour'], values: ['n'], where: orgWhere(s, org, p) });
   const sql = named(
     'explore:org.temporal',
-    `SELECT toDayOfWeek(\`timestamp\`) AS day, toHour(\`timestamp\`) AS hour, count() AS flows FROM ${FLOWS_TABLE} ` +
-      `WHERE ${orgWhere(s, org, p)} GROUP BY day, hour ORDER BY day, hour`,
+    `SELECT toDayOfWeek(hour) AS day, toHour(hour) AS hour_of_day, sum(n) AS flows FROM ${rows} GROUP BY day, hour_of_day ORDER BY day, hour_of_day`,
   );
-  return (await run<{ day: number; hour: number; flows: number }>(engine, s, sql, p)).map((r) => ({ day: Number(r.day), hour: Number(r.hour), flows: Number(r.flows) }));
+  return (await run<{ day: number; hour_of_day: number; flows: number }>(engine, s, DESTINATIONS, sql, p)).map((r) => ({ day: Number(r.day), hour: Number(r.hour_of_day), flows: Number(r.flows) }));
 }
 
 /** Ratio between neighbouring gap bins of the cadence histogram (5%). */
@@ -172,31 +196,6 @@ export interface GapRow {
   sums: number[];
 }
 
-/**
- * Session gaps to the org: per source, flow starts in time order; a start less than
- * SESSION_MERGE_MS after the previous one continues that session; the gaps are the times between
- * consecutive session starts. One pass gives their exact quantiles and a log-scale histogram.
- */
-export async function orgGaps(engine: FlowEngine, s: ExploreScope, org: string): Promise<GapRow> {
-  const p = new ParamBag();
-  const sql = named(
-    'explore:org.cadence_gaps',
-    `SELECT count() AS gaps, quantilesExact(${CDF_QUANTILES.join(', ')})(gap) AS quantiles, ` +
-      `sumMap([bin], [toUInt64(1)]) AS hist, sumMap([bin], [gap]) AS hist_sums FROM (` +
-      `SELECT gap, toInt32(floor(log(gap) / log(${GAP_BIN_RATIO}))) AS bin FROM (` +
-      `SELECT arrayJoin(arrayPopFront(arrayDifference(starts))) / 1000 AS gap FROM (` +
-      `SELECT arrayFilter((t, d, i) -> i = 1 OR d >= ${SESSION_MERGE_MS}, ts, arrayDifference(ts), arrayEnumerate(ts)) AS starts FROM (` +
-      `SELECT arraySort(groupArray(toUnixTimestamp64Milli(\`timestamp\`))) AS ts FROM ${FLOWS_TABLE} WHERE ${orgWhere(s, org, p)} GROUP BY \`src_ip\`` +
-      `))) WHERE gap > 0)`,
-  );
-  const r = (await run<{ gaps: number; quantiles: number[]; hist: [number[], number[]]; hist_sums: [number[], number[]] }>(engine, s, sql, p))[0];
-  if (!r || Number(r.gaps) === 0) return { gaps: 0, quantiles: [], bins: [], counts: [], sums: [] };
-  return { gaps: Number(r.gaps), quantiles: r.quantiles.map(Number), bins: r.hist[0].map(Number), counts: r.hist[1].map(Number), sums: r.hist_sums[1].map(Number) };
-}
-
-/** The inter-arrival fields collectors compute per flow (averaged into cadence `stats`). */
-export const INTER_ARRIVAL_FIELDS = ['mean_gap', 'regularity', 'consistency', 'burstiness', 'min_gap', 'max_gap'] as const;
-
 export interface CadenceFlowRow {
   beacon_flows: number;
   beacon_sources: number;
@@ -204,22 +203,48 @@ export interface CadenceFlowRow {
   stats: Record<string, number | null>;
 }
 
-/** The collector's beacon verdicts and averaged inter-arrival statistics of the org's flows. */
-export async function orgCadenceFlows(engine: FlowEngine, s: ExploreScope, org: string): Promise<CadenceFlowRow> {
+/**
+ * The org's rhythm, one pass over its sources. Session gaps: per source, flow starts in time
+ * order; a start less than SESSION_MERGE_MS after the previous one continues that session; the
+ * gaps are the times between consecutive session starts (so at least 1 s). Counted per distinct
+ * gap (ms), they give their exact quantiles (the value at position ⌊q·n⌋ in order, as
+ * quantilesExact has it) and the log-scale histogram. With them, the collector's beacon verdicts
+ * and averaged inter-arrival statistics.
+ */
+export async function orgCadence(engine: FlowEngine, s: ExploreScope, org: string): Promise<{ gaps: GapRow; flows: CadenceFlowRow }> {
   const p = new ParamBag();
-  const isBeacon = "(`beacon_session_level_is_beacon` = true OR `beacon_packet_level_is_beacon` = true)";
-  const stats = INTER_ARRIVAL_FIELDS.map((f) => `avgOrNull(\`stats_timing_inter_arrival_secs_${f}\`) AS \`${f}\``).join(', ');
+  const rows = egressRows(SOURCES, s, p, { keys: ['src_ip'], values: ['times', 'beacon', 'inter_sum', 'inter_n'], where: orgWhere(s, org, p) });
+  const perSource =
+    `SELECT src_ip, arraySort(groupArrayArray(times)) AS ts, ` +
+    `arrayPopFront(arrayDifference(arrayFilter((t, d, i) -> i = 1 OR d >= ${SESSION_MERGE_MS}, ts, arrayDifference(ts), arrayEnumerate(ts)))) AS gaps, ` +
+    `sumForEach(beacon) AS beacon, sumForEach(inter_sum) AS inter_sum, sumForEach(inter_n) AS inter_n FROM ${rows} GROUP BY src_ip`;
+  // One row per distinct gap; a leading gap 0 (never a real one) gives every source a row carrying its sums.
+  const perGap =
+    `SELECT gap, count() AS n, sumIf(beacon[1], gap = 0) AS beacon_flows, uniqExactIf(src_ip, gap = 0 AND beacon[1] > 0) AS beacon_sources, ` +
+    `sumIf(beacon[2], gap = 0) AS beacon_ms, sumIf(beacon[3], gap = 0) AS beacon_ms_n, sumForEachIf(inter_sum, gap = 0) AS inter_sum, sumForEachIf(inter_n, gap = 0) AS inter_n ` +
+    `FROM (${perSource}) ARRAY JOIN arrayPushFront(gaps, 0) AS gap GROUP BY gap`;
+  // (greatest: the If below skips gap 0, but its arguments are computed for it too.)
+  const bin = `toInt32(floor(log(greatest(gap, 1) / 1000) / log(${GAP_BIN_RATIO})))`;
   const sql = named(
-    'explore:org.cadence_flows',
-    `SELECT countIf(${isBeacon}) AS beacon_flows, uniqExactIf(\`src_ip\`, ${isBeacon}) AS beacon_sources, ` +
-      `avgOrNullIf(\`beacon_interval_value_ms\`, ${isBeacon}) AS beacon_interval_ms, ${stats} FROM ${FLOWS_TABLE} WHERE ${orgWhere(s, org, p)}`,
+    'explore:org.cadence',
+    `SELECT arrayCumSum(arrayMap(x -> x.2, sorted)) AS below, below[-1] AS gap_count, ` +
+      `arrayMap(q -> sorted[arrayFirstIndex(x -> x > toUInt64(q * gap_count), below)].1 / 1000, [${CDF_QUANTILES.join(', ')}]) AS quantiles, ` +
+      `hist, hist_ms, beacon_flows, beacon_sources, beacon_interval_ms, stats FROM (` +
+      `SELECT arraySort(groupArrayIf((gap, n), gap > 0)) AS sorted, sumMapIf([${bin}], [n], gap > 0) AS hist, sumMapIf([${bin}], [toUInt64(gap) * n], gap > 0) AS hist_ms, ` +
+      `sum(beacon_flows) AS beacon_flows, sum(beacon_sources) AS beacon_sources, sum(beacon_ms) / nullIf(sum(beacon_ms_n), 0) AS beacon_interval_ms, ` +
+      `arrayMap((total, count) -> total / nullIf(count, 0), sumForEach(inter_sum), sumForEach(inter_n)) AS stats FROM (${perGap}))`,
   );
-  const r = (await run<Record<string, number | null>>(engine, s, sql, p))[0]!;
+  type Row = { gap_count: number; quantiles: number[]; hist: [number[], number[]]; hist_ms: [number[], number[]]; beacon_flows: number; beacon_sources: number; beacon_interval_ms: number | null; stats: (number | null)[] };
+  const r = (await run<Row>(engine, s, SOURCES, sql, p))[0]!;
+  const count = Number(r.gap_count);
   return {
-    beacon_flows: Number(r.beacon_flows),
-    beacon_sources: Number(r.beacon_sources),
-    beacon_interval_ms: r.beacon_interval_ms === null ? null : Number(r.beacon_interval_ms),
-    stats: Object.fromEntries(INTER_ARRIVAL_FIELDS.map((f) => [f, r[f] === null || r[f] === undefined ? null : Number(r[f])])),
+    gaps: count === 0 ? { gaps: 0, quantiles: [], bins: [], counts: [], sums: [] } : { gaps: count, quantiles: r.quantiles.map(Number), bins: r.hist[0].map(Number), counts: r.hist[1].map(Number), sums: r.hist_ms[1].map((ms) => Number(ms) / 1000) },
+    flows: {
+      beacon_flows: Number(r.beacon_flows),
+      beacon_sources: Number(r.beacon_sources),
+      beacon_interval_ms: r.beacon_interval_ms === null ? null : Number(r.beacon_interval_ms),
+      stats: Object.fromEntries(INTER_ARRIVAL_FIELDS.map((f, i) => [f, r.stats[i] === null || r.stats[i] === undefined ? null : Number(r.stats[i])])),
+    },
   };
 }
 
@@ -234,23 +259,21 @@ export interface TransferRow {
 }
 
 /**
- * What moves: per-flow bytes (up + down) mean and coefficient of variation, payload entropy per
- * packet (bits/byte, packet-weighted), mean duration, and the totals.
+ * What moves: per-flow bytes (up + down) mean and coefficient of variation (population σ from
+ * the sums, as ClickHouse's stddevPop computes it), payload entropy per packet (bits/byte,
+ * packet-weighted), mean duration, and the totals.
  */
 export async function orgTransfer(engine: FlowEngine, s: ExploreScope, org: string): Promise<TransferRow> {
   const p = new ParamBag();
-  const duration =
-    '`stats_timing_duration_secs_sum` / if(ifNull(`stats_timing_duration_secs_count`, 0) > 0, `stats_timing_duration_secs_count`, 1)';
+  const rows = egressRows(SOURCES, s, p, { keys: [], values: ['n', 'up', 'down', 'bytes_sq', 'entropy_sum', 'entropy_n', 'duration_sum', 'duration_n'], where: orgWhere(s, org, p) });
   const sql = named(
     'explore:org.transfer',
-    `SELECT count() AS flows, avgOrNull(${UP} + ${DOWN}) AS chunk_bytes_mean, ` +
-      `if(chunk_bytes_mean > 0, stddevPop(${UP} + ${DOWN}) / chunk_bytes_mean, NULL) AS chunk_cv, ` +
-      `sumIf(\`stats_size_payload_entropy_sum\`, \`stats_size_payload_entropy_count\` > 0) / ` +
-      `nullIf(sumIf(\`stats_size_payload_entropy_count\`, \`stats_size_payload_entropy_sum\` IS NOT NULL), 0) AS entropy_mean, ` +
-      `avgOrNull(${duration}) AS duration_mean, ${int(`sum(${UP})`)} AS up, ${int(`sum(${DOWN})`)} AS down ` +
-      `FROM ${FLOWS_TABLE} WHERE ${orgWhere(s, org, p)}`,
+    `SELECT sum(n) AS flows, (sum(up) + sum(down)) / nullIf(flows, 0) AS chunk_bytes_mean, ` +
+      `if(chunk_bytes_mean > 0, sqrt(greatest((sum(bytes_sq) - (sum(up) + sum(down)) * chunk_bytes_mean) / flows, 0)) / chunk_bytes_mean, NULL) AS chunk_cv, ` +
+      `sum(entropy_sum) / nullIf(sum(entropy_n), 0) AS entropy_mean, sum(duration_sum) / nullIf(sum(duration_n), 0) AS duration_mean, ` +
+      `${int('sum(up)')} AS upload, ${int('sum(down)')} AS download FROM ${rows}`,
   );
-  const r = (await run<TransferRow>(engine, s, sql, p))[0]!;
+  const r = (await run<Omit<TransferRow, 'up' | 'down'> & { upload: number; download: number }>(engine, s, SOURCES, sql, p))[0]!;
   const num = (v: number | null) => (v === null || v === undefined || !Number.isFinite(Number(v)) ? null : Number(v));
   return {
     flows: Number(r.flows),
@@ -258,29 +281,9 @@ export async function orgTransfer(engine: FlowEngine, s: ExploreScope, org: stri
     chunk_cv: num(r.chunk_cv),
     entropy_mean: num(r.entropy_mean),
     duration_mean: num(r.duration_mean),
-    up: Number(r.up),
-    down: Number(r.down),
+    up: Number(r.upload),
+    down: Number(r.download),
   };
-}
-
-export interface SourceRow {
-  ip: string;
-  upload: number;
-  download: number;
-  flows: number;
-  source_count: number;
-}
-
-/** Sources by bytes (then flows, then address), at most `size`, each row with the number of sources. */
-export async function orgSources(engine: FlowEngine, s: ExploreScope, org: string, size: number): Promise<SourceRow[]> {
-  const p = new ParamBag();
-  const sql = named(
-    'explore:org.sources',
-    `SELECT \`src_ip\` AS ip, ${int(`sum(${UP})`)} AS upload, ${int(`sum(${DOWN})`)} AS download, count() AS flows, count() OVER () AS source_count ` +
-      `FROM ${FLOWS_TABLE} WHERE ${orgWhere(s, org, p)} AND \`src_ip\` IS NOT NULL GROUP BY ip ` +
-      `ORDER BY upload + download DESC, flows DESC, ip ASC LIMIT ${p.add(size, 'UInt32')}`,
-  );
-  return (await run<SourceRow>(engine, s, sql, p)).map((r) => ({ ...r, flows: Number(r.flows), source_count: Number(r.source_count) }));
 }
 
 export type AccessFacet = 'tls_versions' | 'ports' | 'protocols' | 'apps';
@@ -295,22 +298,18 @@ export interface AccessRow {
 /** Top terms of TLS version, destination port, transport and application, one pass (GROUPING SETS). */
 export async function orgAccess(engine: FlowEngine, s: ExploreScope, org: string, perFacet: number): Promise<AccessRow[]> {
   const p = new ParamBag();
+  const rows = egressRows(ACCESS, s, p, { keys: ['tls', 'port', 'proto', 'app'], values: ['n', 'bytes'], where: orgWhere(s, org, p) });
   const sql = named(
     'explore:org.access',
     `SELECT multiIf(grouping(tls, port, proto, app) = 7, 'tls_versions', grouping(tls, port, proto, app) = 11, 'ports', ` +
       `grouping(tls, port, proto, app) = 13, 'protocols', 'apps') AS facet, ` +
       `multiIf(facet = 'tls_versions', tls, facet = 'protocols', proto, facet = 'apps', app, NULL) AS text_name, port AS port_name, ` +
-      `count() AS flows, ${int(`sum(${UP} + ${DOWN})`)} AS bytes FROM (` +
-      `SELECT nullIf(\`tls_version\`, '') AS tls, \`dst_port\` AS port, nullIf(\`transport_proto\`, '') AS proto, nullIf(\`app_name\`, '') AS app, ` +
-      `\`stats_volume_bytes_src_sum\`, \`stats_volume_bytes_dst_sum\`, \`metric_src_bytes\`, \`metric_dst_bytes\` ` +
-      `FROM ${FLOWS_TABLE} WHERE ${orgWhere(s, org, p)}) ` +
+      `sum(n) AS flows, ${int('sum(bytes)')} AS facet_bytes FROM ${rows} ` +
       `GROUP BY GROUPING SETS ((tls), (port), (proto), (app)) ` +
       `HAVING (facet = 'ports' AND port_name IS NOT NULL) OR (facet != 'ports' AND text_name IS NOT NULL) ` +
-      `ORDER BY facet, flows DESC, bytes DESC, text_name ASC, port_name ASC LIMIT ${p.add(perFacet, 'UInt32')} BY facet ` +
+      `ORDER BY facet, flows DESC, facet_bytes DESC, text_name ASC, port_name ASC LIMIT ${p.add(perFacet, 'UInt32')} BY facet ` +
       `SETTINGS group_by_use_nulls = 1`,
   );
-  const rows = await run<{ facet: AccessFacet; text_name: string | null; port_name: number | null; flows: number; bytes: number }>(engine, s, sql, p);
-  return rows.map((r) => ({ facet: r.facet, name: r.facet === 'ports' ? Number(r.port_name) : r.text_name!, flows: Number(r.flows), bytes: Number(r.bytes) }));
+  const found = await run<{ facet: AccessFacet; text_name: string | null; port_name: number | null; flows: number; facet_bytes: number }>(engine, s, ACCESS, sql, p);
+  return found.map((r) => ({ facet: r.facet, name: r.facet === 'ports' ? Number(r.port_name) : r.text_name!, flows: Number(r.flows), bytes: Number(r.facet_bytes) }));
 }
-
-export { egressOrgSql };

@@ -39,11 +39,11 @@ export class ChdbEngine implements FlowEngine {
   }
 
   async query<T>(sql: string, params: Params, opts: QueryOptions = {}): Promise<T[]> {
-    const result = await this.select(sql, params, opts, opts.format ?? 'JSONEachRow');
+    const result = await this.select(sql, params, opts, 'JSONEachRow');
     return parseEachRow<T>(result.text());
   }
 
-  async queryLines(sql: string, params: Params, opts: Omit<QueryOptions, 'format'> = {}): Promise<Buffer> {
+  async queryLines(sql: string, params: Params, opts: QueryOptions = {}): Promise<Buffer> {
     const bytes = (await this.select(sql, params, opts, 'TabSeparatedRaw')).bytes();
     return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   }

@@ -6,16 +6,12 @@
 import { FlowEngineError, FlowQueryAbortedError, FlowQueryTimeoutError } from './errors.js';
 import type { Params } from './sql.js';
 
-export type RowFormat = 'JSONEachRow' | 'JSONCompactEachRow';
-
 export interface QueryOptions {
   /** The caller's cancellation (e.g. the HTTP request closed). */
   signal?: AbortSignal;
   /** Limit for this statement; default DEFAULT_QUERY_TIMEOUT_MS. */
   timeoutMs?: number;
   queryId?: string;
-  /** JSONEachRow gives objects; JSONCompactEachRow gives arrays in SELECT order (cheaper for big pages). */
-  format?: RowFormat;
   /** More settings for this statement (ours, never user input). */
   settings?: Record<string, string | number>;
 }
@@ -29,14 +25,14 @@ export interface InsertOptions {
 
 export interface FlowEngine {
   readonly kind: 'chdb' | 'http';
-  /** Runs a SELECT and returns its rows. `sql` must start with a `/* name *\/` comment. */
+  /** Runs a SELECT and returns its rows as objects (JSONEachRow). `sql` must start with a `/* name *\/` comment. */
   query<T>(sql: string, params: Params, opts?: QueryOptions): Promise<T[]>;
   /**
    * Runs a SELECT whose values the engine has already rendered as text (the JSON of flow
    * records) and returns its output as bytes, in TabSeparatedRaw: a row per line, values tab
    * separated and written as they are. The caller reads them without a JSON parse.
    */
-  queryLines(sql: string, params: Params, opts?: Omit<QueryOptions, 'format'>): Promise<Buffer>;
+  queryLines(sql: string, params: Params, opts?: QueryOptions): Promise<Buffer>;
   /** Runs a statement without a result set (DDL, ALTER, INSERT ... SELECT). */
   command(sql: string, params?: Params, opts?: QueryOptions): Promise<void>;
   /** Inserts rows (objects keyed by column name, or ready NDJSON text) as JSONEachRow. */
@@ -77,7 +73,7 @@ export function renderSettingsClause(settings: Record<string, string | number>):
   return parts.length ? `SETTINGS ${parts.join(', ')}` : '';
 }
 
-/** Parses JSONEachRow / JSONCompactEachRow text with a single JSON.parse. */
+/** Parses JSONEachRow text with a single JSON.parse. */
 export function parseEachRow<T>(text: string): T[] {
   const body = text.trim();
   if (!body) return [];

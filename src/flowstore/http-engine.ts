@@ -74,7 +74,7 @@ export class HttpEngine implements FlowEngine {
         const rs = await this.client.query({
           query: sql,
           query_params: params,
-          format: opts.format ?? 'JSONEachRow',
+          format: 'JSONEachRow',
           clickhouse_settings: { ...CANCEL_ON_CLOSE, ...(selectSettings(timeoutMs, opts.settings) as ClickHouseSettings) },
           abort_signal: signal,
           query_id: opts.queryId ?? queryIdFor(name),
@@ -85,7 +85,7 @@ export class HttpEngine implements FlowEngine {
     );
   }
 
-  async queryLines(sql: string, params: Params, opts: Omit<QueryOptions, 'format'> = {}): Promise<Buffer> {
+  async queryLines(sql: string, params: Params, opts: QueryOptions = {}): Promise<Buffer> {
     const name = requireQueryName(sql);
     return withDeadline(
       name,

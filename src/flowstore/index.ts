@@ -1,6 +1,6 @@
 /** The flow store's public surface: what the rest of the server imports. */
 export * from './errors.js';
-export type { FlowEngine, QueryOptions, InsertOptions, RowFormat } from './engine.js';
+export type { FlowEngine, QueryOptions, InsertOptions } from './engine.js';
 export { DEFAULT_QUERY_TIMEOUT_MS } from './engine.js';
 export { ChdbEngine } from './chdb-engine.js';
 export { HttpEngine, type HttpEngineConfig } from './http-engine.js';

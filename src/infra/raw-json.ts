@@ -13,18 +13,8 @@ export class RawJson {
   /** `chunks` concatenated are the JSON text of one value. */
   constructor(readonly chunks: readonly Uint8Array[]) {}
 
-  get byteLength(): number {
-    let n = 0;
-    for (const c of this.chunks) n += c.byteLength;
-    return n;
-  }
-
-  text(): string {
-    return Buffer.concat(this.chunks).toString('utf8');
-  }
-
   parse(): unknown {
-    return JSON.parse(this.text());
+    return JSON.parse(Buffer.concat(this.chunks).toString('utf8'));
   }
 
   toJSON(): unknown {

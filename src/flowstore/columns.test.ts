@@ -71,10 +71,10 @@ describe('column registry', () => {
     for (const path of PROMOTED_PATHS) expect(filterableFields()).toContain(path);
   });
 
-  it('generates the flows DDL with tenant-first key, day partitions and TTL', () => {
+  it('generates the flows DDL with tenant-then-time key, day partitions and TTL', () => {
     const ddl = createFlowsTableSql(30);
     expect(ddl).toMatch(/^\/\* flowstore:schema\.create_flows \*\/ CREATE TABLE IF NOT EXISTS flows/);
-    expect(ddl).toContain('ORDER BY (`customer_id`, `node_id`, `timestamp`, `id`)');
+    expect(ddl).toContain("PRIMARY KEY (`customer_id`, `timestamp`)\nORDER BY (`customer_id`, `timestamp`, `id`)");
     expect(ddl).toContain('PARTITION BY toDate(`timestamp`)');
     expect(ddl).toContain('TTL toDateTime(`timestamp`) + toIntervalDay(30)');
     expect(ddl).toContain('`mpls_1_label` Nullable(UInt32)');

@@ -2,10 +2,12 @@
  * DDL generated from the column registry. The same text runs on chDB and on a ClickHouse server.
  *
  * Table design (docs/flowstore.md has the reasoning):
- * - ORDER BY (customer_id, node_id, timestamp, id): a tenant's rows are contiguous, then a node's,
- *   then time; every query starts with the tenant, so the primary index prunes to its granules.
- *   `id` ends the key only so that ReplacingMergeTree can collapse a re-sent record; the primary
- *   index itself stops at timestamp.
+ * - ORDER BY (customer_id, timestamp, id): a tenant's rows are contiguous and in time order. Every
+ *   query starts with the tenant and a time window, which the primary index turns into one range;
+ *   and a page sorted by time (search's default) is read from the range's end and stops once full,
+ *   instead of sorting the window. `id` ends the key so that ReplacingMergeTree collapses a re-sent
+ *   record and so that it can break ties in the same order; the primary index stops at timestamp.
+ *   (Until flow store migration 4 the node came before time; nothing filters on it.)
  * - PARTITION BY day + TTL with ttl_only_drop_parts: retention drops whole day partitions.
  * - non_replicated_deduplication_window: a batch inserted again with the same
  *   insert_deduplication_token is dropped by the server (see ingest.ts).
@@ -56,16 +58,19 @@ export function ttlExpression(retentionDays: number): string {
   return `toDateTime(\`timestamp\`) + toIntervalDay(${retentionDays})`;
 }
 
-export function createFlowsTableSql(retentionDays: number = DEFAULT_RETENTION_DAYS): string {
+/** The sorting key `createFlowsTableSql` declares, as system.tables.sorting_key spells it. */
+export const FLOWS_SORTING_KEY = 'customer_id, timestamp, id';
+
+export function createFlowsTableSql(retentionDays: number = DEFAULT_RETENTION_DAYS, table: string = FLOWS_TABLE): string {
   const body = [...flowColumnDefinitions().map((c) => c.sql), ...flowIndexDefinitions().map((i) => i.sql)];
   return [
-    `/* flowstore:schema.create_flows */ CREATE TABLE IF NOT EXISTS ${FLOWS_TABLE} (`,
+    `/* flowstore:schema.create_flows */ CREATE TABLE IF NOT EXISTS ${table} (`,
     body.map((l) => `  ${l}`).join(',\n'),
     ')',
     'ENGINE = ReplacingMergeTree',
     'PARTITION BY toDate(`timestamp`)',
-    'PRIMARY KEY (`customer_id`, `node_id`, `timestamp`)',
-    'ORDER BY (`customer_id`, `node_id`, `timestamp`, `id`)',
+    'PRIMARY KEY (`customer_id`, `timestamp`)',
+    'ORDER BY (`customer_id`, `timestamp`, `id`)',
     `TTL ${ttlExpression(retentionDays)}`,
     `SETTINGS non_replicated_deduplication_window = ${DEDUP_WINDOW_BLOCKS}, ttl_only_drop_parts = 1, index_granularity = 8192`,
   ].join('\n');

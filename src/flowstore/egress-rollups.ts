@@ -115,14 +115,22 @@ const projectionSql = (r: Rollup) => {
  * migration that drops and adds it.
  */
 export function egressRollupMigration(): string[] {
-  const rollups = Object.values(EGRESS_ROLLUPS);
+  return [
+    ...egressRollupDdl(FLOWS_TABLE),
+    ...Object.values(EGRESS_ROLLUPS).map((r) =>
+      named('flowstore:schema.materialize_projection', `ALTER TABLE ${FLOWS_TABLE} MATERIALIZE PROJECTION ${r.name} SETTINGS mutations_sync = 0`),
+    ),
+  ];
+}
+
+/** The projection modes and the projections, on `table` (a table being filled builds them as it goes). */
+export function egressRollupDdl(table: string): string[] {
   return [
     named(
       'flowstore:schema.projection_modes',
-      `ALTER TABLE ${FLOWS_TABLE} MODIFY SETTING deduplicate_merge_projection_mode = 'rebuild', lightweight_mutation_projection_mode = 'rebuild'`,
+      `ALTER TABLE ${table} MODIFY SETTING deduplicate_merge_projection_mode = 'rebuild', lightweight_mutation_projection_mode = 'rebuild'`,
     ),
-    ...rollups.map((r) => named('flowstore:schema.add_projection', `ALTER TABLE ${FLOWS_TABLE} ADD ${projectionSql(r)}`)),
-    ...rollups.map((r) => named('flowstore:schema.materialize_projection', `ALTER TABLE ${FLOWS_TABLE} MATERIALIZE PROJECTION ${r.name} SETTINGS mutations_sync = 0`)),
+    ...Object.values(EGRESS_ROLLUPS).map((r) => named('flowstore:schema.add_projection', `ALTER TABLE ${table} ADD ${projectionSql(r)}`)),
   ];
 }
 

@@ -15,6 +15,7 @@ import { SOURCE_COLUMN } from './columns.js';
 import { egressRollupMigration } from './egress-rollups.js';
 import type { FlowEngine } from './engine.js';
 import { recordFromColumnsSql } from './record-json.js';
+import { rekeyFlows } from './rekey.js';
 import { named } from './sql.js';
 
 export const MIGRATIONS_TABLE = 'schema_migrations';
@@ -23,6 +24,8 @@ export interface Migration {
   version: number;
   name: string;
   statements: (opts: { retentionDays: number }) => string[];
+  /** For a migration whose steps depend on what the table holds: runs after the statements. */
+  run?: (engine: FlowEngine, opts: { retentionDays: number }) => Promise<void>;
   /** Waits for what the statements started in the background, before the migration is recorded. */
   settle?: (engine: FlowEngine) => Promise<void>;
 }
@@ -62,7 +65,8 @@ export const MIGRATIONS: readonly Migration[] = [
     ],
     settle: (engine) => waitForMutations(engine, FLOWS_TABLE),
   },
-  { version: 3, name: 'egress rollups', statements: egressRollupMigration },
+  { version: 3, name: 'egress rollups', statements: () => egressRollupMigration() },
+  { version: 4, name: 'time-first sorting key', statements: () => [], run: rekeyFlows },
 ];
 
 export interface MigrateOptions {
@@ -107,6 +111,7 @@ export async function migrateFlowStore(engine: FlowEngine, opts: MigrateOptions 
   const apply = async (m: Migration) => {
     const statements = m.statements({ retentionDays });
     for (const sql of statements) await engine.command(sql);
+    await m.run?.(engine, { retentionDays });
     await m.settle?.(engine);
     await engine.command(
       named(

@@ -42,10 +42,11 @@ describe('search request validation', () => {
     expect(fieldOf(() => readTimeWindow({ now: true }, { relative: { value: 1, unit: 'hours' } }, NOW))).toBe('start');
   });
 
-  it('whitelists sort fields from the registry, default @timestamp desc', () => {
-    expect(orderBySql(readSort(undefined))).toBe('`timestamp` DESC NULLS LAST, `id` ASC');
+  it('whitelists sort fields from the registry, default @timestamp desc, ties by id in the last key\'s direction', () => {
+    expect(orderBySql(readSort(undefined))).toBe('`timestamp` DESC NULLS LAST, `id` DESC');
+    expect(orderBySql(readSort([{ field: '@timestamp', order: 'asc' }]))).toBe('`timestamp` ASC NULLS LAST, `id` ASC');
     expect(orderBySql(readSort([{ field: 'bytes', order: 'asc' }, { field: 'dst.port' }]))).toBe(
-      '`stats_volume_bytes_total` ASC NULLS LAST, `dst_port` DESC NULLS LAST, `id` ASC',
+      '`stats_volume_bytes_total` ASC NULLS LAST, `dst_port` DESC NULLS LAST, `id` DESC',
     );
     expect(fieldOf(() => readSort([{ field: 'nope' }]))).toBe('sort[0].field');
     expect(fieldOf(() => readSort([{ field: 'dst.port' }, { field: 'tcp.flags' }]))).toBe('sort[1].field');

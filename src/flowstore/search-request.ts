@@ -94,10 +94,14 @@ export function readSort(sort: unknown): SortKey[] {
   });
 }
 
-/** ORDER BY for sort keys; missing values last either way, `id` last so pages never overlap. */
+/**
+ * ORDER BY for sort keys; missing values last either way, then `id` so pages never overlap, in the
+ * last key's direction: `@timestamp` either way is then the table's own order (ddl.ts), which the
+ * engine reads from the end it needs and stops at the page instead of sorting the window.
+ */
 export function orderBySql(keys: readonly SortKey[]): string {
   const parts = keys.map((k) => `${quoteIdent(k.col.column)} ${k.order.toUpperCase()} NULLS LAST`);
-  if (!keys.some((k) => k.col.path === 'id')) parts.push('`id` ASC');
+  if (!keys.some((k) => k.col.path === 'id')) parts.push(`\`id\` ${keys.at(-1)!.order.toUpperCase()}`);
   return parts.join(', ');
 }
 

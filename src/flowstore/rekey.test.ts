@@ -1,0 +1,88 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ChdbEngine } from './chdb-engine.js';
+import { FLOWS_SORTING_KEY, createFlowsTableSql } from './ddl.js';
+import { EGRESS_ROLLUPS, egressRollupDdl } from './egress-rollups.js';
+import type { FlowEngine } from './engine.js';
+import { insertFlowBatch } from './ingest.js';
+import { migrateFlowStore } from './schema.js';
+import { searchRecords } from './search.js';
+import { named, queryNameOf } from './sql.js';
+import { sampleFlows } from './testkit/sample-flows.js';
+
+const DAY_MS = 86_400_000;
+const OLD_KEY = 'PRIMARY KEY (`customer_id`, `node_id`, `timestamp`)\nORDER BY (`customer_id`, `node_id`, `timestamp`, `id`)';
+
+describe('flow store migration 4: tables sorted by node move to the time-first key', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'flowstore-rekey-'));
+  const chdb = new ChdbEngine(dir);
+  const now = Date.now();
+  /** Runs `beforeExchange` once, just before the migration swaps the tables: an insert "during" the copy. */
+  let beforeExchange: (() => Promise<void>) | undefined;
+  const engine: FlowEngine = Object.create(chdb, {
+    command: {
+      value: async (sql: string, params?: Record<string, unknown>, opts?: object) => {
+        if (queryNameOf(sql) === 'flowstore:rekey.exchange' && beforeExchange) {
+          const hook = beforeExchange;
+          beforeExchange = undefined;
+          await hook();
+        }
+        return chdb.command(sql, params, opts);
+      },
+    },
+  });
+  const query = <T>(sql: string) => engine.query<T>(named('flowstore:test.rekey', sql), {});
+  const everything = () => query<{ customer_id: string; id: string; source: string }>('SELECT customer_id, id, source FROM flows ORDER BY customer_id, id');
+
+  beforeAll(async () => {
+    // The table as the versions before migration 4 created it, with rows in two day partitions.
+    const ddl = createFlowsTableSql(30);
+    await engine.command(ddl.replace('PRIMARY KEY (`customer_id`, `timestamp`)\nORDER BY (`customer_id`, `timestamp`, `id`)', OLD_KEY));
+    for (const sql of egressRollupDdl('flows')) await engine.command(sql);
+    for (const [i, customerId] of ['c-one', 'c-two'].entries()) {
+      for (const day of [0, 1]) {
+        await insertFlowBatch(engine, { customerId, nodeId: `n${day}`, batchId: `b${day}`, flows: sampleFlows(40, 7 + i * 2 + day, now - day * DAY_MS) });
+      }
+    }
+  });
+  afterAll(async () => {
+    await chdb.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('copies every record, keeps the rollups, and takes the old name; inserts that land during the copy are kept', async () => {
+    const before = await everything();
+    const [{ key }] = await query<{ key: string }>("SELECT sorting_key AS key FROM system.tables WHERE database = currentDatabase() AND name = 'flows'");
+    expect(key).toBe('customer_id, node_id, timestamp, id');
+    const late = sampleFlows(3, 99, now);
+    beforeExchange = () => insertFlowBatch(engine, { customerId: 'c-one', nodeId: 'n9', batchId: 'late', flows: late });
+
+    const report = await migrateFlowStore(engine);
+    expect(report.applied).toContain(4);
+    expect(beforeExchange).toBeUndefined();
+
+    const tables = await query<{ name: string; sorting_key: string }>("SELECT name, sorting_key FROM system.tables WHERE database = currentDatabase() AND name LIKE 'flows%' ORDER BY name");
+    expect(tables).toEqual([{ name: 'flows', sorting_key: FLOWS_SORTING_KEY }]);
+    const after = await everything();
+    expect(after.length).toBe(before.length + late.length);
+    const lateIds = after.filter((r) => !before.some((b) => b.id === r.id));
+    expect(lateIds).toHaveLength(late.length);
+    expect(after.filter((r) => before.some((b) => b.id === r.id))).toEqual(before);
+
+    const projections = await query<{ name: string }>("SELECT name FROM system.projections WHERE database = currentDatabase() AND table = 'flows' ORDER BY name");
+    expect(projections.map((p) => p.name)).toEqual(Object.values(EGRESS_ROLLUPS).map((r) => r.name).sort());
+    // Built as the rows were copied, not left to a later mutation.
+    const built = await query<{ name: string }>("SELECT DISTINCT name FROM system.projection_parts WHERE database = currentDatabase() AND table = 'flows' AND active ORDER BY name");
+    expect(built).toEqual(projections);
+  });
+
+  it('serves searches in time order from the new key, and a second start changes nothing', async () => {
+    const res = await searchRecords(engine, { customerIds: ['c-two'], start: { relative: { value: 2, unit: 'days' } }, size: 100, fields: ['@timestamp'] });
+    const times = res['c-two']!.flows.map((f) => f['@timestamp'] as number);
+    expect(times).toHaveLength(80);
+    expect([...times].sort((a, b) => b - a)).toEqual(times);
+    expect(await migrateFlowStore(engine)).toMatchObject({ applied: [] });
+  });
+});

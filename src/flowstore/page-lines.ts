@@ -1,10 +1,12 @@
 /**
- * Turns the page query's output (one JSON record per line; `<instance id>\t` first when the search
- * covers several instances) into a JSON array per instance, without parsing a record.
+ * Reads the records query's output (search.ts) without parsing a record. Its lines are of two
+ * kinds, in any order:
+ * - a record: its JSON (one instance searched) or `<instance id>\t<JSON>` (several);
+ * - an instance's counts: `\t<instance id>\t<total>\t<found>` (a record line never starts with a tab).
  *
- * One instance, the common case: the newlines become the array's commas in place, so the page
- * goes out as the engine's own buffer. Several: each instance's records are cut out of the lines
- * and joined (one copy).
+ * Each instance's records become one JSON array. One instance, the common case: the newlines
+ * become the array's commas in place, so the page goes out as slices of the engine's own buffer.
+ * Several: each instance's records are cut out of the lines and joined (one copy).
  */
 import { RawJson } from '../infra/raw-json.js';
 
@@ -13,38 +15,78 @@ const TAB = 0x09;
 const COMMA = Buffer.from(',');
 const OPEN = Buffer.from('[');
 const CLOSE = Buffer.from(']');
-const EMPTY: PageRecords = { flows: new RawJson([Buffer.from('[]')]), count: 0 };
+const EMPTY_ARRAY = Buffer.from('[]');
 
 export interface PageRecords {
   /** The records as one JSON array. */
   flows: RawJson;
   count: number;
+  /** Flows of the instance in the window, and those of them matching the sentence. */
+  total: number;
+  found: number;
 }
 
 export function pagesFromLines(lines: Buffer, customerIds: readonly string[]): Map<string, PageRecords> {
-  const pages = new Map<string, PageRecords>(customerIds.map((id) => [id, EMPTY]));
-  if (lines.length === 0) return pages;
+  const pages = new Map<string, PageRecords>(customerIds.map((id) => [id, { flows: new RawJson([EMPTY_ARRAY]), count: 0, total: 0, found: 0 }]));
+  const { records, counts } = splitCountLines(lines);
+  for (const line of counts) {
+    const [id, total, found] = line.toString('latin1').split('\t');
+    const page = pages.get(id!);
+    if (page) Object.assign(page, { total: Number(total), found: Number(found) });
+  }
   if (customerIds.length === 1) {
-    const { joined, count } = joinLinesInPlace(lines);
-    pages.set(customerIds[0]!, { flows: new RawJson([OPEN, joined, CLOSE]), count });
+    const page = pages.get(customerIds[0]!)!;
+    const segments = records.map(joinLinesInPlace).filter((s) => s.count > 0);
+    if (segments.length) {
+      page.flows = new RawJson([OPEN, ...segments.flatMap((s, i) => (i ? [COMMA, s.joined] : [s.joined])), CLOSE]);
+      page.count = segments.reduce((n, s) => n + s.count, 0);
+    }
     return pages;
   }
-  const records = new Map<string, Buffer[]>();
-  for (let start = 0; start < lines.length; ) {
-    const end = lineEnd(lines, start);
-    const tab = lines.indexOf(TAB, start);
-    if (tab < 0 || tab > end) throw new Error('search page: a line without its instance id');
-    const id = lines.toString('latin1', start, tab);
-    let list = records.get(id);
-    if (!list) records.set(id, (list = []));
-    if (list.length) list.push(COMMA);
-    list.push(lines.subarray(tab + 1, end));
-    start = end + 1;
+  const byInstance = new Map<string, Buffer[]>();
+  for (const segment of records) {
+    for (let start = 0; start < segment.length; ) {
+      const end = lineEnd(segment, start);
+      const tab = segment.indexOf(TAB, start);
+      if (tab < 0 || tab > end) throw new Error('search page: a line without its instance id');
+      const id = segment.toString('latin1', start, tab);
+      let list = byInstance.get(id);
+      if (!list) byInstance.set(id, (list = []));
+      if (list.length) list.push(COMMA);
+      list.push(segment.subarray(tab + 1, end));
+      start = end + 1;
+    }
   }
-  for (const [id, list] of records) {
-    if (pages.has(id)) pages.set(id, { flows: new RawJson([OPEN, Buffer.concat(list), CLOSE]), count: (list.length + 1) / 2 });
+  for (const [id, list] of byInstance) {
+    const page = pages.get(id);
+    if (page) Object.assign(page, { flows: new RawJson([OPEN, Buffer.concat(list), CLOSE]), count: (list.length + 1) / 2 });
   }
   return pages;
+}
+
+/** The runs of record lines between the count lines, and the count lines without their leading tab. */
+function splitCountLines(buf: Buffer): { records: Buffer[]; counts: Buffer[] } {
+  const records: Buffer[] = [];
+  const counts: Buffer[] = [];
+  let runStart = 0;
+  let at = buf[0] === TAB ? 0 : indexOfCountLine(buf, 0);
+  while (at >= 0) {
+    if (at > runStart) records.push(buf.subarray(runStart, at));
+    const end = lineEnd(buf, at);
+    counts.push(buf.subarray(at + 1, end));
+    runStart = end + 1;
+    at = indexOfCountLine(buf, runStart - 1);
+  }
+  if (runStart < buf.length) records.push(buf.subarray(runStart));
+  return { records, counts };
+}
+
+const COUNT_LINE_START = Buffer.from('\n\t');
+
+/** Where the next count line starts at or after the newline at `from`, or -1. */
+function indexOfCountLine(buf: Buffer, from: number): number {
+  const at = buf.indexOf(COUNT_LINE_START, from);
+  return at < 0 ? -1 : at + 1;
 }
 
 function lineEnd(buf: Buffer, from: number): number {
@@ -55,6 +97,7 @@ function lineEnd(buf: Buffer, from: number): number {
 /** `a\nb\nc\n` → `a,b,c`: the separators rewritten in place, the last one cut off. */
 function joinLinesInPlace(buf: Buffer): { joined: Buffer; count: number } {
   const last = buf[buf.length - 1] === NEWLINE ? buf.length - 1 : buf.length;
+  if (last === 0) return { joined: buf.subarray(0, 0), count: 0 };
   let count = 1;
   for (let at = buf.indexOf(NEWLINE); at >= 0 && at < last; at = buf.indexOf(NEWLINE, at + 1), count++) buf[at] = COMMA[0]!;
   return { joined: buf.subarray(0, last), count };

@@ -57,7 +57,9 @@ describe('flow store migration 4: tables sorted by node move to the time-first k
     const [{ key }] = await query<{ key: string }>("SELECT sorting_key AS key FROM system.tables WHERE database = currentDatabase() AND name = 'flows'");
     expect(key).toBe('customer_id, node_id, timestamp, id');
     const late = sampleFlows(3, 99, now);
-    beforeExchange = () => insertFlowBatch(engine, { customerId: 'c-one', nodeId: 'n9', batchId: 'late', flows: late });
+    beforeExchange = async () => {
+      await insertFlowBatch(engine, { customerId: 'c-one', nodeId: 'n9', batchId: 'late', flows: late });
+    };
 
     const report = await migrateFlowStore(engine);
     expect(report.applied).toContain(4);

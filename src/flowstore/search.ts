@@ -74,15 +74,6 @@ export interface InstancePage<Flows = Record<string, unknown>[]> {
 
 export type SearchResponse<Flows = Record<string, unknown>[]> = Record<string, InstancePage<Flows>>;
 
-/** `total` (the window) and `found` (the sentence too) per instance, in one pass over the window. */
-function countQuery(filter: ScopedFilter): { sql: string; params: ParamBag } {
-  const params = new ParamBag();
-  const window = scopeWhere(filter, params, false);
-  const found = filter.where.type === 'all' ? 'count()' : `countIf(${compilePql(filter.where, params)})`;
-  const sql = `SELECT customer_id, count() AS total, ${found} AS found FROM ${FLOWS_TABLE} WHERE ${window} GROUP BY customer_id`;
-  return { sql: named('flowstore:search.count', sql), params };
-}
-
 /**
  * Page query settings: JSON text as JSON.stringify writes it (no `\/`), and records read only for
  * the rows of the page whatever its size (ClickHouse's lazy materialization stops at 10,000 rows
@@ -91,20 +82,29 @@ function countQuery(filter: ScopedFilter): { sql: string; params: ParamBag } {
 const PAGE_SETTINGS = { output_format_json_escape_forward_slashes: 0, query_plan_max_limit_for_lazy_materialization: 0 };
 
 /**
- * The page as JSON text, one record per line (record-json.ts); with several instances each line
- * starts with the instance id and a tab.
+ * One statement for the counts and the page (one plan, one round trip, both halves run in
+ * parallel), read as lines (page-lines.ts): per instance a count line `\t<id>\t<total>\t<found>`,
+ * with `total` the window and `found` the sentence too, in one pass over the window; then the
+ * page's records as JSON text (record-json.ts), after `<id>\t` when several instances are searched.
  */
-function pageQuery(filter: ScopedFilter, record: RecordJson, orderBy: string, size: number, page: number): { sql: string; params: ParamBag } {
+function recordsQuery(filter: ScopedFilter, record: RecordJson, orderBy: string, size: number, page: number): { sql: string; params: ParamBag } {
   const params = new ParamBag();
   Object.assign(params.values, record.params);
+  const several = filter.customerIds.length > 1;
+  const window = scopeWhere(filter, params, false);
+  const found = filter.where.type === 'all' ? 'count()' : `countIf(${compilePql(filter.where, params)})`;
+  const counts =
+    // With several instances the empty first column writes the line's leading tab.
+    `SELECT ${several ? "'' AS instance, concat(" : "concat('\\t', "}customer_id, '\t', toString(count()), '\t', toString(${found})) AS line ` +
+    `FROM ${FLOWS_TABLE} WHERE ${window} GROUP BY customer_id`;
+  if (size === 0) return { sql: named('flowstore:search.records', counts), params };
   const where = scopeWhere(filter, params);
   const offset = params.add(page * size, 'UInt64');
   const limit = params.add(size, 'UInt64');
-  const sql =
-    filter.customerIds.length === 1
-      ? `SELECT ${record.sql} FROM ${FLOWS_TABLE} WHERE ${where} ORDER BY ${orderBy} LIMIT ${limit} OFFSET ${offset}`
-      : `SELECT customer_id, ${record.sql} FROM ${FLOWS_TABLE} WHERE ${where} ORDER BY customer_id, ${orderBy} LIMIT ${offset}, ${limit} BY customer_id`;
-  return { sql: named('flowstore:search.page', sql), params };
+  const records = several
+    ? `SELECT customer_id AS instance, ${record.sql} AS line FROM ${FLOWS_TABLE} WHERE ${where} ORDER BY customer_id, ${orderBy} LIMIT ${offset}, ${limit} BY customer_id`
+    : `SELECT ${record.sql} AS line FROM ${FLOWS_TABLE} WHERE ${where} ORDER BY ${orderBy} LIMIT ${limit} OFFSET ${offset}`;
+  return { sql: named('flowstore:search.records', `(${counts}) UNION ALL (${records})`), params };
 }
 
 function timeseriesQuery(filter: ScopedFilter, stepMs: number, metric: Metric): { sql: string; params: ParamBag } {
@@ -164,25 +164,20 @@ export async function searchRecordPages(engine: FlowEngine, req: SearchRequest, 
   const record = projectionFor(fields);
   const run = { ...(opts.signal ? { signal: opts.signal } : {}), ...(opts.timeoutMs ? { timeoutMs: opts.timeoutMs } : {}) };
 
-  const count = countQuery(filter);
-  const pageQ = size > 0 ? pageQuery(filter, record, orderBySql(sort), size, page) : undefined;
+  const recordsQ = recordsQuery(filter, record, orderBySql(sort), size, page);
   const tsQ = ts ? timeseriesQuery(filter, ts.stepMs, ts.metric) : undefined;
 
-  const [counts, lines, series] = await Promise.all([
-    engine.query<{ customer_id: string; total: number; found: number }>(count.sql, count.params.values, run),
-    pageQ ? engine.queryLines(pageQ.sql, pageQ.params.values, { ...run, settings: PAGE_SETTINGS }) : Promise.resolve(Buffer.alloc(0)),
+  const [lines, series] = await Promise.all([
+    engine.queryLines(recordsQ.sql, recordsQ.params.values, { ...run, settings: PAGE_SETTINGS }),
     tsQ ? engine.query<BucketRow>(tsQ.sql, tsQ.params.values, run) : Promise.resolve([]),
   ]);
 
-  const records = pagesFromLines(lines, filter.customerIds);
-  const countBy = new Map(counts.map((c) => [c.customer_id, c]));
+  const pages = pagesFromLines(lines, filter.customerIds);
   const took = Math.round(performance.now() - started) / 1000;
 
   const response: SearchResponse<RawJson> = {};
   for (const id of filter.customerIds) {
-    const { flows, count: returned } = records.get(id)!;
-    const found = Number(countBy.get(id)?.found ?? 0);
-    const total = Number(countBy.get(id)?.total ?? 0);
+    const { flows, count: returned, found, total } = pages.get(id)!;
     const entry: InstancePage<RawJson> = {
       flows,
       found,

@@ -41,9 +41,9 @@ describe('search limits', () => {
     }
     // Enough rows that no search of them finishes within a few milliseconds.
     await t.app.flows.command(
-      `/* test:search.bulk */ INSERT INTO flows (customer_id, node_id, timestamp, id, batch_id, app_name, src_ip, stats_volume_bytes_total) ` +
+      `/* test:search.bulk */ INSERT INTO flows (customer_id, node_id, timestamp, id, batch_id, app_name, src_ip, stats_volume_bytes_total, source) ` +
         `SELECT {c:String}, 'n', now64(3) - toIntervalMillisecond(number % 600000), toString(number), 'bulk', concat('app', toString(number % 1000)), ` +
-        `concat('10.', toString(number % 250), '.', toString(number % 17), '.1'), number % 100000 FROM numbers(200000)`,
+        `concat('10.', toString(number % 250), '.', toString(number % 17), '.1'), number % 100000, concat('{"id":"', toString(number), '"}') FROM numbers(200000)`,
       { c: slow.customerId },
       { timeoutMs: 55_000 },
     );

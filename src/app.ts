@@ -12,6 +12,7 @@ import type { Config } from './config.js';
 import { isConsolePath, serveConsole } from './console/console.js';
 import { type Context, RequestAuth } from './context.js';
 import { Loaders } from './graphql/loaders.js';
+import { rawJsonResults } from './graphql/raw-json-results.js';
 import { schema } from './graphql/schema.js';
 import { CONTROL_PATH } from './modules/control/hub.js';
 import { INGEST_PATH, serveIngest } from './modules/ingest/ingest.http.js';
@@ -61,6 +62,7 @@ export async function buildApp(config: Config, logger = createLogger(config.logL
     graphqlEndpoint: '/graphql',
     landingPage: false,
     logging: false,
+    plugins: [rawJsonResults()],
     context: ({ request, requestId }) => contextFor(request.headers.get('authorization'), requestId),
     maskedErrors: {
       maskError: (error, message) => {

@@ -2,8 +2,9 @@
  * The GraphQL search fields follow the REST rules: `flows` (cursor connection), `flowAggregate`,
  * `flowTimeseries`, and the wire fields rest-compat runs, checked against the REST answers.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Scopes } from '../../auth/scopes.js';
+import { RawJson } from '../../infra/raw-json.js';
 import { type TestApp, startTestApp } from '../../../test/kit/app.js';
 import { graphql } from '../../../test/kit/http.js';
 import { seedCaller } from '../../../test/kit/seed.js';
@@ -58,6 +59,20 @@ describe('GraphQL flow search', () => {
       expect(conn.edges.map((e: any) => e.cursor)).toEqual([0, 1, 2, 3].map(encodeCursor));
       expect(conn).toMatchObject({ found: 7, total: 10, pageInfo: { hasNextPage: true, hasPreviousPage: false, startCursor: encodeCursor(0), endCursor: encodeCursor(3) } });
       expect(conn.edges.map((e: any) => e.node['@timestamp'])).toEqual(ts(8, 2, 5, 6));
+    });
+
+    it('writes the page of `flows` as the engine wrote it, without parsing a record', async () => {
+      const parse = vi.spyOn(RawJson.prototype, 'parse');
+      try {
+        const res = await graphql(t.url, 'query($id: String!, $start: FlowTimeFilter, $end: FlowTimeFilter) { flows(instanceId: $id, start: $start, end: $end, first: 100) { found flows } }', { id: A, ...windowOf(w.base) }, token);
+        expect(parse).not.toHaveBeenCalled();
+        expect(res).toEqual({ data: { flows: { found: 10, flows: (await rest({ size: 100 })).flows } } });
+        // Errors keep yoga's own shape and status.
+        const bad = await graphql(t.url, 'query($id: String!) { flows(instanceId: $id, sentence: "dst.port eqq 1") { flows } }', { id: A }, token);
+        expect(bad.errors?.[0].extensions).toMatchObject({ code: 'validation_error', details: { position: 9 } });
+      } finally {
+        parse.mockRestore();
+      }
     });
 
     it('pages forward with endCursor to the end', async () => {

@@ -95,7 +95,8 @@ export interface FlowEdge {
 export interface FlowConnection {
   edges: FlowEdge[];
   pageInfo: { hasNextPage: boolean; hasPreviousPage: boolean; startCursor: string | null; endCursor: string | null };
-  flows: Record<string, unknown>[];
+  /** The page's records as one JSON value: the engine's text when the window is one page. */
+  flows: Record<string, unknown>[] | RawJson;
   found: number;
   total: number;
   took: number;
@@ -243,17 +244,23 @@ export class SearchService {
     ]);
     const a = first[args.instanceId]!;
     const b = second?.[args.instanceId];
-    const flows = (page: InstancePage<RawJson> | undefined) => (page ? (page.flows.parse() as Record<string, unknown>[]) : []);
-    const rows = [...flows(a), ...flows(b)].slice(skip, skip + count);
-    const edges = rows.map((node, i) => ({ cursor: encodeCursor(start + i), node }));
+    // Records are parsed only for `edges`, or to cut a window that straddles two pages.
+    const parsed = (p: InstancePage<RawJson> | undefined) => (p ? (p.flows.parse() as Record<string, unknown>[]) : []);
+    let rows: Record<string, unknown>[] | undefined;
+    const records = () => (rows ??= [...parsed(a), ...parsed(b)].slice(skip, skip + count));
+    const onePage = skip === 0 && count > 0;
+    const returned = onePage ? a.returned : records().length;
+    const cursor = (i: number) => encodeCursor(start + i);
     return {
-      edges,
-      flows: rows,
+      get edges() {
+        return records().map((node, i) => ({ cursor: cursor(i), node }));
+      },
+      flows: onePage ? a.flows : records(),
       pageInfo: {
-        hasNextPage: start + rows.length < a.found,
+        hasNextPage: start + returned < a.found,
         hasPreviousPage: start > 0,
-        startCursor: edges[0]?.cursor ?? null,
-        endCursor: edges[edges.length - 1]?.cursor ?? null,
+        startCursor: returned ? cursor(0) : null,
+        endCursor: returned ? cursor(returned - 1) : null,
       },
       found: a.found,
       total: a.total,

@@ -1,0 +1,36 @@
+/**
+ * GraphQL responses that carry pages of flow records (`RawJson`, infra/raw-json.ts) write those
+ * records as the bytes the engine produced, as rest-compat does, instead of parsing them into
+ * objects for yoga to serialize again (for a 25,000-record page, most of a second of the event
+ * loop). Status, headers and error shaping stay yoga's own: only the serializer is swapped.
+ */
+import type { Plugin } from 'graphql-yoga';
+import { serializeJson } from '../infra/raw-json.js';
+
+type ResultProcessor = Parameters<NonNullable<Plugin['onResultProcess']>>[0]['setResultProcessor'] extends (p: infer P, ...rest: never[]) => void ? P : never;
+type ResultProcessorInput = Parameters<ResultProcessor>[0];
+
+export function rawJsonResults(): Plugin {
+  return {
+    onResultProcess({ result, resultProcessor, setResultProcessor, acceptableMediaTypes }) {
+      if (!resultProcessor || Array.isArray(result) || Symbol.asyncIterator in (result as object)) return;
+      const yogaProcessor = resultProcessor;
+      const mediaType = acceptableMediaTypes.find((t) => t === 'application/json' || t === 'application/graphql-response+json');
+      if (!mediaType) return;
+      setResultProcessor(async (input: ResultProcessorInput, fetchAPI, accepted) => {
+        let spliced: Uint8Array[] | undefined;
+        const stringify = (value: unknown) => {
+          const chunks = serializeJson(value);
+          if (chunks.length === 1) return Buffer.from(chunks[0]!).toString('utf8');
+          spliced = chunks;
+          return '';
+        };
+        const response = await yogaProcessor({ ...(input as object), stringify } as ResultProcessorInput, fetchAPI, accepted);
+        if (!spliced) return response;
+        const headers = new fetchAPI.Headers(response.headers);
+        headers.delete('content-length');
+        return new fetchAPI.Response(Buffer.concat(spliced), { status: response.status, statusText: response.statusText, headers });
+      }, mediaType);
+    },
+  };
+}

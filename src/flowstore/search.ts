@@ -12,6 +12,7 @@ import type { RecordJson } from './record-json.js';
 import {
   TS,
   scopeWhere,
+  searchQueryOptions,
   orderBySql,
   readFields,
   readInterval,
@@ -162,14 +163,13 @@ export async function searchRecordPages(engine: FlowEngine, req: SearchRequest, 
   const fields = readFields(req.fields);
   const ts = req.timeseries ? { stepMs: readInterval(req.timeseries.interval, filter), metric: readMetric(req.timeseries.metric, 'timeseries.metric') } : undefined;
   const record = projectionFor(fields);
-  const run = { ...(opts.signal ? { signal: opts.signal } : {}), ...(opts.timeoutMs ? { timeoutMs: opts.timeoutMs } : {}) };
 
   const recordsQ = recordsQuery(filter, record, orderBySql(sort), size, page);
   const tsQ = ts ? timeseriesQuery(filter, ts.stepMs, ts.metric) : undefined;
 
   const [lines, series] = await Promise.all([
-    engine.queryLines(recordsQ.sql, recordsQ.params.values, { ...run, settings: PAGE_SETTINGS }),
-    tsQ ? engine.query<BucketRow>(tsQ.sql, tsQ.params.values, run) : Promise.resolve([]),
+    engine.queryLines(recordsQ.sql, recordsQ.params.values, searchQueryOptions(opts, PAGE_SETTINGS)),
+    tsQ ? engine.query<BucketRow>(tsQ.sql, tsQ.params.values, searchQueryOptions(opts)) : Promise.resolve([]),
   ]);
 
   const pages = pagesFromLines(lines, filter.customerIds);

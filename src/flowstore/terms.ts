@@ -8,7 +8,7 @@ import { columnForPath, quoteIdent } from './columns.js';
 import { FLOWS_TABLE } from './ddl.js';
 import type { FlowEngine } from './engine.js';
 import { FlowQueryError } from './errors.js';
-import { readMetric, readScopedFilter, scopeWhere, type CommonRequest, type RunOptions } from './search-request.js';
+import { readMetric, readScopedFilter, scopeWhere, searchQueryOptions, type CommonRequest, type RunOptions } from './search-request.js';
 import { ParamBag, named } from './sql.js';
 
 export interface TermsRequest extends CommonRequest {
@@ -67,7 +67,7 @@ export async function aggregateTerms(engine: FlowEngine, req: TermsRequest, opts
   const rows = await engine.query<{ customer_id: string; term_key: string | number | boolean; term_count: number; term_value: number | null; all_docs: number }>(
     sql,
     params.values,
-    { ...(opts.signal ? { signal: opts.signal } : {}), ...(opts.timeoutMs ? { timeoutMs: opts.timeoutMs } : {}) },
+    searchQueryOptions(opts),
   );
   const took = Math.round(performance.now() - started) / 1000;
   const response: TermsResponse = {};

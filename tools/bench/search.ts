@@ -27,8 +27,10 @@ import { createFlowGenerator } from '../collector/flowgen/index.js';
 import { startProcess, stopProcess } from './processes.js';
 import { type LatencySummary, summarize } from './token-load.js';
 
+/** As the service's statements: no projection weighed (none answers a search, search-request.ts). */
+const NO_PROJECTIONS = { optimize_use_projections: 0, optimize_use_implicit_projections: 0 };
 /** As the service's page query: records read only for the page's rows, whatever its size. */
-const LAZY_PAGE = { query_plan_max_limit_for_lazy_materialization: 0 };
+const LAZY_PAGE = { ...NO_PROJECTIONS, query_plan_max_limit_for_lazy_materialization: 0 };
 const TOKEN_LOAD = fileURLToPath(new URL('./token-load.ts', import.meta.url));
 const DAY_MS = 86_400_000;
 
@@ -421,7 +423,7 @@ async function main(): Promise<void> {
       for (const [i, s] of list.entries()) {
         const run = (tenant: string) =>
           Promise.all(
-            s.sql(tenant).map((st) => (st.lines ? engine.queryLines(st.sql, st.params, { settings: LAZY_PAGE }) : engine.query(st.sql, st.params))),
+            s.sql(tenant).map((st) => (st.lines ? engine.queryLines(st.sql, st.params, { settings: LAZY_PAGE }) : engine.query(st.sql, st.params, { settings: NO_PROJECTIONS }))),
           ).then(() => undefined);
         await run(tenants[0]!);
         sql.push(await measure(o.seconds, tenants, run));

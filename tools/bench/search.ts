@@ -16,7 +16,7 @@
  * With `--data DIR` the prepared directory is kept and reused by later runs with the same shape.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -33,6 +33,12 @@ const NO_PROJECTIONS = { optimize_use_projections: 0, optimize_use_implicit_proj
 const LAZY_PAGE = { ...NO_PROJECTIONS, query_plan_max_limit_for_lazy_materialization: 0 };
 const TOKEN_LOAD = fileURLToPath(new URL('./token-load.ts', import.meta.url));
 const DAY_MS = 86_400_000;
+/**
+ * Disk a stored flow takes while the copies are written and merged: ~630 bytes once merged (the
+ * `source` column is 40 % of it), more while parts wait for merges. The 100M run here stopped at
+ * 78.7M flows with 59 GB used.
+ */
+const BYTES_PER_FLOW = 800;
 
 // ---------------------------------------------------------------------------------------------
 interface Options {
@@ -338,6 +344,11 @@ async function main(): Promise<void> {
     if (prepared) {
       console.log(`reusing ${dataDir}: ${prepared.storedRows.toLocaleString()} flows (generated in ${prepared.generationSeconds.toFixed(0)} s)`);
     } else {
+      const free = statfsSync(dataDir);
+      const needed = o.rows * BYTES_PER_FLOW;
+      if (free.bavail * free.bsize < needed) {
+        throw new Error(`${o.rows.toLocaleString()} flows need about ${(needed / 1e9).toFixed(0)} GB free under ${dataDir}; there are ${((free.bavail * free.bsize) / 1e9).toFixed(0)} GB`);
+      }
       console.log(`preparing ${o.rows.toLocaleString()} flows for ${o.tenants} tenants over ${o.days} days in ${dataDir}`);
       const t0 = performance.now();
       const { tenantIds, client } = await createTenants(env, o.tenants);

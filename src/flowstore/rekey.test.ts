@@ -19,20 +19,21 @@ describe('flow store migration 4: tables sorted by node move to the time-first k
   const dir = mkdtempSync(join(tmpdir(), 'flowstore-rekey-'));
   const chdb = new ChdbEngine(dir);
   const now = Date.now();
-  /** Runs `beforeExchange` once, just before the migration swaps the tables: an insert "during" the copy. */
-  let beforeExchange: (() => Promise<void>) | undefined;
+  /** Runs once before the next statement of that name: an insert "during" the copy, a failure. */
+  let hook: { name: string; run: () => Promise<void> } | undefined;
   const engine: FlowEngine = Object.create(chdb, {
     command: {
       value: async (sql: string, params?: Record<string, unknown>, opts?: object) => {
-        if (queryNameOf(sql) === 'flowstore:rekey.exchange' && beforeExchange) {
-          const hook = beforeExchange;
-          beforeExchange = undefined;
-          await hook();
+        if (hook && queryNameOf(sql) === hook.name) {
+          const { run } = hook;
+          hook = undefined;
+          await run();
         }
         return chdb.command(sql, params, opts);
       },
     },
   });
+  const tables = () => query<{ name: string; sorting_key: string }>("SELECT name, sorting_key FROM system.tables WHERE database = currentDatabase() AND name LIKE 'flows%' ORDER BY name");
   const query = <T>(sql: string) => engine.query<T>(named('flowstore:test.rekey', sql), {});
   const everything = () => query<{ customer_id: string; id: string; source: string }>('SELECT customer_id, id, source FROM flows ORDER BY customer_id, id');
 
@@ -52,25 +53,29 @@ describe('flow store migration 4: tables sorted by node move to the time-first k
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('copies every record, keeps the rollups, and takes the old name; inserts that land during the copy are kept', async () => {
+  it('copies every record, keeps the rollups, and takes the old name; keeps inserts that land during the copy; a failed copy changes nothing', async () => {
     const before = await everything();
     const [{ key }] = await query<{ key: string }>("SELECT sorting_key AS key FROM system.tables WHERE database = currentDatabase() AND name = 'flows'");
     expect(key).toBe('customer_id, node_id, timestamp, id');
-    const late = sampleFlows(3, 99, now);
-    beforeExchange = async () => {
-      await insertFlowBatch(engine, { customerId: 'c-one', nodeId: 'n9', batchId: 'late', flows: late });
-    };
 
+    // A copy that fails leaves the table as it was, and no copy behind.
+    hook = { name: 'flowstore:rekey.copy', run: () => Promise.reject(new Error('disk full')) };
+    await expect(migrateFlowStore(engine)).rejects.toThrow('disk full');
+    expect(await tables()).toEqual([{ name: 'flows', sorting_key: key }]);
+    expect(await everything()).toEqual(before);
+
+    const late = sampleFlows(3, 99, now);
+    hook = { name: 'flowstore:rekey.exchange', run: async () => {
+        await insertFlowBatch(engine, { customerId: 'c-one', nodeId: 'n9', batchId: 'late', flows: late });
+      },
+    };
     const report = await migrateFlowStore(engine);
     expect(report.applied).toContain(4);
-    expect(beforeExchange).toBeUndefined();
-
-    const tables = await query<{ name: string; sorting_key: string }>("SELECT name, sorting_key FROM system.tables WHERE database = currentDatabase() AND name LIKE 'flows%' ORDER BY name");
-    expect(tables).toEqual([{ name: 'flows', sorting_key: FLOWS_SORTING_KEY }]);
+    expect(hook).toBeUndefined();
+    expect(await tables()).toEqual([{ name: 'flows', sorting_key: FLOWS_SORTING_KEY }]);
     const after = await everything();
     expect(after.length).toBe(before.length + late.length);
-    const lateIds = after.filter((r) => !before.some((b) => b.id === r.id));
-    expect(lateIds).toHaveLength(late.length);
+    expect(after.filter((r) => !before.some((b) => b.id === r.id))).toHaveLength(late.length);
     expect(after.filter((r) => before.some((b) => b.id === r.id))).toEqual(before);
 
     const projections = await query<{ name: string }>("SELECT name FROM system.projections WHERE database = currentDatabase() AND table = 'flows' ORDER BY name");

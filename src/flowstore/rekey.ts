@@ -6,9 +6,9 @@
  * - merges of the old table stop first, so its parts keep their names while they are copied;
  * - after the exchange, the parts that reached the old table during the copy (inserts by other
  *   processes; they are the only new parts, as nothing merges) are copied too, until none is left;
- * - the old table is dropped only then. Until the exchange it is untouched, so an interrupted
- *   migration leaves a stray copy (named `flows_rekey_*`) and the data where it was, and the next
- *   start copies again.
+ * - the old table is dropped only then. Until the exchange it is untouched: a migration that fails
+ *   before it drops its copy and leaves the data where it was, and the next start copies again (a
+ *   process killed mid-copy leaves a `flows_rekey_*` table to drop by hand).
  * Two processes migrating at once each build their own copy and only one exchanges; a second
  * exchange in the same instant would leave records twice until ReplacingMergeTree merges them.
  */
@@ -35,11 +35,8 @@ export async function rekeyFlows(engine: FlowEngine, opts: { retentionDays: numb
   try {
     const copied = new Set<string>();
     await copyParts(engine, FLOWS_TABLE, copy, columns, copied);
-    if ((await sortingKey(engine, FLOWS_TABLE)) === FLOWS_SORTING_KEY) {
-      // Another process finished first.
-      await engine.command(named('flowstore:rekey.drop_copy', `DROP TABLE IF EXISTS ${copy} SYNC`));
-      return;
-    }
+    // Another process finished first: the copy is dropped on the way out.
+    if ((await sortingKey(engine, FLOWS_TABLE)) === FLOWS_SORTING_KEY) return;
     await engine.command(named('flowstore:rekey.exchange', `EXCHANGE TABLES ${FLOWS_TABLE} AND ${copy}`));
     exchanged = true;
     // Whether a merge stop follows the table or its name is the engine's business: say both.
@@ -52,7 +49,10 @@ export async function rekeyFlows(engine: FlowEngine, opts: { retentionDays: numb
     }
     await engine.command(named('flowstore:rekey.drop_old', `DROP TABLE ${copy} SYNC`));
   } finally {
-    if (!exchanged) await engine.command(named('flowstore:rekey.start_merges', `SYSTEM START MERGES ${FLOWS_TABLE}`));
+    if (!exchanged) {
+      await engine.command(named('flowstore:rekey.start_merges', `SYSTEM START MERGES ${FLOWS_TABLE}`));
+      await engine.command(named('flowstore:rekey.drop_copy', `DROP TABLE IF EXISTS ${copy} SYNC`));
+    }
   }
 }
 

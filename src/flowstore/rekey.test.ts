@@ -65,7 +65,9 @@ describe('flow store migration 4: tables sorted by node move to the time-first k
     expect(await everything()).toEqual(before);
 
     const late = sampleFlows(3, 99, now);
-    hook = { name: 'flowstore:rekey.exchange', run: async () => {
+    hook = {
+      name: 'flowstore:rekey.exchange',
+      run: async () => {
         await insertFlowBatch(engine, { customerId: 'c-one', nodeId: 'n9', batchId: 'late', flows: late });
       },
     };

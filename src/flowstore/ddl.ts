@@ -59,7 +59,9 @@ export function ttlExpression(retentionDays: number): string {
 }
 
 /** The sorting key `createFlowsTableSql` declares, as system.tables.sorting_key spells it. */
-export const FLOWS_SORTING_KEY = 'customer_id, timestamp, id';
+const SORTING_COLUMNS = ['customer_id', 'timestamp', 'id'];
+export const FLOWS_SORTING_KEY = SORTING_COLUMNS.join(', ');
+const keySql = (columns: string[]) => `(${columns.map(quoteIdent).join(', ')})`;
 
 export function createFlowsTableSql(retentionDays: number = DEFAULT_RETENTION_DAYS, table: string = FLOWS_TABLE): string {
   const body = [...flowColumnDefinitions().map((c) => c.sql), ...flowIndexDefinitions().map((i) => i.sql)];
@@ -69,8 +71,9 @@ export function createFlowsTableSql(retentionDays: number = DEFAULT_RETENTION_DA
     ')',
     'ENGINE = ReplacingMergeTree',
     'PARTITION BY toDate(`timestamp`)',
-    'PRIMARY KEY (`customer_id`, `timestamp`)',
-    'ORDER BY (`customer_id`, `timestamp`, `id`)',
+    // The primary index stops before `id` (see above).
+    `PRIMARY KEY ${keySql(SORTING_COLUMNS.slice(0, -1))}`,
+    `ORDER BY ${keySql(SORTING_COLUMNS)}`,
     `TTL ${ttlExpression(retentionDays)}`,
     `SETTINGS non_replicated_deduplication_window = ${DEDUP_WINDOW_BLOCKS}, ttl_only_drop_parts = 1, index_granularity = 8192`,
   ].join('\n');

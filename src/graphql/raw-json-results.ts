@@ -5,7 +5,7 @@
  * loop). Status, headers and error shaping stay yoga's own: only the serializer is swapped.
  */
 import type { Plugin } from 'graphql-yoga';
-import { serializeJson } from '../infra/raw-json.js';
+import { stringifyJson } from '../infra/raw-json.js';
 
 type ResultProcessor = Parameters<NonNullable<Plugin['onResultProcess']>>[0]['setResultProcessor'] extends (p: infer P, ...rest: never[]) => void ? P : never;
 type ResultProcessorInput = Parameters<ResultProcessor>[0];
@@ -20,9 +20,9 @@ export function rawJsonResults(): Plugin {
       setResultProcessor(async (input: ResultProcessorInput, fetchAPI, accepted) => {
         let spliced: Uint8Array[] | undefined;
         const stringify = (value: unknown) => {
-          const chunks = serializeJson(value);
-          if (chunks.length === 1) return Buffer.from(chunks[0]!).toString('utf8');
-          spliced = chunks;
+          const out = stringifyJson(value);
+          if (typeof out === 'string') return out;
+          spliced = out;
           return '';
         };
         const response = await yogaProcessor({ ...(input as object), stringify } as ResultProcessorInput, fetchAPI, accepted);

@@ -31,6 +31,12 @@ let splicing: { placeholder(raw: RawJson): string } | undefined;
  * data can be taken for one.
  */
 export function serializeJson(value: unknown): Uint8Array[] {
+  const out = stringifyJson(value);
+  return typeof out === 'string' ? [Buffer.from(out, 'utf8')] : out;
+}
+
+/** As serializeJson, but plain JSON text when `value` holds no raw value (the common case, not encoded twice). */
+export function stringifyJson(value: unknown): string | Uint8Array[] {
   const nonce = randomBytes(12).toString('hex');
   const raws: RawJson[] = [];
   splicing = { placeholder: (raw) => `${nonce}:${raws.push(raw) - 1}` };
@@ -40,7 +46,7 @@ export function serializeJson(value: unknown): Uint8Array[] {
   } finally {
     splicing = undefined;
   }
-  if (raws.length === 0) return [Buffer.from(text, 'utf8')];
+  if (raws.length === 0) return text;
 
   const chunks: Uint8Array[] = [];
   const marker = `"${nonce}:`;

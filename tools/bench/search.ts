@@ -1,5 +1,5 @@
 /**
- * `npm run bench:search [-- --rows 10000000 --tenants 50 --days 7 --seconds 5 --data DIR]`
+ * `npm run bench:search [-- --rows 10000000 --tenants 50 --days 7 --seconds 5 --data DIR --only TEXT]`
  *
  * Flow search through the REST API against the same question asked in hand-written SQL on the
  * same engine, in one run (docs/search.md "Benchmark"):
@@ -13,7 +13,8 @@
  *    issues tokens at a fixed rate and records their latency;
  * 4. SQL: the server stopped (chDB admits one process per directory), the bench opens the engine
  *    and runs the equivalent hand-written statements the same number of times.
- * With `--data DIR` the prepared directory is kept and reused by later runs with the same shape.
+ * With `--data DIR` the prepared directory is kept and reused by later runs with the same shape;
+ * `--only TEXT` measures only the scenarios whose name contains TEXT.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
@@ -49,6 +50,7 @@ interface Options {
   seedRows: number;
   tokenRate: number;
   data: string | undefined;
+  only: string | undefined;
 }
 
 function readOptions(): Options {
@@ -61,6 +63,7 @@ function readOptions(): Options {
       'seed-rows': { type: 'string' },
       'token-rate': { type: 'string' },
       data: { type: 'string' },
+      only: { type: 'string' },
     },
   });
   const num = (v: string | undefined, d: number) => (v === undefined ? d : Number(v.replace(/_/g, '')));
@@ -73,6 +76,7 @@ function readOptions(): Options {
     seedRows: num(values['seed-rows'], Math.min(rows, 100_000)),
     tokenRate: num(values['token-rate'], 20),
     data: values.data ? resolve(values.data) : undefined,
+    only: values.only,
   };
 }
 
@@ -313,8 +317,13 @@ async function measure(seconds: number, tenants: string[], fn: (tenant: string) 
 
 type TokenResult = LatencySummary & { failures: number };
 
-function startTokenLoad(url: string, body: string, rate: number): { child: ChildProcess; stop(): Promise<TokenResult> } {
+/** Starts token-load.ts and resolves once its own warm-up is done and the timed requests have begun. */
+async function startTokenLoad(url: string, body: string, rate: number): Promise<{ child: ChildProcess; stop(): Promise<TokenResult> }> {
   const child = spawn(process.execPath, ['--import', 'tsx', TOKEN_LOAD, url, body, String(rate)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  await new Promise<void>((resolve, reject) => {
+    child.once('message', () => resolve());
+    child.once('exit', (code) => reject(new Error(`token load exited with ${code} before it was ready`)));
+  });
   return {
     child,
     stop: () =>
@@ -365,7 +374,8 @@ async function main(): Promise<void> {
       writeFileSync(markerPath, JSON.stringify(prepared, null, 2));
     }
 
-    const list = scenarios(prepared);
+    const list = scenarios(prepared).filter((s) => !o.only || s.name.includes(o.only));
+    if (!list.length) throw new Error(`no scenario's name contains ${o.only}`);
     {
       // Parts written by the generation may still be merging: let that finish before timing. Then
       // read the measured day once, so neither phase below starts on a cold OS page cache.
@@ -402,11 +412,11 @@ async function main(): Promise<void> {
           if (problem) throw new Error(`${s.name}: ${problem}`);
         }
       }
-      const idle = startTokenLoad(`${server.url}/rest/oauth2/token/1.0`, credentials, o.tokenRate);
+      const idle = await startTokenLoad(`${server.url}/rest/oauth2/token/1.0`, credentials, o.tokenRate);
       await new Promise((r) => setTimeout(r, 5000));
       tokensIdle = await idle.stop();
       for (const s of list) {
-        const busy = startTokenLoad(`${server.url}/rest/oauth2/token/1.0`, credentials, o.tokenRate);
+        const busy = await startTokenLoad(`${server.url}/rest/oauth2/token/1.0`, credentials, o.tokenRate);
         const firstBytes: number[] = [];
         rest.push(
           await measure(o.seconds, tenants, async (tenant) => {

@@ -1,8 +1,8 @@
 /**
  * `tsx tools/bench/token-load.ts URL BODY RATE`: POSTs BODY to URL RATE times a second (open
  * loop: requests leave on schedule whatever the answers) until the parent sends a message, then
- * answers with the latency summary of the 200s. A process of its own, so the parent's work (JSON
- * of 25,000-flow pages) cannot delay the measurement.
+ * answers with the latency summary of the 200s; it says `ready` once warm (see below). A process
+ * of its own, so the parent's work (JSON of 25,000-flow pages) cannot delay the measurement.
  */
 export interface LatencySummary {
   n: number;
@@ -18,11 +18,15 @@ export function summarize(ms: readonly number[]): LatencySummary {
 
 if (process.send && process.argv[1] && import.meta.url.endsWith(process.argv[1].split('/').pop()!)) {
   const [url, body, rate] = process.argv.slice(2);
+  const send = () => fetch(url!, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+  // The client's own first requests (loading fetch, opening the connection) are not the server's
+  // latency: a few go out before the parent is told to start timing.
+  for (let i = 0; i < 5; i++) await (await send()).arrayBuffer();
   const latencies: number[] = [];
   let failures = 0;
   const timer = setInterval(() => {
     const started = performance.now();
-    fetch(url!, { method: 'POST', headers: { 'content-type': 'application/json' }, body })
+    send()
       .then(async (res) => {
         await res.arrayBuffer();
         if (res.status === 200) latencies.push(performance.now() - started);
@@ -30,6 +34,7 @@ if (process.send && process.argv[1] && import.meta.url.endsWith(process.argv[1].
       })
       .catch(() => failures++);
   }, 1000 / Number(rate));
+  process.send('ready');
   process.on('message', () => {
     clearInterval(timer);
     // Let the requests in flight finish.

@@ -1,7 +1,9 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
 import { ChdbEngine } from './chdb-engine.js';
+import { named } from './sql.js';
 import { defineFlowStoreSuite } from './testkit/engine-suite.js';
 
 defineFlowStoreSuite('chDB (in-process)', async () => {
@@ -14,4 +16,32 @@ defineFlowStoreSuite('chDB (in-process)', async () => {
       rmSync(dir, { recursive: true, force: true });
     },
   };
+});
+
+/** Nice values of this process's running threads (Linux /proc; field 19 of a task's stat). */
+function runningThreadNiceValues(): number[] {
+  return readdirSync('/proc/self/task').flatMap((task) => {
+    const stat = readFileSync(`/proc/self/task/${task}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return fields[0] === 'R' ? [Number(fields[16])] : [];
+  });
+}
+
+// Linux honours a query's nice value only with CAP_SYS_NICE (root on our machines and CI).
+const canRenice = process.platform === 'linux' && process.getuid?.() === 0;
+
+describe('chDB query threads', () => {
+  it.runIf(canRenice)('run at the lowest CPU priority, behind the API', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'flowstore-chdb-'));
+    const engine = new ChdbEngine(dir);
+    try {
+      const busy = engine.query(named('flowstore:test.busy', 'SELECT count() FROM numbers(100000000000) WHERE sipHash64(number) = 0'), {}, { timeoutMs: 1500 }).catch(() => undefined);
+      await new Promise((resolve) => setTimeout(resolve, 700));
+      expect(runningThreadNiceValues()).toContain(19);
+      await busy;
+    } finally {
+      await engine.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });

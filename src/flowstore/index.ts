@@ -3,6 +3,7 @@ export * from './errors.js';
 export type { FlowEngine, QueryOptions, InsertOptions } from './engine.js';
 export { DEFAULT_QUERY_TIMEOUT_MS } from './engine.js';
 export { ChdbEngine } from './chdb-engine.js';
+export { ChdbThreadEngine } from './chdb-thread.js';
 export { HttpEngine, type HttpEngineConfig } from './http-engine.js';
 export { migrateFlowStore, currentRetentionDays, type MigrateOptions, type MigrationReport } from './schema.js';
 export { DEFAULT_RETENTION_DAYS, FLOWS_TABLE } from './ddl.js';

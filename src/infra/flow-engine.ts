@@ -1,17 +1,17 @@
 import { join } from 'node:path';
 import type { Config } from '../config.js';
-import { ChdbEngine, type FlowEngine, HttpEngine, migrateFlowStore } from '../flowstore/index.js';
+import { ChdbThreadEngine, type FlowEngine, HttpEngine, migrateFlowStore } from '../flowstore/index.js';
 import type { Logger } from './logger.js';
 
 /**
  * ClickHouse as configured: a server over HTTP when CLICKHOUSE_URL is set, else chDB (the real
- * engine, in-process) under DATA_DIR/clickhouse. Either way the flow store schema is migrated
- * before the server takes requests.
+ * engine, in-process, on a thread of its own: flowstore/chdb-thread.ts) under DATA_DIR/clickhouse.
+ * Either way the flow store schema is migrated before the server takes requests.
  */
 export async function openFlowEngine(config: Config, logger: Logger): Promise<FlowEngine> {
   const engine = config.clickhouseUrl
     ? new HttpEngine({ url: config.clickhouseUrl, database: config.clickhouseDatabase })
-    : new ChdbEngine(join(config.dataDir, 'clickhouse'));
+    : await ChdbThreadEngine.open(join(config.dataDir, 'clickhouse'));
   await prepareFlowEngine(engine, config, logger);
   return engine;
 }

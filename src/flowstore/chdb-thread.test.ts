@@ -1,0 +1,42 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ChdbThreadEngine } from './chdb-thread.js';
+import { FlowEngineError } from './errors.js';
+import { named } from './sql.js';
+import { defineFlowStoreSuite } from './testkit/engine-suite.js';
+
+defineFlowStoreSuite('chDB on a worker thread', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'flowstore-chdb-thread-'));
+  const engine = await ChdbThreadEngine.open(dir);
+  return {
+    engine,
+    async close() {
+      await engine.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+});
+
+describe('ChdbThreadEngine', () => {
+  it('keeps ClickHouse error codes across the thread and refuses calls once closed', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'flowstore-chdb-thread-'));
+    const engine = await ChdbThreadEngine.open(dir);
+    try {
+      const failure = await engine.query(named('flowstore:test.bad', 'SELECT no_such_column'), {}).catch((e: unknown) => e);
+      expect(failure).toBeInstanceOf(FlowEngineError);
+      expect((failure as FlowEngineError).clickhouseCode).toBe(47); // UNKNOWN_IDENTIFIER
+      expect((failure as FlowEngineError).queryName).toBe('flowstore:test.bad');
+
+      const lines = await engine.queryLines(named('flowstore:test.lines', "SELECT concat('a\\t', toString(number)) FROM numbers(3)"), {});
+      expect(lines.toString('utf8')).toBe('a\t0\na\t1\na\t2\n');
+      expect(await engine.query(named('flowstore:test.bound', 'SELECT {n:UInt8} + 1 AS n'), { n: 41 })).toEqual([{ n: 42 }]);
+    } finally {
+      await engine.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+    await expect(engine.query(named('flowstore:test.after', 'SELECT 1'), {})).rejects.toThrow(/closed/);
+    expect(await engine.ping()).toBe(false);
+  });
+});

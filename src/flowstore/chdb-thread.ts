@@ -1,0 +1,129 @@
+/**
+ * FlowEngine over chDB running on a worker thread of its own: the server's engine (infra/flow-engine.ts).
+ *
+ * Why a thread: chDB hands every result to JavaScript by copying it into a new buffer inside the
+ * completion callback, on the thread that asked. On the main thread a 25,000-record page (~60 MB)
+ * meant ~60 MB of fresh pages faulted in and copied while nothing else could run: token requests
+ * waited 100–200 ms behind it (measured, docs/search.md). Here that copy happens on the worker and
+ * the bytes cross over by transfer, not by copy; the main thread only parses or forwards them.
+ *
+ * The worker (chdb-thread.worker.ts) runs a ChdbEngine, so SQL, settings, limits and typed errors
+ * are that engine's; this side carries calls and the caller's aborts across, and rebuilds the
+ * typed errors (chdb-thread.protocol.ts).
+ */
+import { Worker } from 'node:worker_threads';
+import { type FlowEngine, type InsertOptions, type QueryOptions, parseEachRow } from './engine.js';
+import { jsonEachRowBytes } from './chdb-engine.js';
+import { FlowEngineError, FlowQueryAbortedError } from './errors.js';
+import { type Call, type CallBody, type Reply, type Started, errorFromWire, transferable, wireOptions } from './chdb-thread.protocol.js';
+import { requireQueryName, type Params } from './sql.js';
+
+interface Pending {
+  resolve(reply: Reply & { ok: true }): void;
+  reject(error: Error): void;
+}
+
+export class ChdbThreadEngine implements FlowEngine {
+  readonly kind = 'chdb' as const;
+  private readonly pending = new Map<number, Pending>();
+  private nextId = 1;
+  /** Set once the engine is closed or its thread is gone; every later call fails with it. */
+  private ended: Error | undefined;
+
+  /** Settles once the worker has opened the database (or failed to). */
+  private readonly started: Promise<void>;
+
+  private constructor(private readonly worker: Worker) {
+    let opened!: (started: Started) => void;
+    this.started = new Promise<Started>((resolve) => (opened = resolve)).then((started) => {
+      if (!started.ready) throw errorFromWire(started.error);
+    });
+    worker.on('message', (message: Reply | Started) => ('ready' in message ? opened(message) : this.settle(message)));
+    worker.on('error', (err) => this.end(new FlowEngineError(`the chDB thread failed: ${err.message}`, { cause: err })));
+    worker.on('exit', (code) => {
+      this.end(new FlowEngineError(`the chDB thread exited (code ${code})`));
+      opened({ ready: false, error: { name: 'FlowEngineError', message: `the chDB thread exited (code ${code}) before it opened its database` } });
+    });
+  }
+
+  /** Starts the thread and opens (or creates) the database in `dataDir` there. One data directory per process. */
+  static async open(dataDir: string): Promise<ChdbThreadEngine> {
+    const engine = new ChdbThreadEngine(new Worker(bootWorker(new URL('./chdb-thread.worker.ts', import.meta.url)), { eval: true, workerData: { dataDir } }));
+    await engine.started;
+    return engine;
+  }
+
+  async query<T>(sql: string, params: Params, opts: QueryOptions = {}): Promise<T[]> {
+    return parseEachRow<T>((await this.select(sql, params, opts, 'JSONEachRow')).toString('utf8'));
+  }
+
+  queryLines(sql: string, params: Params, opts: QueryOptions = {}): Promise<Buffer> {
+    return this.select(sql, params, opts, 'TabSeparatedRaw');
+  }
+
+  async command(sql: string, params: Params = {}, opts: QueryOptions = {}): Promise<void> {
+    await this.call({ op: 'command', sql, params, opts: wireOptions(opts) }, requireQueryName(sql), opts.signal);
+  }
+
+  async insertJsonEachRow(table: string, rows: readonly Record<string, unknown>[] | string, opts: InsertOptions = {}): Promise<void> {
+    const values = jsonEachRowBytes(rows);
+    if (values.byteLength === 0) return;
+    const { signal: _signal, ...rest } = opts;
+    await this.call({ op: 'insert', table, values, opts: rest }, `flowstore:insert.${table}`, opts.signal, transferable(values));
+  }
+
+  async ping(): Promise<boolean> {
+    try {
+      return (await this.call({ op: 'ping' }, 'flowstore:ping')).alive === true;
+    } catch {
+      return false;
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.ended) return;
+    await this.call({ op: 'close' }, 'flowstore:close');
+    this.end(new FlowEngineError('the flow engine is closed'));
+    await this.worker.terminate();
+  }
+
+  private async select(sql: string, params: Params, opts: QueryOptions, format: 'JSONEachRow' | 'TabSeparatedRaw'): Promise<Buffer> {
+    const reply = await this.call({ op: 'select', sql, params, opts: wireOptions(opts), format }, requireQueryName(sql), opts.signal);
+    const bytes = reply.bytes!;
+    return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  }
+
+  private call(body: CallBody, queryName: string, signal?: AbortSignal, transfer: ArrayBuffer[] = []): Promise<Reply & { ok: true }> {
+    if (this.ended) return Promise.reject(this.ended);
+    if (signal?.aborted) return Promise.reject(new FlowQueryAbortedError(queryName, signal.reason));
+    const id = this.nextId++;
+    const onAbort = () => this.worker.postMessage({ id, op: 'abort' } satisfies Call);
+    signal?.addEventListener('abort', onAbort, { once: true });
+    return new Promise<Reply & { ok: true }>((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      this.worker.postMessage({ ...body, id } as Call, transfer);
+    }).finally(() => signal?.removeEventListener('abort', onAbort));
+  }
+
+  private settle(reply: Reply): void {
+    const call = this.pending.get(reply.id);
+    if (!call) return;
+    this.pending.delete(reply.id);
+    if (reply.ok) call.resolve(reply);
+    else call.reject(errorFromWire(reply.error));
+  }
+
+  private end(error: Error): void {
+    this.ended ??= error;
+    for (const call of this.pending.values()) call.reject(this.ended);
+    this.pending.clear();
+  }
+}
+
+/**
+ * The worker is TypeScript, and Node 20 applies no loader given by `--import` to a worker's own
+ * module (`tsx src/main.ts` included): the thread registers tsx itself before importing it.
+ */
+function bootWorker(module: URL): string {
+  return `import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${JSON.stringify(module.href)}); })`;
+}

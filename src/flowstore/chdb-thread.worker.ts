@@ -1,0 +1,56 @@
+/**
+ * The thread behind ChdbThreadEngine (chdb-thread.ts): a ChdbEngine serving its calls. Results
+ * leave by transfer, so the engine's copy of them is the only one.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { ChdbEngine } from './chdb-engine.js';
+import { type Call, type CallBody, type Reply, type Started, errorToWire, transferable } from './chdb-thread.protocol.js';
+
+const port = parentPort!;
+const running = new Map<number, AbortController>();
+let engine: ChdbEngine;
+
+try {
+  engine = new ChdbEngine((workerData as { dataDir: string }).dataDir);
+  port.postMessage({ ready: true } satisfies Started);
+} catch (err) {
+  port.postMessage({ ready: false, error: errorToWire(err) } satisfies Started);
+  port.close();
+}
+
+port.on('message', (call: Call) => {
+  if (call.op === 'abort') running.get(call.id)?.abort(new Error('aborted by the caller'));
+  else void serve(call);
+});
+
+async function serve(call: CallBody & { id: number }): Promise<void> {
+  const controller = new AbortController();
+  running.set(call.id, controller);
+  const signal = controller.signal;
+  try {
+    const reply = await run(call, signal);
+    port.postMessage({ id: call.id, ok: true, ...reply } satisfies Reply, reply.bytes ? transferable(reply.bytes) : []);
+  } catch (err) {
+    port.postMessage({ id: call.id, ok: false, error: errorToWire(err) } satisfies Reply);
+  } finally {
+    running.delete(call.id);
+  }
+}
+
+async function run(call: CallBody, signal: AbortSignal): Promise<{ bytes?: Uint8Array; alive?: boolean }> {
+  switch (call.op) {
+    case 'select':
+      return { bytes: await engine.selectBytes(call.sql, call.params, { ...call.opts, signal }, call.format) };
+    case 'command':
+      await engine.command(call.sql, call.params, { ...call.opts, signal });
+      return {};
+    case 'insert':
+      await engine.insertBytes(call.table, Buffer.from(call.values.buffer, call.values.byteOffset, call.values.byteLength), { ...call.opts, signal });
+      return {};
+    case 'ping':
+      return { alive: await engine.ping() };
+    case 'close':
+      await engine.close();
+      return {};
+  }
+}

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -38,5 +38,26 @@ describe('ChdbThreadEngine', () => {
     }
     await expect(engine.query(named('flowstore:test.after', 'SELECT 1'), {})).rejects.toThrow(/closed/);
     expect(await engine.ping()).toBe(false);
+  });
+
+  it.runIf(process.platform === 'linux')('runs at the lowest priority on its own thread, the main thread untouched', async () => {
+    const niceValues = () =>
+      new Map(
+        readdirSync('/proc/self/task').map((task) => {
+          const stat = readFileSync(`/proc/self/task/${task}/stat`, 'utf8');
+          return [Number(task), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16])] as const;
+        }),
+      );
+    const before = niceValues();
+    const dir = mkdtempSync(join(tmpdir(), 'flowstore-chdb-thread-'));
+    const engine = await ChdbThreadEngine.open(dir);
+    try {
+      const after = niceValues();
+      expect(after.get(process.pid)).toBe(before.get(process.pid));
+      expect([...after].filter(([task, nice]) => !before.has(task) && nice === 19)).not.toHaveLength(0);
+    } finally {
+      await engine.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

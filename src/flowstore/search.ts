@@ -94,10 +94,11 @@ function recordsQuery(filter: ScopedFilter, record: RecordJson, orderBy: string,
   const several = filter.customerIds.length > 1;
   const window = scopeWhere(filter, params, false);
   const found = filter.where.type === 'all' ? 'count()' : `countIf(${compilePql(filter.where, params)})`;
-  const counts =
-    // With several instances the empty first column writes the line's leading tab.
-    `SELECT ${several ? "'' AS instance, concat(" : "concat('\\t', "}customer_id, '\t', toString(count()), '\t', toString(${found})) AS line ` +
-    `FROM ${FLOWS_TABLE} WHERE ${window} GROUP BY customer_id`;
+  const counts = several
+    ? // The empty first column writes the line's leading tab.
+      `SELECT '' AS instance, concat(customer_id, '\t', toString(count()), '\t', toString(${found})) AS line FROM ${FLOWS_TABLE} WHERE ${window} GROUP BY customer_id`
+    : // One instance needs no GROUP BY (~2 ms less here), and gets its line even when it has no flows.
+      `SELECT concat('\\t', ${params.add(filter.customerIds[0], 'String')}, '\t', toString(count()), '\t', toString(${found})) AS line FROM ${FLOWS_TABLE} WHERE ${window}`;
   if (size === 0) return { sql: named('flowstore:search.records', counts), params };
   const where = scopeWhere(filter, params);
   const offset = params.add(page * size, 'UInt64');
@@ -112,14 +113,19 @@ function timeseriesQuery(filter: ScopedFilter, stepMs: number, metric: Metric): 
   const params = new ParamBag();
   const where = scopeWhere(filter, params);
   const step = params.add(stepMs, 'Int64');
+  // One instance is grouped by bucket alone (~2 ms less here), as in recordsQuery's counts. The
+  // alias must not be a column's name: ClickHouse would read `customer_id` in WHERE as the alias.
+  const several = filter.customerIds.length > 1;
+  const instance = several ? 'customer_id' : params.add(filter.customerIds[0], 'String');
+  const groupBy = several ? 'bucket_instance, bucket_ts' : 'bucket_ts';
   const sql =
-    `SELECT customer_id, intDiv(toUnixTimestamp64Milli(${TS}), ${step}) * ${step} AS bucket_ts, count() AS bucket_count, ${metric.sql} AS bucket_value ` +
-    `FROM ${FLOWS_TABLE} WHERE ${where} GROUP BY customer_id, bucket_ts ORDER BY customer_id, bucket_ts`;
+    `SELECT ${instance} AS bucket_instance, intDiv(toUnixTimestamp64Milli(${TS}), ${step}) * ${step} AS bucket_ts, count() AS bucket_count, ${metric.sql} AS bucket_value ` +
+    `FROM ${FLOWS_TABLE} WHERE ${where} GROUP BY ${groupBy} ORDER BY ${groupBy}`;
   return { sql: named('flowstore:search.timeseries', sql), params };
 }
 
 interface BucketRow {
-  customer_id: string;
+  bucket_instance: string;
   bucket_ts: number;
   bucket_count: number;
   bucket_value: number | null;
@@ -193,7 +199,7 @@ export async function searchRecordPages(engine: FlowEngine, req: SearchRequest, 
         interval: req.timeseries.interval,
         interval_ms: ts.stepMs,
         metric: ts.metric.name,
-        buckets: fillBuckets(series.filter((s) => s.customer_id === id), filter, ts.stepMs, ts.metric),
+        buckets: fillBuckets(series.filter((s) => s.bucket_instance === id), filter, ts.stepMs, ts.metric),
       };
     }
     response[id] = entry;

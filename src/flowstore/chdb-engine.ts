@@ -25,9 +25,10 @@ const TABLE_RE = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$/;
 /**
  * The engine shares the API's two cores: its query threads run at the lowest CPU priority, so that
  * a request needing a few milliseconds of CPU (a token, a small read) is not queued behind a
- * 25,000-record page. With it, token p99 beside that page went from 207 to 33 ms (docs/search.md);
- * queries lose nothing on an idle machine. Linux applies it only with CAP_SYS_NICE (root here; a
- * container may need `--cap-add SYS_NICE`), and is a no-op otherwise.
+ * 25,000-record page. With it (and the worker thread's own nice, chdb-thread.worker.ts), token p99
+ * beside that page went from 207 to 31–63 ms (docs/search.md); queries lose nothing on an idle
+ * machine. Linux applies it only with CAP_SYS_NICE (root here; a container may need
+ * `--cap-add SYS_NICE`), and it is a no-op otherwise.
  */
 const IN_PROCESS_SETTINGS = { os_threads_nice_value_query: 19 };
 

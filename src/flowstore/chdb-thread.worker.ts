@@ -13,6 +13,7 @@ const port = parentPort!;
 // the lowest priority, as the engine's query threads (chdb-engine.ts), the API's threads go first.
 // On Linux a priority is a thread's own, and lowering it needs no privilege.
 setPriority(19);
+
 const running = new Map<number, AbortController>();
 let engine: ChdbEngine;
 

@@ -315,6 +315,11 @@ async function measure(seconds: number, tenants: string[], fn: (tenant: string) 
   return summarize(latencies);
 }
 
+/** Runs `fn` untimed for a second before it is measured: each phase is timed in its steady state (code optimized, caches warm). */
+async function warmUp(tenants: string[], fn: (tenant: string) => Promise<void>): Promise<void> {
+  await measure(1, tenants, fn);
+}
+
 type TokenResult = LatencySummary & { failures: number };
 
 /** Starts token-load.ts and resolves once its own warm-up is done and the timed requests have begun. */
@@ -416,17 +421,18 @@ async function main(): Promise<void> {
       await new Promise((r) => setTimeout(r, 5000));
       tokensIdle = await idle.stop();
       for (const s of list) {
+        let firstBytes: number[] = [];
+        const request = async (tenant: string) => {
+          const sent = performance.now();
+          const res = await fetch(server.url + s.path, { method: 'POST', headers, body: JSON.stringify(s.body(tenant)) });
+          firstBytes.push(performance.now() - sent);
+          await res.arrayBuffer();
+          if (res.status !== 200) throw new Error(`${s.name}: status ${res.status}`);
+        };
+        await warmUp(tenants, request);
+        firstBytes = [];
         const busy = await startTokenLoad(`${server.url}/rest/oauth2/token/1.0`, credentials, o.tokenRate);
-        const firstBytes: number[] = [];
-        rest.push(
-          await measure(o.seconds, tenants, async (tenant) => {
-            const sent = performance.now();
-            const res = await fetch(server.url + s.path, { method: 'POST', headers, body: JSON.stringify(s.body(tenant)) });
-            firstBytes.push(performance.now() - sent);
-            await res.arrayBuffer();
-            if (res.status !== 200) throw new Error(`${s.name}: status ${res.status}`);
-          }),
-        );
+        rest.push(await measure(o.seconds, tenants, request));
         restFirstByte.push(summarize(firstBytes));
         tokens.push(await busy.stop());
         console.log(`  REST ${s.name}: p50 ${rest.at(-1)!.p50.toFixed(1)} ms; tokens meanwhile p99 ${tokens.at(-1)!.p99.toFixed(1)} ms`);
@@ -446,14 +452,14 @@ async function main(): Promise<void> {
           Promise.all(
             s.sql(tenant).map((st) => (st.lines ? engine.queryLines(st.sql, st.params, { settings: LAZY_PAGE }) : engine.query(st.sql, st.params, { settings: NO_PROJECTIONS }))),
           ).then(() => undefined);
-        await run(tenants[0]!);
+        await warmUp(tenants, run);
         sql.push(await measure(o.seconds, tenants, run));
         const direct = (tenant: string) => {
           const { instance_ids, module: _module, ...rest } = s.body(tenant);
           const request = { customerIds: instance_ids as string[], ...rest };
           return (s.path === '/search/agg/1.0' ? aggregateTerms(engine, request as never) : searchRecordPages(engine, request as never)).then(() => undefined);
         };
-        await direct(tenants[0]!);
+        await warmUp(tenants, direct);
         store.push(await measure(o.seconds, tenants, direct));
         console.log(`  SQL  ${s.name}: p50 ${sql[i]!.p50.toFixed(1)} ms; flow store in-process p50 ${store[i]!.p50.toFixed(1)} ms`);
       }

@@ -1,10 +1,11 @@
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ChdbEngine } from './chdb-engine.js';
 import { named } from './sql.js';
 import { defineFlowStoreSuite } from './testkit/engine-suite.js';
+import { threadStates } from './testkit/threads.js';
 
 defineFlowStoreSuite('chDB (in-process)', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'flowstore-chdb-'));
@@ -18,15 +19,6 @@ defineFlowStoreSuite('chDB (in-process)', async () => {
   };
 });
 
-/** Nice values of this process's running threads (Linux /proc; field 19 of a task's stat). */
-function runningThreadNiceValues(): number[] {
-  return readdirSync('/proc/self/task').flatMap((task) => {
-    const stat = readFileSync(`/proc/self/task/${task}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return fields[0] === 'R' ? [Number(fields[16])] : [];
-  });
-}
-
 // Linux honours a query's nice value only with CAP_SYS_NICE (root on our machines and CI).
 const canRenice = process.platform === 'linux' && process.getuid?.() === 0;
 
@@ -37,7 +29,7 @@ describe('chDB query threads', () => {
     try {
       const busy = engine.query(named('flowstore:test.busy', 'SELECT count() FROM numbers(100000000000) WHERE sipHash64(number) = 0'), {}, { timeoutMs: 1500 }).catch(() => undefined);
       await new Promise((resolve) => setTimeout(resolve, 700));
-      expect(runningThreadNiceValues()).toContain(19);
+      expect([...threadStates().values()].filter((t) => t.state === 'R').map((t) => t.nice)).toContain(19);
       await busy;
     } finally {
       await engine.close();

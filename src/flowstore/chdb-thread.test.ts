@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -6,6 +6,7 @@ import { ChdbThreadEngine } from './chdb-thread.js';
 import { FlowEngineError } from './errors.js';
 import { named } from './sql.js';
 import { defineFlowStoreSuite } from './testkit/engine-suite.js';
+import { threadStates } from './testkit/threads.js';
 
 defineFlowStoreSuite('chDB on a worker thread', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'flowstore-chdb-thread-'));
@@ -41,13 +42,7 @@ describe('ChdbThreadEngine', () => {
   });
 
   it.runIf(process.platform === 'linux')('runs at the lowest priority on its own thread, the main thread untouched', async () => {
-    const niceValues = () =>
-      new Map(
-        readdirSync('/proc/self/task').map((task) => {
-          const stat = readFileSync(`/proc/self/task/${task}/stat`, 'utf8');
-          return [Number(task), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16])] as const;
-        }),
-      );
+    const niceValues = () => new Map([...threadStates()].map(([task, t]) => [task, t.nice]));
     const before = niceValues();
     const dir = mkdtempSync(join(tmpdir(), 'flowstore-chdb-thread-'));
     const engine = await ChdbThreadEngine.open(dir);

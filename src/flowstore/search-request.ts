@@ -180,7 +180,7 @@ export function searchQueryOptions(opts: RunOptions, settings: Record<string, st
 /** The timestamp column, as SQL. */
 export const TS = '`timestamp`';
 
-/** `customer_id IN (...) AND timestamp in window AND (<sentence>)`, values in `params`. */
+/** `customer_id = id` (or `IN (...)` for several) `AND timestamp in window AND (<sentence>)`, values in `params`. */
 export function scopeWhere(filter: ScopedFilter, params: ParamBag, withSentence = true): string {
   const clauses = [
     // One tenant as an equality: ClickHouse reads in key order (search.ts) only after a fixed prefix.

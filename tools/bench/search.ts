@@ -24,14 +24,13 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { ChdbEngine, type FlowEngine, aggregateTerms, insertFlowBatch, migrateFlowStore, searchRecordPages } from '../../src/flowstore/index.js';
 import { adminCli } from '../../test/kit/admin-cli.js';
+import { SEARCH_SETTINGS } from '../../src/flowstore/search-request.js';
 import { createFlowGenerator } from '../collector/flowgen/index.js';
 import { startProcess, stopProcess } from './processes.js';
 import { type LatencySummary, summarize } from './token-load.js';
 
-/** As the service's statements: no projection weighed (none answers a search, search-request.ts). */
-const NO_PROJECTIONS = { optimize_use_projections: 0, optimize_use_implicit_projections: 0 };
-/** As the service's page query: records read only for the page's rows, whatever its size. */
-const LAZY_PAGE = { ...NO_PROJECTIONS, query_plan_max_limit_for_lazy_materialization: 0 };
+/** As the service's page query (its search settings, search-request.ts): records read only for the page's rows, whatever its size. */
+const LAZY_PAGE = { ...SEARCH_SETTINGS, query_plan_max_limit_for_lazy_materialization: 0 };
 /**
  * The 5-path projection as the service writes it, by hand: nested objects, a path the flow lacks
  * left out (wire.md 5.1), `@timestamp` always.
@@ -469,7 +468,7 @@ async function main(): Promise<void> {
       for (const [i, s] of list.entries()) {
         const run = (tenant: string) =>
           Promise.all(
-            s.sql(tenant).map((st) => (st.lines ? engine.queryLines(st.sql, st.params, { settings: LAZY_PAGE }) : engine.query(st.sql, st.params, { settings: NO_PROJECTIONS }))),
+            s.sql(tenant).map((st) => (st.lines ? engine.queryLines(st.sql, st.params, { settings: LAZY_PAGE }) : engine.query(st.sql, st.params, { settings: SEARCH_SETTINGS }))),
           ).then(() => undefined);
         await warmUp(tenants, run);
         sql.push(await measure(o.seconds, tenants, run));

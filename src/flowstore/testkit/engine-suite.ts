@@ -266,6 +266,23 @@ export function defineFlowStoreSuite(label: string, open: () => Promise<OpenedEn
       expect(tags.buckets.map((b) => b.key)).toEqual(['a', 'b', 'c d', 'scan'].filter((t) => flows.some((f) => ((f.meta as { tags?: string[] })?.tags ?? []).includes(t))));
     });
 
+    it('reads no column statistics for a search (their per-part files cost each statement milliseconds)', async () => {
+      const c = customer('stats');
+      await seed(c, sampleFlows(20, 12, nowMs - 7000), 'b1');
+      await seed(c, sampleFlows(20, 13, nowMs - 7000), 'b2');
+      // A merged part carries statistics of every column (ClickHouse's auto_statistics_types).
+      await engine.command(named('flowstore:test.optimize', 'OPTIMIZE TABLE flows FINAL'));
+      const loadedMicros = async () =>
+        Number((await engine.query<{ v: number }>(named('flowstore:test.events', "SELECT sum(value) AS v FROM system.events WHERE event = 'LoadedStatisticsMicroseconds'"), {}))[0]?.v ?? 0);
+      const before = await loadedMicros();
+      await search({ customerIds: [c], sentence: 'dst.port eq 443', size: 5, timeseries: { interval: '1h' } });
+      await aggregateTerms(engine, { customerIds: [c], ...LAST_2H, field: 'app_name' }, { nowMs: Date.now() });
+      expect(await loadedMicros()).toBe(before);
+      // The same filter with ClickHouse's defaults does load them: the check above can see it.
+      await engine.query(named('flowstore:test.filter', 'SELECT count() FROM flows WHERE customer_id = {c:String} AND dst_port = 443'), { c });
+      expect(await loadedMicros()).toBeGreaterThan(before);
+    });
+
     it('treats hostile values as data, never as SQL', async () => {
       const c = customer('inject');
       const nasty = ["x' OR 1=1 --", "'); DROP TABLE flows; --", 'back\\slash', 'tab\there', '{p1:String}'];

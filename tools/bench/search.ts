@@ -244,12 +244,20 @@ function scenarios(prepared: Prepared): Scenario[] {
   };
   const fields = ['src.ip', 'dst.ip', 'dst.port', 'app_name', 'stats.volume.bytes.total'];
   const records = (extra: Record<string, unknown>) => (c: string) => ({ instance_ids: [c], module: 'flows', ...day, ...extra });
-  const terms = (ids: string[]): Statement => ({
-    sql:
-      `/* bench:sql.terms */ SELECT customer_id, app_name AS k, count() AS n, sum(count()) OVER (PARTITION BY customer_id) AS all_docs FROM flows ` +
-      `WHERE customer_id IN {ids:Array(String)} AND ${win} AND app_name IS NOT NULL GROUP BY customer_id, k ORDER BY customer_id, n DESC, k LIMIT 10 BY customer_id`,
-    params: { ids, s: startMs, e: endMs },
-  });
+  const terms = (ids: string[]): Statement =>
+    ids.length === 1
+      ? {
+          sql:
+            `/* bench:sql.terms */ SELECT app_name AS k, count() AS n, sum(count()) OVER () AS all_docs FROM flows ` +
+            `WHERE customer_id = {c:String} AND ${win} AND app_name IS NOT NULL GROUP BY k ORDER BY n DESC, k LIMIT 10`,
+          params: one(ids[0]!),
+        }
+      : {
+          sql:
+            `/* bench:sql.terms */ SELECT customer_id, app_name AS k, count() AS n, sum(count()) OVER (PARTITION BY customer_id) AS all_docs FROM flows ` +
+            `WHERE customer_id IN {ids:Array(String)} AND ${win} AND app_name IS NOT NULL GROUP BY customer_id, k ORDER BY customer_id, n DESC, k LIMIT 10 BY customer_id`,
+          params: { ids, s: startMs, e: endMs },
+        };
   const termsCheck = (ids: (c: string) => string[]) => (a: any, c: string) =>
     ids(c).every((id) => Array.isArray(a[id]?.buckets) && a[id].buckets.length > 0) ? undefined : `no buckets: ${JSON.stringify(a).slice(0, 200)}`;
   return [

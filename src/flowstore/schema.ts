@@ -11,7 +11,7 @@
  */
 import { createHash } from 'node:crypto';
 import { DEFAULT_RETENTION_DAYS, FLOWS_TABLE, createFlowsTableSql, flowColumnDefinitions, flowIndexDefinitions, ttlExpression } from './ddl.js';
-import { SOURCE_COLUMN } from './columns.js';
+import { SOURCE_COLUMN, quoteIdent } from './columns.js';
 import { egressRollupMigration } from './egress-rollups.js';
 import type { FlowEngine } from './engine.js';
 import { recordFromColumnsSql } from './record-json.js';
@@ -78,6 +78,7 @@ export interface MigrationReport {
   applied: number[];
   addedColumns: string[];
   addedIndexes: string[];
+  droppedIndexes: string[];
   retentionDays: number;
   retentionChanged: boolean;
 }
@@ -107,7 +108,7 @@ export async function migrateFlowStore(engine: FlowEngine, opts: MigrateOptions 
   );
   const applied = new Set(done.map((r) => Number(r.version)));
 
-  const report: MigrationReport = { applied: [], addedColumns: [], addedIndexes: [], retentionDays, retentionChanged: false };
+  const report: MigrationReport = { applied: [], addedColumns: [], addedIndexes: [], droppedIndexes: [], retentionDays, retentionChanged: false };
   const apply = async (m: Migration) => {
     const statements = m.statements({ retentionDays });
     for (const sql of statements) await engine.command(sql);
@@ -126,7 +127,7 @@ export async function migrateFlowStore(engine: FlowEngine, opts: MigrateOptions 
   // The table first, then every registry column, so that later migrations may use any of them.
   for (const m of pending.filter((m) => m.version === 1)) await apply(m);
   report.addedColumns = await addMissingColumns(engine);
-  report.addedIndexes = await addMissingIndexes(engine);
+  ({ added: report.addedIndexes, dropped: report.droppedIndexes } = await reconcileIndexes(engine));
   for (const m of pending.filter((m) => m.version > 1)) await apply(m);
   report.retentionChanged = await ensureRetention(engine, retentionDays);
   return report;
@@ -147,7 +148,12 @@ async function addMissingColumns(engine: FlowEngine): Promise<string[]> {
   return added;
 }
 
-async function addMissingIndexes(engine: FlowEngine): Promise<string[]> {
+/**
+ * Makes the table's skip indexes the registry's: adds the missing ones and drops ours (`idx_*`)
+ * that the registry no longer declares. An index that never skips a granule still costs every
+ * statement filtering on its column the reading of its files.
+ */
+async function reconcileIndexes(engine: FlowEngine): Promise<{ added: string[]; dropped: string[] }> {
   const existing = await engine.query<{ name: string }>(
     named(
       'flowstore:schema.indexes',
@@ -156,14 +162,20 @@ async function addMissingIndexes(engine: FlowEngine): Promise<string[]> {
     { table: FLOWS_TABLE },
   );
   const have = new Set(existing.map((r) => r.name));
+  const declared = flowIndexDefinitions();
   const added: string[] = [];
-  for (const i of flowIndexDefinitions()) {
+  for (const i of declared) {
     if (have.has(i.name)) continue;
     // New indexes cover new parts; old parts get it on merge (MATERIALIZE INDEX would rewrite them now).
     await engine.command(named('flowstore:schema.add_index', `ALTER TABLE ${FLOWS_TABLE} ADD ${i.sql.replace(/^INDEX /, 'INDEX IF NOT EXISTS ')}`));
     added.push(i.name);
   }
-  return added;
+  const names = new Set(declared.map((i) => i.name));
+  const dropped = [...have].filter((name) => name.startsWith('idx_') && !names.has(name)).sort();
+  for (const name of dropped) {
+    await engine.command(named('flowstore:schema.drop_index', `ALTER TABLE ${FLOWS_TABLE} DROP INDEX IF EXISTS ${quoteIdent(name)}`));
+  }
+  return { added, dropped };
 }
 
 /** The retention the table currently has, read from its TTL clause. */

@@ -120,7 +120,7 @@ export function defineFlowStoreSuite(label: string, open: () => Promise<OpenedEn
 
     it('migrates idempotently, reconciles columns and retention', async () => {
       const again = await migrateFlowStore(engine);
-      expect(again).toMatchObject({ applied: [], addedColumns: [], addedIndexes: [], retentionChanged: false });
+      expect(again).toMatchObject({ applied: [], addedColumns: [], addedIndexes: [], droppedIndexes: [], retentionChanged: false });
       expect(await currentRetentionDays(engine)).toBe(30);
       expect((await migrateFlowStore(engine, { retentionDays: 7 })).retentionChanged).toBe(true);
       expect(await currentRetentionDays(engine)).toBe(7);
@@ -128,6 +128,16 @@ export function defineFlowStoreSuite(label: string, open: () => Promise<OpenedEn
       expect(await currentRetentionDays(engine)).toBe(30);
       await engine.command(named('flowstore:test.drop_column', 'ALTER TABLE flows DROP COLUMN encap_proto_map'));
       expect((await migrateFlowStore(engine)).addedColumns).toEqual(['encap_proto_map']);
+      // Skip indexes follow the registry: one it no longer declares (as transport.proto's was) is
+      // dropped, a dropped one comes back, an operator's own (not `idx_`) stays.
+      await engine.command(named('flowstore:test.add_index', 'ALTER TABLE flows ADD INDEX idx_transport_proto transport_proto TYPE set(100) GRANULARITY 1'));
+      await engine.command(named('flowstore:test.add_index', 'ALTER TABLE flows ADD INDEX ops_doc_type doc_type TYPE set(10) GRANULARITY 1'));
+      await engine.command(named('flowstore:test.drop_index', 'ALTER TABLE flows DROP INDEX idx_dst_port'));
+      expect(await migrateFlowStore(engine)).toMatchObject({ addedIndexes: ['idx_dst_port'], droppedIndexes: ['idx_transport_proto'] });
+      const indexes = await engine.query<{ name: string }>(named('flowstore:test.indexes', "SELECT name FROM system.data_skipping_indices WHERE table = 'flows'"), {});
+      expect(indexes.map((i) => i.name)).toEqual(expect.arrayContaining(['ops_doc_type', 'idx_dst_port']));
+      expect(indexes.map((i) => i.name)).not.toContain('idx_transport_proto');
+      await engine.command(named('flowstore:test.drop_index', 'ALTER TABLE flows DROP INDEX ops_doc_type'));
       const versions = await engine.query<{ version: number }>(named('flowstore:test.migrations', 'SELECT version FROM schema_migrations ORDER BY version'), {});
       expect(versions.map((v) => Number(v.version))).toEqual(MIGRATIONS.map((m) => m.version));
     });

@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { PrismaClient } from '../generated/prisma/client.js';
-import { type EmbeddedPostgres, runningEmbeddedPostgresUrl, startEmbeddedPostgres } from './embedded-postgres.js';
+import { type EmbeddedPostgres, OUTBOX_POLLER, runningEmbeddedPostgresUrl, startEmbeddedPostgres } from './embedded-postgres.js';
 import { applyMigrations } from './migrate.js';
 import type { Logger } from './logger.js';
 
@@ -56,7 +56,7 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
     stats.recent.push(e.query);
     if (stats.recent.length > 500) stats.recent.splice(0, stats.recent.length - 500);
   });
-  const listener = embedded ? outboxListener(pool, options.logger) : await clientListener(url, options.logger);
+  const listener = embedded ? outboxListener(url, embedded.activity, options.logger) : await clientListener(url, options.logger);
 
   return {
     prisma,
@@ -83,22 +83,40 @@ interface Listener {
 
 /**
  * Embedded mode: every process's notifications land in the `_notifications` outbox (see the
- * foundation migration), which the owning server polls. Rows older than a minute are pruned.
+ * foundation migration), which the owning server polls on a connection of its own. A poll runs
+ * only when another connection has run a statement since the previous one began (`activity`):
+ * polling an idle PGlite 20 times a second cost the event loop 10–45 ms a second, in WASM on the
+ * main thread, beside every request. Rows older than a minute are pruned.
  */
-function outboxListener(pool: pg.Pool, logger: Logger, intervalMs = 50): Listener {
+export function outboxListener(url: string, activity: () => number, logger: Logger, intervalMs = 50): Listener {
   const handlers = new Map<string, Set<(payload: string) => void>>();
+  let client: pg.Client | undefined;
   let lastId: string | undefined;
+  let polledAt: number | undefined;
   let polls = 0;
   let running = false;
+  const query = async <R extends pg.QueryResultRow>(sql: string, values?: unknown[]) => {
+    if (!client) {
+      const next = new pg.Client({ connectionString: url, application_name: OUTBOX_POLLER });
+      next.on('error', () => {
+        if (client === next) client = undefined;
+      });
+      await next.connect();
+      client = next;
+    }
+    return client.query<R>(sql, values);
+  };
   const poll = async () => {
     if (running) return;
+    const seen = activity();
+    if (seen === polledAt) return;
     running = true;
     try {
       if (lastId === undefined) {
-        const { rows } = await pool.query<{ id: string | null }>('SELECT max(id)::text AS id FROM _notifications');
-        lastId = rows[0].id ?? '0';
+        const { rows } = await query<{ id: string | null }>('SELECT max(id)::text AS id FROM _notifications');
+        lastId = rows[0]!.id ?? '0';
       }
-      const { rows } = await pool.query<{ id: string; channel: string; payload: string }>(
+      const { rows } = await query<{ id: string; channel: string; payload: string }>(
         'SELECT id::text, channel, payload FROM _notifications WHERE id > $1 ORDER BY id LIMIT 1000',
         [lastId],
       );
@@ -106,7 +124,9 @@ function outboxListener(pool: pg.Pool, logger: Logger, intervalMs = 50): Listene
         lastId = row.id;
         handlers.get(row.channel)?.forEach((handler) => handler(row.payload));
       }
-      if (++polls % 1200 === 0) await pool.query("DELETE FROM _notifications WHERE created_at < now() - interval '1 minute'");
+      // A full batch may have left rows behind: poll again at the next tick.
+      if (rows.length < 1000) polledAt = seen;
+      if (++polls % 1200 === 0) await query("DELETE FROM _notifications WHERE created_at < now() - interval '1 minute'");
     } catch (error) {
       logger.warn('postgres.outbox_poll_failed', { error });
     } finally {
@@ -128,6 +148,7 @@ function outboxListener(pool: pg.Pool, logger: Logger, intervalMs = 50): Listene
     async close() {
       clearInterval(timer);
       while (running) await new Promise((r) => setTimeout(r, 5));
+      await client?.end().catch(() => undefined);
     },
   };
 }

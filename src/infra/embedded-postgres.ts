@@ -14,8 +14,16 @@ import { CycleQueue } from './pglite-queue.js';
 export interface EmbeddedPostgres {
   url: string;
   pglite: PGlite;
+  /**
+   * Statements run since start by every connection but the notification outbox's poller (its
+   * `application_name` is OUTBOX_POLLER): while it stands still, nobody can have notified.
+   */
+  activity(): number;
   close(): Promise<void>;
 }
+
+/** `application_name` of the connection that polls the notification outbox (database.ts). */
+export const OUTBOX_POLLER = 'notification-outbox-poller';
 
 interface OwnerRecord {
   pid: number;
@@ -44,12 +52,14 @@ export async function startEmbeddedPostgres(dataDir: string): Promise<EmbeddedPo
   const pglite = await PGlite.create(join(dataDir, 'postgres'));
   // One backend serves every socket connection, so this session setting holds for all of them.
   await pglite.exec(`SET app.notification_outbox = 'on'`);
-  const server = await serveOverSocket(pglite);
+  const queue = new CycleQueue(pglite, OUTBOX_POLLER);
+  const server = await serveOverSocket(pglite, queue);
   const port = server.port;
   writeFileSync(ownerFile(dataDir), JSON.stringify({ pid: process.pid, port } satisfies OwnerRecord));
   return {
     url: connectionUrl(port),
     pglite,
+    activity: () => queue.activity,
     async close() {
       rmSync(ownerFile(dataDir), { force: true });
       await server.stop();
@@ -62,8 +72,7 @@ export async function startEmbeddedPostgres(dataDir: string): Promise<EmbeddedPo
  * pglite-socket's connection handler over our own queue (see CycleQueue): many connections — the
  * server's pools, the admin CLI — share the one backend without their statements interleaving.
  */
-async function serveOverSocket(pglite: PGlite): Promise<{ port: number; stop(): Promise<void> }> {
-  const queue = new CycleQueue(pglite);
+async function serveOverSocket(pglite: PGlite, queue: CycleQueue): Promise<{ port: number; stop(): Promise<void> }> {
   const handlers = new Set<PGLiteSocketHandler>();
   const server = createServer((socket) => {
     const handler = new PGLiteSocketHandler({ db: pglite, closeOnDetach: true, queryQueue: queue as never } as never);

@@ -23,15 +23,23 @@ const TERMINATE = 0x58; // 'X'
 export class CycleQueue {
   private readonly queue: Pending[] = [];
   private readonly started = new Set<number>();
+  /** Connections whose statements `activity` leaves out (their startup named `quietApplication`). */
+  private readonly quiet = new Set<number>();
   private owner: number | null = null;
   private processing = false;
+  /** Messages run for every connection but the quiet ones, since start. */
+  activity = 0;
 
-  constructor(private readonly db: PGlite) {}
+  constructor(
+    private readonly db: PGlite,
+    private readonly quietApplication?: string,
+  ) {}
 
   enqueue(handlerId: number, message: Uint8Array, onData: (data: Uint8Array) => void): Promise<number> {
     // A connection's first message is its startup packet: a cycle of its own.
     const startup = !this.started.has(handlerId);
     this.started.add(handlerId);
+    if (startup && this.quietApplication !== undefined && applicationName(message) === this.quietApplication) this.quiet.add(handlerId);
     return new Promise((resolve, reject) => {
       this.queue.push({ handlerId, message, onData, resolve, reject, startup });
       void this.process();
@@ -47,6 +55,7 @@ export class CycleQueue {
       if (this.queue[i].handlerId === handlerId) this.queue.splice(i, 1)[0].reject(new Error('connection closed'));
     }
     this.started.delete(handlerId);
+    this.quiet.delete(handlerId);
   }
 
   /** A connection that went away mid-cycle or mid-transaction must not keep the backend. */
@@ -68,6 +77,8 @@ export class CycleQueue {
     try {
       for (let item = this.next(); item; item = this.next()) {
         let bytes = 0;
+        // Counted before it runs: a poll that starts after this count sees what the message committed.
+        if (!this.quiet.has(item.handlerId)) this.activity++;
         try {
           await this.db.runExclusive(() =>
             this.db.execProtocolRawStream(item!.message, {
@@ -91,4 +102,11 @@ export class CycleQueue {
       this.processing = false;
     }
   }
+}
+
+/** `application_name` of a startup packet (length, protocol version, then name/value pairs). */
+export function applicationName(startup: Uint8Array): string | undefined {
+  const text = Buffer.from(startup.buffer, startup.byteOffset, startup.byteLength).toString('utf8', 8).split('\0');
+  for (let i = 0; i + 1 < text.length; i += 2) if (text[i] === 'application_name') return text[i + 1];
+  return undefined;
 }

@@ -3,7 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { outboxListener } from '../../src/infra/database.js';
 import { type EmbeddedPostgres, startEmbeddedPostgres } from '../../src/infra/embedded-postgres.js';
+import { createLogger } from '../../src/infra/logger.js';
+import { applyMigrations } from '../../src/infra/migrate.js';
 
 /**
  * Several processes' connections (the server's pools, the admin CLI) share PGlite's one backend.
@@ -62,5 +65,38 @@ describe('embedded PostgreSQL socket', () => {
     client.on('error', () => undefined);
     (client as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy();
     await expect.poll(async () => (await pools[0].query('SELECT count(*)::int AS n FROM t WHERE k = 999999')).rows[0].n).toBe(0);
+  });
+
+  it('polls the notification outbox only after other connections ran statements', async () => {
+    await applyMigrations(pools[0], createLogger('silent'));
+    let calls = 0;
+    const run = embedded.pglite.execProtocolRawStream.bind(embedded.pglite);
+    embedded.pglite.execProtocolRawStream = ((...args: Parameters<typeof run>) => {
+      calls++;
+      return run(...args);
+    }) as typeof run;
+    const listener = outboxListener(embedded.url, embedded.activity, createLogger('silent'), 10);
+    try {
+      const heard: string[] = [];
+      await listener.listen('things', (payload) => heard.push(payload));
+      await pools[1].query("SELECT app_notify('things', 'one')");
+      await expect.poll(() => heard, { timeout: 5000 }).toEqual(['one']);
+      // Idle: twenty ticks of the poller, and PGlite runs nothing.
+      const before = calls;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(calls).toBe(before);
+      // A notification inside a transaction is heard once it commits.
+      const client = await pools[2].connect();
+      await client.query('BEGIN');
+      await client.query("SELECT app_notify('things', 'two')");
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(heard).toEqual(['one']);
+      await client.query('COMMIT');
+      client.release();
+      await expect.poll(() => heard, { timeout: 5000 }).toEqual(['one', 'two']);
+    } finally {
+      embedded.pglite.execProtocolRawStream = run;
+      await listener.close();
+    }
   });
 });

@@ -26,12 +26,21 @@ export interface RecordJson {
 }
 
 interface TreeNode {
-  /** SQL of the text `,"key":`. */
-  prefix: string;
-  /** For a leaf: SQL of `,"key":value`, or '' when the value is absent. */
-  member?: (aliases?: Aliases) => string;
+  /** The text `,"key":`. */
+  key: string;
+  /** How `key` (or a chain of keys starting here) becomes SQL. */
+  keyText: KeyText;
+  /** For a leaf: its member, see Member. */
+  member?: Member;
   children: Map<string, TreeNode>;
 }
+
+/**
+ * A leaf's member: SQL of `<prefix>value<close>`, or '' when the value is absent. `prefix` is SQL
+ * of the text before the value (`,"key":`, or `,"a":{"b":` for a chain of objects), `close` the
+ * braces the chain opened.
+ */
+type Member = (prefix: string, close: string, aliases?: Aliases) => string;
 
 /** How a key becomes SQL text: a literal for registry keys, a parameter for requested ones. */
 type KeyText = (text: string) => string;
@@ -39,8 +48,10 @@ type KeyText = (text: string) => string;
 /** A SQL string literal of text we generate (registry keys). */
 const literal: KeyText = (text) => `'${text.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 
-const present = (prefix: string, value: string, absent?: string) =>
-  absent ? `if(${absent}, '', concat(${prefix}, ${value}))` : `concat(${prefix}, ${value})`;
+const present = (prefix: string, close: string, value: string, absent?: string) => {
+  const text = close ? `concat(${prefix}, ${value}, '${close}')` : `concat(${prefix}, ${value})`;
+  return absent ? `if(${absent}, '', ${text})` : text;
+};
 
 /**
  * Names for repeated subexpressions. An object's members are tested for '' and then used, so
@@ -54,26 +65,35 @@ class Aliases {
   }
 }
 
-const newNode = (prefix: string): TreeNode => ({ prefix, children: new Map() });
+const newNode = (key: string, keyText: KeyText): TreeNode => ({ key, keyText, children: new Map() });
 
-function insert(root: TreeNode, keys: readonly string[], keyText: KeyText, member: (prefix: string) => TreeNode['member']): void {
+function insert(root: TreeNode, keys: readonly string[], keyText: KeyText, member: Member): void {
   let node = root;
   for (const key of keys) {
     let next = node.children.get(key);
-    if (!next) node.children.set(key, (next = newNode(keyText(`,${JSON.stringify(key)}:`))));
+    if (!next) node.children.set(key, (next = newNode(`,${JSON.stringify(key)}:`, keyText)));
     node = next;
   }
-  node.member = member(node.prefix);
+  node.member = member;
 }
 
 /** The concatenated members of an object's children: '' when none is present. */
 function membersSql(node: TreeNode, aliases?: Aliases): string {
   const parts = [...node.children.values()].map((child) => {
-    if (child.member) return child.member(aliases);
-    const members = membersSql(child, aliases);
-    if (!aliases) return present(child.prefix, `concat('{', substring(${members}, 2), '}')`, `${members} = ''`);
+    // Objects of one member each (`stats.volume.bytes.total` asked alone) are written with one
+    // prefix, `,"stats":{"volume":{"bytes":{"total":`, and closed after the value: one test for
+    // absence instead of one per level (~2 ms of a 1,000-record page at 100M).
+    const chain = [child];
+    for (let end = child; !end.member && end.children.size === 1; ) chain.push((end = end.children.values().next().value!));
+    const end = chain[chain.length - 1]!;
+    const keyText = chain.find((n) => n.keyText !== literal)?.keyText ?? literal;
+    const prefix = keyText(chain.map((n, i) => (i === 0 ? n.key : `{${n.key.slice(1)}`)).join(''));
+    const close = '}'.repeat(chain.length - 1);
+    if (end.member) return end.member(prefix, close, aliases);
+    const members = membersSql(end, aliases);
+    if (!aliases) return present(prefix, close, `concat('{', substring(${members}, 2), '}')`, `${members} = ''`);
     const alias = aliases.name();
-    return present(child.prefix, `concat('{', substring(${alias}, 2), '}')`, `(${members} AS ${alias}) = ''`);
+    return present(prefix, close, `concat('{', substring(${alias}, 2), '}')`, `(${members} AS ${alias}) = ''`);
   });
   return parts.length === 1 ? parts[0]! : `concat(${parts.join(', ')})`;
 }
@@ -84,9 +104,9 @@ function objectSql(node: TreeNode, aliases?: Aliases): string {
 }
 
 /** A leaf read from the JSON text `json` at `keys`: absent when missing or null. */
-function rawLeaf(json: string, keys: readonly string[], keyText: KeyText): (prefix: string) => TreeNode['member'] {
+function rawLeaf(json: string, keys: readonly string[], keyText: KeyText): Member {
   const raw = `JSONExtractRaw(${json}, ${keys.map(keyText).join(', ')})`;
-  return (prefix) => () => present(prefix, raw, `${raw} IN ('', 'null')`);
+  return (prefix, close) => present(prefix, close, raw, `${raw} IN ('', 'null')`);
 }
 
 /** Requested paths without the ones a requested prefix already covers (`src` covers `src.zone`). */
@@ -98,15 +118,15 @@ function outermost(paths: readonly string[]): string[] {
  * A member holding the array of objects at `keys` of `json` (`path`), each element cut down to
  * `subPaths`; elements left empty are dropped, and the member is absent when none is left.
  */
-function pickedArray(json: string, keys: readonly string[], subPaths: readonly string[], keyText: KeyText): (prefix: string) => TreeNode['member'] {
-  const element = newNode('');
+function pickedArray(json: string, keys: readonly string[], subPaths: readonly string[], keyText: KeyText): Member {
+  const element = newNode('', literal);
   for (const p of outermost(subPaths)) insert(element, p.split('.'), keyText, rawLeaf('x', p.split('.'), keyText));
   const members = membersSql(element);
   const item = `if(${members} = '', '', concat('{', substring(${members}, 2), '}'))`;
   const items = `arrayFilter(y -> y != '', arrayMap(x -> ${item}, JSONExtractArrayRaw(${json}, ${keys.map(keyText).join(', ')})))`;
-  return (prefix) => (aliases) => {
+  return (prefix, close, aliases) => {
     const alias = aliases!.name();
-    return present(prefix, `concat('[', arrayStringConcat(${alias}, ','), ']')`, `empty(${items} AS ${alias})`);
+    return present(prefix, close, `concat('[', arrayStringConcat(${alias}, ','), ']')`, `empty(${items} AS ${alias})`);
   };
 }
 
@@ -131,8 +151,8 @@ export function projectedRecordSql(p: Projected): RecordJson {
     return `{${name}:String}`;
   };
   const source = quoteIdent(SOURCE_COLUMN);
-  const root = newNode('');
-  for (const col of p.internal) insert(root, [col.path], literal, (prefix) => () => present(prefix, `toJSONString(${quoteIdent(col.column)})`));
+  const root = newNode('', literal);
+  for (const col of p.internal) insert(root, [col.path], literal, (prefix, close) => present(prefix, close, `toJSONString(${quoteIdent(col.column)})`));
   for (const path of outermost(p.paths)) {
     // A registry leaf is read from its column (a few bytes); anything else (an object, which
     // may hold unknown keys too, or an unknown path) is cut out of the stored record.
@@ -144,33 +164,33 @@ export function projectedRecordSql(p: Projected): RecordJson {
 }
 
 /** The member of one column's value, as ingest writes it into `source`. */
-function columnLeaf(col: ColumnDef): (prefix: string) => TreeNode['member'] {
+function columnLeaf(col: ColumnDef): Member {
   const c = quoteIdent(col.column);
   const isNull = col.nullable ? `isNull(${c})` : undefined;
   const value = col.nullable ? `assumeNotNull(${c})` : c;
-  return (prefix) => () => {
+  return (prefix, close) => {
     switch (col.kind) {
       case 'timestamp':
-        return present(prefix, `toString(toUnixTimestamp64Milli(${value}))`, isNull);
+        return present(prefix, close, `toString(toUnixTimestamp64Milli(${value}))`, isNull);
       case 'json':
-        return present(prefix, value, `${isNull ? `${isNull} OR ` : ''}${value} IN ('', '[]')`);
+        return present(prefix, close, value, `${isNull ? `${isNull} OR ` : ''}${value} IN ('', '[]')`);
       case 'string[]':
       case 'float[]':
-        return present(prefix, `toJSONString(${c})`, `empty(${c})`);
+        return present(prefix, close, `toJSONString(${c})`, `empty(${c})`);
       case 'int':
       case 'float':
       case 'bool':
         // Ingest admits finite numbers only, whose text form is valid JSON (and cheaper than toJSONString).
-        return present(prefix, `toString(${value})`, isNull);
+        return present(prefix, close, `toString(${value})`, isNull);
       default:
-        return present(prefix, `toJSONString(${value})`, isNull);
+        return present(prefix, close, `toJSONString(${value})`, isNull);
     }
   };
 }
 
 /** The whole record rebuilt from its columns and extras: what ingest writes to `source`. */
 export function recordFromColumnsSql(): string {
-  const root = newNode('');
+  const root = newNode('', literal);
   for (const col of RECORD_COLUMNS) insert(root, col.path.split('.'), literal, columnLeaf(col));
   const extras = quoteIdent(EXTRAS_COLUMN);
   return `if(${extras} = '', ${objectSql(root, new Aliases())} AS __record, JSONMergePatch(${extras}, __record))`;

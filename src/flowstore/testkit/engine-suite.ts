@@ -221,6 +221,8 @@ export function defineFlowStoreSuite(label: string, open: () => Promise<OpenedEn
       const get = async (fields: string[]) => (await search({ customerIds: [c], fields }))[c]!.flows[0];
       expect(await get(['src.ip', 'dst.port', 'nope.missing'])).toEqual({ '@timestamp': flow['@timestamp'], src: { ip: '10.9.9.9' }, dst: { port: 443 } });
       expect(await get(['src', 'custom'])).toEqual({ '@timestamp': flow['@timestamp'], src: flow.src, custom: { x: 1 } });
+      // Chains of one-member objects, present and absent, from a column and from `source`.
+      expect(await get(['src.geo.asn', 'stats.volume.bytes.total', 'custom.x', 'custom2.y.z'])).toEqual({ '@timestamp': flow['@timestamp'], src: { geo: { asn: 5 } }, custom: { x: 1 } });
       expect(await get(['hostname'])).toEqual({ '@timestamp': flow['@timestamp'], path: [{ sensor: { hostname: 'h' } }] });
       expect(await get(['id', 'bytes'])).toEqual({ '@timestamp': flow['@timestamp'], id: recordId(c, 'n1', 'b1', 0) });
       await expect(get(['*'])).rejects.toMatchObject({ code: 'validation_error', field: 'fields[0]' });

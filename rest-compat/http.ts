@@ -6,7 +6,9 @@ export const MAX_BODY_BYTES = 1024 * 1024;
 
 /** Writes `body` as JSON; raw JSON inside it (a page of flows) goes out as the bytes it is. */
 export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  const chunks = serializeJson(body);
+  const { chunks, release } = serializeJson(body);
+  // The socket is done with the chunks once the response closes (finished or cut off).
+  res.once('close', release);
   let length = 0;
   for (const c of chunks) length += c.byteLength;
   res.writeHead(status, {

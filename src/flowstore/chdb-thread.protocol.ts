@@ -4,6 +4,7 @@
  */
 import type { InsertOptions, QueryOptions } from './engine.js';
 import { FlowEngineError, FlowQueryAbortedError, FlowQueryTimeoutError } from './errors.js';
+import type { SlabResult } from './chdb-thread.slabs.js';
 import type { Params } from './sql.js';
 
 /** QueryOptions without the signal, which cannot cross: an abort is a message of its own. */
@@ -16,9 +17,10 @@ export type CallBody =
   | { op: 'ping' }
   | { op: 'close' };
 
-export type Call = (CallBody & { id: number }) | { id: number; op: 'abort' };
+export type Call = (CallBody & { id: number }) | { id: number; op: 'abort' } | { op: 'free'; slab: number; use: number };
 
-export type Reply = { id: number; ok: true; bytes?: Uint8Array; alive?: boolean } | { id: number; ok: false; error: WireError };
+/** A result comes back as `bytes` (transferred) or in a `slab` shared with the API thread (chdb-thread.slabs.ts). */
+export type Reply = { id: number; ok: true; bytes?: Uint8Array; slab?: SlabResult; alive?: boolean } | { id: number; ok: false; error: WireError };
 
 /** The worker's first message: the database is open, or why not. */
 export type Started = { ready: true } | { ready: false; error: WireError };

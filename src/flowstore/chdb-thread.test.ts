@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { giveBack } from '../infra/lent-bytes.js';
 import { ChdbThreadEngine } from './chdb-thread.js';
 import { FlowEngineError } from './errors.js';
 import { named } from './sql.js';
@@ -39,6 +40,29 @@ describe('ChdbThreadEngine', () => {
     }
     await expect(engine.query(named('flowstore:test.after', 'SELECT 1'), {})).rejects.toThrow(/closed/);
     expect(await engine.ping()).toBe(false);
+  });
+
+  it('lends big results in shared memory, reused only once given back', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'flowstore-chdb-thread-'));
+    const engine = await ChdbThreadEngine.open(dir);
+    // 200,000 lines of 31 bytes: 6.2 MB, a slab result.
+    const lines = (c: string) => engine.queryLines(named('flowstore:test.big', `SELECT repeat({c:String}, 30) FROM numbers(200000)`), { c });
+    try {
+      const a = await lines('a');
+      expect(a.buffer).toBeInstanceOf(SharedArrayBuffer);
+      const b = await lines('b');
+      expect([a[0], a[a.length - 2], b[0]]).toEqual([0x61, 0x61, 0x62]); // a still lent: b went elsewhere
+      giveBack(a);
+      giveBack(b);
+      const c = await lines('c');
+      expect([c[0], c.length]).toEqual([0x63, 200_000 * 31]);
+      expect(a[0] === 0x63 || b[0] === 0x63).toBe(true); // c reuses memory given back
+      const small = await engine.queryLines(named('flowstore:test.small', 'SELECT 1'), {});
+      expect(small.buffer).not.toBeInstanceOf(SharedArrayBuffer);
+    } finally {
+      await engine.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it.runIf(process.platform === 'linux')('runs at the lowest priority on its own thread, the main thread untouched', async () => {

@@ -5,17 +5,20 @@
  * completion callback, on the thread that asked. On the main thread a 25,000-record page (~60 MB)
  * meant ~60 MB of fresh pages faulted in and copied while nothing else could run: token requests
  * waited 100–200 ms behind it (measured, docs/search.md). Here that copy happens on the worker and
- * the bytes cross over by transfer, not by copy; the main thread only parses or forwards them.
+ * the bytes cross over in memory the threads share (big results, lent until given back:
+ * chdb-thread.slabs.ts) or by transfer; the main thread only parses or forwards them.
  *
  * The worker (chdb-thread.worker.ts) runs a ChdbEngine, so SQL, settings, limits and typed errors
  * are that engine's; this side carries calls and the caller's aborts across, and rebuilds the
  * typed errors (chdb-thread.protocol.ts).
  */
 import { Worker } from 'node:worker_threads';
+import { giveBack, lend } from '../infra/lent-bytes.js';
 import { type FlowEngine, type InsertOptions, type QueryOptions, parseEachRow } from './engine.js';
 import { jsonEachRowBytes } from './chdb-engine.js';
 import { FlowEngineError, FlowQueryAbortedError } from './errors.js';
 import { type Call, type CallBody, type Reply, type Started, errorFromWire, transferable, wireOptions } from './chdb-thread.protocol.js';
+import type { SlabResult } from './chdb-thread.slabs.js';
 import { requireQueryName, type Params } from './sql.js';
 
 interface Pending {
@@ -32,6 +35,8 @@ export class ChdbThreadEngine implements FlowEngine {
 
   /** Settles once the worker has opened the database (or failed to). */
   private readonly started: Promise<void>;
+  /** A slab result nobody gave back is freed once its memory's every view is collected. */
+  private readonly uncollected = new FinalizationRegistry<{ slab: number; use: number }>((held) => this.free(held));
 
   private constructor(private readonly worker: Worker) {
     let opened!: (started: Started) => void;
@@ -54,8 +59,13 @@ export class ChdbThreadEngine implements FlowEngine {
   }
 
   async query<T>(sql: string, params: Params, opts: QueryOptions = {}): Promise<T[]> {
-    return parseEachRow<T>((await this.select(sql, params, opts, 'JSONEachRow')).toString('utf8'));
+    const bytes = await this.select(sql, params, opts, 'JSONEachRow');
+    const text = bytes.toString('utf8');
+    giveBack(bytes);
+    return parseEachRow<T>(text);
   }
+
+  /** Lines in a slab are lent (infra/lent-bytes.ts): give them back once written or copied. */
 
   queryLines(sql: string, params: Params, opts: QueryOptions = {}): Promise<Buffer> {
     return this.select(sql, params, opts, 'TabSeparatedRaw');
@@ -89,8 +99,30 @@ export class ChdbThreadEngine implements FlowEngine {
 
   private async select(sql: string, params: Params, opts: QueryOptions, format: 'JSONEachRow' | 'TabSeparatedRaw'): Promise<Buffer> {
     const reply = await this.call({ op: 'select', sql, params, opts: wireOptions(opts), format }, requireQueryName(sql), opts.signal);
+    if (reply.slab) return this.borrow(reply.slab);
     const bytes = reply.bytes!;
     return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  }
+
+  /**
+   * A view of a slab result, lent until given back. Each reply brings its own SharedArrayBuffer
+   * object for the slab, which every view of the result holds (`buffer`): once all are collected,
+   * so is it, and the registry frees the placement if nobody gave it back.
+   */
+  private borrow(result: SlabResult): Buffer {
+    const placement = { slab: result.slab, use: result.use };
+    const unregister = {};
+    this.uncollected.register(result.memory, placement, unregister);
+    const bytes = Buffer.from(result.memory, 0, result.length);
+    lend(bytes, () => {
+      this.uncollected.unregister(unregister);
+      this.free(placement);
+    });
+    return bytes;
+  }
+
+  private free({ slab, use }: { slab: number; use: number }): void {
+    if (!this.ended) this.worker.postMessage({ op: 'free', slab, use } satisfies Call);
   }
 
   private call(body: CallBody, queryName: string, signal?: AbortSignal, transfer: ArrayBuffer[] = []): Promise<Reply & { ok: true }> {

@@ -1,11 +1,12 @@
 /**
- * The thread behind ChdbThreadEngine (chdb-thread.ts): a ChdbEngine serving its calls. Results
- * leave by transfer, so the engine's copy of them is the only one.
+ * The thread behind ChdbThreadEngine (chdb-thread.ts): a ChdbEngine serving its calls. Big results
+ * leave in a slab shared with the API thread (chdb-thread.slabs.ts), others by transfer.
  */
 import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { ChdbEngine } from './chdb-engine.js';
 import { type Call, type CallBody, type Reply, type Started, errorToWire, transferable } from './chdb-thread.protocol.js';
+import { SlabPool } from './chdb-thread.slabs.js';
 
 const port = parentPort!;
 
@@ -15,6 +16,7 @@ const port = parentPort!;
 setPriority(19);
 
 const running = new Map<number, AbortController>();
+const slabs = new SlabPool();
 let engine: ChdbEngine;
 
 try {
@@ -27,6 +29,7 @@ try {
 
 port.on('message', (call: Call) => {
   if (call.op === 'abort') running.get(call.id)?.abort(new Error('aborted by the caller'));
+  else if (call.op === 'free') slabs.free(call.slab, call.use);
   else void serve(call);
 });
 
@@ -35,8 +38,10 @@ async function serve(call: CallBody & { id: number }): Promise<void> {
   running.set(call.id, controller);
   const signal = controller.signal;
   try {
-    const reply = await run(call, signal);
-    port.postMessage({ id: call.id, ok: true, ...reply } satisfies Reply, reply.bytes ? transferable(reply.bytes) : []);
+    const { bytes, ...rest } = await run(call, signal);
+    const slab = bytes && slabs.place(bytes);
+    if (slab) port.postMessage({ id: call.id, ok: true, slab, ...rest } satisfies Reply);
+    else port.postMessage({ id: call.id, ok: true, ...(bytes ? { bytes } : {}), ...rest } satisfies Reply, bytes ? transferable(bytes) : []);
   } catch (err) {
     port.postMessage({ id: call.id, ok: false, error: errorToWire(err) } satisfies Reply);
   } finally {

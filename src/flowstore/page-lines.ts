@@ -6,8 +6,11 @@
  *
  * Each instance's records become one JSON array. One instance, the common case: the newlines
  * become the array's commas in place, so the page goes out as slices of the engine's own buffer.
- * Several: each instance's records are cut out of the lines and joined (one copy).
+ * Several: each instance's records are cut out of the lines and joined (one copy). Lines the
+ * pages do not hold on to are given back at once (infra/lent-bytes.ts); the pages' own are given
+ * back by whoever writes them (RawJson.release).
  */
+import { giveBack } from '../infra/lent-bytes.js';
 import { RawJson } from '../infra/raw-json.js';
 
 const NEWLINE = 0x0a;
@@ -40,6 +43,8 @@ export function pagesFromLines(lines: Buffer, customerIds: readonly string[]): M
     if (segments.length) {
       page.flows = new RawJson([OPEN, ...segments.flatMap((s, i) => (i ? [COMMA, s.joined] : [s.joined])), CLOSE]);
       page.count = segments.reduce((n, s) => n + s.count, 0);
+    } else {
+      giveBack(lines);
     }
     return pages;
   }
@@ -61,6 +66,7 @@ export function pagesFromLines(lines: Buffer, customerIds: readonly string[]): M
     const page = pages.get(id);
     if (page) Object.assign(page, { flows: new RawJson([OPEN, Buffer.concat(list), CLOSE]), count: (list.length + 1) / 2 });
   }
+  giveBack(lines);
   return pages;
 }
 

@@ -151,7 +151,10 @@ function fillBuckets(rows: BucketRow[], filter: ScopedFilter, stepMs: number, me
 export async function searchRecords(engine: FlowEngine, req: SearchRequest, opts: RunOptions = {}): Promise<SearchResponse> {
   const raw = await searchRecordPages(engine, req, opts);
   const parsed: SearchResponse = {};
-  for (const [id, page] of Object.entries(raw)) parsed[id] = { ...page, flows: page.flows.parse() as Record<string, unknown>[] };
+  for (const [id, page] of Object.entries(raw)) {
+    parsed[id] = { ...page, flows: page.flows.parse() as Record<string, unknown>[] };
+    page.flows.release();
+  }
   return parsed;
 }
 

@@ -5,7 +5,7 @@
  * loop). Status, headers and error shaping stay yoga's own: only the serializer is swapped.
  */
 import type { Plugin } from 'graphql-yoga';
-import { stringifyJson } from '../infra/raw-json.js';
+import { type SerializedJson, stringifyJson } from '../infra/raw-json.js';
 
 type ResultProcessor = Parameters<NonNullable<Plugin['onResultProcess']>>[0]['setResultProcessor'] extends (p: infer P, ...rest: never[]) => void ? P : never;
 type ResultProcessorInput = Parameters<ResultProcessor>[0];
@@ -18,7 +18,7 @@ export function rawJsonResults(): Plugin {
       const mediaType = acceptableMediaTypes.find((t) => t === 'application/json' || t === 'application/graphql-response+json');
       if (!mediaType) return;
       setResultProcessor(async (input: ResultProcessorInput, fetchAPI, accepted) => {
-        let spliced: Uint8Array[] | undefined;
+        let spliced: SerializedJson | undefined;
         const stringify = (value: unknown) => {
           const out = stringifyJson(value);
           if (typeof out === 'string') return out;
@@ -29,7 +29,9 @@ export function rawJsonResults(): Plugin {
         if (!spliced) return response;
         const headers = new fetchAPI.Headers(response.headers);
         headers.delete('content-length');
-        return new fetchAPI.Response(Buffer.concat(spliced), { status: response.status, statusText: response.statusText, headers });
+        const body = Buffer.concat(spliced.chunks);
+        spliced.release();
+        return new fetchAPI.Response(body, { status: response.status, statusText: response.statusText, headers });
       }, mediaType);
     },
   };

@@ -8,6 +8,7 @@
  * serializer) gets the parsed value from `toJSON`, so a raw value is never wrong, only slower.
  */
 import { randomBytes } from 'node:crypto';
+import { giveBack } from './lent-bytes.js';
 
 export class RawJson {
   /** `chunks` concatenated are the JSON text of one value. */
@@ -20,6 +21,17 @@ export class RawJson {
   toJSON(): unknown {
     return splicing ? splicing.placeholder(this) : this.parse();
   }
+
+  /** Gives back the lent memory its chunks lie in (infra/lent-bytes.ts): call once they are written or copied. */
+  release(): void {
+    for (const chunk of this.chunks) giveBack(chunk);
+  }
+}
+
+/** A response's JSON text as chunks to write in order; `release` once they are written or copied. */
+export interface SerializedJson {
+  chunks: Uint8Array[];
+  release(): void;
 }
 
 /** Set only during serializeJson's (synchronous) JSON.stringify. */
@@ -30,13 +42,13 @@ let splicing: { placeholder(raw: RawJson): string } | undefined;
  * first replaced by a placeholder string naming it with a random nonce, so no string in the
  * data can be taken for one.
  */
-export function serializeJson(value: unknown): Uint8Array[] {
+export function serializeJson(value: unknown): SerializedJson {
   const out = stringifyJson(value);
-  return typeof out === 'string' ? [Buffer.from(out, 'utf8')] : out;
+  return typeof out === 'string' ? { chunks: [Buffer.from(out, 'utf8')], release: () => undefined } : out;
 }
 
 /** As serializeJson, but plain JSON text when `value` holds no raw value (the common case, not encoded twice). */
-export function stringifyJson(value: unknown): string | Uint8Array[] {
+export function stringifyJson(value: unknown): string | SerializedJson {
   const nonce = randomBytes(12).toString('hex');
   const raws: RawJson[] = [];
   splicing = { placeholder: (raw) => `${nonce}:${raws.push(raw) - 1}` };
@@ -58,5 +70,5 @@ export function stringifyJson(value: unknown): string | Uint8Array[] {
     from = close + 1;
   }
   chunks.push(Buffer.from(text.slice(from), 'utf8'));
-  return chunks;
+  return { chunks, release: () => raws.forEach((raw) => raw.release()) };
 }

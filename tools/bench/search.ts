@@ -12,7 +12,9 @@
  *    time: chDB runs one statement at a time anyway) while another process (token-load.ts)
  *    issues tokens at a fixed rate and records their latency;
  * 4. SQL: the server stopped (chDB admits one process per directory), the bench opens the engine
- *    and runs the equivalent hand-written statements the same number of times.
+ *    and runs the equivalent hand-written statements, and the flow store's own functions;
+ * each side is timed in two halves, REST · SQL, store · store, SQL · REST, so that a drift of the
+ * host's speed over the run (20–30 % between runs here) weighs on every side alike.
  * With `--data DIR` the prepared directory is kept and reused by later runs with the same shape;
  * `--only TEXT` measures only the scenarios whose name contains TEXT.
  */
@@ -27,7 +29,7 @@ import { adminCli } from '../../test/kit/admin-cli.js';
 import { SEARCH_SETTINGS } from '../../src/flowstore/search-request.js';
 import { createFlowGenerator } from '../collector/flowgen/index.js';
 import { startProcess, stopProcess } from './processes.js';
-import { type LatencySummary, summarize } from './token-load.js';
+import { type TokenLatencies, summarize } from './token-load.js';
 
 /** As the service's page query (its search settings, search-request.ts): records read only for the page's rows, whatever its size. */
 const LAZY_PAGE = { ...SEARCH_SETTINGS, query_plan_max_limit_for_lazy_materialization: 0 };
@@ -321,8 +323,8 @@ function scenarios(prepared: Prepared): Scenario[] {
   ];
 }
 
-/** Runs `fn` closed-loop for `seconds` (at least 5 and at most 400 times), rotating tenants. */
-async function measure(seconds: number, tenants: string[], fn: (tenant: string) => Promise<void>): Promise<LatencySummary> {
+/** Runs `fn` closed-loop for `seconds` (at least 5 and at most 400 times), rotating tenants; the latencies. */
+async function measure(seconds: number, tenants: string[], fn: (tenant: string) => Promise<void>): Promise<number[]> {
   const latencies: number[] = [];
   const until = performance.now() + seconds * 1000;
   for (let i = 0; latencies.length < 400 && (latencies.length < 5 || performance.now() < until); i++) {
@@ -330,7 +332,7 @@ async function measure(seconds: number, tenants: string[], fn: (tenant: string) 
     await fn(tenants[i % tenants.length]!);
     latencies.push(performance.now() - started);
   }
-  return summarize(latencies);
+  return latencies;
 }
 
 /**
@@ -346,10 +348,8 @@ async function warmUp(tenants: string[], fn: (tenant: string) => Promise<void>):
   }
 }
 
-type TokenResult = LatencySummary & { failures: number };
-
 /** Starts token-load.ts and resolves once its own warm-up is done and the timed requests have begun. */
-async function startTokenLoad(url: string, body: string, rate: number): Promise<{ child: ChildProcess; stop(): Promise<TokenResult> }> {
+async function startTokenLoad(url: string, body: string, rate: number): Promise<{ child: ChildProcess; stop(): Promise<TokenLatencies> }> {
   const child = spawn(process.execPath, ['--import', 'tsx', TOKEN_LOAD, url, body, String(rate)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   await new Promise<void>((resolve, reject) => {
     child.once('message', () => resolve());
@@ -363,6 +363,92 @@ async function startTokenLoad(url: string, body: string, rate: number): Promise<
         child.send('stop');
       }),
   };
+}
+
+interface RestHalf {
+  rest: number[][];
+  firstByte: number[][];
+  tokens: TokenLatencies[];
+  idleTokens: number[];
+}
+
+/**
+ * The server on the data directory, each scenario timed through REST with token issuance beside
+ * it, and token issuance alone. The first half also checks that every scenario answers correctly.
+ */
+async function restHalf(list: Scenario[], prepared: Prepared, env: Record<string, string>, seconds: number, tokenRate: number, check: boolean): Promise<RestHalf> {
+  const tenants = prepared.tenantIds;
+  const credentials = JSON.stringify(prepared.client);
+  const server = await startProcess('src/main.ts', env);
+  const out: RestHalf = { rest: [], firstByte: [], tokens: [], idleTokens: [] };
+  try {
+    const { access_token } = await post(`${server.url}/rest/oauth2/token/1.0`, prepared.client);
+    const headers = { ...json, authorization: `Bearer ${access_token}` };
+    // Every scenario answers correctly (and the server is warm) before anything is timed.
+    for (const s of check ? list : []) {
+      for (const tenant of tenants.slice(0, 2)) {
+        const res = await fetch(server.url + s.path, { method: 'POST', headers, body: JSON.stringify(s.body(tenant)) });
+        const answer = await res.json();
+        const problem = res.status !== 200 ? `status ${res.status}: ${JSON.stringify(answer).slice(0, 300)}` : s.check(answer, tenant);
+        if (problem) throw new Error(`${s.name}: ${problem}`);
+      }
+    }
+    const idle = await startTokenLoad(`${server.url}/rest/oauth2/token/1.0`, credentials, tokenRate);
+    await new Promise((r) => setTimeout(r, 2500));
+    out.idleTokens = (await idle.stop()).latencies;
+    for (const s of list) {
+      let firstBytes: number[] = [];
+      const request = async (tenant: string) => {
+        const sent = performance.now();
+        const res = await fetch(server.url + s.path, { method: 'POST', headers, body: JSON.stringify(s.body(tenant)) });
+        firstBytes.push(performance.now() - sent);
+        await res.arrayBuffer();
+        if (res.status !== 200) throw new Error(`${s.name}: status ${res.status}`);
+      };
+      await warmUp(tenants, request);
+      firstBytes = [];
+      const busy = await startTokenLoad(`${server.url}/rest/oauth2/token/1.0`, credentials, tokenRate);
+      out.rest.push(await measure(seconds, tenants, request));
+      out.firstByte.push(firstBytes);
+      out.tokens.push(await busy.stop());
+      console.log(`  REST ${s.name}: p50 ${summarize(out.rest.at(-1)!).p50.toFixed(1)} ms; tokens meanwhile p99 ${summarize(out.tokens.at(-1)!.latencies).p99.toFixed(1)} ms`);
+    }
+  } finally {
+    await stopProcess(server.child);
+  }
+  return out;
+}
+
+/**
+ * The same questions in hand-written SQL, on the same engine and data; and, to tell the API's cost
+ * from the flow store's SQL, the flow store's own functions called in this process.
+ */
+async function engineHalf(list: Scenario[], dataDir: string, tenants: string[], seconds: number, order: ('sql' | 'store')[]): Promise<{ sql: number[][]; store: number[][] }> {
+  const engine = new ChdbEngine(join(dataDir, 'clickhouse'));
+  const out = { sql: [] as number[][], store: [] as number[][] };
+  try {
+    for (const s of list) {
+      const runs = {
+        sql: (tenant: string) =>
+          Promise.all(
+            s.sql(tenant).map((st) => (st.lines ? engine.queryLines(st.sql, st.params, { settings: LAZY_PAGE }) : engine.query(st.sql, st.params, { settings: SEARCH_SETTINGS }))),
+          ).then(() => undefined),
+        store: (tenant: string) => {
+          const { instance_ids, module: _module, ...rest } = s.body(tenant);
+          const request = { customerIds: instance_ids as string[], ...rest };
+          return (s.path === '/search/agg/1.0' ? aggregateTerms(engine, request as never) : searchRecordPages(engine, request as never)).then(() => undefined);
+        },
+      };
+      for (const side of order) {
+        await warmUp(tenants, runs[side]);
+        out[side].push(await measure(seconds, tenants, runs[side]));
+      }
+      console.log(`  SQL  ${s.name}: p50 ${summarize(out.sql.at(-1)!).p50.toFixed(1)} ms; flow store in-process p50 ${summarize(out.store.at(-1)!).p50.toFixed(1)} ms`);
+    }
+  } finally {
+    await engine.close();
+  }
+  return out;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -422,76 +508,25 @@ async function main(): Promise<void> {
       await engine.close();
     }
     const tenants = prepared.tenantIds;
-    const credentials = JSON.stringify(prepared.client);
 
-    // REST, with token issuance measured beside it.
-    const server = await startProcess('src/main.ts', env);
-    const rest: LatencySummary[] = [];
-    /** Until the response's headers: the server's work, without the transfer of the body. */
-    const restFirstByte: LatencySummary[] = [];
-    let tokensIdle: TokenResult | undefined;
-    const tokens: TokenResult[] = [];
-    try {
-      const { access_token } = await post(`${server.url}/rest/oauth2/token/1.0`, prepared.client);
-      const headers = { ...json, authorization: `Bearer ${access_token}` };
-      // Every scenario answers correctly (and the server is warm) before anything is timed.
-      for (const s of list) {
-        for (const tenant of tenants.slice(0, 2)) {
-          const res = await fetch(server.url + s.path, { method: 'POST', headers, body: JSON.stringify(s.body(tenant)) });
-          const answer = await res.json();
-          const problem = res.status !== 200 ? `status ${res.status}: ${JSON.stringify(answer).slice(0, 300)}` : s.check(answer, tenant);
-          if (problem) throw new Error(`${s.name}: ${problem}`);
-        }
-      }
-      const idle = await startTokenLoad(`${server.url}/rest/oauth2/token/1.0`, credentials, o.tokenRate);
-      await new Promise((r) => setTimeout(r, 5000));
-      tokensIdle = await idle.stop();
-      for (const s of list) {
-        let firstBytes: number[] = [];
-        const request = async (tenant: string) => {
-          const sent = performance.now();
-          const res = await fetch(server.url + s.path, { method: 'POST', headers, body: JSON.stringify(s.body(tenant)) });
-          firstBytes.push(performance.now() - sent);
-          await res.arrayBuffer();
-          if (res.status !== 200) throw new Error(`${s.name}: status ${res.status}`);
-        };
-        await warmUp(tenants, request);
-        firstBytes = [];
-        const busy = await startTokenLoad(`${server.url}/rest/oauth2/token/1.0`, credentials, o.tokenRate);
-        rest.push(await measure(o.seconds, tenants, request));
-        restFirstByte.push(summarize(firstBytes));
-        tokens.push(await busy.stop());
-        console.log(`  REST ${s.name}: p50 ${rest.at(-1)!.p50.toFixed(1)} ms; tokens meanwhile p99 ${tokens.at(-1)!.p99.toFixed(1)} ms`);
-      }
-    } finally {
-      await stopProcess(server.child);
-    }
-
-    // The same questions in hand-written SQL, on the same engine and data; and, to tell the API's
-    // cost from the flow store's SQL, the flow store's own functions called in this process.
-    const engine = new ChdbEngine(join(dataDir, 'clickhouse'));
-    const sql: LatencySummary[] = [];
-    const store: LatencySummary[] = [];
-    try {
-      for (const [i, s] of list.entries()) {
-        const run = (tenant: string) =>
-          Promise.all(
-            s.sql(tenant).map((st) => (st.lines ? engine.queryLines(st.sql, st.params, { settings: LAZY_PAGE }) : engine.query(st.sql, st.params, { settings: SEARCH_SETTINGS }))),
-          ).then(() => undefined);
-        await warmUp(tenants, run);
-        sql.push(await measure(o.seconds, tenants, run));
-        const direct = (tenant: string) => {
-          const { instance_ids, module: _module, ...rest } = s.body(tenant);
-          const request = { customerIds: instance_ids as string[], ...rest };
-          return (s.path === '/search/agg/1.0' ? aggregateTerms(engine, request as never) : searchRecordPages(engine, request as never)).then(() => undefined);
-        };
-        await warmUp(tenants, direct);
-        store.push(await measure(o.seconds, tenants, direct));
-        console.log(`  SQL  ${s.name}: p50 ${sql[i]!.p50.toFixed(1)} ms; flow store in-process p50 ${store[i]!.p50.toFixed(1)} ms`);
-      }
-    } finally {
-      await engine.close();
-    }
+    // Each side in two halves, REST · engine · engine · REST (engine: SQL then store, then store
+    // then SQL), merged: the host's speed drifts over a run, and in this order a steady drift
+    // weighs on REST, SQL and store alike instead of on whichever was timed last.
+    const half = o.seconds / 2;
+    const first = await restHalf(list, prepared, env, half, o.tokenRate, true);
+    const engineFirst = await engineHalf(list, dataDir, tenants, half, ['sql', 'store']);
+    const engineSecond = await engineHalf(list, dataDir, tenants, half, ['store', 'sql']);
+    const second = await restHalf(list, prepared, env, half, o.tokenRate, false);
+    const merged = (a: number[][], b: number[][]) => list.map((_, i) => summarize([...a[i]!, ...b[i]!]));
+    const rest = merged(first.rest, second.rest);
+    const restFirstByte = merged(first.firstByte, second.firstByte);
+    const sql = merged(engineFirst.sql, engineSecond.sql);
+    const store = merged(engineFirst.store, engineSecond.store);
+    const tokens = list.map((_, i) => ({
+      ...summarize([...first.tokens[i]!.latencies, ...second.tokens[i]!.latencies]),
+      failures: first.tokens[i]!.failures + second.tokens[i]!.failures,
+    }));
+    const tokensIdle = summarize([...first.idleTokens, ...second.idleTokens]);
 
     const f = (ms: number) => ms.toFixed(1).padStart(8);
     console.log('');
@@ -512,7 +547,7 @@ async function main(): Promise<void> {
           (tk.failures ? `  (${tk.failures} token requests failed!)` : ''),
       );
     });
-    console.log(`${'token issuance alone (no search running)'.padEnd(52)} ${' '.repeat(94)}  ${f(tokensIdle!.p50).padStart(9)} ${f(tokensIdle!.p99)}`);
+    console.log(`${'token issuance alone (no search running)'.padEnd(52)} ${' '.repeat(94)}  ${f(tokensIdle.p50).padStart(9)} ${f(tokensIdle.p99)}`);
     console.log('REST: until the whole body is read; 1st byte: until the response headers (the server\'s work, without the transfer).');
     console.log('SQL: hand-written statements on the same engine (pages read as bytes); store: the flow store\'s searchRecordPages/aggregateTerms in-process (no HTTP or auth).');
     console.log(`token: ${o.tokenRate} token requests/s from a separate process during each REST scenario.`);

@@ -10,6 +10,12 @@ export interface LatencySummary {
   p99: number;
 }
 
+/** What the token load measured: each token request's latency, and the requests that failed. */
+export interface TokenLatencies {
+  latencies: number[];
+  failures: number;
+}
+
 export function summarize(ms: readonly number[]): LatencySummary {
   const sorted = [...ms].sort((a, b) => a - b);
   const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? NaN;
@@ -38,6 +44,6 @@ if (process.send && process.argv[1] && import.meta.url.endsWith(process.argv[1].
   process.on('message', () => {
     clearInterval(timer);
     // Let the requests in flight finish.
-    setTimeout(() => process.send!({ ...summarize(latencies), failures }, () => process.exit(0)), 500);
+    setTimeout(() => process.send!({ latencies, failures } satisfies TokenLatencies, () => process.exit(0)), 500);
   });
 }

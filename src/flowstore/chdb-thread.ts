@@ -65,8 +65,7 @@ export class ChdbThreadEngine implements FlowEngine {
     return parseEachRow<T>(text);
   }
 
-  /** Lines in a slab are lent (infra/lent-bytes.ts): give them back once written or copied. */
-
+  /** Big results come in a slab, lent (infra/lent-bytes.ts): give them back once written or copied. */
   queryLines(sql: string, params: Params, opts: QueryOptions = {}): Promise<Buffer> {
     return this.select(sql, params, opts, 'TabSeparatedRaw');
   }

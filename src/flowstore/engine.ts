@@ -30,7 +30,8 @@ export interface FlowEngine {
   /**
    * Runs a SELECT whose values the engine has already rendered as text (the JSON of flow
    * records) and returns its output as bytes, in TabSeparatedRaw: a row per line, values tab
-   * separated and written as they are. The caller reads them without a JSON parse.
+   * separated and written as they are. The caller reads them without a JSON parse. The bytes may
+   * be lent (infra/lent-bytes.ts): the caller gives them back once it has written or copied them.
    */
   queryLines(sql: string, params: Params, opts?: QueryOptions): Promise<Buffer>;
   /** Runs a statement without a result set (DDL, ALTER, INSERT ... SELECT). */

@@ -19,6 +19,8 @@ describe('records query lines', () => {
   it('reads counts without records, and nothing at all, as empty pages', () => {
     expect(read(lines('\tc1\t7\t0'), ['c1'])).toEqual({ c1: { flows: [], count: 0, total: 7, found: 0 } });
     expect(read(Buffer.alloc(0), ['c1', 'c2'])).toEqual({ c1: { flows: [], count: 0, total: 0, found: 0 }, c2: { flows: [], count: 0, total: 0, found: 0 } });
+    expect(read(Buffer.alloc(0), ['c1'])).toEqual({ c1: { flows: [], count: 0, total: 0, found: 0 } });
+    expect(read(lines('{"a":1}', '\tc1\t7\t1'), ['c1'])).toEqual({ c1: { flows: [{ a: 1 }], count: 1, total: 7, found: 1 } });
   });
 
   it('reads several instances, counts and records interleaved, and ignores instances not asked for', () => {

@@ -31,7 +31,7 @@ export interface PageRecords {
 
 export function pagesFromLines(lines: Buffer, customerIds: readonly string[]): Map<string, PageRecords> {
   const pages = new Map<string, PageRecords>(customerIds.map((id) => [id, { flows: new RawJson([EMPTY_ARRAY]), count: 0, total: 0, found: 0 }]));
-  const { records, counts } = splitCountLines(lines);
+  const { records, counts } = customerIds.length === 1 ? splitOneCountLine(lines) : splitCountLines(lines);
   for (const line of counts) {
     const [id, total, found] = line.toString('latin1').split('\t');
     const page = pages.get(id!);
@@ -68,6 +68,21 @@ export function pagesFromLines(lines: Buffer, customerIds: readonly string[]): M
   }
   giveBack(lines);
   return pages;
+}
+
+/**
+ * As splitCountLines for one instance, whose one count line is in practice the first or the last
+ * (the union's two branches finish one after the other): looked for there first, which spares a
+ * scan of the whole page for it (~2.5 ms of a 25,000-record page).
+ */
+function splitOneCountLine(buf: Buffer): { records: Buffer[]; counts: Buffer[] } {
+  if (buf[0] === TAB) {
+    const end = lineEnd(buf, 0);
+    return { counts: [buf.subarray(1, end)], records: end + 1 < buf.length ? [buf.subarray(end + 1)] : [] };
+  }
+  const last = buf.lastIndexOf(NEWLINE, buf.length - 2) + 1;
+  if (last > 0 && buf[last] === TAB) return { counts: [buf.subarray(last + 1, lineEnd(buf, last))], records: [buf.subarray(0, last)] };
+  return splitCountLines(buf);
 }
 
 /** The runs of record lines between the count lines, and the count lines without their leading tab. */

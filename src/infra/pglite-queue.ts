@@ -105,7 +105,7 @@ export class CycleQueue {
 }
 
 /** `application_name` of a startup packet (length, protocol version, then name/value pairs). */
-export function applicationName(startup: Uint8Array): string | undefined {
+function applicationName(startup: Uint8Array): string | undefined {
   const text = Buffer.from(startup.buffer, startup.byteOffset, startup.byteLength).toString('utf8', 8).split('\0');
   for (let i = 0; i + 1 < text.length; i += 2) if (text[i] === 'application_name') return text[i + 1];
   return undefined;

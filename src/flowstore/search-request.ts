@@ -191,6 +191,17 @@ export function searchQueryOptions(opts: RunOptions, settings: Record<string, st
 /** The timestamp column, as SQL. */
 export const TS = '`timestamp`';
 
+/**
+ * The instance a grouped row belongs to: `customer_id` when several are searched, else the one id
+ * as a parameter, so that the statement need not group by it (~2 ms at 100M for counts and
+ * timeseries, ~6 ms for terms). Select it under an alias that names no column: ClickHouse reads a
+ * column in WHERE as a SELECT alias of the same name, which would make the tenant condition true.
+ */
+export function instanceSql(filter: ScopedFilter, params: ParamBag): { several: boolean; sql: string } {
+  const several = filter.customerIds.length > 1;
+  return { several, sql: several ? 'customer_id' : params.add(filter.customerIds[0], 'String') };
+}
+
 /** `customer_id = id` (or `IN (...)` for several) `AND timestamp in window AND (<sentence>)`, values in `params`. */
 export function scopeWhere(filter: ScopedFilter, params: ParamBag, withSentence = true): string {
   const clauses = [

@@ -12,6 +12,7 @@ import type { FlowEngine } from '../engine.js';
 import { FlowQueryAbortedError, FlowQueryError, FlowQueryTimeoutError, PqlSyntaxError } from '../errors.js';
 import { flowToRow, insertFlowBatch, recordId } from '../ingest.js';
 import { checkPql, evaluatePql, parsePql, printPql } from '../pql/index.js';
+import { QUIET_DAY_MERGE_SECONDS, createFlowsTableSql } from '../ddl.js';
 import { MIGRATIONS, currentRetentionDays, migrateFlowStore } from '../schema.js';
 import { aggregateTerms, searchRecords, type SearchRequest } from '../search.js';
 import { named } from '../sql.js';
@@ -140,6 +141,38 @@ export function defineFlowStoreSuite(label: string, open: () => Promise<OpenedEn
       await engine.command(named('flowstore:test.drop_index', 'ALTER TABLE flows DROP INDEX ops_doc_type'));
       const versions = await engine.query<{ version: number }>(named('flowstore:test.migrations', 'SELECT version FROM schema_migrations ORDER BY version'), {});
       expect(versions.map((v) => Number(v.version))).toEqual(MIGRATIONS.map((m) => m.version));
+    });
+
+    it('merges a day that has gone quiet into one part (migration 5)', async () => {
+      const [flows] = await engine.query<{ engine_full: string }>(named('flowstore:test.table', "SELECT engine_full FROM system.tables WHERE database = currentDatabase() AND name = 'flows'"), {});
+      expect(flows!.engine_full).toContain(`min_age_to_force_merge_seconds = ${QUIET_DAY_MERGE_SECONDS}`);
+      expect(flows!.engine_full).toContain('min_age_to_force_merge_on_partition_only = 1');
+      // The same table with the hour shortened to a second (and merges looked for often): two
+      // batches of a past day become one part without anyone asking.
+      const table = 'flows_quiet';
+      await engine.command(named('flowstore:test.drop', `DROP TABLE IF EXISTS ${table} SYNC`));
+      await engine.command(createFlowsTableSql(30, table));
+      try {
+        await engine.command(named('flowstore:test.quiet_soon', `ALTER TABLE ${table} MODIFY SETTING min_age_to_force_merge_seconds = 1, merge_selecting_sleep_ms = 100, max_merge_selecting_sleep_ms = 500`));
+        const dayAgo = nowMs - 3 * 86_400_000;
+        for (const batchId of ['b1', 'b2']) {
+          const rows = sampleFlows(20, batchId === 'b1' ? 31 : 32, dayAgo).map((f, i) => flowToRow({ customerId: customer('quiet'), nodeId: 'n1', batchId, ingestTimeMs: nowMs }, f, i));
+          await engine.insertJsonEachRow(table, rows);
+        }
+        const parts = async () => {
+          const [row] = await engine.query<{ parts: number; rows: number }>(
+            named('flowstore:test.parts', 'SELECT count() AS parts, sum(rows) AS rows FROM system.parts WHERE database = currentDatabase() AND table = {t:String} AND active'),
+            { t: table },
+          );
+          return { parts: Number(row!.parts), rows: Number(row!.rows) };
+        };
+        expect((await parts()).parts).toBe(2);
+        const until = Date.now() + 30_000;
+        while ((await parts()).parts > 1 && Date.now() < until) await new Promise((r) => setTimeout(r, 200));
+        expect(await parts()).toEqual({ parts: 1, rows: 40 });
+      } finally {
+        await engine.command(named('flowstore:test.drop', `DROP TABLE IF EXISTS ${table} SYNC`));
+      }
     });
 
     it('gives rows stored before `source` existed their whole record (migration 2)', async () => {

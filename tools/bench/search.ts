@@ -12,7 +12,9 @@
  *    time: chDB runs one statement at a time anyway) while another process (token-load.ts)
  *    issues tokens at a fixed rate and records their latency;
  * 4. SQL: the server stopped (chDB admits one process per directory), the bench opens the engine
- *    and runs the equivalent hand-written statements, and the flow store's own functions;
+ *    and runs the equivalent hand-written statements, and the flow store's own functions, beside
+ *    the same token load (answered by a second server on an empty directory), so that both sides
+ *    share the machine with the same background work;
  * each side is timed in two halves, REST · SQL, store · store, SQL · REST, so that a drift of the
  * host's speed over the run (20–30 % between runs here) weighs on every side alike.
  * With `--data DIR` the prepared directory is kept and reused by later runs with the same shape;
@@ -463,11 +465,45 @@ async function restHalf(list: Scenario[], prepared: Prepared, env: Record<string
   return out;
 }
 
+/** Where a token load beside the engine halves sends its requests. */
+interface TokenServer {
+  url: string;
+  credentials: string;
+  rate: number;
+}
+
+/**
+ * A server of its own on an empty directory, answering the token load while the engine halves run
+ * (the measured directory is the bench's then): the same background work as beside REST.
+ */
+async function startTokenServer(rate: number): Promise<TokenServer & { stop(): Promise<void> }> {
+  const dir = mkdtempSync(join(tmpdir(), 'bd-bench-tokens-'));
+  const env = { DATA_DIR: dir, PORT: '0', LOG_LEVEL: 'warn', DATABASE_URL: '', CLICKHOUSE_URL: '', IP_ORG_DATASET: 'off', DETECTION_INTERVAL_SECONDS: '0' };
+  const { client } = await createTenants(env, 1);
+  const server = await startProcess('src/main.ts', env);
+  return {
+    url: `${server.url}/rest/oauth2/token/1.0`,
+    credentials: JSON.stringify(client),
+    rate,
+    stop: async () => {
+      await stopProcess(server.child);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
 /**
  * The same questions in hand-written SQL, on the same engine and data; and, to tell the API's cost
  * from the flow store's SQL, the flow store's own functions called in this process.
  */
-async function engineHalf(list: Scenario[], dataDir: string, tenants: string[], seconds: number, order: ('sql' | 'store')[]): Promise<{ sql: number[][]; store: number[][] }> {
+async function engineHalf(
+  list: Scenario[],
+  dataDir: string,
+  tenants: string[],
+  seconds: number,
+  order: ('sql' | 'store')[],
+  tokens: TokenServer,
+): Promise<{ sql: number[][]; store: number[][] }> {
   const engine = new ChdbEngine(join(dataDir, 'clickhouse'));
   const out = { sql: [] as number[][], store: [] as number[][] };
   try {
@@ -485,7 +521,9 @@ async function engineHalf(list: Scenario[], dataDir: string, tenants: string[], 
       };
       for (const side of order) {
         await warmUp(tenants, runs[side]);
+        const load = await startTokenLoad(tokens.url, tokens.credentials, tokens.rate);
         out[side].push(await measure(seconds, tenants, runs[side]));
+        await load.stop();
       }
       console.log(`  SQL  ${s.name}: p50 ${summarize(out.sql.at(-1)!).p50.toFixed(1)} ms; flow store in-process p50 ${summarize(out.store.at(-1)!).p50.toFixed(1)} ms`);
     }
@@ -559,8 +597,15 @@ async function main(): Promise<void> {
     // weighs on REST, SQL and store alike instead of on whichever was timed last.
     const half = o.seconds / 2;
     const first = await restHalf(list, prepared, env, half, o.tokenRate, true);
-    const engineFirst = await engineHalf(list, dataDir, tenants, half, ['sql', 'store']);
-    const engineSecond = await engineHalf(list, dataDir, tenants, half, ['store', 'sql']);
+    const tokenServer = await startTokenServer(o.tokenRate);
+    let engineFirst: Awaited<ReturnType<typeof engineHalf>>;
+    let engineSecond: typeof engineFirst;
+    try {
+      engineFirst = await engineHalf(list, dataDir, tenants, half, ['sql', 'store'], tokenServer);
+      engineSecond = await engineHalf(list, dataDir, tenants, half, ['store', 'sql'], tokenServer);
+    } finally {
+      await tokenServer.stop();
+    }
     const second = await restHalf(list, prepared, env, half, o.tokenRate, false);
     const merged = (a: number[][], b: number[][]) => list.map((_, i) => summarize([...a[i]!, ...b[i]!]));
     const rest = merged(first.rest, second.rest);
@@ -595,7 +640,7 @@ async function main(): Promise<void> {
     console.log(`${'token issuance alone (no search running)'.padEnd(52)} ${' '.repeat(94)}  ${f(tokensIdle.p50).padStart(9)} ${f(tokensIdle.p99)}`);
     console.log('REST: until the whole body is read; 1st byte: until the response headers (the server\'s work, without the transfer).');
     console.log('SQL: hand-written statements on the same engine (pages read as bytes); store: the flow store\'s searchRecordPages/aggregateTerms in-process (no HTTP or auth).');
-    console.log(`token: ${o.tokenRate} token requests/s from a separate process during each REST scenario.`);
+    console.log(`token: ${o.tokenRate} token requests/s from a separate process during every timed scenario (beside REST, to the server; beside SQL and store, to a second server).`);
     console.log('p99 of a few hundred samples or fewer is close to the maximum; the machine is shared, so compare ratios, not absolutes.');
   } finally {
     cleanup();

@@ -24,8 +24,9 @@ export const DEDUP_WINDOW_BLOCKS = 10_000;
  * A day partition none of whose parts changed for an hour is merged into one part. ClickHouse's
  * own merges stop at parts of similar sizes and left a finished day in 10–13 parts, and each part
  * costs every search statement a stream of its own: one tenant's records statement over a day of
- * 10M flows took 31.9 ms on 10 parts and 20.4 ms on one (docs/search.md, session 6). Today's partition keeps receiving parts and is merged as usual; a late batch into a
- * past day costs one more rewrite of that day an hour later.
+ * 10M flows took 31.9 ms on 10 parts and 20.4 ms on one (docs/flowstore.md). Today's partition
+ * keeps receiving parts and is merged as usual; a batch arriving late for a past day costs one
+ * more rewrite of that day an hour later.
  */
 export const QUIET_DAY_MERGE_SECONDS = 3_600;
 export const QUIET_DAY_SETTINGS = `min_age_to_force_merge_seconds = ${QUIET_DAY_MERGE_SECONDS}, min_age_to_force_merge_on_partition_only = 1`;

@@ -575,8 +575,8 @@ async function main(): Promise<void> {
     const list = scenarios(prepared).filter((s) => !o.only || s.name.includes(o.only));
     if (!list.length) throw new Error(`no scenario's name contains ${o.only}`);
     {
-      // Parts written by the generation may still be merging: let that finish before timing. Then
-      // read the measured day once, so neither phase below starts on a cold OS page cache.
+      // Every day in one part, and any other merge finished, before timing. Then read the measured
+      // day once, so neither phase below starts on a cold OS page cache.
       const engine = new ChdbEngine(join(dataDir, 'clickhouse'));
       await migrateFlowStore(engine);
       await mergeQuietDays(engine, dataDir);

@@ -144,9 +144,9 @@ export function defineFlowStoreSuite(label: string, open: () => Promise<OpenedEn
     });
 
     it('merges a day that has gone quiet into one part (migration 5)', async () => {
-      const [flows] = await engine.query<{ engine_full: string }>(named('flowstore:test.table', "SELECT engine_full FROM system.tables WHERE database = currentDatabase() AND name = 'flows'"), {});
-      expect(flows!.engine_full).toContain(`min_age_to_force_merge_seconds = ${QUIET_DAY_MERGE_SECONDS}`);
-      expect(flows!.engine_full).toContain('min_age_to_force_merge_on_partition_only = 1');
+      const [declared] = await engine.query<{ engine_full: string }>(named('flowstore:test.table', "SELECT engine_full FROM system.tables WHERE database = currentDatabase() AND name = 'flows'"), {});
+      expect(declared!.engine_full).toContain(`min_age_to_force_merge_seconds = ${QUIET_DAY_MERGE_SECONDS}`);
+      expect(declared!.engine_full).toContain('min_age_to_force_merge_on_partition_only = 1');
       // The same table with the hour shortened to a second (and merges looked for often): two
       // batches of a past day become one part without anyone asking.
       const table = 'flows_quiet';
@@ -154,9 +154,10 @@ export function defineFlowStoreSuite(label: string, open: () => Promise<OpenedEn
       await engine.command(createFlowsTableSql(30, table));
       try {
         await engine.command(named('flowstore:test.quiet_soon', `ALTER TABLE ${table} MODIFY SETTING min_age_to_force_merge_seconds = 1, merge_selecting_sleep_ms = 100, max_merge_selecting_sleep_ms = 500`));
-        const dayAgo = nowMs - 3 * 86_400_000;
+        // Noon three days ago: the 20 seconds of flows stay inside one day partition.
+        const threeDaysAgo = Math.floor(nowMs / 86_400_000) * 86_400_000 - 3 * 86_400_000 + 43_200_000;
         for (const batchId of ['b1', 'b2']) {
-          const rows = sampleFlows(20, batchId === 'b1' ? 31 : 32, dayAgo).map((f, i) => flowToRow({ customerId: customer('quiet'), nodeId: 'n1', batchId, ingestTimeMs: nowMs }, f, i));
+          const rows = sampleFlows(20, batchId === 'b1' ? 31 : 32, threeDaysAgo).map((f, i) => flowToRow({ customerId: customer('quiet'), nodeId: 'n1', batchId, ingestTimeMs: nowMs }, f, i));
           await engine.insertJsonEachRow(table, rows);
         }
         const parts = async () => {

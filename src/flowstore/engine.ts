@@ -51,9 +51,19 @@ export const DEFAULT_QUERY_TIMEOUT_MS = 30_000;
  */
 const CLIENT_DEADLINE_GRACE_MS = 500;
 
-/** Settings every SELECT runs with. */
+/**
+ * No column statistics: ClickHouse 26 keeps statistics of every column in each part
+ * (`auto_statistics_types`) and, to prune parts and order PREWHERE by them, opens and reads every
+ * part's `statistics.packed` (~200 KB) on each statement. Our statements begin with a tenant and a
+ * window, which the primary key prunes already; at 100M the reads cost 2–5 ms of a records search,
+ * ~1.4 ms of terms and 1–2.4 ms of explore and detection statements (docs/search.md, sessions 5, 6).
+ */
+const NO_COLUMN_STATISTICS = { use_statistics: 0, allow_statistics_optimize: 0, use_statistics_for_part_pruning: 0 };
+
+/** Settings every SELECT runs with (`extra` may override the statistics ones). */
 export function selectSettings(timeoutMs: number, extra: Record<string, string | number> = {}): Record<string, string | number> {
   return {
+    ...NO_COLUMN_STATISTICS,
     ...extra,
     // The server stops the query itself; fractions of a second are honoured.
     max_execution_time: Math.max(0.001, timeoutMs / 1000),

@@ -166,21 +166,14 @@ export interface RunOptions {
 }
 
 /**
- * Settings of every search statement.
- * - No projection weighed: the table's projections are explore's egress rollups
- *   (egress-rollups.ts) and ClickHouse's implicit count projections, none of which answers a search
- *   with a tenant and a window; weighing them cost ~2 ms of each statement's planning at 100M.
- * - No column statistics: ClickHouse 26 keeps statistics of every column in each part
- *   (`auto_statistics_types`) and, to prune parts and order PREWHERE by them, opens and reads every
- *   part's `statistics.packed` (~200 KB) on each statement. The tenant and window already prune by
- *   the primary key; at 100M the reads cost 2–5 ms of the records statement, ~1.4 ms of terms.
+ * Settings of every search statement (besides every SELECT's, engine.ts: no column statistics).
+ * No projection weighed: the table's projections are explore's egress rollups (egress-rollups.ts)
+ * and ClickHouse's implicit count projections, none of which answers a search with a tenant and a
+ * window; weighing them cost ~2 ms of each statement's planning at 100M.
  */
 export const SEARCH_SETTINGS = {
   optimize_use_projections: 0,
   optimize_use_implicit_projections: 0,
-  use_statistics: 0,
-  allow_statistics_optimize: 0,
-  use_statistics_for_part_pruning: 0,
 };
 
 /** Engine options for a search statement: the caller's signal and limit, the search settings and `settings`. */

@@ -11,8 +11,11 @@ import { Session, drainPending, type ChdbResult } from 'chdb';
 import {
   type FlowEngine,
   type InsertOptions,
+  type LinesFormat,
   type QueryOptions,
+  type RowSeparation,
   engineErrorFromClickHouse,
+  linesOutput,
   parseEachRow,
   renderSettingsClause,
   selectSettings,
@@ -53,12 +56,13 @@ export class ChdbEngine implements FlowEngine {
     return parseEachRow<T>(result.text());
   }
 
-  queryLines(sql: string, params: Params, opts: QueryOptions = {}): Promise<Buffer> {
-    return this.selectBytes(sql, params, opts, 'TabSeparatedRaw');
+  queryLines(sql: string, params: Params, opts: QueryOptions = {}, rows?: RowSeparation): Promise<Buffer> {
+    const { format, settings } = linesOutput(rows);
+    return this.selectBytes(sql, params, { ...opts, settings: { ...opts.settings, ...settings } }, format);
   }
 
   /** A SELECT's output in `format`, as the bytes the engine wrote. */
-  async selectBytes(sql: string, params: Params, opts: QueryOptions, format: 'JSONEachRow' | 'TabSeparatedRaw'): Promise<Buffer> {
+  async selectBytes(sql: string, params: Params, opts: QueryOptions, format: 'JSONEachRow' | LinesFormat): Promise<Buffer> {
     const bytes = (await this.select(sql, params, opts, format)).bytes();
     return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   }

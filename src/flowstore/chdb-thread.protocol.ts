@@ -2,7 +2,7 @@
  * Messages between ChdbThreadEngine (chdb-thread.ts) and its worker (chdb-thread.worker.ts), and
  * the typed errors' trip across (a structured clone keeps an Error's message, not its class).
  */
-import type { InsertOptions, QueryOptions } from './engine.js';
+import type { InsertOptions, LinesFormat, QueryOptions } from './engine.js';
 import { FlowEngineError, FlowQueryAbortedError, FlowQueryTimeoutError } from './errors.js';
 import type { SlabResult } from './chdb-thread.slabs.js';
 import type { Params } from './sql.js';
@@ -11,7 +11,7 @@ import type { Params } from './sql.js';
 export type WireQueryOptions = Omit<QueryOptions, 'signal'>;
 
 export type CallBody =
-  | { op: 'select'; sql: string; params: Params; opts: WireQueryOptions; format: 'JSONEachRow' | 'TabSeparatedRaw' }
+  | { op: 'select'; sql: string; params: Params; opts: WireQueryOptions; format: 'JSONEachRow' | LinesFormat }
   | { op: 'command'; sql: string; params: Params; opts: WireQueryOptions }
   | { op: 'insert'; table: string; values: Uint8Array; opts: Omit<InsertOptions, 'signal'> }
   | { op: 'ping' }

@@ -14,7 +14,7 @@
  */
 import { Worker } from 'node:worker_threads';
 import { giveBack, lend } from '../infra/lent-bytes.js';
-import { type FlowEngine, type InsertOptions, type QueryOptions, parseEachRow } from './engine.js';
+import { type FlowEngine, type InsertOptions, type LinesFormat, type QueryOptions, type RowSeparation, linesOutput, parseEachRow } from './engine.js';
 import { jsonEachRowBytes } from './chdb-engine.js';
 import { FlowEngineError, FlowQueryAbortedError } from './errors.js';
 import { type Call, type CallBody, type Reply, type Started, errorFromWire, transferable, wireOptions } from './chdb-thread.protocol.js';
@@ -66,8 +66,9 @@ export class ChdbThreadEngine implements FlowEngine {
   }
 
   /** Big results come in a slab, lent (infra/lent-bytes.ts): give them back once written or copied. */
-  queryLines(sql: string, params: Params, opts: QueryOptions = {}): Promise<Buffer> {
-    return this.select(sql, params, opts, 'TabSeparatedRaw');
+  queryLines(sql: string, params: Params, opts: QueryOptions = {}, rows?: RowSeparation): Promise<Buffer> {
+    const { format, settings } = linesOutput(rows);
+    return this.select(sql, params, { ...opts, settings: { ...opts.settings, ...settings } }, format);
   }
 
   async command(sql: string, params: Params = {}, opts: QueryOptions = {}): Promise<void> {
@@ -96,7 +97,7 @@ export class ChdbThreadEngine implements FlowEngine {
     await this.worker.terminate();
   }
 
-  private async select(sql: string, params: Params, opts: QueryOptions, format: 'JSONEachRow' | 'TabSeparatedRaw'): Promise<Buffer> {
+  private async select(sql: string, params: Params, opts: QueryOptions, format: 'JSONEachRow' | LinesFormat): Promise<Buffer> {
     const reply = await this.call({ op: 'select', sql, params, opts: wireOptions(opts), format }, requireQueryName(sql), opts.signal);
     if (reply.slab) return this.borrow(reply.slab);
     const bytes = reply.bytes!;

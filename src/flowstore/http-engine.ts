@@ -9,7 +9,9 @@ import {
   type FlowEngine,
   type InsertOptions,
   type QueryOptions,
+  type RowSeparation,
   engineErrorFromClickHouse,
+  linesOutput,
   parseEachRow,
   selectSettings,
   withDeadline,
@@ -85,16 +87,17 @@ export class HttpEngine implements FlowEngine {
     );
   }
 
-  async queryLines(sql: string, params: Params, opts: QueryOptions = {}): Promise<Buffer> {
+  async queryLines(sql: string, params: Params, opts: QueryOptions = {}, rows?: RowSeparation): Promise<Buffer> {
     const name = requireQueryName(sql);
+    const { format, settings } = linesOutput(rows);
     return withDeadline(
       name,
       opts,
       async (signal, timeoutMs) => {
         const { stream } = await this.client.exec({
-          query: `${sql}\nFORMAT TabSeparatedRaw`,
+          query: `${sql}\nFORMAT ${format}`,
           query_params: params,
-          clickhouse_settings: { ...CANCEL_ON_CLOSE, ...(selectSettings(timeoutMs, opts.settings) as ClickHouseSettings) },
+          clickhouse_settings: { ...CANCEL_ON_CLOSE, ...(selectSettings(timeoutMs, { ...opts.settings, ...settings }) as ClickHouseSettings) },
           abort_signal: signal,
           query_id: opts.queryId ?? queryIdFor(name),
         });

@@ -1,12 +1,14 @@
 /**
- * Reads the records query's output (search.ts) without parsing a record. Its lines are of two
+ * Reads the records query's output (search.ts) without parsing a record. Its rows are of two
  * kinds, in any order:
  * - a record: its JSON (one instance searched) or `<instance id>\t<JSON>` (several);
- * - an instance's counts: `\t<instance id>\t<total>\t<found>` (a record line never starts with a tab).
+ * - an instance's counts: `\t<instance id>\t<total>\t<found>` (a record never starts with a tab,
+ *   and the engine's JSON text holds no raw tab or newline).
  *
- * Each instance's records become one JSON array. One instance, the common case: the newlines
- * become the array's commas in place, so the page goes out as slices of the engine's own buffer.
- * Several: each instance's records are cut out of the lines and joined (one copy). Lines the
+ * One instance, the common case: the engine joins the rows with commas (engine.ts RowSeparation),
+ * so the records are already the inside of the page's JSON array and go out as slices of the
+ * engine's own buffer; only the count row is looked for, at either end first. Several: a row per
+ * line, and each instance's records are cut out of the lines and joined (one copy). Bytes the
  * pages do not hold on to are given back at once (infra/lent-bytes.ts); the pages' own are given
  * back by whoever writes them (RawJson.release).
  */
@@ -15,7 +17,8 @@ import { RawJson } from '../infra/raw-json.js';
 
 const NEWLINE = 0x0a;
 const TAB = 0x09;
-const COMMA = Buffer.from(',');
+const COMMA = 0x2c;
+const COMMA_BYTES = Buffer.from(',');
 const OPEN = Buffer.from('[');
 const CLOSE = Buffer.from(']');
 const EMPTY_ARRAY = Buffer.from('[]');
@@ -23,30 +26,61 @@ const EMPTY_ARRAY = Buffer.from('[]');
 export interface PageRecords {
   /** The records as one JSON array. */
   flows: RawJson;
-  count: number;
   /** Flows of the instance in the window, and those of them matching the sentence. */
   total: number;
   found: number;
 }
 
+const emptyPage = (): PageRecords => ({ flows: new RawJson([EMPTY_ARRAY]), total: 0, found: 0 });
+
+/** One instance's page from rows joined by commas. */
+export function pageFromCommaRows(rows: Buffer, customerId: string): PageRecords {
+  const page = emptyPage();
+  const { counts, records } = splitCountRow(rows);
+  if (counts) {
+    const [id, total, found] = counts.toString('latin1').split('\t');
+    if (id === customerId) Object.assign(page, { total: Number(total), found: Number(found) });
+  }
+  if (records.length) page.flows = new RawJson([OPEN, ...records.flatMap((r, i) => (i ? [COMMA_BYTES, r] : [r])), CLOSE]);
+  else giveBack(rows);
+  return page;
+}
+
+/**
+ * The count row (without its leading tab) and the runs of records around it. The union's two
+ * branches finish one after the other, so the count row is in practice the first or the last:
+ * looked for there first, which spares a scan of the whole page for it.
+ */
+function splitCountRow(rows: Buffer): { counts?: Buffer; records: Buffer[] } {
+  if (rows.length === 0) return { records: [] };
+  if (rows[0] === TAB) {
+    const end = rowEnd(rows, 0);
+    return { counts: rows.subarray(1, end), records: end < rows.length ? [rows.subarray(end + 1)] : [] };
+  }
+  const last = rows.lastIndexOf(COMMA);
+  if (last >= 0 && rows[last + 1] === TAB) return { counts: rows.subarray(last + 2), records: [rows.subarray(0, last)] };
+  const at = rows.indexOf(COUNT_ROW_AFTER_COMMA);
+  if (at < 0) return { records: [rows] };
+  const end = rowEnd(rows, at + 1);
+  return { counts: rows.subarray(at + 2, end), records: [rows.subarray(0, at), rows.subarray(end + 1)].filter((r) => r.length > 0) };
+}
+
+const COUNT_ROW_AFTER_COMMA = Buffer.from(',\t');
+
+/** The end of the count row starting at `from` (it holds no comma). */
+function rowEnd(rows: Buffer, from: number): number {
+  const at = rows.indexOf(COMMA, from);
+  return at < 0 ? rows.length : at;
+}
+
+/** Several instances' pages from rows a line each. */
 export function pagesFromLines(lines: Buffer, customerIds: readonly string[]): Map<string, PageRecords> {
-  const pages = new Map<string, PageRecords>(customerIds.map((id) => [id, { flows: new RawJson([EMPTY_ARRAY]), count: 0, total: 0, found: 0 }]));
-  const { records, counts } = customerIds.length === 1 ? splitOneCountLine(lines) : splitCountLines(lines);
+  const pages = new Map<string, PageRecords>(customerIds.map((id) => [id, emptyPage()]));
+  const { records, counts } = splitCountLines(lines);
   for (const line of counts) {
     const [id, total, found] = line.toString('latin1').split('\t');
     const page = pages.get(id!);
     if (page) Object.assign(page, { total: Number(total), found: Number(found) });
-  }
-  if (customerIds.length === 1) {
-    const page = pages.get(customerIds[0]!)!;
-    const segments = records.map(joinLinesInPlace).filter((s) => s.count > 0);
-    if (segments.length) {
-      page.flows = new RawJson([OPEN, ...segments.flatMap((s, i) => (i ? [COMMA, s.joined] : [s.joined])), CLOSE]);
-      page.count = segments.reduce((n, s) => n + s.count, 0);
-    } else {
-      giveBack(lines);
-    }
-    return pages;
   }
   const byInstance = new Map<string, Buffer[]>();
   for (const segment of records) {
@@ -57,32 +91,17 @@ export function pagesFromLines(lines: Buffer, customerIds: readonly string[]): M
       const id = segment.toString('latin1', start, tab);
       let list = byInstance.get(id);
       if (!list) byInstance.set(id, (list = []));
-      if (list.length) list.push(COMMA);
+      if (list.length) list.push(COMMA_BYTES);
       list.push(segment.subarray(tab + 1, end));
       start = end + 1;
     }
   }
   for (const [id, list] of byInstance) {
     const page = pages.get(id);
-    if (page) Object.assign(page, { flows: new RawJson([OPEN, Buffer.concat(list), CLOSE]), count: (list.length + 1) / 2 });
+    if (page) page.flows = new RawJson([OPEN, Buffer.concat(list), CLOSE]);
   }
   giveBack(lines);
   return pages;
-}
-
-/**
- * As splitCountLines for one instance, whose one count line is in practice the first or the last
- * (the union's two branches finish one after the other): looked for there first, which spares a
- * scan of the whole page for it (~2.5 ms of a 25,000-record page).
- */
-function splitOneCountLine(buf: Buffer): { records: Buffer[]; counts: Buffer[] } {
-  if (buf[0] === TAB) {
-    const end = lineEnd(buf, 0);
-    return { counts: [buf.subarray(1, end)], records: end + 1 < buf.length ? [buf.subarray(end + 1)] : [] };
-  }
-  const last = buf.lastIndexOf(NEWLINE, buf.length - 2) + 1;
-  if (last > 0 && buf[last] === TAB) return { counts: [buf.subarray(last + 1, lineEnd(buf, last))], records: [buf.subarray(0, last)] };
-  return splitCountLines(buf);
 }
 
 /** The runs of record lines between the count lines, and the count lines without their leading tab. */
@@ -113,13 +132,4 @@ function indexOfCountLine(buf: Buffer, from: number): number {
 function lineEnd(buf: Buffer, from: number): number {
   const at = buf.indexOf(NEWLINE, from);
   return at < 0 ? buf.length : at;
-}
-
-/** `a\nb\nc\n` → `a,b,c`: the separators rewritten in place, the last one cut off. */
-function joinLinesInPlace(buf: Buffer): { joined: Buffer; count: number } {
-  const last = buf[buf.length - 1] === NEWLINE ? buf.length - 1 : buf.length;
-  if (last === 0) return { joined: buf.subarray(0, 0), count: 0 };
-  let count = 1;
-  for (let at = buf.indexOf(NEWLINE); at >= 0 && at < last; at = buf.indexOf(NEWLINE, at + 1), count++) buf[at] = COMMA[0]!;
-  return { joined: buf.subarray(0, last), count };
 }

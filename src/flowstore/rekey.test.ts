@@ -90,7 +90,7 @@ describe('flow store migration 4: tables sorted by node move to the time-first k
   it('serves searches in time order from the new key, read from its end, and a second start changes nothing', async () => {
     let statement: { sql: string; params: Record<string, unknown> } | undefined;
     const spy: FlowEngine = Object.create(engine, {
-      queryLines: { value: (sql: string, params: Record<string, unknown>, opts: object) => ((statement = { sql, params }), engine.queryLines(sql, params, opts)) },
+      queryLines: { value: (...args: Parameters<FlowEngine['queryLines']>) => ((statement = { sql: args[0], params: args[1] }), engine.queryLines(...args)) },
     });
     const res = await searchRecords(spy, { customerIds: ['c-two'], sentence: 'dst.port gt 0', start: { relative: { value: 2, unit: 'days' } }, size: 100, fields: ['@timestamp'] });
     const times = res['c-two']!.flows.map((f) => f['@timestamp'] as number);

@@ -6,7 +6,7 @@
 import { FLOWS_TABLE } from './ddl.js';
 import type { FlowEngine } from './engine.js';
 import type { RawJson } from '../infra/raw-json.js';
-import { pagesFromLines } from './page-lines.js';
+import { pageFromCommaRows, pagesFromLines } from './page-lines.js';
 import { projectionFor } from './projection.js';
 import type { RecordJson } from './record-json.js';
 import {
@@ -85,7 +85,7 @@ const PAGE_SETTINGS = { output_format_json_escape_forward_slashes: 0, query_plan
 
 /**
  * One statement for the counts and the page (one plan, one round trip, both halves run in
- * parallel), read as lines (page-lines.ts): per instance a count line `\t<id>\t<total>\t<found>`,
+ * parallel), read as rows (page-lines.ts): per instance a count row `\t<id>\t<total>\t<found>`,
  * with `total` the window and `found` the sentence too, in one pass over the window; then the
  * page's records as JSON text (record-json.ts), after `<id>\t` when several instances are searched.
  */
@@ -174,17 +174,21 @@ export async function searchRecordPages(engine: FlowEngine, req: SearchRequest, 
   const recordsQ = recordsQuery(filter, record, orderBySql(sort), size, page);
   const tsQ = ts ? timeseriesQuery(filter, ts.stepMs, ts.metric) : undefined;
 
-  const [lines, series] = await Promise.all([
-    engine.queryLines(recordsQ.sql, recordsQ.params.values, searchQueryOptions(opts, PAGE_SETTINGS)),
+  const one = filter.customerIds.length === 1;
+  const [rows, series] = await Promise.all([
+    engine.queryLines(recordsQ.sql, recordsQ.params.values, searchQueryOptions(opts, PAGE_SETTINGS), one ? 'commas' : 'lines'),
     tsQ ? engine.query<BucketRow>(tsQ.sql, tsQ.params.values, searchQueryOptions(opts)) : Promise.resolve([]),
   ]);
 
-  const pages = pagesFromLines(lines, filter.customerIds);
+  const pages = one ? new Map([[filter.customerIds[0]!, pageFromCommaRows(rows, filter.customerIds[0]!)]]) : pagesFromLines(rows, filter.customerIds);
   const took = Math.round(performance.now() - started) / 1000;
 
   const response: SearchResponse<RawJson> = {};
   for (const id of filter.customerIds) {
-    const { flows, count: returned, found, total } = pages.get(id)!;
+    const { flows, found, total } = pages.get(id)!;
+    // The page's length without counting its records: the counts and the page are one
+    // statement over one snapshot of the table, with the same condition.
+    const returned = Math.max(0, Math.min(size, found - page * size));
     const entry: InstancePage<RawJson> = {
       flows,
       found,

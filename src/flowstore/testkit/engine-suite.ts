@@ -230,6 +230,7 @@ export function defineFlowStoreSuite(label: string, open: () => Promise<OpenedEn
       for (let page = 0; page < 3; page++) {
         const r = (await search({ customerIds: [c], size: 10, page, fields: ['id'] }))[c]!;
         expect(r).toMatchObject({ found: 23, total: 23, pages: 3, current_page: page, returned: page < 2 ? 10 : 3, more_data_available: page < 2 });
+        expect(r.flows).toHaveLength(r.returned);
         seen.push(...r.flows.map((f) => f.id as string));
         const ts = r.flows.map((f) => f['@timestamp'] as number);
         expect(ts).toEqual([...ts].sort((a, b) => b - a));
@@ -344,6 +345,14 @@ export function defineFlowStoreSuite(label: string, open: () => Promise<OpenedEn
       expect(await countRows(c)).toBe(nasty.length);
     });
 
+    it('writes rows as they are, a line each or joined by commas', async () => {
+      const rows = named('flowstore:test.rows', "SELECT arrayJoin(['{\"a\":1}', '{\"b\":\"x,y\\\\t\"}', '']) AS r, 'z' AS z");
+      const expected = ['{"a":1}\tz', '{"b":"x,y\\t"}\tz', '\tz'];
+      expect((await engine.queryLines(rows, {})).toString()).toBe(expected.map((r) => `${r}\n`).join(''));
+      expect((await engine.queryLines(rows, {}, {}, 'commas')).toString()).toBe(expected.join(','));
+      expect((await engine.queryLines(named('flowstore:test.rows', 'SELECT 1 WHERE 0'), {}, {}, 'commas')).toString()).toBe('');
+    });
+
     it('reports PQL errors with a position', async () => {
       const err = await search({ customerIds: [customer('x')], sentence: 'dst.port eqq 443' }).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(PqlSyntaxError);
@@ -369,6 +378,7 @@ export function defineFlowStoreSuite(label: string, open: () => Promise<OpenedEn
       const r = (await search({ customerIds: [c], size: 25_000 }))[c]!;
       const ms = performance.now() - started;
       expect(r.returned).toBe(25_000);
+      expect(r.flows).toHaveLength(25_000);
       expect(r.flows[0]).toEqual(expectedRecord(flows[0]!, c, nowMs));
       // A loose bound: it catches a pathological regression, not noise on a shared 2-core machine.
       expect(ms).toBeLessThan(30_000);

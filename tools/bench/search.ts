@@ -31,6 +31,7 @@ import { adminCli } from '../../test/kit/admin-cli.js';
 import { SEARCH_SETTINGS } from '../../src/flowstore/search-request.js';
 import { createFlowGenerator } from '../collector/flowgen/index.js';
 import { startProcess, stopProcess } from './processes.js';
+import { postJson } from './http-client.js';
 import { type TokenLatencies, summarize } from './token-load.js';
 
 /** As the service's page query (its search settings, search-request.ts): records read only for the page's rows, whatever its size. */
@@ -110,11 +111,10 @@ interface Prepared {
 }
 
 const MARKER = 'bench-search.json';
-const json = { 'content-type': 'application/json' };
 
 async function post(url: string, body: unknown, token?: string): Promise<any> {
-  const res = await fetch(url, { method: 'POST', headers: { ...json, ...(token ? { authorization: `Bearer ${token}` } : {}) }, body: JSON.stringify(body) });
-  const parsed = await res.json();
+  const res = await postJson(url, JSON.stringify(body), token ? { authorization: `Bearer ${token}` } : {});
+  const parsed = JSON.parse(res.body.toString());
   if (res.status !== 200 && res.status !== 201) throw new Error(`${url} answered ${res.status}: ${JSON.stringify(parsed).slice(0, 300)}`);
   return parsed;
 }
@@ -429,12 +429,12 @@ async function restHalf(list: Scenario[], prepared: Prepared, env: Record<string
   const out: RestHalf = { rest: [], firstByte: [], tokens: [], idleTokens: [] };
   try {
     const { access_token } = await post(`${server.url}/rest/oauth2/token/1.0`, prepared.client);
-    const headers = { ...json, authorization: `Bearer ${access_token}` };
+    const headers = { authorization: `Bearer ${access_token}` };
     // Every scenario answers correctly (and the server is warm) before anything is timed.
     for (const s of check ? list : []) {
       for (const tenant of tenants.slice(0, 2)) {
-        const res = await fetch(server.url + s.path, { method: 'POST', headers, body: JSON.stringify(s.body(tenant)) });
-        const answer = await res.json();
+        const res = await postJson(server.url + s.path, JSON.stringify(s.body(tenant)), headers);
+        const answer = JSON.parse(res.body.toString());
         const problem = res.status !== 200 ? `status ${res.status}: ${JSON.stringify(answer).slice(0, 300)}` : s.check(answer, tenant);
         if (problem) throw new Error(`${s.name}: ${problem}`);
       }
@@ -445,10 +445,8 @@ async function restHalf(list: Scenario[], prepared: Prepared, env: Record<string
     for (const s of list) {
       let firstBytes: number[] = [];
       const request = async (tenant: string) => {
-        const sent = performance.now();
-        const res = await fetch(server.url + s.path, { method: 'POST', headers, body: JSON.stringify(s.body(tenant)) });
-        firstBytes.push(performance.now() - sent);
-        await res.arrayBuffer();
+        const res = await postJson(server.url + s.path, JSON.stringify(s.body(tenant)), headers);
+        firstBytes.push(res.firstByteMs);
         if (res.status !== 200) throw new Error(`${s.name}: status ${res.status}`);
       };
       await warmUp(tenants, request);

@@ -4,6 +4,8 @@
  * answers with the latency summary of the 200s; it says `ready` once warm (see below). A process
  * of its own, so the parent's work (JSON of 25,000-flow pages) cannot delay the measurement.
  */
+import { postJson } from './http-client.js';
+
 export interface LatencySummary {
   n: number;
   p50: number;
@@ -24,17 +26,16 @@ export function summarize(ms: readonly number[]): LatencySummary {
 
 if (process.send && process.argv[1] && import.meta.url.endsWith(process.argv[1].split('/').pop()!)) {
   const [url, body, rate] = process.argv.slice(2);
-  const send = () => fetch(url!, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
-  // The client's own first requests (loading fetch, opening the connection) are not the server's
-  // latency: a few go out before the parent is told to start timing.
-  for (let i = 0; i < 5; i++) await (await send()).arrayBuffer();
+  const send = () => postJson(url!, body!);
+  // The client's own first requests (opening connections) are not the server's latency: a few
+  // go out before the parent is told to start timing.
+  for (let i = 0; i < 5; i++) await send();
   const latencies: number[] = [];
   let failures = 0;
   const timer = setInterval(() => {
     const started = performance.now();
     send()
-      .then(async (res) => {
-        await res.arrayBuffer();
+      .then((res) => {
         if (res.status === 200) latencies.push(performance.now() - started);
         else failures++;
       })

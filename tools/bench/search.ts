@@ -573,19 +573,14 @@ async function main(): Promise<void> {
     const list = scenarios(prepared).filter((s) => !o.only || s.name.includes(o.only));
     if (!list.length) throw new Error(`no scenario's name contains ${o.only}`);
     {
-      // Every day in one part, and any other merge finished, before timing. Then read the measured
-      // day once, so neither phase below starts on a cold OS page cache.
+      // Every day in one part, and any other merge finished, before timing. No read of the whole
+      // day to warm the page cache: each scenario's warm-up reads what it then measures, and on a
+      // host that evicts idle page cache (docs/search.md, session 7) such a read is gone within a
+      // minute, its eviction running during the first measurements.
       const engine = new ChdbEngine(join(dataDir, 'clickhouse'));
       await migrateFlowStore(engine);
       await mergeQuietDays(engine, dataDir);
       await settle(engine, 300_000);
-      const warm = performance.now();
-      await engine.query(
-        `/* bench:search.warm */ SELECT sum(cityHash64(*)) AS h FROM flows WHERE timestamp >= fromUnixTimestamp64Milli({s:Int64}, 'UTC')`,
-        { s: prepared.endMs - DAY_MS },
-        { timeoutMs: 600_000 },
-      );
-      console.log(`  page cache: the measured day read once in ${((performance.now() - warm) / 1000).toFixed(0)} s`);
       await engine.close();
     }
     const tenants = prepared.tenantIds;

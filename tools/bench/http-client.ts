@@ -13,12 +13,10 @@ export interface HttpAnswer {
   body: Buffer;
 }
 
-/** Keeps connections open between requests, as an SDK does. */
-export const keepAlive = (): http.Agent => new http.Agent({ keepAlive: true });
+/** Connections stay open between requests, as an SDK keeps them. */
+const agent = new http.Agent({ keepAlive: true });
 
-const defaultAgent = keepAlive();
-
-export function postJson(url: string, body: string, headers: Record<string, string> = {}, agent = defaultAgent): Promise<HttpAnswer> {
+export function postJson(url: string, body: string, headers: Record<string, string> = {}): Promise<HttpAnswer> {
   const sent = performance.now();
   return new Promise((resolve, reject) => {
     const req = http.request(

@@ -111,6 +111,7 @@ interface Prepared {
 }
 
 const MARKER = 'bench-search.json';
+const MIN_SAMPLES = 30;
 
 async function post(url: string, body: unknown, token?: string): Promise<any> {
   const res = await postJson(url, JSON.stringify(body), token ? { authorization: `Bearer ${token}` } : {});
@@ -369,11 +370,15 @@ function scenarios(prepared: Prepared): Scenario[] {
   ];
 }
 
-/** Runs `fn` closed-loop for `seconds` (at least 5 and at most 400 times), rotating tenants; the latencies. */
+/**
+ * Runs `fn` closed-loop for `seconds` (at least MIN_SAMPLES and at most 400 times), rotating
+ * tenants; the latencies. The floor is for the slow scenarios: 4 s of 300 ms pages gave ~11
+ * samples a half, and their p50 moved by tens of milliseconds from one half to the next.
+ */
 async function measure(seconds: number, tenants: string[], fn: (tenant: string) => Promise<void>): Promise<number[]> {
   const latencies: number[] = [];
   const until = performance.now() + seconds * 1000;
-  for (let i = 0; latencies.length < 400 && (latencies.length < 5 || performance.now() < until); i++) {
+  for (let i = 0; latencies.length < 400 && (latencies.length < MIN_SAMPLES || performance.now() < until); i++) {
     const started = performance.now();
     await fn(tenants[i % tenants.length]!);
     latencies.push(performance.now() - started);

@@ -57,8 +57,8 @@ export class ChdbEngine implements FlowEngine {
   }
 
   queryLines(sql: string, params: Params, opts: QueryOptions = {}, rows?: RowSeparation): Promise<Buffer> {
-    const { format, settings } = linesOutput(rows);
-    return this.selectBytes(sql, params, { ...opts, settings: { ...opts.settings, ...settings } }, format);
+    const lines = linesOutput(opts, rows);
+    return this.selectBytes(sql, params, lines.opts, lines.format);
   }
 
   /** A SELECT's output in `format`, as the bytes the engine wrote. */

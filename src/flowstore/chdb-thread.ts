@@ -67,8 +67,8 @@ export class ChdbThreadEngine implements FlowEngine {
 
   /** Big results come in a slab, lent (infra/lent-bytes.ts): give them back once written or copied. */
   queryLines(sql: string, params: Params, opts: QueryOptions = {}, rows?: RowSeparation): Promise<Buffer> {
-    const { format, settings } = linesOutput(rows);
-    return this.select(sql, params, { ...opts, settings: { ...opts.settings, ...settings } }, format);
+    const lines = linesOutput(opts, rows);
+    return this.select(sql, params, lines.opts, lines.format);
   }
 
   async command(sql: string, params: Params = {}, opts: QueryOptions = {}): Promise<void> {

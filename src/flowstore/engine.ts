@@ -52,21 +52,20 @@ export type RowSeparation = 'lines' | 'commas';
 
 export type LinesFormat = 'TabSeparatedRaw' | 'CustomSeparated';
 
-/** The output format, and its settings, that write queryLines' rows as `rows` says. */
-export function linesOutput(rows: RowSeparation = 'lines'): { format: LinesFormat; settings: Record<string, string> } {
-  if (rows === 'lines') return { format: 'TabSeparatedRaw', settings: {} };
-  return {
-    format: 'CustomSeparated',
-    settings: {
-      format_custom_escaping_rule: 'Raw',
-      format_custom_field_delimiter: '\t',
-      format_custom_row_before_delimiter: '',
-      format_custom_row_after_delimiter: '',
-      format_custom_row_between_delimiter: ',',
-      format_custom_result_before_delimiter: '',
-      format_custom_result_after_delimiter: '',
-    },
-  };
+const COMMA_SEPARATED_ROWS = {
+  format_custom_escaping_rule: 'Raw',
+  format_custom_field_delimiter: '\t',
+  format_custom_row_before_delimiter: '',
+  format_custom_row_after_delimiter: '',
+  format_custom_row_between_delimiter: ',',
+  format_custom_result_before_delimiter: '',
+  format_custom_result_after_delimiter: '',
+};
+
+/** The output format that writes queryLines' rows as `rows` says, and `opts` with its settings. */
+export function linesOutput(opts: QueryOptions, rows: RowSeparation = 'lines'): { format: LinesFormat; opts: QueryOptions } {
+  if (rows === 'lines') return { format: 'TabSeparatedRaw', opts };
+  return { format: 'CustomSeparated', opts: { ...opts, settings: { ...opts.settings, ...COMMA_SEPARATED_ROWS } } };
 }
 
 export const DEFAULT_QUERY_TIMEOUT_MS = 30_000;

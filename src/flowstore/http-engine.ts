@@ -87,9 +87,9 @@ export class HttpEngine implements FlowEngine {
     );
   }
 
-  async queryLines(sql: string, params: Params, opts: QueryOptions = {}, rows?: RowSeparation): Promise<Buffer> {
+  async queryLines(sql: string, params: Params, options: QueryOptions = {}, rows?: RowSeparation): Promise<Buffer> {
     const name = requireQueryName(sql);
-    const { format, settings } = linesOutput(rows);
+    const { format, opts } = linesOutput(options, rows);
     return withDeadline(
       name,
       opts,
@@ -97,7 +97,7 @@ export class HttpEngine implements FlowEngine {
         const { stream } = await this.client.exec({
           query: `${sql}\nFORMAT ${format}`,
           query_params: params,
-          clickhouse_settings: { ...CANCEL_ON_CLOSE, ...(selectSettings(timeoutMs, { ...opts.settings, ...settings }) as ClickHouseSettings) },
+          clickhouse_settings: { ...CANCEL_ON_CLOSE, ...(selectSettings(timeoutMs, opts.settings) as ClickHouseSettings) },
           abort_signal: signal,
           query_id: opts.queryId ?? queryIdFor(name),
         });

@@ -391,8 +391,8 @@ async function measure(seconds: number, tenants: string[], fn: (tenant: string) 
  * optimized, index marks in the engine's caches (which each process fills anew), and the data in
  * the OS page cache. Every tenant that measure() will ask (the first MIN_SAMPLES at least, more
  * within 5 s), in the same order. This host evicts page cache left idle for ~30 s (docs/search.md,
- * session 7): a pass that read cold data for longer than that has lost its first tenants' pages
- * again, so it is run once more.
+ * session 7): a pass long enough (over 20 s, cold data) to lose its first tenants' pages again is
+ * run once more.
  */
 async function warmUp(tenants: string[], fn: (tenant: string) => Promise<void>): Promise<void> {
   for (let pass = 0; pass < 2; pass++) {

@@ -3,12 +3,15 @@ import { fileURLToPath } from 'node:url';
 
 export const root = fileURLToPath(new URL('../../', import.meta.url));
 
-/** Starts a TypeScript entry point in its own process and waits for its `listening on` line. */
-export function startProcess(entry: string, env: Record<string, string>): Promise<{ url: string; child: ChildProcess }> {
+/**
+ * Starts a TypeScript entry point in its own process and waits for its `listening on` line;
+ * `ipc` opens Node's message channel to it.
+ */
+export function startProcess(entry: string, env: Record<string, string>, { ipc = false } = {}): Promise<{ url: string; child: ChildProcess }> {
   const child = spawn(process.execPath, ['--import', 'tsx', entry], {
     cwd: root,
     env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'inherit'],
+    stdio: ipc ? ['ignore', 'pipe', 'inherit', 'ipc'] : ['ignore', 'pipe', 'inherit'],
   });
   return new Promise((resolve, reject) => {
     let out = '';

@@ -8,15 +8,15 @@
  *    records per tenant over the last `days / copies`, and the engine copies that seed back in
  *    time (INSERT … SELECT, new ids) until `rows` flows span `days` — generating every record in
  *    JavaScript would take hours at 100M;
- * 3. REST: src/main.ts on that data directory; each scenario runs closed-loop (one request at a
- *    time: chDB runs one statement at a time anyway) while another process (token-load.ts)
- *    issues tokens at a fixed rate and records their latency;
- * 4. SQL: the server stopped (chDB admits one process per directory), the bench opens the engine
- *    and runs the equivalent hand-written statements, and the flow store's own functions, beside
- *    the same token load (answered by a second server on an empty directory), so that both sides
- *    share the machine with the same background work;
- * each side is timed in two halves, REST · SQL, store · store, SQL · REST, so that a drift of the
- * host's speed over the run (20–30 % between runs here) weighs on every side alike.
+ * 3. the service (search-host.ts: src/main.ts's app with a door for the bench) on that data
+ *    directory; each scenario is asked three ways, closed-loop (one request at a time: chDB runs
+ *    one statement at a time anyway), interleaved request by request on the same tenant:
+ *    - REST: its documented path over HTTP, timed by the bench (client);
+ *    - SQL: the equivalent hand-written statements on the service's own engine object;
+ *    - store: the flow store's own functions on that engine (the API's cost without HTTP or auth);
+ *    the last two timed inside the service's process (chDB admits one process per directory);
+ *    meanwhile another process (token-load.ts) issues tokens at a fixed rate and records their
+ *    latency. A drift of the host's speed (20 % within an hour here) weighs on every side alike.
  * With `--data DIR` the prepared directory is kept and reused by later runs with the same shape;
  * `--only TEXT` measures only the scenarios whose name contains TEXT.
  */
@@ -26,16 +26,14 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { ChdbEngine, type FlowEngine, aggregateTerms, insertFlowBatch, migrateFlowStore, searchRecordPages } from '../../src/flowstore/index.js';
+import { ChdbEngine, type FlowEngine, insertFlowBatch, migrateFlowStore } from '../../src/flowstore/index.js';
 import { adminCli } from '../../test/kit/admin-cli.js';
-import { SEARCH_SETTINGS } from '../../src/flowstore/search-request.js';
 import { createFlowGenerator } from '../collector/flowgen/index.js';
 import { startProcess, stopProcess } from './processes.js';
 import { postJson } from './http-client.js';
-import { type TokenLatencies, summarize } from './token-load.js';
+import { type LatencySummary, type TokenLatencies, summarize } from './token-load.js';
+import type { HostAnswer, HostCall, Statement } from './search-host.js';
 
-/** As the service's page query (its search settings, search-request.ts): records read only for the page's rows, whatever its size. */
-const LAZY_PAGE = { ...SEARCH_SETTINGS, query_plan_max_limit_for_lazy_materialization: 0 };
 /**
  * The 5-path projection as the service writes it, by hand: nested objects, a path the flow lacks
  * left out (wire.md 5.1), `@timestamp` always.
@@ -250,13 +248,6 @@ async function settle(engine: FlowEngine, maxMs: number): Promise<void> {
 }
 
 // ---------------------------------------------------------------------------------------------
-interface Statement {
-  sql: string;
-  params: Record<string, unknown>;
-  /** Read as TabSeparatedRaw bytes (no parse), with the page query's settings. */
-  lines?: boolean;
-}
-
 interface Scenario {
   name: string;
   path: '/search/records/1.0' | '/search/agg/1.0';
@@ -370,29 +361,37 @@ function scenarios(prepared: Prepared): Scenario[] {
   ];
 }
 
+/** The three ways each question is timed, request by request. */
+type Side = 'rest' | 'sql' | 'store';
+const SIDES: readonly Side[] = ['rest', 'sql', 'store'];
+
 /**
- * Runs `fn` closed-loop for `seconds` (at least MIN_SAMPLES and at most 400 times), rotating
- * tenants; the latencies. The floor is for the slow scenarios: 4 s of 300 ms pages gave ~11
- * samples a half, and their p50 moved by tens of milliseconds from one half to the next.
+ * Runs every side closed-loop, one request at a time, interleaved for `seconds` a side (until
+ * each side has at least MIN_SAMPLES and at most 400 latencies), rotating tenants and the sides' order; the
+ * latencies of each side. Each round asks one tenant's question on every side in turn, so a
+ * drift of the host's speed (20 % within an hour here) or a background merge weighs on all sides
+ * alike. The floor is for the slow scenarios: 4 s of 300 ms pages gave ~11 samples, and their
+ * p50 moved by tens of milliseconds from one run to the next.
  */
-async function measure(seconds: number, tenants: string[], fn: (tenant: string) => Promise<void>): Promise<number[]> {
-  const latencies: number[] = [];
-  const until = performance.now() + seconds * 1000;
-  for (let i = 0; latencies.length < 400 && (latencies.length < MIN_SAMPLES || performance.now() < until); i++) {
-    const started = performance.now();
-    await fn(tenants[i % tenants.length]!);
-    latencies.push(performance.now() - started);
+async function measure(seconds: number, tenants: string[], run: Record<Side, (tenant: string) => Promise<number>>): Promise<Record<Side, number[]>> {
+  const out: Record<Side, number[]> = { rest: [], sql: [], store: [] };
+  const until = performance.now() + seconds * SIDES.length * 1000;
+  for (let i = 0; out.rest.length < 400 && (out.rest.length < MIN_SAMPLES || performance.now() < until); i++) {
+    const tenant = tenants[i % tenants.length]!;
+    for (let k = 0; k < SIDES.length; k++) {
+      const side = SIDES[(i + k) % SIDES.length]!;
+      out[side].push(await run[side](tenant));
+    }
   }
-  return latencies;
+  return out;
 }
 
 /**
- * Runs `fn` untimed before it is measured, so that each phase is timed in its steady state: code
- * optimized, index marks in the engine's caches (which each process fills anew), and the data in
- * the OS page cache. Every tenant that measure() will ask (the first MIN_SAMPLES at least, more
- * within 5 s), in the same order. This host evicts page cache left idle for ~30 s (docs/search.md,
- * session 7): a pass long enough (over 20 s, cold data) to lose its first tenants' pages again is
- * run once more.
+ * Runs `fn` untimed before it is measured, so that each scenario is timed in its steady state:
+ * code optimized, index marks in the engine's caches, and the data in the OS page cache. Every
+ * tenant that measure() will ask (the first MIN_SAMPLES at least, more within 5 s), in the same
+ * order. This host evicts page cache left idle for ~30 s (docs/search.md, session 7): a pass long
+ * enough (over 20 s, cold data) to lose its first tenants' pages again is run once more.
  */
 async function warmUp(tenants: string[], fn: (tenant: string) => Promise<void>): Promise<void> {
   for (let pass = 0; pass < 2; pass++) {
@@ -422,27 +421,34 @@ async function startTokenLoad(url: string, body: string, rate: number): Promise<
   };
 }
 
-interface RestHalf {
-  rest: number[][];
-  firstByte: number[][];
-  tokens: TokenLatencies[];
-  idleTokens: number[];
+/** A call through search-host.ts's door: how long it took on the service's engine. */
+function hostCall(host: ChildProcess, call: HostCall): Promise<number> {
+  return new Promise((resolve, reject) => {
+    host.once('message', (answer: HostAnswer) => ('ms' in answer ? resolve(answer.ms) : reject(new Error(answer.error))));
+    host.send(call);
+  });
+}
+
+interface Measured {
+  sides: Record<Side, number[]>;
+  firstByte: number[];
+  tokens: TokenLatencies;
 }
 
 /**
- * The server on the data directory, each scenario timed through REST with token issuance beside
- * it, and token issuance alone. The first half also checks that every scenario answers correctly.
+ * The service on the data directory (search-host.ts), every scenario's answer checked, token
+ * issuance timed alone, then each scenario timed on its three sides with token issuance beside.
  */
-async function restHalf(list: Scenario[], prepared: Prepared, env: Record<string, string>, seconds: number, tokenRate: number, check: boolean): Promise<RestHalf> {
+async function measureScenarios(list: Scenario[], prepared: Prepared, env: Record<string, string>, seconds: number, tokenRate: number) {
   const tenants = prepared.tenantIds;
   const credentials = JSON.stringify(prepared.client);
-  const server = await startProcess('src/main.ts', env);
-  const out: RestHalf = { rest: [], firstByte: [], tokens: [], idleTokens: [] };
+  const server = await startProcess('tools/bench/search-host.ts', env, { ipc: true });
+  const host = server.child;
+  const tokenUrl = `${server.url}/rest/oauth2/token/1.0`;
   try {
-    const { access_token } = await post(`${server.url}/rest/oauth2/token/1.0`, prepared.client);
+    const { access_token } = await post(tokenUrl, prepared.client);
     const headers = { authorization: `Bearer ${access_token}` };
-    // Every scenario answers correctly (and the server is warm) before anything is timed.
-    for (const s of check ? list : []) {
+    for (const s of list) {
       for (const tenant of tenants.slice(0, 2)) {
         const res = await postJson(server.url + s.path, JSON.stringify(s.body(tenant)), headers);
         const answer = JSON.parse(res.body.toString());
@@ -450,99 +456,46 @@ async function restHalf(list: Scenario[], prepared: Prepared, env: Record<string
         if (problem) throw new Error(`${s.name}: ${problem}`);
       }
     }
-    const idle = await startTokenLoad(`${server.url}/rest/oauth2/token/1.0`, credentials, tokenRate);
-    await new Promise((r) => setTimeout(r, 2500));
-    out.idleTokens = (await idle.stop()).latencies;
+    const idle = await startTokenLoad(tokenUrl, credentials, tokenRate);
+    await new Promise((r) => setTimeout(r, 5000));
+    const idleTokens = (await idle.stop()).latencies;
+
+    const measured: Measured[] = [];
     for (const s of list) {
-      let firstBytes: number[] = [];
-      const request = async (tenant: string) => {
-        const res = await postJson(server.url + s.path, JSON.stringify(s.body(tenant)), headers);
-        firstBytes.push(res.firstByteMs);
-        if (res.status !== 200) throw new Error(`${s.name}: status ${res.status}`);
-      };
-      await warmUp(tenants, request);
-      firstBytes = [];
-      const busy = await startTokenLoad(`${server.url}/rest/oauth2/token/1.0`, credentials, tokenRate);
-      out.rest.push(await measure(seconds, tenants, request));
-      out.firstByte.push(firstBytes);
-      out.tokens.push(await busy.stop());
-      console.log(`  REST ${s.name}: p50 ${summarize(out.rest.at(-1)!).p50.toFixed(1)} ms; tokens meanwhile p99 ${summarize(out.tokens.at(-1)!.latencies).p99.toFixed(1)} ms`);
-    }
-  } finally {
-    await stopProcess(server.child);
-  }
-  return out;
-}
-
-/** Where a token load beside the engine halves sends its requests. */
-interface TokenServer {
-  url: string;
-  credentials: string;
-  rate: number;
-}
-
-/**
- * A server of its own on an empty directory, answering the token load while the engine halves run
- * (the measured directory is the bench's then): the same background work as beside REST.
- */
-async function startTokenServer(rate: number): Promise<TokenServer & { stop(): Promise<void> }> {
-  const dir = mkdtempSync(join(tmpdir(), 'bd-bench-tokens-'));
-  const env = { DATA_DIR: dir, PORT: '0', LOG_LEVEL: 'warn', DATABASE_URL: '', CLICKHOUSE_URL: '', IP_ORG_DATASET: 'off', DETECTION_INTERVAL_SECONDS: '0' };
-  const { client } = await createTenants(env, 1);
-  const server = await startProcess('src/main.ts', env);
-  return {
-    url: `${server.url}/rest/oauth2/token/1.0`,
-    credentials: JSON.stringify(client),
-    rate,
-    stop: async () => {
-      await stopProcess(server.child);
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
-}
-
-/**
- * The same questions in hand-written SQL, on the same engine and data; and, to tell the API's cost
- * from the flow store's SQL, the flow store's own functions called in this process.
- */
-async function engineHalf(
-  list: Scenario[],
-  dataDir: string,
-  tenants: string[],
-  seconds: number,
-  order: ('sql' | 'store')[],
-  tokens: TokenServer,
-): Promise<{ sql: number[][]; store: number[][] }> {
-  const engine = new ChdbEngine(join(dataDir, 'clickhouse'));
-  const out = { sql: [] as number[][], store: [] as number[][] };
-  try {
-    for (const s of list) {
-      const runs = {
-        sql: (tenant: string) =>
-          Promise.all(
-            s.sql(tenant).map((st) => (st.lines ? engine.queryLines(st.sql, st.params, { settings: LAZY_PAGE }) : engine.query(st.sql, st.params, { settings: SEARCH_SETTINGS }))),
-          ).then(() => undefined),
-        store: (tenant: string) => {
+      let firstByte: number[] = [];
+      const run: Record<Side, (tenant: string) => Promise<number>> = {
+        rest: async (tenant) => {
+          const started = performance.now();
+          const res = await postJson(server.url + s.path, JSON.stringify(s.body(tenant)), headers);
+          const ms = performance.now() - started;
+          if (res.status !== 200) throw new Error(`${s.name}: status ${res.status}`);
+          firstByte.push(res.firstByteMs);
+          return ms;
+        },
+        sql: (tenant) => hostCall(host, { statements: s.sql(tenant) }),
+        store: (tenant) => {
           const { instance_ids, module: _module, ...rest } = s.body(tenant);
-          const request = { customerIds: instance_ids as string[], ...rest };
-          return (s.path === '/search/agg/1.0' ? aggregateTerms(engine, request as never) : searchRecordPages(engine, request as never)).then(() => undefined);
+          const request = { customerIds: instance_ids as string[], ...rest } as never;
+          return hostCall(host, s.path === '/search/agg/1.0' ? { store: 'terms', request } : { store: 'records', request });
         },
       };
-      for (const side of order) {
-        await warmUp(tenants, runs[side]);
-        const load = await startTokenLoad(tokens.url, tokens.credentials, tokens.rate);
-        out[side].push(await measure(seconds, tenants, runs[side]));
-        await load.stop();
-      }
-      console.log(`  SQL  ${s.name}: p50 ${summarize(out.sql.at(-1)!).p50.toFixed(1)} ms; flow store in-process p50 ${summarize(out.store.at(-1)!).p50.toFixed(1)} ms`);
+      await warmUp(tenants, async (tenant) => {
+        for (const side of SIDES) await run[side](tenant);
+      });
+      firstByte = [];
+      const load = await startTokenLoad(tokenUrl, credentials, tokenRate);
+      const sides = await measure(seconds, tenants, run);
+      const tokens = await load.stop();
+      measured.push({ sides, firstByte, tokens });
+      const p50 = (side: Side) => summarize(sides[side]).p50.toFixed(1);
+      console.log(`  ${s.name}: REST p50 ${p50('rest')} ms, SQL ${p50('sql')}, store ${p50('store')}; tokens meanwhile p99 ${summarize(tokens.latencies).p99.toFixed(1)} ms`);
     }
+    return { measured, idleTokens };
   } finally {
-    await engine.close();
+    await stopProcess(host);
   }
-  return out;
 }
 
-// ---------------------------------------------------------------------------------------------
 async function main(): Promise<void> {
   const o = readOptions();
   const dataDir = o.data ?? mkdtempSync(join(tmpdir(), 'bd-bench-search-'));
@@ -596,45 +549,20 @@ async function main(): Promise<void> {
     }
     const tenants = prepared.tenantIds;
 
-    // Each side in two halves, REST · engine · engine · REST (engine: SQL then store, then store
-    // then SQL), merged: the host's speed drifts over a run, and in this order a steady drift
-    // weighs on REST, SQL and store alike instead of on whichever was timed last.
-    const half = o.seconds / 2;
-    const first = await restHalf(list, prepared, env, half, o.tokenRate, true);
-    const tokenServer = await startTokenServer(o.tokenRate);
-    let engineFirst: Awaited<ReturnType<typeof engineHalf>>;
-    let engineSecond: typeof engineFirst;
-    try {
-      engineFirst = await engineHalf(list, dataDir, tenants, half, ['sql', 'store'], tokenServer);
-      engineSecond = await engineHalf(list, dataDir, tenants, half, ['store', 'sql'], tokenServer);
-    } finally {
-      await tokenServer.stop();
-    }
-    const second = await restHalf(list, prepared, env, half, o.tokenRate, false);
-    const merged = (a: number[][], b: number[][]) => list.map((_, i) => summarize([...a[i]!, ...b[i]!]));
-    const rest = merged(first.rest, second.rest);
-    const restFirstByte = merged(first.firstByte, second.firstByte);
-    const sql = merged(engineFirst.sql, engineSecond.sql);
-    const store = merged(engineFirst.store, engineSecond.store);
-    const tokens = list.map((_, i) => ({
-      ...summarize([...first.tokens[i]!.latencies, ...second.tokens[i]!.latencies]),
-      failures: first.tokens[i]!.failures + second.tokens[i]!.failures,
-    }));
-    const tokensIdle = summarize([...first.idleTokens, ...second.idleTokens]);
+    const { measured, idleTokens } = await measureScenarios(list, prepared, env, o.seconds, o.tokenRate);
+    const tokensIdle = summarize(idleTokens);
 
     const f = (ms: number) => ms.toFixed(1).padStart(8);
     console.log('');
-    console.log(`${prepared.storedRows.toLocaleString()} flows, ${tenants.length} tenants, ${prepared.coveredDays.toFixed(1)} days (generated in ${prepared.generationSeconds.toFixed(0)} s); chDB in-process; one request at a time`);
+    console.log(`${prepared.storedRows.toLocaleString()} flows, ${tenants.length} tenants, ${prepared.coveredDays.toFixed(1)} days (generated in ${prepared.generationSeconds.toFixed(0)} s); chDB on the service's thread; one request at a time`);
     console.log(
       `${'scenario (ms)'.padEnd(52)} ${'REST p50'.padStart(8)} ${'p99'.padStart(8)} ${'SQL p50'.padStart(8)} ${'p99'.padStart(8)} ${'REST/SQL'.padStart(8)} ${'n'.padStart(4)}  ` +
         `${'1st byte'.padStart(8)} ${'/SQL'.padStart(5)}  ${'store p50'.padStart(9)} ${'p99'.padStart(8)}  ${'token p50'.padStart(9)} ${'p99'.padStart(8)}`,
     );
     list.forEach((s, i) => {
-      const r = rest[i]!;
-      const q = sql[i]!;
-      const tk = tokens[i]!;
-      const st = store[i]!;
-      const fb = restFirstByte[i]!;
+      const { sides, firstByte, tokens } = measured[i]!;
+      const [r, q, st, fb] = [sides.rest, sides.sql, sides.store, firstByte].map(summarize) as [LatencySummary, LatencySummary, LatencySummary, LatencySummary];
+      const tk = { ...summarize(tokens.latencies), failures: tokens.failures };
       console.log(
         `${s.name.padEnd(52)} ${f(r.p50)} ${f(r.p99)} ${f(q.p50)} ${f(q.p99)} ${(r.p50 / q.p50).toFixed(2).padStart(8)} ${String(r.n).padStart(4)}  ` +
           `${f(fb.p50)} ${(fb.p50 / q.p50).toFixed(2).padStart(5)}  ${f(st.p50).padStart(9)} ${f(st.p99)}  ${f(tk.p50).padStart(9)} ${f(tk.p99)}` +
@@ -643,8 +571,9 @@ async function main(): Promise<void> {
     });
     console.log(`${'token issuance alone (no search running)'.padEnd(52)} ${' '.repeat(94)}  ${f(tokensIdle.p50).padStart(9)} ${f(tokensIdle.p99)}`);
     console.log('REST: until the whole body is read; 1st byte: until the response headers (the server\'s work, without the transfer).');
-    console.log('SQL: hand-written statements on the same engine (pages read as bytes); store: the flow store\'s searchRecordPages/aggregateTerms in-process (no HTTP or auth).');
-    console.log(`token: ${o.tokenRate} token requests/s from a separate process during every timed scenario (beside REST, to the server; beside SQL and store, to a second server).`);
+    console.log('SQL: hand-written statements on the service\'s own engine (pages read as bytes); store: its searchRecordPages/aggregateTerms (no HTTP or auth); both timed inside the service\'s process.');
+    console.log('REST, SQL and store alternate request by request (same tenant, rotating order) within each scenario.');
+    console.log(`token: ${o.tokenRate} token requests/s to the service from a separate process during every timed scenario.`);
     console.log('p99 of a few hundred samples or fewer is close to the maximum; the machine is shared, so compare ratios, not absolutes.');
   } finally {
     cleanup();

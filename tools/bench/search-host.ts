@@ -1,0 +1,56 @@
+/**
+ * `tsx tools/bench/search-host.ts`, started by bench:search (search.ts) with the server's
+ * environment: the service exactly as src/main.ts builds it, plus an IPC door through which the
+ * bench times hand-written statements and the flow store's own functions on the service's own
+ * engine, between its REST requests. chDB admits one process per data directory, so the only way
+ * to time REST and SQL request by request, on the same engine at the same moment, is here.
+ */
+import type { FlowEngine, SearchRequest, TermsRequest } from '../../src/flowstore/index.js';
+
+/** One statement of a hand-written question; `lines`: read as bytes with the page query's settings. */
+export interface Statement {
+  sql: string;
+  params: Record<string, unknown>;
+  lines?: boolean;
+}
+
+/** What the bench asks: statements run concurrently (as the service runs them), or a flow store call. */
+export type HostCall = { statements: Statement[] } | { store: 'records'; request: SearchRequest } | { store: 'terms'; request: TermsRequest };
+
+/** How long the call took on the engine, measured here (no IPC), or why it failed. */
+export type HostAnswer = { ms: number } | { error: string };
+
+// chDB's async queries and WebCrypto share libuv's pool; 4 threads starve token checks (as src/main.ts).
+process.env.UV_THREADPOOL_SIZE ??= '16';
+
+if (process.send) {
+  const { loadConfig } = await import('../../src/config.js');
+  const { buildApp } = await import('../../src/app.js');
+  const { aggregateTerms, searchRecordPages } = await import('../../src/flowstore/index.js');
+  const { SEARCH_SETTINGS } = await import('../../src/flowstore/search-request.js');
+  /** As the service's page query: records read only for the page's rows, whatever its size. */
+  const lazyPage = { ...SEARCH_SETTINGS, query_plan_max_limit_for_lazy_materialization: 0 };
+
+  const app = await buildApp(loadConfig());
+  const run = (engine: FlowEngine, call: HostCall): Promise<unknown> => {
+    if ('statements' in call) {
+      return Promise.all(
+        call.statements.map((st) =>
+          st.lines ? engine.queryLines(st.sql, st.params, { settings: lazyPage }) : engine.query(st.sql, st.params, { settings: SEARCH_SETTINGS }),
+        ),
+      );
+    }
+    return call.store === 'terms' ? aggregateTerms(engine, call.request) : searchRecordPages(engine, call.request);
+  };
+  process.on('message', (call: HostCall) => {
+    const started = performance.now();
+    run(app.flows, call).then(
+      () => process.send!({ ms: performance.now() - started } satisfies HostAnswer),
+      (error: Error) => process.send!({ error: String(error?.message ?? error) } satisfies HostAnswer),
+    );
+  });
+  const stop = () => void app.stop().then(() => process.exit(0));
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+  console.log(`listening on ${app.url}`);
+}

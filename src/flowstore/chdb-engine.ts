@@ -35,6 +35,18 @@ const TABLE_RE = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$/;
  */
 const IN_PROCESS_SETTINGS = { os_threads_nice_value_query: 19 };
 
+/**
+ * Size of ClickHouse's cache of decompressed blocks, which chDB leaves at 0 (a packaged server's
+ * config.xml has 8 GiB). Search statements ask for it (search-request.ts SEARCH_SETTINGS): a
+ * tenant's recent blocks are what analysts read again and again, and decompressing them was a
+ * quarter of a records search (18.6 → 13.6 ms at 100M, docs/search.md). Memory is taken as blocks
+ * are cached, up to this bound; 50 tenants' day of records, terms and timeseries used ~0.5 GiB.
+ */
+export const UNCOMPRESSED_CACHE_BYTES = 1024 ** 3;
+
+/** Server configuration given when a chDB session opens (it is not a query setting). */
+export const CHDB_CONNECTION_ARGS = [`--uncompressed_cache_size=${UNCOMPRESSED_CACHE_BYTES}`];
+
 function mapChdbError(queryName: string, err: unknown, timeoutMs: number): Error {
   const e = err as { clickhouseCode?: unknown; message?: unknown };
   const code = typeof e?.clickhouseCode === 'number' ? e.clickhouseCode : undefined;
@@ -48,7 +60,7 @@ export class ChdbEngine implements FlowEngine {
 
   /** Opens (or creates) the database in `dataDir`. One data directory per process. */
   constructor(readonly dataDir: string) {
-    this.session = new Session(dataDir);
+    this.session = new Session(dataDir, { connectionArgs: CHDB_CONNECTION_ARGS });
   }
 
   async query<T>(sql: string, params: Params, opts: QueryOptions = {}): Promise<T[]> {

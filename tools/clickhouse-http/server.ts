@@ -25,6 +25,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { Session, drainPending } from 'chdb';
+import { CHDB_CONNECTION_ARGS } from '../../src/flowstore/chdb-engine.js';
 import { ParamFormatError, paramValue, placeholderTypes } from './params.js';
 import { contentTypeFor, errorNameOf, parseInsert, serverError, statementKind, trailingFormat } from './statement.js';
 
@@ -124,7 +125,8 @@ function summary(fields: { readRows?: number; readBytes?: number; writtenRows?: 
 }
 
 export async function startClickHouseHttpServer(opts: ClickHouseHttpServerOptions): Promise<ClickHouseHttpServer> {
-  const session = new Session(opts.dataDir);
+  // Configured as docs/flowstore.md asks of a ClickHouse server (the uncompressed cache).
+  const session = new Session(opts.dataDir, { connectionArgs: CHDB_CONNECTION_ARGS });
   const version = String((await session.queryAsync('SELECT version()', { format: 'TabSeparated' })).text()).trim();
   const log: ClickHouseHttpServer['log'] = [];
 

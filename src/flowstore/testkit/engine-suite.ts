@@ -14,7 +14,7 @@ import { flowToRow, insertFlowBatch, recordId } from '../ingest.js';
 import { checkPql, evaluatePql, parsePql, printPql } from '../pql/index.js';
 import { QUIET_DAY_MERGE_SECONDS, createFlowsTableSql } from '../ddl.js';
 import { MIGRATIONS, currentRetentionDays, migrateFlowStore } from '../schema.js';
-import { aggregateTerms, searchRecords, type SearchRequest } from '../search.js';
+import { CACHED_PAGE_MAX_RECORDS, aggregateTerms, searchRecords, type SearchRequest } from '../search.js';
 import { named } from '../sql.js';
 import { typedExprArb } from './pql-arbitraries.js';
 import { sampleFlows } from './sample-flows.js';
@@ -331,6 +331,30 @@ export function defineFlowStoreSuite(label: string, open: () => Promise<OpenedEn
       // The same filter with ClickHouse's defaults does load them: the checks above can see it.
       await engine.query(filter, { c }, { settings: { use_statistics: 1, allow_statistics_optimize: 1, use_statistics_for_part_pruning: 1 } });
       expect(await loadedMicros()).toBeGreaterThan(before);
+    });
+
+    it('keeps the blocks a search decompresses for the next one, but not a big page\'s', async () => {
+      const c = customer('cache');
+      await seed(c, sampleFlows(40, 14, nowMs - 7000));
+      const cacheReads = async () => {
+        const rows = await engine.query<{ v: number }>(
+          named('flowstore:test.events', "SELECT sum(value) AS v FROM system.events WHERE event IN ('UncompressedCacheHits', 'UncompressedCacheMisses')"),
+          {},
+        );
+        return Number(rows[0]?.v ?? 0);
+      };
+      const hits = async () =>
+        Number((await engine.query<{ v: number }>(named('flowstore:test.events', "SELECT sum(value) AS v FROM system.events WHERE event = 'UncompressedCacheHits'"), {}))[0]?.v ?? 0);
+      await search({ customerIds: [c], sentence: 'dst.port eq 443', size: 5 });
+      const before = await hits();
+      await search({ customerIds: [c], sentence: 'dst.port eq 443', size: 5 });
+      await aggregateTerms(engine, { customerIds: [c], ...LAST_2H, field: 'app_name' }, { nowMs: Date.now() });
+      expect(await hits()).toBeGreaterThan(before);
+      const reads = await cacheReads();
+      await search({ customerIds: [c], size: CACHED_PAGE_MAX_RECORDS + 1 });
+      expect(await cacheReads()).toBe(reads);
+      await search({ customerIds: [c], size: CACHED_PAGE_MAX_RECORDS });
+      expect(await cacheReads()).toBeGreaterThan(reads);
     });
 
     it('treats hostile values as data, never as SQL', async () => {

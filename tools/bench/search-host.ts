@@ -7,11 +7,15 @@
  */
 import type { FlowEngine, SearchRequest, TermsRequest } from '../../src/flowstore/index.js';
 
-/** One statement of a hand-written question; `lines`: read as bytes with the page query's settings. */
+/**
+ * One statement of a hand-written question, run with the search settings (and `settings`);
+ * `lines`: read as bytes, with the page query's settings.
+ */
 export interface Statement {
   sql: string;
   params: Record<string, unknown>;
   lines?: boolean;
+  settings?: Record<string, number>;
 }
 
 /** What the bench asks: statements run concurrently (as the service runs them), or a flow store call. */
@@ -36,7 +40,9 @@ if (process.send) {
     if ('statements' in call) {
       return Promise.all(
         call.statements.map((st) =>
-          st.lines ? engine.queryLines(st.sql, st.params, { settings: lazyPage }) : engine.query(st.sql, st.params, { settings: SEARCH_SETTINGS }),
+          st.lines
+            ? engine.queryLines(st.sql, st.params, { settings: { ...lazyPage, ...st.settings } })
+            : engine.query(st.sql, st.params, { settings: { ...SEARCH_SETTINGS, ...st.settings } }),
         ),
       );
     }

@@ -32,21 +32,28 @@ if (process.send) {
   const { buildApp } = await import('../../src/app.js');
   const { aggregateTerms, searchRecordPages } = await import('../../src/flowstore/index.js');
   const { SEARCH_SETTINGS } = await import('../../src/flowstore/search-request.js');
+  const { giveBack } = await import('../../src/infra/lent-bytes.js');
   /** As the service's page query: records read only for the page's rows, whatever its size. */
   const lazyPage = { ...SEARCH_SETTINGS, query_plan_max_limit_for_lazy_materialization: 0 };
 
   const app = await buildApp(loadConfig());
-  const run = (engine: FlowEngine, call: HostCall): Promise<unknown> => {
+  // What the service does once a response is written: big results go back to the engine's
+  // thread (lent-bytes.ts), else each would cost the API thread a new 60 MB slab or transfer.
+  const run = async (engine: FlowEngine, call: HostCall): Promise<void> => {
     if ('statements' in call) {
-      return Promise.all(
+      const results = await Promise.all(
         call.statements.map((st) =>
           st.lines
             ? engine.queryLines(st.sql, st.params, { settings: { ...lazyPage, ...st.settings } })
             : engine.query(st.sql, st.params, { settings: { ...SEARCH_SETTINGS, ...st.settings } }),
         ),
       );
+      for (const result of results) if (Buffer.isBuffer(result)) giveBack(result);
+    } else if (call.store === 'terms') {
+      await aggregateTerms(engine, call.request);
+    } else {
+      for (const page of Object.values(await searchRecordPages(engine, call.request))) page.flows.release();
     }
-    return call.store === 'terms' ? aggregateTerms(engine, call.request) : searchRecordPages(engine, call.request);
   };
   process.on('message', (call: HostCall) => {
     const started = performance.now();

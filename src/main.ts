@@ -1,8 +1,6 @@
-// chDB's async queries and WebCrypto share libuv's pool; 4 threads starve token checks.
-process.env.UV_THREADPOOL_SIZE ??= '16';
-
-const { ConfigError, loadConfig } = await import('./config.js');
-const { buildApp } = await import('./app.js');
+// Started by src/start.cjs (`npm start`), which sizes libuv's thread pool first.
+import { ConfigError, loadConfig } from './config.js';
+import { buildApp } from './app.js';
 
 try {
   const config = loadConfig();

@@ -4,11 +4,12 @@ import { fileURLToPath } from 'node:url';
 export const root = fileURLToPath(new URL('../../', import.meta.url));
 
 /**
- * Starts a TypeScript entry point in its own process and waits for its `listening on` line;
- * `ipc` opens Node's message channel to it.
+ * Starts a TypeScript entry point in its own process, as `npm start` starts the service
+ * (src/start.cjs: libuv's pool sized first), and waits for its `listening on` line; `ipc` opens
+ * Node's message channel to it.
  */
 export function startProcess(entry: string, env: Record<string, string>, { ipc = false } = {}): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', entry], {
+  const child = spawn(process.execPath, ['src/start.cjs', entry], {
     cwd: root,
     env: { ...process.env, ...env },
     stdio: ipc ? ['ignore', 'pipe', 'inherit', 'ipc'] : ['ignore', 'pipe', 'inherit'],

@@ -1,11 +1,16 @@
 /**
- * `tsx tools/bench/search-host.ts`, started by bench:search (search.ts) with the server's
- * environment: the service exactly as src/main.ts builds it, plus an IPC door through which the
- * bench times hand-written statements and the flow store's own functions on the service's own
- * engine, between its REST requests. chDB admits one process per data directory, so the only way
- * to time REST and SQL request by request, on the same engine at the same moment, is here.
+ * `node src/start.cjs tools/bench/search-host.ts`, started by bench:search (search.ts) with the
+ * server's environment: the service exactly as src/main.ts builds it, plus an IPC door through
+ * which the bench times hand-written statements and the flow store's own functions on the
+ * service's own engine, between its REST requests. chDB admits one process per data directory,
+ * so the only way to time REST and SQL request by request, on the same engine at the same moment,
+ * is here.
  */
-import type { FlowEngine, SearchRequest, TermsRequest } from '../../src/flowstore/index.js';
+import { buildApp } from '../../src/app.js';
+import { loadConfig } from '../../src/config.js';
+import { type FlowEngine, type SearchRequest, type TermsRequest, aggregateTerms, searchRecordPages } from '../../src/flowstore/index.js';
+import { SEARCH_SETTINGS } from '../../src/flowstore/search-request.js';
+import { giveBack } from '../../src/infra/lent-bytes.js';
 
 /**
  * One statement of a hand-written question, run with the search settings (and `settings`);
@@ -24,15 +29,7 @@ export type HostCall = { statements: Statement[] } | { store: 'records'; request
 /** How long the call took on the engine, measured here (no IPC), or why it failed. */
 export type HostAnswer = { ms: number } | { error: string };
 
-// chDB's async queries and WebCrypto share libuv's pool; 4 threads starve token checks (as src/main.ts).
-process.env.UV_THREADPOOL_SIZE ??= '16';
-
 if (process.send) {
-  const { loadConfig } = await import('../../src/config.js');
-  const { buildApp } = await import('../../src/app.js');
-  const { aggregateTerms, searchRecordPages } = await import('../../src/flowstore/index.js');
-  const { SEARCH_SETTINGS } = await import('../../src/flowstore/search-request.js');
-  const { giveBack } = await import('../../src/infra/lent-bytes.js');
   /** As the service's page query: records read only for the page's rows, whatever its size. */
   const lazyPage = { ...SEARCH_SETTINGS, query_plan_max_limit_for_lazy_materialization: 0 };
 

@@ -369,11 +369,11 @@ const SIDES: readonly Side[] = ['rest', 'sql', 'store'];
 
 /**
  * Runs every side closed-loop, one request at a time, interleaved for `seconds` a side (until
- * each side has at least MIN_SAMPLES and at most 400 latencies), rotating tenants and the sides' order; the
- * latencies of each side. Each round asks one tenant's question on every side in turn, so a
- * drift of the host's speed (20 % within an hour here) or a background merge weighs on all sides
- * alike. The floor is for the slow scenarios: 4 s of 300 ms pages gave ~11 samples, and their
- * p50 moved by tens of milliseconds from one run to the next.
+ * each side has at least MIN_SAMPLES and at most 400 latencies), rotating tenants and the sides'
+ * order; the latencies of each side. Each round asks one tenant's question on every side in turn,
+ * so a drift of the host's speed (20 % within an hour here) or a background merge weighs on all
+ * sides alike. The floor is for the slow scenarios: 4 s of 300 ms pages gave ~11 samples, and
+ * their p50 moved by tens of milliseconds from one run to the next.
  */
 async function measure(seconds: number, tenants: string[], run: Record<Side, (tenant: string) => Promise<number>>): Promise<Record<Side, number[]>> {
   const out: Record<Side, number[]> = { rest: [], sql: [], store: [] };

@@ -336,15 +336,12 @@ export function defineFlowStoreSuite(label: string, open: () => Promise<OpenedEn
     it('keeps the blocks a search decompresses for the next one, but not a big page\'s', async () => {
       const c = customer('cache');
       await seed(c, sampleFlows(40, 14, nowMs - 7000));
-      const cacheReads = async () => {
-        const rows = await engine.query<{ v: number }>(
-          named('flowstore:test.events', "SELECT sum(value) AS v FROM system.events WHERE event IN ('UncompressedCacheHits', 'UncompressedCacheMisses')"),
-          {},
-        );
-        return Number(rows[0]?.v ?? 0);
+      const eventSum = async (...events: string[]) => {
+        const sql = named('flowstore:test.events', 'SELECT sum(value) AS v FROM system.events WHERE event IN {events:Array(String)}');
+        return Number((await engine.query<{ v: number }>(sql, { events }))[0]?.v ?? 0);
       };
-      const hits = async () =>
-        Number((await engine.query<{ v: number }>(named('flowstore:test.events', "SELECT sum(value) AS v FROM system.events WHERE event = 'UncompressedCacheHits'"), {}))[0]?.v ?? 0);
+      const hits = () => eventSum('UncompressedCacheHits');
+      const cacheReads = () => eventSum('UncompressedCacheHits', 'UncompressedCacheMisses');
       await search({ customerIds: [c], sentence: 'dst.port eq 443', size: 5 });
       const before = await hits();
       await search({ customerIds: [c], sentence: 'dst.port eq 443', size: 5 });

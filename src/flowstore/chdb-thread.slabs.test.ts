@@ -17,6 +17,16 @@ describe('SlabPool', () => {
     expect(third.use).not.toBe(first.use);
   });
 
+  it('sizes a slab to its first result: doubling from 1 MB, then in steps of 16 MB', () => {
+    const pool = new SlabPool();
+    const MB = 1024 * 1024;
+    const sizeFor = (n: number) => pool.place(bytes(n))!.memory.byteLength;
+    expect(sizeFor(250 * 1024)).toBe(MB);
+    expect(sizeFor(MB + 1)).toBe(2 * MB);
+    expect(sizeFor(16 * MB)).toBe(16 * MB);
+    expect(sizeFor(63 * MB)).toBe(64 * MB);
+  });
+
   it('ignores a late free of an earlier placement', () => {
     const pool = new SlabPool();
     const first = pool.place(bytes(MIN_SLAB_RESULT_BYTES))!;

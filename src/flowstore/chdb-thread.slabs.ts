@@ -9,9 +9,14 @@
  * every view of it. Slabs are capped in total; past the cap results are transferred as before.
  */
 
-/** Results smaller than this are transferred: their memory does not move the collector much. */
-export const MIN_SLAB_RESULT_BYTES = 4 * 1024 * 1024;
-/** Slab sizes are multiples of this, so a slab serves results of similar sizes. */
+/**
+ * Results smaller than this are transferred. A records page of 100 (~250 KB) transferred was new
+ * memory to the API thread on every search too, which its collector then had to reclaim.
+ */
+export const MIN_SLAB_RESULT_BYTES = 64 * 1024;
+/** The smallest slab; sizes double from it up to SLAB_STEP_BYTES, so a slab serves results of similar sizes. */
+const MIN_SLAB_BYTES = 1024 * 1024;
+/** Past it, slab sizes are multiples of this. */
 const SLAB_STEP_BYTES = 16 * 1024 * 1024;
 /** All slabs together, in use or free. */
 export const MAX_SLAB_BYTES = 256 * 1024 * 1024;
@@ -47,7 +52,7 @@ export class SlabPool {
     this.dropIdle();
     let slab = this.slabs.filter((s) => s.use === 0 && s.memory.byteLength >= bytes.byteLength).sort((a, b) => a.memory.byteLength - b.memory.byteLength)[0];
     if (!slab) {
-      const size = Math.ceil(bytes.byteLength / SLAB_STEP_BYTES) * SLAB_STEP_BYTES;
+      const size = slabSizeFor(bytes.byteLength);
       if (this.totalBytes() + size > MAX_SLAB_BYTES) return undefined;
       slab = { id: this.nextSlab++, memory: new SharedArrayBuffer(size), use: 0, freedAt: 0 };
       this.slabs.push(slab);
@@ -76,4 +81,11 @@ export class SlabPool {
       if (s.use === 0 && now - s.freedAt > IDLE_SLAB_MS) this.slabs.splice(i, 1);
     }
   }
+}
+
+function slabSizeFor(resultBytes: number): number {
+  if (resultBytes > SLAB_STEP_BYTES) return Math.ceil(resultBytes / SLAB_STEP_BYTES) * SLAB_STEP_BYTES;
+  let size = MIN_SLAB_BYTES;
+  while (size < resultBytes) size *= 2;
+  return size;
 }

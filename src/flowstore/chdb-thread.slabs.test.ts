@@ -27,6 +27,17 @@ describe('SlabPool', () => {
     expect(sizeFor(63 * MB)).toBe(64 * MB);
   });
 
+  it('keeps a small result out of a free slab far bigger than it needs', () => {
+    const pool = new SlabPool();
+    const MB = 1024 * 1024;
+    const big = pool.place(bytes(60 * MB))!;
+    pool.free(big.slab, big.use);
+    const small = pool.place(bytes(250 * 1024))!;
+    expect(small.slab).not.toBe(big.slab);
+    expect(small.memory.byteLength).toBe(MB);
+    expect(pool.place(bytes(50 * MB))!.slab).toBe(big.slab);
+  });
+
   it('ignores a late free of an earlier placement', () => {
     const pool = new SlabPool();
     const first = pool.place(bytes(MIN_SLAB_RESULT_BYTES))!;

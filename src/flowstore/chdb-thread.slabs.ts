@@ -50,9 +50,12 @@ export class SlabPool {
   place(bytes: Uint8Array): SlabResult | undefined {
     if (bytes.byteLength < MIN_SLAB_RESULT_BYTES) return undefined;
     this.dropIdle();
-    let slab = this.slabs.filter((s) => s.use === 0 && s.memory.byteLength >= bytes.byteLength).sort((a, b) => a.memory.byteLength - b.memory.byteLength)[0];
+    const size = slabSizeFor(bytes.byteLength);
+    // A free slab of up to 4× the result's own size: a 100-record page must not hold a slab
+    // that a 25,000-record page then has to do without.
+    const fits = (s: Slab) => s.use === 0 && s.memory.byteLength >= bytes.byteLength && s.memory.byteLength <= 4 * size;
+    let slab = this.slabs.filter(fits).sort((a, b) => a.memory.byteLength - b.memory.byteLength)[0];
     if (!slab) {
-      const size = slabSizeFor(bytes.byteLength);
       if (this.totalBytes() + size > MAX_SLAB_BYTES) return undefined;
       slab = { id: this.nextSlab++, memory: new SharedArrayBuffer(size), use: 0, freedAt: 0 };
       this.slabs.push(slab);

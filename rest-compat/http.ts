@@ -22,18 +22,28 @@ export function sendJson(res: ServerResponse, status: number, body: unknown, hea
   res.end();
 }
 
-/** Reads the body, refusing more than `maxBytes` before buffering it. */
-export async function readBody(req: IncomingMessage, maxBytes = MAX_BODY_BYTES): Promise<Buffer> {
+/**
+ * Reads the body, refusing more than `maxBytes` before buffering it. Plain stream events: an
+ * async iterator over the request cost ~0.05 ms a request, most of a small body's read.
+ */
+export function readBody(req: IncomingMessage, maxBytes = MAX_BODY_BYTES): Promise<Buffer> {
   const declared = Number(req.headers['content-length'] ?? 0);
-  if (declared > maxBytes) throw tooLarge(maxBytes);
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > maxBytes) throw tooLarge(maxBytes);
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks);
+  if (declared > maxBytes) return Promise.reject(tooLarge(maxBytes));
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= maxBytes) return void chunks.push(chunk);
+      req.off('data', onData);
+      req.resume(); // drain the rest unread; the answer is already decided
+      reject(tooLarge(maxBytes));
+    };
+    req.on('data', onData);
+    req.once('end', () => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)));
+    req.once('error', reject);
+    req.once('close', () => (req.complete ? undefined : reject(new DomainError(400, 'incomplete_body', 'The request body ended early'))));
+  });
 }
 
 export const tooLarge = (maxBytes: number) =>

@@ -1,3 +1,4 @@
+import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestApp, startTestApp } from '../test/kit/app.js';
 import { call } from '../test/kit/http.js';
@@ -46,6 +47,23 @@ describe('rest-compat router', () => {
     const res = await call(t.url, 'POST', '/rest/deployments/1.0', { token, body: { name: 'x'.repeat(1_100_000) } });
     expect(res.status).toBe(413);
     expect(res.body.code).toBe('payload_too_large');
+  });
+
+  it('answers 413 for a chunked body that grows past 1 MiB, and keeps serving', async () => {
+    const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = request(`${t.url}/rest/deployments/1.0`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` } }, (res) => {
+        let body = '';
+        res.on('data', (c) => (body += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      });
+      req.on('error', reject);
+      const chunk = Buffer.alloc(64 * 1024, 0x20);
+      for (let i = 0; i < 20; i++) req.write(chunk);
+      req.end();
+    });
+    expect(answer.status).toBe(413);
+    expect(JSON.parse(answer.body).code).toBe('payload_too_large');
+    expect((await call(t.url, 'GET', '/rest/deployments/1.0', { token })).status).toBe(200);
   });
 
   it('accepts a trailing slash and reads a JSON body sent on GET', async () => {

@@ -38,9 +38,17 @@ export interface SerializedJson {
 let splicing: { placeholder(raw: RawJson): string } | undefined;
 
 /**
+ * Placeholders start with a secret drawn once per process and a count that never repeats, so no
+ * string in the data can be taken for one. (A nonce drawn per response cost ~0.06 ms of a
+ * 100-record search's main thread: randomBytes is a synchronous OpenSSL call.)
+ */
+const PLACEHOLDER_SECRET = randomBytes(16).toString('hex');
+let serialized = 0;
+
+/**
  * The JSON text of `value` as chunks to write in order, raw values spliced in. A raw value is
- * first replaced by a placeholder string naming it with a random nonce, so no string in the
- * data can be taken for one.
+ * first replaced by a placeholder string naming it with the nonce, so no string in the data can
+ * be taken for one.
  */
 export function serializeJson(value: unknown): SerializedJson {
   const out = stringifyJson(value);
@@ -49,7 +57,7 @@ export function serializeJson(value: unknown): SerializedJson {
 
 /** As serializeJson, but plain JSON text when `value` holds no raw value (the common case, not encoded twice). */
 export function stringifyJson(value: unknown): string | SerializedJson {
-  const nonce = randomBytes(12).toString('hex');
+  const nonce = `${PLACEHOLDER_SECRET}${(serialized++).toString(36)}`;
   const raws: RawJson[] = [];
   splicing = { placeholder: (raw) => `${nonce}:${raws.push(raw) - 1}` };
   let text: string;

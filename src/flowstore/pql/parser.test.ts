@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { PqlSemanticError, PqlSyntaxError } from '../errors.js';
 import { checkPql } from './check.js';
+import { readSentence } from './index.js';
 import { parsePql } from './parser.js';
 import { printPql, stripPositions } from './printer.js';
 import type { Expr, Op, Value } from './ast.js';
@@ -82,6 +83,13 @@ describe('PQL parser', () => {
     expect(check('meta.flipped eq maybe')).toThrow(expect.objectContaining({ reason: 'invalid_value' }));
     expect(check('path eq x')).toThrow(expect.objectContaining({ reason: 'unknown_field' }));
     expect(() => checkPql(parsePql('protocol eq TCP and bytes gt 10 and packets lt 5 and hostname wi web*'))).not.toThrow();
+  });
+
+  it('remembers a checked sentence by its text, and refuses a bad one every time', () => {
+    const checked = readSentence('dst.port eq 443 and app_name eq DNS');
+    expect(readSentence('dst.port eq 443 and app_name eq DNS')).toBe(checked);
+    expect(readSentence('dst.port eq 443 and app_name eq HTTP')).not.toBe(checked);
+    for (let i = 0; i < 2; i++) expect(() => readSentence('nope eq 1')).toThrow(PqlSemanticError);
   });
 });
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type DocumentNode, GraphQLError, execute } from 'graphql';
+import { type DocumentNode, GraphQLError } from 'graphql';
 import { createGraphQLError, createYoga } from 'graphql-yoga';
 import { useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer } from 'ws';
@@ -11,6 +11,7 @@ import { sendJson } from '../rest-compat/http.js';
 import type { Config } from './config.js';
 import { isConsolePath, serveConsole } from './console/console.js';
 import { type Context, RequestAuth } from './context.js';
+import { compiledOperations } from './graphql/compiled-operations.js';
 import { Loaders } from './graphql/loaders.js';
 import { rawJsonResults } from './graphql/raw-json-results.js';
 import { schema } from './graphql/schema.js';
@@ -74,14 +75,13 @@ export async function buildApp(config: Config, logger = createLogger(config.logL
     },
   });
 
+  const runOperation = compiledOperations(schema);
   const rest = createRestRouter({
     routes,
     served: { routes: servedRoutes, services },
     logger,
-    execute: (document: DocumentNode, variableValues, req, requestId) =>
-      Promise.resolve(
-        execute({ schema, document, variableValues, contextValue: contextFor(req.headers.authorization ?? null, requestId) }),
-      ),
+    execute: (document: DocumentNode, variables, req, requestId) =>
+      runOperation(document, variables, contextFor(req.headers.authorization ?? null, requestId)),
   });
 
   const server = createServer((req, res) => {

@@ -3,7 +3,7 @@ import { pageFromCommaRows, pagesFromLines } from './page-lines.js';
 
 const lines = (...l: string[]) => Buffer.from(l.join('\n') + '\n');
 const plain = (p: { flows: { parse(): unknown }; total: number; found: number }) => ({ flows: p.flows.parse(), total: p.total, found: p.found });
-const readOne = (rows: string, id = 'c1') => plain(pageFromCommaRows(Buffer.from(rows), id));
+const readOne = (rows: string) => plain(pageFromCommaRows(Buffer.from(rows)));
 const read = (buf: Buffer, ids: string[]) => Object.fromEntries([...pagesFromLines(buf, ids)].map(([id, p]) => [id, plain(p)]));
 
 describe('records query rows', () => {
@@ -12,17 +12,16 @@ describe('records query rows', () => {
     const expected = { flows: [{ a: 1, b: [1, 2] }, { a: 2, s: 'x,\ty' }, { a: 3 }], total: 10, found: 5 };
     for (let at = 0; at <= records.length; at++) {
       const rows = [...records];
-      rows.splice(at, 0, '\tc1\t10\t5');
+      rows.splice(at, 0, '\t10\t5');
       expect(readOne(rows.join(','))).toEqual(expected);
     }
   });
 
   it('reads one instance with counts and no records, or nothing at all, as an empty page', () => {
-    expect(readOne('\tc1\t7\t0')).toEqual({ flows: [], total: 7, found: 0 });
+    expect(readOne('\t7\t0')).toEqual({ flows: [], total: 7, found: 0 });
     expect(readOne('')).toEqual({ flows: [], total: 0, found: 0 });
-    expect(readOne('{"a":1},\tc1\t7\t1')).toEqual({ flows: [{ a: 1 }], total: 7, found: 1 });
-    // Another instance's counts are not this one's.
-    expect(readOne('\tc2\t7\t1,{"a":1}')).toEqual({ flows: [{ a: 1 }], total: 0, found: 0 });
+    expect(readOne('{"a":1},\t7\t1')).toEqual({ flows: [{ a: 1 }], total: 7, found: 1 });
+    expect(readOne('\t7\t1,{"a":1}')).toEqual({ flows: [{ a: 1 }], total: 7, found: 1 });
   });
 
   it('reads several instances a line each, counts and records interleaved, and ignores instances not asked for', () => {

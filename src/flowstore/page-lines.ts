@@ -2,8 +2,9 @@
  * Reads the records query's output (search.ts) without parsing a record. Its rows are of two
  * kinds, in any order:
  * - a record: its JSON (one instance searched) or `<instance id>\t<JSON>` (several);
- * - an instance's counts: `\t<instance id>\t<total>\t<found>` (a record never starts with a tab,
- *   and the engine's JSON text holds no raw tab or newline).
+ * - an instance's counts: `\t<instance id>\t<total>\t<found>`, or `\t<total>\t<found>` when one
+ *   instance is searched (a record never starts with a tab, and the engine's JSON text holds no
+ *   raw tab or newline).
  *
  * One instance, the common case: the engine joins the rows with commas (engine.ts RowSeparation),
  * so the records are already the inside of the page's JSON array and go out as slices of the
@@ -33,13 +34,13 @@ export interface PageRecords {
 
 const emptyPage = (): PageRecords => ({ flows: new RawJson([EMPTY_ARRAY]), total: 0, found: 0 });
 
-/** One instance's page from rows joined by commas. */
-export function pageFromCommaRows(rows: Buffer, customerId: string): PageRecords {
+/** The one searched instance's page from rows joined by commas. */
+export function pageFromCommaRows(rows: Buffer): PageRecords {
   const page = emptyPage();
   const { counts, records } = splitCountRow(rows);
   if (counts) {
-    const [id, total, found] = counts.toString('latin1').split('\t');
-    if (id === customerId) Object.assign(page, { total: Number(total), found: Number(found) });
+    const [total, found] = counts.toString('latin1').split('\t');
+    Object.assign(page, { total: Number(total), found: Number(found) });
   }
   if (records.length) page.flows = new RawJson([OPEN, ...records.flatMap((r, i) => (i ? [COMMA_BYTES, r] : [r])), CLOSE]);
   else giveBack(rows);

@@ -43,8 +43,8 @@ describe('search request validation', () => {
   });
 
   it('whitelists sort fields from the registry, default @timestamp desc, ties by id in the last key\'s direction', () => {
-    expect(orderBySql(readSort(undefined))).toBe('`timestamp` DESC NULLS LAST, `id` DESC');
-    expect(orderBySql(readSort([{ field: '@timestamp', order: 'asc' }]))).toBe('`timestamp` ASC NULLS LAST, `id` ASC');
+    expect(orderBySql(readSort(undefined))).toBe('`timestamp` DESC, `id` DESC');
+    expect(orderBySql(readSort([{ field: '@timestamp', order: 'asc' }]))).toBe('`timestamp` ASC, `id` ASC');
     expect(orderBySql(readSort([{ field: 'bytes', order: 'asc' }, { field: 'dst.port' }]))).toBe(
       '`stats_volume_bytes_total` ASC NULLS LAST, `dst_port` DESC NULLS LAST, `id` DESC',
     );

@@ -101,7 +101,8 @@ export function readSort(sort: unknown): SortKey[] {
  * engine reads from the end it needs and stops at the page instead of sorting the window.
  */
 export function orderBySql(keys: readonly SortKey[]): string {
-  const parts = keys.map((k) => `${quoteIdent(k.col.column)} ${k.order.toUpperCase()} NULLS LAST`);
+  // Nulls last only where a column has them: every clause is planned again on each statement.
+  const parts = keys.map((k) => `${quoteIdent(k.col.column)} ${k.order.toUpperCase()}${k.col.nullable ? ' NULLS LAST' : ''}`);
   if (!keys.some((k) => k.col.path === 'id')) parts.push(`\`id\` ${keys.at(-1)!.order.toUpperCase()}`);
   return parts.join(', ');
 }

@@ -92,9 +92,10 @@ export const CACHED_PAGE_MAX_RECORDS = 1000;
 
 /**
  * One statement for the counts and the page (one plan, one round trip, both halves run in
- * parallel), read as rows (page-lines.ts): per instance a count row `\t<id>\t<total>\t<found>`,
- * with `total` the window and `found` the sentence too, in one pass over the window; then the
- * page's records as JSON text (record-json.ts), after `<id>\t` when several instances are searched.
+ * parallel), read as rows (page-lines.ts): per instance a count row `\t<id>\t<total>\t<found>`
+ * (`\t<total>\t<found>` for one instance), with `total` the window and `found` the sentence too,
+ * in one pass over the window; then the page's records as JSON text (record-json.ts), after
+ * `<id>\t` when several instances are searched.
  */
 function recordsQuery(filter: ScopedFilter, record: RecordJson, orderBy: string, size: number, page: number): { sql: string; params: ParamBag } {
   const params = new ParamBag();
@@ -106,14 +107,15 @@ function recordsQuery(filter: ScopedFilter, record: RecordJson, orderBy: string,
     ? // The empty first column writes the line's leading tab.
       `SELECT '' AS instance, concat(customer_id, '\t', toString(count()), '\t', toString(${found})) AS line FROM ${FLOWS_TABLE} WHERE ${window} GROUP BY customer_id`
     : // One instance needs no GROUP BY (~2 ms less here), and gets its line even when it has no flows.
-      `SELECT concat('\\t', ${params.add(filter.customerIds[0], 'String')}, '\t', toString(count()), '\t', toString(${found})) AS line FROM ${FLOWS_TABLE} WHERE ${window}`;
+      `SELECT concat('\\t', toString(count()), '\t', toString(${found})) AS line FROM ${FLOWS_TABLE} WHERE ${window}`;
   if (size === 0) return { sql: named('flowstore:search.records', counts), params };
   const where = scopeWhere(filter, params);
-  const offset = params.add(page * size, 'UInt64');
   const limit = params.add(size, 'UInt64');
+  // Every clause is planned again on each statement, so the first page has no OFFSET.
+  const offset = page === 0 ? undefined : params.add(page * size, 'UInt64');
   const records = several
-    ? `SELECT customer_id AS instance, ${record.sql} AS line FROM ${FLOWS_TABLE} WHERE ${where} ORDER BY customer_id, ${orderBy} LIMIT ${offset}, ${limit} BY customer_id`
-    : `SELECT ${record.sql} AS line FROM ${FLOWS_TABLE} WHERE ${where} ORDER BY ${orderBy} LIMIT ${limit} OFFSET ${offset}`;
+    ? `SELECT customer_id AS instance, ${record.sql} AS line FROM ${FLOWS_TABLE} WHERE ${where} ORDER BY customer_id, ${orderBy} LIMIT ${offset ? `${offset}, ` : ''}${limit} BY customer_id`
+    : `SELECT ${record.sql} AS line FROM ${FLOWS_TABLE} WHERE ${where} ORDER BY ${orderBy} LIMIT ${limit}${offset ? ` OFFSET ${offset}` : ''}`;
   return { sql: named('flowstore:search.records', `(${counts}) UNION ALL (${records})`), params };
 }
 
@@ -192,7 +194,7 @@ export async function searchRecordPages(engine: FlowEngine, req: SearchRequest, 
     tsQ ? engine.query<BucketRow>(tsQ.sql, tsQ.params.values, searchQueryOptions(opts)) : Promise.resolve([]),
   ]);
 
-  const pages = one ? new Map([[filter.customerIds[0]!, pageFromCommaRows(rows, filter.customerIds[0]!)]]) : pagesFromLines(rows, filter.customerIds);
+  const pages = one ? new Map([[filter.customerIds[0]!, pageFromCommaRows(rows)]]) : pagesFromLines(rows, filter.customerIds);
   const took = Math.round(performance.now() - started) / 1000;
 
   const response: SearchResponse<RawJson> = {};

@@ -11,12 +11,19 @@ export type Params = Record<string, unknown>;
 export class ParamBag {
   readonly values: Params = {};
   private next = 1;
+  /** Placeholders by type and value: a value used twice (the tenant in both halves of a union) is bound once. */
+  private readonly placeholders = new Map<string, string>();
 
   /** Returns the placeholder for `value` typed as ClickHouse `type`, e.g. `{p3:Int64}`. */
   add(value: unknown, type: string): string {
+    const key = `${type}\u0000${typeof value === 'bigint' ? `${value}n` : JSON.stringify(value)}`;
+    const known = this.placeholders.get(key);
+    if (known) return known;
     const name = `p${this.next++}`;
     this.values[name] = value;
-    return `{${name}:${type}}`;
+    const placeholder = `{${name}:${type}}`;
+    this.placeholders.set(key, placeholder);
+    return placeholder;
   }
 }
 

@@ -467,8 +467,9 @@ async function measureScenarios(list: Scenario[], prepared: Prepared, env: Recor
       let firstByte: number[] = [];
       const run: Record<Side, (tenant: string) => Promise<number>> = {
         rest: async (tenant) => {
+          const body = JSON.stringify(s.body(tenant));
           const started = performance.now();
-          const res = await postJson(server.url + s.path, JSON.stringify(s.body(tenant)), headers);
+          const res = await postJson(server.url + s.path, body, headers);
           const ms = performance.now() - started;
           if (res.status !== 200) throw new Error(`${s.name}: status ${res.status}`);
           firstByte.push(res.firstByteMs);

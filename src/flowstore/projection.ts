@@ -4,6 +4,7 @@
  * `id`, `node_id` and `batch_id` appear only when named in `fields`; `@timestamp` always does.
  */
 import { COLUMNS, SOURCE_COLUMN, TIMESTAMP_PATH, canonicalPath, quoteIdent } from './columns.js';
+import { memoizeBounded } from '../infra/memo.js';
 import { projectedRecordSql, type Projected, type RecordJson } from './record-json.js';
 
 function within(path: string, requested: string): boolean {
@@ -22,17 +23,10 @@ function choose(fields: readonly string[]): Projected {
 }
 
 const WHOLE: RecordJson = { sql: quoteIdent(SOURCE_COLUMN), params: {} };
-const cache = new Map<string, RecordJson>();
-const CACHE_LIMIT = 256;
+/** By the sorted fields' JSON, so that an order of `fields` is built once. */
+const projectionOf = memoizeBounded(256, (sortedFields: string) => projectedRecordSql(choose(JSON.parse(sortedFields) as string[])));
 
 /** The records' SQL for a `fields` list (already validated); undefined = whole records. */
 export function projectionFor(fields?: readonly string[]): RecordJson {
-  if (!fields) return WHOLE;
-  const key = JSON.stringify([...fields].sort());
-  const hit = cache.get(key);
-  if (hit) return hit;
-  const record = projectedRecordSql(choose(fields));
-  if (cache.size >= CACHE_LIMIT) cache.delete(cache.keys().next().value!);
-  cache.set(key, record);
-  return record;
+  return fields ? projectionOf(JSON.stringify([...fields].sort())) : WHOLE;
 }

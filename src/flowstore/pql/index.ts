@@ -1,4 +1,5 @@
 /** PQL: parse → check against the registry → compile to SQL (or evaluate in JS). */
+import { memoizeBounded } from '../../infra/memo.js';
 import { FlowQueryError } from '../errors.js';
 import type { ParamBag } from '../sql.js';
 import { checkPql, type TypedExpr } from './check.js';
@@ -17,11 +18,11 @@ export { printPql } from './printer.js';
 export const MAX_SENTENCE_LENGTH = 16_384;
 
 /**
- * Checked sentences by text, oldest evicted first: analysts and scripts repeat theirs, and parsing
- * and checking one took ~0.1 ms of a search's main thread. Trees are never changed once checked.
+ * Checked sentences by text: analysts and scripts repeat theirs, and parsing and checking one
+ * took ~0.1 ms of a search's main thread. Trees are never changed once checked; a sentence that
+ * fails throws and is not remembered.
  */
-const checked = new Map<string, TypedExpr>();
-const CHECKED_LIMIT = 512;
+const checkedSentence = memoizeBounded(512, (sentence: string) => checkPql(parsePql(sentence)));
 
 /** Parses and checks a sentence; undefined or blank means match-all. */
 export function readSentence(sentence: string | undefined): TypedExpr {
@@ -30,12 +31,7 @@ export function readSentence(sentence: string | undefined): TypedExpr {
   if (sentence.length > MAX_SENTENCE_LENGTH) {
     throw new FlowQueryError('sentence', `sentence is longer than ${MAX_SENTENCE_LENGTH} characters`);
   }
-  const hit = checked.get(sentence);
-  if (hit) return hit;
-  const expr = checkPql(parsePql(sentence));
-  if (checked.size >= CHECKED_LIMIT) checked.delete(checked.keys().next().value!);
-  checked.set(sentence, expr);
-  return expr;
+  return checkedSentence(sentence);
 }
 
 /** A WHERE fragment for the sentence, its values added to `params`. */

@@ -39,10 +39,12 @@ export function readBody(req: IncomingMessage, maxBytes = MAX_BODY_BYTES): Promi
       req.resume(); // drain the rest unread; the answer is already decided
       reject(tooLarge(maxBytes));
     };
+    // A client that hangs up mid-body gets no answer, but is no internal error either.
+    const cutOff = () => reject(new DomainError(400, 'incomplete_body', 'The request body ended early'));
     req.on('data', onData);
     req.once('end', () => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)));
-    req.once('error', reject);
-    req.once('close', () => (req.complete ? undefined : reject(new DomainError(400, 'incomplete_body', 'The request body ended early'))));
+    req.once('error', cutOff);
+    req.once('close', () => req.complete || cutOff());
   });
 }
 

@@ -1,8 +1,10 @@
-import { request } from 'node:http';
+import { createServer, request } from 'node:http';
+import { type AddressInfo, connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestApp, startTestApp } from '../test/kit/app.js';
 import { call } from '../test/kit/http.js';
 import { seedCaller, seedTenant } from '../test/kit/seed.js';
+import { createRestRouter } from './router.js';
 import { routes } from './routes.js';
 
 describe('rest-compat router', () => {
@@ -80,5 +82,29 @@ describe('rest-compat router', () => {
   it('tags every response with a request id', async () => {
     const res = await call(t.url, 'GET', '/health', { headers: { 'x-request-id': 'req-123' } });
     expect(res.headers.get('x-request-id')).toBe('req-123');
+  });
+});
+
+describe('rest-compat router, a client that hangs up mid-body', () => {
+  it('is no internal error: nothing is logged and the operation never runs', async () => {
+    const errors: unknown[] = [];
+    const logger = { debug() {}, info() {}, warn() {}, error: (_event: string, fields?: unknown) => void errors.push(fields), child: () => logger };
+    let executed = 0;
+    const handle = createRestRouter({
+      routes: [{ method: 'POST', path: '/rest/things/1.0', operation: {} as never, variables: () => ({}), render: () => ({}) }],
+      execute: async () => (executed++, { data: {} }),
+      logger,
+    });
+    const server = createServer((req, res) => void handle(req, res, new URL(req.url ?? '/', 'http://localhost'), 'r1'));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+    const closed = new Promise<void>((resolve) => server.on('request', (req) => req.once('close', () => setTimeout(resolve, 50))));
+    const socket = connect((server.address() as AddressInfo).port, '127.0.0.1', () => {
+      socket.write('POST /rest/things/1.0 HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"a":');
+      setTimeout(() => socket.destroy(), 50);
+    });
+    await closed;
+    server.close();
+    expect(errors).toEqual([]);
+    expect(executed).toBe(0);
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { FlowQueryError } from './errors.js';
-import { parseIsoDate, resolveDateTimeFilter } from './time.js';
+import { EARLIEST_MS, LATEST_MS, parseIsoDate, resolveDateTimeFilter } from './time.js';
 
 const NOW = Date.UTC(2025, 0, 15, 12, 0, 0);
 
@@ -20,6 +20,8 @@ describe('DateTimeFilter', () => {
     expect(parseIsoDate('2025-01-15T07:00:00-05:30')).toBe(utc);
     expect(parseIsoDate('2025-01-15T12:30:00.123456+00:00')).toBe(utc + 123);
     expect(parseIsoDate('2025-01-15')).toBe(Date.UTC(2025, 0, 15));
+    expect(parseIsoDate('0000-01-01T00:00:00Z')).toBe(EARLIEST_MS);
+    expect(parseIsoDate('9999-12-31T23:59:59.999Z')).toBe(LATEST_MS);
     for (const bad of ['2025-02-30T00:00:00Z', '2025-13-01', '2025-01-15T24:00:00', 'yesterday', '2025-01-15T12:30:00+25:00']) {
       expect(parseIsoDate(bad), bad).toBeNull();
     }
@@ -41,6 +43,8 @@ describe('DateTimeFilter', () => {
     expect(fail({ relative: { value: 0, unit: 'days' } })).toBe('start.relative.value');
     expect(fail({ relative: { value: 1.5, unit: 'days' } })).toBe('start.relative.value');
     expect(fail({ relative: { value: 1, unit: 'months' } })).toBe('start.relative.unit');
+    expect(fail({ relative: { value: 1e12, unit: 'days' } })).toBe('start.relative.value');
+    expect(fail({ relative: { value: 2 ** 60, unit: 'weeks' } })).toBe('start.relative.value');
     expect(fail({ absolute: { date: 'nope' } })).toBe('start.absolute.date');
     expect(fail('2025-01-01')).toBe('start');
   });

@@ -17,6 +17,16 @@ const UNIT_MS: Record<RelativeUnit, number> = {
   weeks: 7 * 86_400_000,
 };
 
+/**
+ * The instants a date-time may name, as ISO 8601's four-digit years allow: 0000-01-01 to
+ * 9999-12-31T23:59:59.999Z. A time outside (epoch milliseconds in a sentence, a relative start
+ * of a billion days) is refused: the engines bind Int64 parameters exactly or not at all.
+ */
+export const EARLIEST_MS = -62_167_219_200_000;
+export const LATEST_MS = 253_402_300_799_999;
+
+export const isRepresentableMs = (ms: number) => Number.isInteger(ms) && ms >= EARLIEST_MS && ms <= LATEST_MS;
+
 const ISO_RE =
   /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?)?\s*(Z|z|[+-]\d{2}(?::?\d{2})?)?$/;
 
@@ -83,7 +93,11 @@ export function resolveDateTimeFilter(input: unknown, field: string, nowMs: numb
     if (typeof unit !== 'string' || !(unit in UNIT_MS)) {
       throw new FlowQueryError(`${field}.relative.unit`, `${field}.relative.unit must be one of minutes, hours, days, weeks`);
     }
-    return nowMs - value * UNIT_MS[unit as RelativeUnit];
+    const ms = nowMs - value * UNIT_MS[unit as RelativeUnit];
+    if (!isRepresentableMs(ms)) {
+      throw new FlowQueryError(`${field}.relative.value`, `${field}.relative.value reaches before year 0000`);
+    }
+    return ms;
   }
   const abs = input.absolute;
   if (!isObject(abs) || typeof abs.date !== 'string') {

@@ -14,7 +14,7 @@
 import { columnForPath, type ColumnDef, type ValueKind } from '../columns.js';
 import { PqlSemanticError } from '../errors.js';
 import { parseCidr, parseIp } from '../ip.js';
-import { parseIsoDate } from '../time.js';
+import { isRepresentableMs, parseIsoDate } from '../time.js';
 import { keywordOf, type Expr, type Op, type Value } from './ast.js';
 
 export type Operand =
@@ -74,7 +74,10 @@ function readOperand(col: ColumnDef, field: string, op: Op, v: Value): Operand {
     case 'int':
     case 'float': {
       if (!NUMBER_RE.test(text)) invalid(v, `field '${field}' expects a number, got '${text}'`);
-      return { t: 'number', v: Number(text) };
+      const n = Number(text);
+      // Beyond ±2^53 a number is no longer exact, and the engines refuse to bind it as such.
+      if (!(Math.abs(n) <= Number.MAX_SAFE_INTEGER)) invalid(v, `field '${field}' expects a number within ±${Number.MAX_SAFE_INTEGER}, got '${text}'`);
+      return { t: 'number', v: n };
     }
     case 'bool': {
       if (/^(True|true|1)$/.test(text)) return { t: 'bool', v: true };
@@ -82,7 +85,11 @@ function readOperand(col: ColumnDef, field: string, op: Op, v: Value): Operand {
       return invalid(v, `field '${field}' expects True or False, got '${text}'`);
     }
     case 'timestamp': {
-      if (/^-?\d+$/.test(text)) return { t: 'time', v: Number(text) };
+      if (/^-?\d+$/.test(text)) {
+        const ms = Number(text);
+        if (!isRepresentableMs(ms)) invalid(v, `field '${field}' expects epoch milliseconds between years 0000 and 9999, got '${text}'`);
+        return { t: 'time', v: ms };
+      }
       const ms = parseIsoDate(text);
       if (ms === null) invalid(v, `field '${field}' expects epoch milliseconds or an ISO 8601 date-time, got '${text}'`);
       return { t: 'time', v: ms };

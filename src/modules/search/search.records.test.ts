@@ -134,6 +134,15 @@ describe('POST /search/records/1.0', () => {
       const typed = await records({ sentence: 'dst.port eq http' });
       expect(typed.body).toEqual(nested(400, 'validation_error', "field 'dst.port' expects a number, got 'http'", { position: expect.any(Number) }));
     });
+
+    it.each([
+      ['bytes gt 1e400', /within ±9007199254740991, got '1e400'/, 9],
+      ['dst.port lt 99999999999999999999999', /within ±9007199254740991/, 12],
+      ['@timestamp gt 99999999999999999999', /epoch milliseconds between years 0000 and 9999/, 14],
+    ])('answers %s, a value no engine binds exactly, with 400 and its position', async (sentence, message, position) => {
+      const res = await records({ sentence });
+      expect(res.body).toEqual(nested(400, 'validation_error', message, { position }));
+    });
   });
 
   describe('sort', () => {
@@ -357,6 +366,7 @@ describe('POST /search/records/1.0', () => {
       ['now false', () => ({ ...base(), end: { now: false } }), /end.now must be true/, { field: 'end.now' }],
       ['relative value 0', () => ({ ...base(), start: { relative: { value: 0, unit: 'hours' } } }), /positive integer/, { field: 'start.relative.value' }],
       ['relative unit years', () => ({ ...base(), start: { relative: { value: 1, unit: 'years' } } }), /minutes, hours, days, weeks/, { field: 'start.relative.unit' }],
+      ['a relative start before year 0000', () => ({ ...base(), start: { relative: { value: 1e12, unit: 'days' } } }), /reaches before year 0000/, { field: 'start.relative.value' }],
       ['an absolute non-date', () => ({ ...base(), start: { absolute: { date: 'yesterday' } } }), /not a valid ISO 8601/, { field: 'start.absolute.date' }],
       ['an absolute date as a number', () => ({ ...base(), start: { absolute: { date: 1700000000000 } } }), /ISO 8601 string/, { field: 'start.absolute.date' }],
       ['timeseries a string', () => ({ ...base(), timeseries: '5m' }), 'timeseries must be an object', { field: 'timeseries' }],

@@ -92,6 +92,8 @@ function match(pattern: string[], actual: string[]): Record<string, string> | un
       } catch {
         return undefined;
       }
+      // No id or name may hold a NUL (src/graphql/nul-text.ts): such a segment names nothing, a 404.
+      if (params[p.slice(1)]!.includes('\u0000')) return undefined;
     } else if (p !== actual[i]) return undefined;
   }
   return params;

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type DocumentNode, GraphQLError } from 'graphql';
+import { type DocumentNode, GraphQLError, specifiedRules, validate } from 'graphql';
 import { createGraphQLError, createYoga } from 'graphql-yoga';
 import { useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer } from 'ws';
@@ -13,6 +13,7 @@ import { isConsolePath, serveConsole } from './console/console.js';
 import { type Context, RequestAuth } from './context.js';
 import { compiledOperations } from './graphql/compiled-operations.js';
 import { Loaders } from './graphql/loaders.js';
+import { noNulTextLiterals, nulTextAt, nulTextError, refuseNulText } from './graphql/nul-text.js';
 import { rawJsonResults } from './graphql/raw-json-results.js';
 import { schema } from './graphql/schema.js';
 import { CONTROL_PATH } from './modules/control/hub.js';
@@ -63,7 +64,7 @@ export async function buildApp(config: Config, logger = createLogger(config.logL
     graphqlEndpoint: '/graphql',
     landingPage: false,
     logging: false,
-    plugins: [rawJsonResults()],
+    plugins: [refuseNulText(), rawJsonResults()],
     context: ({ request, requestId }) => contextFor(request.headers.get('authorization'), requestId),
     maskedErrors: {
       maskError: (error, message) => {
@@ -80,8 +81,11 @@ export async function buildApp(config: Config, logger = createLogger(config.logL
     routes,
     served: { routes: servedRoutes, services },
     logger,
-    execute: (document: DocumentNode, variables, req, requestId) =>
-      runOperation(document, variables, contextFor(req.headers.authorization ?? null, requestId)),
+    execute: (document: DocumentNode, variables, req, requestId) => {
+      const nul = nulTextAt(variables);
+      if (nul) return Promise.resolve({ errors: [nulTextError(nul)] });
+      return runOperation(document, variables, contextFor(req.headers.authorization ?? null, requestId));
+    },
   });
 
   const server = createServer((req, res) => {
@@ -124,6 +128,11 @@ export async function buildApp(config: Config, logger = createLogger(config.logL
   const ws = useServer(
     {
       schema,
+      onSubscribe: (_ctx, _id, payload) => {
+        const nul = nulTextAt(payload.variables);
+        return nul ? [nulTextError(nul)] : undefined;
+      },
+      validate: (schema, document) => validate(schema, document, [...specifiedRules, noNulTextLiterals]),
       context: (ctx) => {
         const params = (ctx.connectionParams ?? {}) as Record<string, unknown>;
         const authorization = typeof params.authorization === 'string' ? params.authorization : null;

@@ -78,9 +78,12 @@ export interface SortKey {
   order: 'asc' | 'desc';
 }
 
+const DEFAULT_SORT: SortKey[] = [{ col: columnForPath('@timestamp')!, order: 'desc' }];
+
 export function readSort(sort: unknown): SortKey[] {
-  if (sort === undefined || sort === null) return [{ col: columnForPath('@timestamp')!, order: 'desc' }];
+  if (sort === undefined || sort === null) return DEFAULT_SORT;
   if (!Array.isArray(sort)) throw new FlowQueryError('sort', 'sort must be an array of {field, order}');
+  if (sort.length === 0) return DEFAULT_SORT; // as an empty `fields`: the default
   if (sort.length > MAX_SORT_KEYS) throw new FlowQueryError('sort', `at most ${MAX_SORT_KEYS} sort keys`);
   return sort.map((s: unknown, i) => {
     const item = s as { field?: unknown; order?: unknown };

@@ -20,7 +20,8 @@ describe('DateTimeFilter', () => {
     expect(parseIsoDate('2025-01-15T07:00:00-05:30')).toBe(utc);
     expect(parseIsoDate('2025-01-15T12:30:00.123456+00:00')).toBe(utc + 123);
     expect(parseIsoDate('2025-01-15')).toBe(Date.UTC(2025, 0, 15));
-    expect(parseIsoDate('0000-01-01T00:00:00Z')).toBe(EARLIEST_MS);
+    expect(parseIsoDate('0001-01-01T00:00:00Z')).toBe(EARLIEST_MS);
+    expect(parseIsoDate('0000-12-31T00:00:00Z')).toBeNull(); // no year 0000 in PostgreSQL
     expect(parseIsoDate('9999-12-31T23:59:59.999Z')).toBe(LATEST_MS);
     for (const bad of ['2025-02-30T00:00:00Z', '2025-13-01', '2025-01-15T24:00:00', 'yesterday', '2025-01-15T12:30:00+25:00']) {
       expect(parseIsoDate(bad), bad).toBeNull();

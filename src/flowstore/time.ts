@@ -18,11 +18,11 @@ const UNIT_MS: Record<RelativeUnit, number> = {
 };
 
 /**
- * The instants a date-time may name, as ISO 8601's four-digit years allow: 0000-01-01 to
- * 9999-12-31T23:59:59.999Z. A time outside (epoch milliseconds in a sentence, a relative start
+ * The instants a date-time may name: four-digit years from 0001 (PostgreSQL has no year 0000)
+ * to 9999-12-31T23:59:59.999Z. A time outside (epoch milliseconds in a sentence, a relative start
  * of a billion days) is refused: the engines bind Int64 parameters exactly or not at all.
  */
-export const EARLIEST_MS = -62_167_219_200_000;
+export const EARLIEST_MS = -62_135_596_800_000;
 export const LATEST_MS = 253_402_300_799_999;
 
 export const isRepresentableMs = (ms: number) => Number.isInteger(ms) && ms >= EARLIEST_MS && ms <= LATEST_MS;
@@ -49,7 +49,7 @@ export function parseIsoDate(text: string): number | null {
   const hour = Number(h);
   const minute = Number(mi);
   const second = Number(s);
-  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
+  if (year < 1 || month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
   if (hour > 23 || minute > 59 || second > 59) return null;
   const ms = Number((frac + '000').slice(0, 3));
   let offsetMinutes = 0;
@@ -95,7 +95,7 @@ export function resolveDateTimeFilter(input: unknown, field: string, nowMs: numb
     }
     const ms = nowMs - value * UNIT_MS[unit as RelativeUnit];
     if (!isRepresentableMs(ms)) {
-      throw new FlowQueryError(`${field}.relative.value`, `${field}.relative.value reaches before year 0000`);
+      throw new FlowQueryError(`${field}.relative.value`, `${field}.relative.value reaches before year 0001`);
     }
     return ms;
   }

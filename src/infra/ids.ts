@@ -22,3 +22,13 @@ export function randomToken(bytes: number): string {
 
 /** Prefixed ids with 80 random bits: unguessable enough for identifiers that are not secrets. */
 export const newId = (prefix: string) => `${prefix}_${randomToken(10)}`;
+
+/** Ids callers send are at most this long: a longer one names nothing, and is not echoed whole. */
+export const MAX_ID_LENGTH = 200;
+
+/**
+ * Whether `id` could name a stored row at all: a lookup with an empty, overlong or NUL-holding id
+ * answers "not found" without a statement (PostgreSQL's text cannot hold NUL; the GraphQL doors
+ * refuse it, graphql/nul-text.ts, but services are also called from elsewhere).
+ */
+export const plausibleId = (id: string) => id.length > 0 && id.length <= MAX_ID_LENGTH && !id.includes('\u0000');

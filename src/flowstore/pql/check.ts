@@ -87,7 +87,7 @@ function readOperand(col: ColumnDef, field: string, op: Op, v: Value): Operand {
     case 'timestamp': {
       if (/^-?\d+$/.test(text)) {
         const ms = Number(text);
-        if (!isRepresentableMs(ms)) invalid(v, `field '${field}' expects epoch milliseconds between years 0000 and 9999, got '${text}'`);
+        if (!isRepresentableMs(ms)) invalid(v, `field '${field}' expects epoch milliseconds between years 0001 and 9999, got '${text}'`);
         return { t: 'time', v: ms };
       }
       const ms = parseIsoDate(text);

@@ -2,7 +2,7 @@ import { Scopes } from '../../auth/scopes.js';
 import type { Session, TenantScope } from '../../auth/session.js';
 import { DomainError, badRequest, missingFields, notFound } from '../../errors.js';
 import type { AutomationRule, AutomationRun, Event } from '../../generated/prisma/client.js';
-import { newId } from '../../infra/ids.js';
+import { MAX_ID_LENGTH, newId, plausibleId } from '../../infra/ids.js';
 import type { Tx } from '../events/events.store.js';
 import { ActionType, actionTypes } from './actions.js';
 import type { AutomationStore, RuleChanges } from './automation.store.js';
@@ -33,11 +33,9 @@ export interface AutomationOptions {
   allowPrivateTargets: boolean;
 }
 
-const MAX_ID = 200;
-const plausibleId = (id: string) => id.length > 0 && id.length <= MAX_ID && !id.includes('\u0000');
 const controlCharacters = /\p{Cc}/u;
-const ruleNotFound = (ruleId: string) => notFound('not_found', `Automation rule ${ruleId.slice(0, MAX_ID)} was not found`);
-const customerNotFound = (customerId: string) => notFound('not_found', `Customer ${customerId.slice(0, MAX_ID)} was not found`);
+const ruleNotFound = (ruleId: string) => notFound('not_found', `Automation rule ${ruleId.slice(0, MAX_ID_LENGTH)} was not found`);
+const customerNotFound = (customerId: string) => notFound('not_found', `Customer ${customerId.slice(0, MAX_ID_LENGTH)} was not found`);
 const given = (value: string | null | undefined) => (typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined);
 
 /** A rule's match as stored. */

@@ -3,7 +3,7 @@ import type { Session, TenantScope } from '../../auth/session.js';
 import { badRequest, notFound } from '../../errors.js';
 import type { Event, Prisma as PrismaTypes } from '../../generated/prisma/client.js';
 import type { Prisma } from '../../infra/database.js';
-import { newId } from '../../infra/ids.js';
+import { MAX_ID_LENGTH, newId, plausibleId } from '../../infra/ids.js';
 import type { Logger } from '../../infra/logger.js';
 import { type PubSub, eventStream, topic } from '../../infra/pubsub.js';
 import type { EventPosition, EventStore, Tx } from './events.store.js';
@@ -71,8 +71,6 @@ export interface EventPage {
   nextCursor: string | null;
 }
 
-const MAX_ID = 200;
-const plausibleId = (id: string) => id.length > 0 && id.length <= MAX_ID && !id.includes('\u0000');
 const customerNotFound = (customerId: string) => notFound('not_found', `Customer ${customerId} was not found`);
 
 /**
@@ -189,7 +187,7 @@ export class EventService implements EventRecorder {
 }
 
 function knownTopic(name: string): EventTopicName {
-  if (!isTopic(name)) throw notFound('not_found', `No event topic "${name.slice(0, MAX_ID)}"; topics are ${topicNames.join(', ')}`);
+  if (!isTopic(name)) throw notFound('not_found', `No event topic "${name.slice(0, MAX_ID_LENGTH)}"; topics are ${topicNames.join(', ')}`);
   return name;
 }
 

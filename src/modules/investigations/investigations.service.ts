@@ -5,13 +5,13 @@ import { badRequest } from '../../errors.js';
 import { type FlowEngine, parseIsoDate, searchRecords } from '../../flowstore/index.js';
 import type { Investigation, Node } from '../../generated/prisma/client.js';
 import type { Prisma } from '../../infra/database.js';
+import { plausibleId } from '../../infra/ids.js';
 import { DISPOSITIONS, type Disposition, type TrafficQuery } from './investigation.model.js';
 import type { InvestigationFilter, InvestigationSelection, InvestigationStore } from './investigations.store.js';
 
 /** wire.md 8.1: `limit` 1..200 (clamped), default 50. */
 export const PAGE_LIMITS = { min: 1, default: 50, max: 200 } as const;
 const SORTS = ['severity', 'recent'] as const;
-const MAX_ID = 200;
 
 /** The list query as it arrives (REST query parameters or GraphQL arguments). */
 export interface ListArgs {
@@ -105,7 +105,7 @@ export class InvestigationService {
   /** A finished investigation of the caller's tree, or null (missing, elsewhere, or still running). */
   async find(session: Session, id: string, select: InvestigationSelection = {}): Promise<Investigation | null> {
     session.requireScope(Scopes.searchApi);
-    if (id.length === 0 || id.length > MAX_ID || id.includes('\u0000')) return null;
+    if (!plausibleId(id)) return null;
     return this.store.findFinished(await session.tenantScope(), id, select);
   }
 

@@ -185,6 +185,8 @@ describe('investigations REST paths', () => {
       ['min_confidence=Infinity', 400],
       ['since=yesterday', 400],
       ['since=2026-13-01T00:00:00Z', 400],
+      ['since=0000-01-01T00:00:00Z', 400], // no year 0000 in PostgreSQL
+      ['since=0001-01-01T00:00:00Z', 200],
       ['until=2026-04-01T25:00:00Z', 400],
       ['until=%00', 400],
       ['since=2026-04-05T00:00:00Z&until=2026-04-01T00:00:00Z', 400],

@@ -82,12 +82,14 @@ describe('GraphQL profiles follow the REST rules', () => {
       [tree.mspCaller.token, foreign.profileId],
       [tree.childACaller.token, parents.profileId],
       [tree.mspCaller.token, 'prof_missing'],
-      [tree.mspCaller.token, 'prof_\u0000'],
     ]) {
       const res = await graphql(t.url, one, { id }, token);
       expect(res.errors).toBeUndefined();
       expect(res.data.profile).toBeNull();
     }
+    // An id with a NUL is refused at the door (graphql/nul-text.ts) instead.
+    const nul = await graphql(t.url, one, { id: 'prof_\u0000' }, tree.mspCaller.token);
+    expect(nul.errors?.[0].extensions).toMatchObject({ code: 'invalid_request' });
   });
 
   it('offers no global node(id) lookup that could bypass the tree', async () => {

@@ -2,12 +2,9 @@ import { Scopes } from '../../auth/scopes.js';
 import type { Session } from '../../auth/session.js';
 import { notFound, unauthorized } from '../../errors.js';
 import type { Profile } from '../../generated/prisma/client.js';
+import { plausibleId } from '../../infra/ids.js';
 import { type CreateProfileInput, validateCreateProfile } from './profile-input.js';
 import type { ProfileQuery, ProfileSelection, ProfileStore } from './profiles.store.js';
-
-/** Longer than any id this service issues; anything longer (or with a NUL) cannot name a profile. */
-const MAX_ID = 200;
-const plausibleId = (id: string) => id.length > 0 && id.length <= MAX_ID && !id.includes('\u0000');
 
 /**
  * Profiles: reusable collector capture configuration (api-spec.md Profiles, wire.md 12). Every

@@ -138,7 +138,7 @@ describe('POST /search/records/1.0', () => {
     it.each([
       ['bytes gt 1e400', /within ±9007199254740991, got '1e400'/, 9],
       ['dst.port lt 99999999999999999999999', /within ±9007199254740991/, 12],
-      ['@timestamp gt 99999999999999999999', /epoch milliseconds between years 0000 and 9999/, 14],
+      ['@timestamp gt 99999999999999999999', /epoch milliseconds between years 0001 and 9999/, 14],
     ])('answers %s, a value no engine binds exactly, with 400 and its position', async (sentence, message, position) => {
       const res = await records({ sentence });
       expect(res.body).toEqual(nested(400, 'validation_error', message, { position }));
@@ -156,6 +156,12 @@ describe('POST /search/records/1.0', () => {
       expect(asc.body[A].flows.map((f: any) => f['@timestamp'])).toEqual(ts(1, 3, 4, 7, 0, 8, 5, 6, 2, 9));
       const desc = await records({ sort: [{ field: 'bytes' }], fields: ['bytes'] });
       expect(desc.body[A].flows.map((f: any) => f['@timestamp'])).toEqual(ts(2, 6, 5, 8, 0, 7, 4, 3, 1, 9));
+    });
+
+    it('takes an empty sort as the default, as an empty fields', async () => {
+      const res = await records({ sort: [], fields: [] });
+      expect(res.status).toBe(200);
+      expect(res.body[A].flows.map((f: any) => f['@timestamp'])).toEqual(ts(0, 1, 2, 3, 4, 5, 6, 7, 8, 9));
     });
 
     it('pages a multi-key sort without overlap', async () => {
@@ -366,7 +372,7 @@ describe('POST /search/records/1.0', () => {
       ['now false', () => ({ ...base(), end: { now: false } }), /end.now must be true/, { field: 'end.now' }],
       ['relative value 0', () => ({ ...base(), start: { relative: { value: 0, unit: 'hours' } } }), /positive integer/, { field: 'start.relative.value' }],
       ['relative unit years', () => ({ ...base(), start: { relative: { value: 1, unit: 'years' } } }), /minutes, hours, days, weeks/, { field: 'start.relative.unit' }],
-      ['a relative start before year 0000', () => ({ ...base(), start: { relative: { value: 1e12, unit: 'days' } } }), /reaches before year 0000/, { field: 'start.relative.value' }],
+      ['a relative start before year 0001', () => ({ ...base(), start: { relative: { value: 1e12, unit: 'days' } } }), /reaches before year 0001/, { field: 'start.relative.value' }],
       ['an absolute non-date', () => ({ ...base(), start: { absolute: { date: 'yesterday' } } }), /not a valid ISO 8601/, { field: 'start.absolute.date' }],
       ['an absolute date as a number', () => ({ ...base(), start: { absolute: { date: 1700000000000 } } }), /ISO 8601 string/, { field: 'start.absolute.date' }],
       ['timeseries a string', () => ({ ...base(), timeseries: '5m' }), 'timeseries must be an object', { field: 'timeseries' }],

@@ -33,9 +33,9 @@ import type { RawJson } from '../../infra/raw-json.js';
 export const DEFAULT_SEARCH_TIMEOUT_MS = 25_000;
 
 /** Body keys of POST /search/records/1.0 (api-spec.md Search, wire.md 5.1, plus our `timeseries`). */
-const RECORDS_KEYS = ['instance_ids', 'module', 'sentence', 'start', 'end', 'sort', 'fields', 'size', 'page', 'timeseries'] as const;
+export const RECORDS_KEYS = ['instance_ids', 'module', 'sentence', 'start', 'end', 'sort', 'fields', 'size', 'page', 'timeseries'] as const;
 /** Body keys of POST /search/agg/1.0 (our design, docs/search.md). */
-const TERMS_KEYS = ['instance_ids', 'module', 'sentence', 'start', 'end', 'field', 'size', 'metric', 'order'] as const;
+export const TERMS_KEYS = ['instance_ids', 'module', 'sentence', 'start', 'end', 'field', 'size', 'metric', 'order'] as const;
 
 type Body = Record<string, unknown>;
 

@@ -1,0 +1,134 @@
+/**
+ * Every documented path, fed hostile input: each body field and query parameter a route reads
+ * (found by watching its `variables` read them), set one at a time to values of every wrong
+ * shape on top of a plausible request, then random mixtures of them. Whatever the input, the
+ * answer is a 4xx in the documented shape or a success, never a 5xx.
+ */
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RECORDS_KEYS, TERMS_KEYS } from '../src/modules/search/search.service.js';
+import { type TestApp, startTestApp } from '../test/kit/app.js';
+import { call } from '../test/kit/http.js';
+import { seedTree } from '../test/kit/seed.js';
+import type { Route, ServedRoute } from './route.js';
+import { routes, servedRoutes } from './routes.js';
+
+const HOSTILE_VALUES: unknown[] = [
+  null, true, 0, -1, 1.5, 2 ** 31, -(2 ** 63), 2 ** 53 + 2, 1e308, -1e308,
+  '', ' ', 'x'.repeat(5_000), '\u0000', '\ud800', '😀', '../../etc/passwd', "'; DROP TABLE flows; --", 'NaN', '1e400',
+  '2025-13-45T99:99:99Z', '0000-01-01T00:00:00Z', '9999-12-31T23:59:59Z',
+  [], [null], ['x'], [1, 'a', {}], Array.from({ length: 200 }, (_, i) => `id-${i}`),
+  {}, { now: true }, { relative: { value: 1e12, unit: 'days' } }, { absolute: { date: 42 } }, { a: { b: { c: [{}] } } },
+];
+const HOSTILE_QUERY = ['', 'x', '-1', '1.5', '1e400', '99999999999999999999', 'NaN', '\u0000', '😀', 'x'.repeat(3_000), 'true', '2025-13-45', '0000-01-01T00:00:00Z', 'a,b,,c'];
+const HOSTILE_SEGMENTS = ['x', '..', '%00', encodeURIComponent('😀'), 'x'.repeat(400), '%E0%A4%A'];
+const RAW_BODIES = ['{"a":', '[]', '"x"', '42', 'null', '['.repeat(100_000), '{"a":'.repeat(50_000), '\u0000'];
+
+/** The body fields and query parameters a route's `variables` reads. */
+function fieldsOf(route: Route | ServedRoute): { body: string[]; query: string[] } {
+  if (route.path === '/search/records/1.0') return { body: [...RECORDS_KEYS], query: [] };
+  if (route.path === '/search/agg/1.0') return { body: [...TERMS_KEYS], query: [] };
+  const body = new Set<string>();
+  const query = new Set<string>();
+  class WatchedQuery extends URLSearchParams {
+    override get(name: string) {
+      query.add(name);
+      return null;
+    }
+    override has(name: string) {
+      query.add(name);
+      return false;
+    }
+    override getAll(name: string) {
+      query.add(name);
+      return [];
+    }
+  }
+  if ('variables' in route) {
+    const watched = new Proxy({}, { get: (_t, key) => (typeof key === 'string' && body.add(key), undefined) });
+    route.variables({ params: new Proxy({}, { get: () => 'x' }), query: new WatchedQuery(), body: watched });
+  }
+  return { body: [...body], query: [...query] };
+}
+
+/** A 4xx in one of the documented shapes: flat `{error, message?}` or the search's nested envelope. */
+function expectDocumentedError(label: string, res: { status: number; body: any }): void {
+  expect(res.status, `${label} → ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`).toBeLessThan(500);
+  if (res.status < 400 || typeof res.body !== 'object' || res.body === null) return;
+  const nested = typeof res.body.error === 'object' && res.body.error !== null;
+  if (nested) expect(res.body.error, label).toMatchObject({ code: res.status, message: expect.any(String), type: expect.any(String) });
+  else expect(res.body, label).toMatchObject({ error: expect.any(String) });
+}
+
+describe('hostile input on every documented path', () => {
+  let t: TestApp;
+  let token: string;
+  /** Plausible requests per path, so that a hostile field is read past the first check. */
+  let base: Record<string, { body?: Record<string, unknown>; query?: Record<string, string>; params?: Record<string, string> }>;
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    const tree = await seedTree(t.app);
+    token = tree.mspCaller.token;
+    const child = tree.childA.id;
+    const window = { start: { relative: { value: 1, unit: 'hours' } }, end: { now: true } };
+    base = {
+      '/search/records/1.0': { body: { instance_ids: [child], module: 'flows', ...window } },
+      '/search/agg/1.0': { body: { instance_ids: [child], module: 'flows', field: 'app_name', ...window } },
+      '/rest/deployments/1.0': { body: { name: 'Hostile', handle: 'hostile', parent_id: tree.msp.id } },
+      '/rest/profiles/1.0': { body: { name: 'Hostile', customer_id: child } },
+      '/rest/nodes/provision/1.0': { body: { customer_id: child, machine_id: 'm-1' } },
+      '/rest/automation/1.0': { body: { customer_id: child, name: 'Hostile', match: {}, action: {} } },
+      '/rest/events/1.0/:customerId': { params: { customerId: child } },
+      '/rest/events/1.0/:customerId/:topic': { params: { customerId: child, topic: 'investigations' } },
+    };
+    for (const path of ['', '/:org', '/:org/temporal', '/:org/cadence', '/:org/transfer', '/:org/reach', '/:org/access']) {
+      base[`/rest/explore/1.0/egress/organizations${path}`] = { query: { instance_ids: child }, params: { org: 'Google LLC' } };
+    }
+  });
+  afterAll(() => t.stop());
+
+  const all: (Route | ServedRoute)[] = [...routes, ...servedRoutes];
+  const send = (route: Route | ServedRoute, req: { body?: unknown; rawBody?: string; query?: Record<string, string>; params?: Record<string, string> }) => {
+    const params = { ...base[route.path]?.params, ...req.params };
+    const path = route.path.replace(/:(\w+)/g, (_m, name: string) => params[name] ?? 'x');
+    const query = new URLSearchParams({ ...base[route.path]?.query, ...req.query }).toString();
+    const payload = req.rawBody !== undefined ? { rawBody: req.rawBody } : { body: req.body ?? base[route.path]?.body ?? {} };
+    return call(t.url, route.method, query ? `${path}?${query}` : path, { token, ...payload });
+  };
+
+  it.each(all.map((route) => [`${route.method} ${route.path}`, route] as const))('%s: every field and parameter, one hostile value at a time', async (label, route) => {
+    const { body, query } = fieldsOf(route);
+    for (const key of body) {
+      for (const value of HOSTILE_VALUES) {
+        expectDocumentedError(`${label} body.${key}=${JSON.stringify(value)?.slice(0, 60)}`, await send(route, { body: { ...base[route.path]?.body, [key]: value } }));
+      }
+    }
+    for (const key of query) {
+      for (const value of HOSTILE_QUERY) expectDocumentedError(`${label} ?${key}=${value.slice(0, 60)}`, await send(route, { query: { [key]: value } }));
+    }
+    for (const name of route.path.match(/:\w+/g) ?? []) {
+      for (const segment of HOSTILE_SEGMENTS) {
+        const res = await call(t.url, route.method, route.path.replace(/:(\w+)/g, (m) => (m === name ? segment : 'x')), { token, body: {} });
+        expectDocumentedError(`${label} ${name}=${segment.slice(0, 40)}`, res);
+      }
+    }
+    if (route.method !== 'GET') {
+      for (const rawBody of RAW_BODIES) expectDocumentedError(`${label} raw ${rawBody.slice(0, 20)}`, await send(route, { rawBody }));
+    }
+  });
+
+  it('answers random mixtures of hostile fields on every path without a 5xx', async () => {
+    const value = fc.constantFrom(...HOSTILE_VALUES);
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom(...all), fc.array(fc.tuple(fc.nat(), value), { maxLength: 4 }), async (route, picks) => {
+        const { body } = fieldsOf(route);
+        if (!body.length) return;
+        const mixed: Record<string, unknown> = { ...base[route.path]?.body };
+        for (const [i, v] of picks) mixed[body[i % body.length]!] = v;
+        expectDocumentedError(`${route.method} ${route.path} ${JSON.stringify(mixed).slice(0, 200)}`, await send(route, { body: mixed }));
+      }),
+      { numRuns: 300, seed: 20261122 },
+    );
+  });
+});

@@ -82,17 +82,21 @@ export class TenantService {
     return this.prisma.tenant.findMany({ orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
   }
 
-  /** Deletes a tenant and everything it owns: registered hooks first, then the rows (FK cascade). */
+  /**
+   * Deletes a tenant and everything it owns: registered hooks first, then the rows (FK cascade).
+   * Null when there was nothing to delete, also for all but one of concurrent deletions of the
+   * same tenant (the row's own delete decides; the hooks are idempotent).
+   */
   async delete(id: string): Promise<Tenant | null> {
     const tenant = await this.find(id);
     if (!tenant) return null;
     const children = await this.prisma.tenant.findMany({ where: { parentId: id }, select: { id: true } });
     for (const child of children) await this.deletionHooks.run(child.id);
     await this.deletionHooks.run(id);
-    await this.prisma.tenant.deleteMany({ where: { id } });
+    const { count } = await this.prisma.tenant.deleteMany({ where: { id } });
     for (const child of children) this.directory.invalidate(child.id, id);
     this.directory.invalidate(id, tenant.parentId);
-    return tenant;
+    return count ? tenant : null;
   }
 }
 

@@ -56,8 +56,10 @@ export class DeploymentService {
     if (absent.length) throw missingFields(absent);
     if (input.parentId !== session.customerId) throw unauthorized('Cannot delete deployments of this parent_id');
     const child = await this.tenants.find(input.customerId!);
-    if (!child || child.parentId !== session.customerId) throw notFound('deployment_not_found', `Deployment ${input.customerId} was not found`);
-    await this.tenants.delete(child.id);
+    const gone = () => notFound('deployment_not_found', `Deployment ${input.customerId} was not found`);
+    if (!child || child.parentId !== session.customerId) throw gone();
+    // A concurrent delete of the same child may have won meanwhile: only one answers `deleted`.
+    if (!(await this.tenants.delete(child.id))) throw gone();
     return child;
   }
 }

@@ -169,6 +169,14 @@ describe('deployments REST paths', () => {
       expect(again.body.code).toBe('deployment_not_found');
     });
 
+    it('answers concurrent deletions of one child with one 200 and 404s for the rest', async () => {
+      const child = await seedTenant(t.app, { parentId: tree.msp.id });
+      const body = { customer_id: child.id, parent_id: tree.msp.id };
+      const answers = await Promise.all(Array.from({ length: 6 }, () => call(t.url, 'DELETE', PATH, { token: tree.mspCaller.token, body })));
+      expect(answers.map((a) => a.status).sort()).toEqual([200, 404, 404, 404, 404, 404]);
+      expect(answers.filter((a) => a.status === 404).every((a) => a.body.code === 'deployment_not_found')).toBe(true);
+    });
+
     it('deletes the child\'s flows from ClickHouse', async () => {
       const child = await seedTenant(t.app, { parentId: tree.msp.id });
       const flow = { '@timestamp': Date.now(), src: { ip: '10.0.0.1' }, dst: { ip: '8.8.8.8', port: 53 } };

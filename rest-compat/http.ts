@@ -1,14 +1,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { DomainError } from '../src/errors.js';
-import { serializeJson } from '../src/infra/raw-json.js';
+import { releaseWhenClosed, serializeJson } from '../src/infra/raw-json.js';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 
 /** Writes `body` as JSON; raw JSON inside it (a page of flows) goes out as the bytes it is. */
 export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  const { chunks, release } = serializeJson(body);
-  // The socket is done with the chunks once the response closes (finished or cut off).
-  res.once('close', release);
+  const json = serializeJson(body);
+  const { chunks } = json;
+  releaseWhenClosed(res, json);
   let length = 0;
   for (const c of chunks) length += c.byteLength;
   res.writeHead(status, {

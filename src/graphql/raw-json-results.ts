@@ -12,7 +12,7 @@
 import type { ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import type { Plugin } from 'graphql-yoga';
-import { type SerializedJson, stringifyJson } from '../infra/raw-json.js';
+import { type SerializedJson, releaseWhenClosed, stringifyJson } from '../infra/raw-json.js';
 
 type ResultProcessor = Parameters<NonNullable<Plugin['onResultProcess']>>[0]['setResultProcessor'] extends (p: infer P, ...rest: never[]) => void ? P : never;
 type ResultProcessorInput = Parameters<ResultProcessor>[0];
@@ -34,8 +34,8 @@ export function rawJsonResults(): Plugin<object, { res: ServerResponse }> {
         };
         const response = await yogaProcessor({ ...(input as object), stringify } as ResultProcessorInput, fetchAPI, accepted);
         if (!spliced) return response;
-        const { chunks, release } = spliced;
-        serverContext.res.once('close', release);
+        const { chunks } = spliced;
+        releaseWhenClosed(serverContext.res, spliced);
         const headers = new fetchAPI.Headers(response.headers);
         headers.set('content-length', String(chunks.reduce((n, c) => n + c.byteLength, 0)));
         // whatwg-node's Response takes a Node stream (not in the DOM's BodyInit) and pipes it to the socket.

@@ -8,6 +8,7 @@
  * serializer) gets the parsed value from `toJSON`, so a raw value is never wrong, only slower.
  */
 import { randomBytes } from 'node:crypto';
+import type { ServerResponse } from 'node:http';
 import { giveBack } from './lent-bytes.js';
 
 export class RawJson {
@@ -32,6 +33,15 @@ export class RawJson {
 export interface SerializedJson {
   chunks: Uint8Array[];
   release(): void;
+}
+
+/**
+ * Releases `json` once `res` is closed (written or cut off), or at once if it already is: a
+ * client that hung up during the search leaves a response whose `close` has been and gone.
+ */
+export function releaseWhenClosed(res: ServerResponse, json: SerializedJson): void {
+  if (res.closed) json.release();
+  else res.once('close', json.release);
 }
 
 /** Set only during serializeJson's (synchronous) JSON.stringify. */

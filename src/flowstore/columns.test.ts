@@ -103,6 +103,15 @@ describe('rows and records', () => {
     expect(() => flowToRow(batch, { '@timestamp': 1, dst: { port: 70000 } }, 0)).toThrow(FlowIngestError);
     expect(() => flowToRow(batch, { '@timestamp': 1, src: { ip: 42 } }, 2)).toThrow(/flow #2: src.ip/);
     expect(() => flowToRow(batch, { app_name: 'x' }, 0)).toThrow(/@timestamp/);
+    // Past what a DateTime64 column holds: refused here, not by the engine for the whole batch.
+    expect(() => flowToRow(batch, { '@timestamp': 1e308 }, 0)).toThrow(/@timestamp: expected epoch milliseconds up to 2299-12-31/);
+    expect(() => flowToRow(batch, { '@timestamp': 1, meta: { '@ingest_time': Date.UTC(2300, 0, 1) } }, 0)).toThrow(/meta.@ingest_time/);
+  });
+
+  it('stores a lone surrogate as U+FFFD, as a UTF-8 encoder would', () => {
+    const row = flowToRow(batch, { '@timestamp': 1, app_name: 'cut \ud83d', meta: { tags: ['\udc00x'] } }, 0);
+    expect(row).toMatchObject({ app_name: 'cut \ufffd', meta_tags: ['\ufffdx'] });
+    expect(JSON.parse(row.source as string)).toMatchObject({ app_name: 'cut \ufffd', meta: { tags: ['\ufffdx'] } });
   });
 
   it('writes records in SQL with requested paths as parameters, never as text', () => {

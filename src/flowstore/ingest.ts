@@ -57,6 +57,15 @@ function toNumber(v: unknown): number | undefined {
   return undefined;
 }
 
+/** The last instant a `DateTime64` column holds (ClickHouse: up to 2299-12-31); later ones are refused. */
+const LATEST_STORED_MS = Date.UTC(2299, 11, 31, 23, 59, 59, 999);
+
+/**
+ * A lone UTF-16 surrogate (text cut in the middle of a character) becomes U+FFFD, as any UTF-8
+ * encoder makes it: ClickHouse refuses the JSON escape of one, which failed the whole batch.
+ */
+const wellFormed = (s: string) => (s.isWellFormed() ? s : s.toWellFormed());
+
 function storedValue(col: ColumnDef, v: unknown, index: number): unknown {
   const bad = (what: string): never => {
     throw new FlowIngestError(index, col.path, `expected ${what}, got ${JSON.stringify(v)?.slice(0, 80)}`);
@@ -64,7 +73,7 @@ function storedValue(col: ColumnDef, v: unknown, index: number): unknown {
   switch (col.kind) {
     case 'string':
     case 'ip':
-      return typeof v === 'string' ? v : bad('a string');
+      return typeof v === 'string' ? wellFormed(v) : bad('a string');
     case 'int': {
       const n = toNumber(v);
       if (n === undefined || !Number.isInteger(n)) return bad('an integer');
@@ -79,10 +88,10 @@ function storedValue(col: ColumnDef, v: unknown, index: number): unknown {
       return typeof v === 'boolean' ? v : bad('true or false');
     case 'timestamp': {
       const n = toNumber(v);
-      return n !== undefined && Number.isInteger(n) && n >= 0 ? n : bad('epoch milliseconds');
+      return n !== undefined && Number.isInteger(n) && n >= 0 && n <= LATEST_STORED_MS ? n : bad('epoch milliseconds up to 2299-12-31');
     }
     case 'string[]':
-      return Array.isArray(v) && v.every((e) => typeof e === 'string') ? v : bad('an array of strings');
+      return Array.isArray(v) && v.every((e) => typeof e === 'string') ? v.map(wellFormed) : bad('an array of strings');
     case 'float[]':
       return Array.isArray(v) && v.every((e) => typeof e === 'number') ? v : bad('an array of numbers');
     case 'json':

@@ -12,7 +12,7 @@ import { createHash } from 'node:crypto';
 import { COLUMNS, EXTRAS_COLUMN, SOURCE_COLUMN, type ColumnDef } from './columns.js';
 import { FLOWS_TABLE } from './ddl.js';
 import type { FlowEngine } from './engine.js';
-import { FlowIngestError } from './errors.js';
+import { FlowEngineError, FlowIngestError } from './errors.js';
 
 export interface FlowBatch {
   customerId: string;
@@ -190,6 +190,7 @@ export async function ingestFlowBatch(
 ): Promise<IngestOutcome> {
   const ingestTimeMs = batch.ingestTimeMs ?? Date.now();
   const rows: Record<string, unknown>[] = [];
+  const indexes: number[] = [];
   const rejected: IngestOutcome['rejected'] = [];
   batch.flows.forEach((flow, index) => {
     if (typeof flow !== 'object' || flow === null || Array.isArray(flow)) {
@@ -198,13 +199,51 @@ export async function ingestFlowBatch(
     }
     try {
       rows.push(flowToRow({ ...batch, ingestTimeMs }, flow as Record<string, unknown>, index));
+      indexes.push(index);
     } catch (error) {
       if (!(error instanceof FlowIngestError)) throw error;
       rejected.push({ index, error: error.message });
     }
   });
-  if (rows.length) {
-    await engine.insertJsonEachRow(FLOWS_TABLE, rows, { dedupToken: dedupTokenFor(batch), ...(opts.signal ? { signal: opts.signal } : {}) });
+  const refused = rows.length ? await insertOrSplit(engine, rows, indexes, dedupTokenFor(batch), opts.signal) : [];
+  rejected.push(...refused);
+  rejected.sort((a, b) => a.index - b.index);
+  return { accepted: rows.length - refused.length, rejected };
+}
+
+/**
+ * ClickHouse codes for values it cannot read into the table (parse and type errors): a batch
+ * refused for one of these would be refused again however often a collector retried it.
+ */
+const REFUSED_DATA_CODES = new Set([6, 25, 26, 27, 32, 38, 41, 53, 69, 70, 72, 117, 131]);
+
+const refusedData = (error: unknown): error is FlowEngineError =>
+  error instanceof FlowEngineError && error.clickhouseCode !== undefined && REFUSED_DATA_CODES.has(error.clickhouseCode);
+
+/**
+ * Inserts `rows` as one block; if the engine refuses their data, inserts each half the same way,
+ * down to the single records it refuses, which are returned as rejected. Validation above should
+ * leave nothing for the engine to refuse: this keeps a value it missed from poisoning its batch.
+ * The halves have dedup tokens of their own, derived from the batch's, so a retried batch splits
+ * the same way and stores nothing twice.
+ */
+async function insertOrSplit(
+  engine: FlowEngine,
+  rows: Record<string, unknown>[],
+  indexes: number[],
+  dedupToken: string,
+  signal: AbortSignal | undefined,
+): Promise<IngestOutcome['rejected']> {
+  try {
+    await engine.insertJsonEachRow(FLOWS_TABLE, rows, { dedupToken, ...(signal ? { signal } : {}) });
+    return [];
+  } catch (error) {
+    if (!refusedData(error)) throw error;
+    if (rows.length === 1) return [{ index: indexes[0]!, error: `the flow store refused this record: ${error.message.split('\n')[0]!.slice(0, 300)}` }];
+    const half = rows.length >> 1;
+    return [
+      ...(await insertOrSplit(engine, rows.slice(0, half), indexes.slice(0, half), `${dedupToken}:${indexes[0]}-${indexes[half - 1]}`, signal)),
+      ...(await insertOrSplit(engine, rows.slice(half), indexes.slice(half), `${dedupToken}:${indexes[half]}-${indexes.at(-1)}`, signal)),
+    ];
   }
-  return { accepted: rows.length, rejected };
 }

@@ -1,0 +1,54 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ChdbEngine } from './chdb-engine.js';
+import type { FlowEngine } from './engine.js';
+import { FlowEngineError } from './errors.js';
+import { ingestFlowBatch } from './ingest.js';
+import { migrateFlowStore } from './schema.js';
+
+describe('a batch the engine refuses part of', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'flowstore-ingest-'));
+  const engine = new ChdbEngine(dir);
+  /** The real engine, except that it refuses, as ClickHouse refuses a value it cannot parse, any block holding a `poison` record. */
+  const refusing: FlowEngine = Object.assign(Object.create(engine), {
+    insertJsonEachRow: (table: string, rows: readonly Record<string, unknown>[], opts: object) =>
+      rows.some((r) => r.app_name === 'poison')
+        ? Promise.reject(new FlowEngineError('query flowstore:insert.flows failed: Code: 27. Cannot parse input', { clickhouseCode: 27 }))
+        : engine.insertJsonEachRow(table, rows, opts),
+  });
+  const stored = async (nodeId: string) =>
+    Number((await engine.query<{ n: number }>('/* test:count */ SELECT count() AS n FROM flows WHERE node_id = {n:String}', { n: nodeId }))[0]!.n);
+  const batch = (nodeId: string) => ({
+    customerId: 'c1',
+    nodeId,
+    batchId: 'b1',
+    flows: [0, 1, 2, 3, 4, 5, 6, 7].map((i) => (i === 6 ? 'not a record' : { '@timestamp': Date.now() - i * 1000, app_name: i === 2 || i === 5 ? 'poison' : 'ok' })),
+  });
+
+  beforeAll(() => migrateFlowStore(engine));
+  afterAll(async () => {
+    await engine.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('stores the rest and rejects those records alone, instead of failing the batch for ever', async () => {
+    const outcome = await ingestFlowBatch(refusing, batch('n-split'));
+    expect(outcome.accepted).toBe(5);
+    expect(outcome.rejected.map((r) => r.index)).toEqual([2, 5, 6]);
+    expect(outcome.rejected[0]!.error).toMatch(/^the flow store refused this record: .*Cannot parse input/);
+    expect(await stored('n-split')).toBe(5);
+    // A retry splits the same way, and the halves' own dedup tokens store nothing twice.
+    expect(await ingestFlowBatch(refusing, batch('n-split'))).toEqual(outcome);
+    expect(await stored('n-split')).toBe(5);
+  });
+
+  it('still fails the batch (a 503 to retry) when the engine is down, not refusing data', async () => {
+    const down: FlowEngine = Object.assign(Object.create(engine), {
+      insertJsonEachRow: () => Promise.reject(new FlowEngineError('connection refused')),
+    });
+    await expect(ingestFlowBatch(down, batch('n-down'))).rejects.toThrow('connection refused');
+    expect(await stored('n-down')).toBe(0);
+  });
+});

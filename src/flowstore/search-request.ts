@@ -78,9 +78,9 @@ export interface SortKey {
   order: 'asc' | 'desc';
 }
 
-const DEFAULT_SORT: SortKey[] = [{ col: columnForPath('@timestamp')!, order: 'desc' }];
+const DEFAULT_SORT: readonly SortKey[] = [{ col: columnForPath('@timestamp')!, order: 'desc' }];
 
-export function readSort(sort: unknown): SortKey[] {
+export function readSort(sort: unknown): readonly SortKey[] {
   if (sort === undefined || sort === null) return DEFAULT_SORT;
   if (!Array.isArray(sort)) throw new FlowQueryError('sort', 'sort must be an array of {field, order}');
   if (sort.length === 0) return DEFAULT_SORT; // as an empty `fields`: the default

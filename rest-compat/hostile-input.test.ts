@@ -22,6 +22,8 @@ const HOSTILE_VALUES: unknown[] = [
 ];
 const HOSTILE_QUERY = ['', 'x', '-1', '1.5', '1e400', '99999999999999999999', 'NaN', '\u0000', '😀', 'x'.repeat(3_000), 'true', '2025-13-45', '0000-01-01T00:00:00Z', 'a,b,,c'];
 const HOSTILE_SEGMENTS = ['x', '..', '%00', encodeURIComponent('😀'), 'x'.repeat(400), '%E0%A4%A'];
+/** Valid JSON nested 40,000 deep: in every field a route reads, the body still fits in 1 MiB. */
+const nested = `${'['.repeat(40_000)}${']'.repeat(40_000)}`;
 const RAW_BODIES = ['{"a":', '[]', '"x"', '42', 'null', '['.repeat(100_000), '{"a":'.repeat(50_000), '\u0000'];
 
 /** The body fields and query parameters a route's `variables` reads. */
@@ -115,6 +117,8 @@ describe('hostile input on every documented path', () => {
     }
     if (route.method !== 'GET') {
       for (const rawBody of RAW_BODIES) expectDocumentedError(`${label} raw ${rawBody.slice(0, 20)}`, await send(route, { rawBody }));
+      const deep = `{${body.map((key) => `${JSON.stringify(key)}:${nested}`).join(',')}}`;
+      expectDocumentedError(`${label} every field nested 40,000 deep`, await send(route, { rawBody: deep }));
     }
   });
 

@@ -13,6 +13,14 @@ describe('text with a NUL character', () => {
     expect(nulTextAt({ body: { sort: [{ field: 'a\u0000' }] } })).toBe('body.sort[0].field');
     expect(nulTextAt({ input: { ['k\u0000']: 1 } })).toBe('a key of input');
     expect(nulTextAt({ body: { sentence: 'app_name eq x', fields: ['a', 'b'] } })).toBeUndefined();
+    expect(nulTextAt({ a: [[{ b: ['x', 'y\u0000'] }]] })).toBe('a[0][0].b[1]');
+    expect(nulTextAt('\u0000')).toBe('a value');
+  });
+
+  it('walks a body nested 200,000 deep without overflowing the stack', () => {
+    const deep = (leaf: unknown) => JSON.parse(`${'['.repeat(200_000)}${JSON.stringify(leaf)}${']'.repeat(200_000)}`);
+    expect(nulTextAt({ body: deep('x') })).toBeUndefined();
+    expect(nulTextAt({ body: deep('\u0000') })).toMatch(/^body(\[0\]){200000}$/);
   });
 
   describe('at the doors of GraphQL', () => {

@@ -1,0 +1,63 @@
+import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { postJson } from './http-client.js';
+
+let server: Server | undefined;
+
+afterEach(() => new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve())));
+
+async function serve(handler: (req: IncomingMessage, body: string, res: ServerResponse) => void): Promise<{ url: string; sockets: () => number }> {
+  let sockets = 0;
+  server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => handler(req, Buffer.concat(chunks).toString(), res));
+  });
+  server.on('connection', () => sockets++);
+  await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, sockets: () => sockets };
+}
+
+describe('the benchmarks HTTP client', () => {
+  it('sends the body and headers, and reads a body of content-length bytes written in pieces', async () => {
+    const big = Buffer.alloc(300_000, 'x');
+    const { url } = await serve((req, body, res) => {
+      res.writeHead(201, { 'content-length': Buffer.byteLength(body) + big.length + 20, 'x-seen': String(req.headers.authorization) });
+      res.write(body);
+      res.write(big);
+      setTimeout(() => res.end('-'.repeat(20)), 20);
+    });
+    const answer = await postJson(`${url}/search/records/1.0?x=1`, '{"a":"é"}', { authorization: 'Bearer t' });
+    expect(answer.status).toBe(201);
+    expect(answer.body.length).toBe(Buffer.byteLength('{"a":"é"}') + big.length + 20);
+    expect(answer.body.subarray(0, 10).toString()).toBe('{"a":"é"}');
+    expect(answer.firstByteMs).toBeLessThan(20);
+  });
+
+  it('keeps one connection for requests one after another, and opens more for requests at once', async () => {
+    const { url, sockets } = await serve((_req, body, res) => setTimeout(() => res.end(body), 10));
+    for (let i = 0; i < 5; i++) expect((await postJson(url, `{"i":${i}}`)).body.toString()).toBe(`{"i":${i}}`);
+    expect(sockets()).toBe(1);
+    const answers = await Promise.all([1, 2, 3].map((i) => postJson(url, `{"i":${i}}`)));
+    expect(answers.map((a) => a.body.toString())).toEqual(['{"i":1}', '{"i":2}', '{"i":3}']);
+    expect(sockets()).toBe(3);
+  });
+
+  it('opens a new connection when the server closed the idle one', async () => {
+    const { url, sockets } = await serve((_req, _body, res) => res.end('ok'));
+    server!.keepAliveTimeout = 50; // Node closes idle sockets on a timer of ~1 s
+    await postJson(url, '{}');
+    await new Promise((r) => setTimeout(r, 1500));
+    expect((await postJson(url, '{}')).body.toString()).toBe('ok');
+    expect(sockets()).toBe(2);
+  });
+
+  it('refuses an answer it cannot measure rather than misreading it', async () => {
+    const { url } = await serve((_req, _body, res) => {
+      res.write('chunked');
+      res.end();
+    });
+    await expect(postJson(url, '{}')).rejects.toThrow(/cannot read/);
+  });
+});

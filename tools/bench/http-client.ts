@@ -7,7 +7,8 @@
  * taking its answer through streams on a cold cache. fetch (undici) cost more still (session 7).
  *
  * It reads what the service writes: a status line, headers, and a body of `content-length`
- * bytes. An answer without a length (chunked) is refused rather than misread. */
+ * bytes. An answer without a length (chunked) is refused rather than misread.
+ */
 import net from 'node:net';
 
 export interface HttpAnswer {
@@ -53,11 +54,6 @@ class Connection {
   send(request: string, exchange: Exchange): void {
     this.exchange = exchange;
     this.socket.write(request);
-  }
-
-  close(): void {
-    this.closed = true;
-    this.socket.destroy();
   }
 
   /** `bytes` lie in the socket's read buffer, which the next read overwrites. */

@@ -166,6 +166,7 @@ export async function buildApp(config: Config, logger = createLogger(config.logL
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await db.close();
+      services.explore.dataset.stop();
       if (!options.flowEngine) await flows.close();
     },
   };

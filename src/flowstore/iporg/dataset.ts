@@ -126,6 +126,7 @@ export class IpOrgDataset {
   private pkg: IpOrgPackage | undefined;
   private settled: Promise<void> | undefined;
   private failedAt = 0;
+  private stopped = false;
 
   constructor(
     private readonly engine: FlowEngine,
@@ -160,6 +161,14 @@ export class IpOrgDataset {
   }
 
   /**
+   * At server stop, before the engine closes: a load the closing cuts short is not a failure to
+   * report (its version is recorded last, so the next start loads it again).
+   */
+  stop(): void {
+    this.stopped = true;
+  }
+
+  /**
    * Starts the load if nothing has started it yet (or the last one failed) and returns a promise
    * that settles when it ends; it never rejects (the failure is in `status()`).
    */
@@ -190,7 +199,7 @@ export class IpOrgDataset {
     } catch (error) {
       this.failedAt = Date.now();
       this.current = { ...this.current, state: 'failed', error: error instanceof Error ? error.message : String(error) };
-      this.options.log?.('ip_org.failed', { error });
+      if (!this.stopped) this.options.log?.('ip_org.failed', { error });
     }
   }
 

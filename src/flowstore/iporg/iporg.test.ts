@@ -51,6 +51,26 @@ async function lookup(engine: FlowEngine, ip: string): Promise<string | null> {
   return rows[0]!.org;
 }
 
+describe('the ip_org dataset at server stop', () => {
+  it('reports a load the closing engine cut short only when the server is not stopping', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'iporg-stop-'));
+    const engine = new ChdbEngine(dir);
+    await engine.close();
+    try {
+      const logged = (dataset: IpOrgDataset, events: string[]) => dataset.ensure().then(() => events);
+      const running: string[] = [];
+      expect(await logged(new IpOrgDataset(engine, { log: (event) => running.push(event) }), running)).toEqual(['ip_org.failed']);
+      const stopping: string[] = [];
+      const stopped = new IpOrgDataset(engine, { log: (event) => stopping.push(event) });
+      stopped.stop();
+      expect(await logged(stopped, stopping)).toEqual([]);
+      expect(stopped.status().state).toBe('failed');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 const engines: [string, () => Promise<{ engine: FlowEngine; source?: { user: string; password?: string }; close(): Promise<void> }>][] = [
   [
     'chDB',

@@ -191,14 +191,15 @@ async function generateFlows(engine: FlowEngine, o: Options, tenantIds: string[]
 }
 
 /**
- * Brings every day partition to one part before anything is timed, as the table does by itself
- * once a day has been quiet for an hour (QUIET_DAY_SETTINGS in flowstore/ddl.ts): the generated
- * days are all quiet, and the engine would otherwise run these merges during the measurements.
- * Days whose hour has passed are already being merged by the engine (waited for); younger ones
- * are merged here. ClickHouse merges only with twice the day's size free on disk, and a merged
- * day's old parts go 8 minutes later, so each merge may first wait for room. Once per directory.
+ * Brings every day partition the scenarios read (`sinceDay`, a partition id, and later) to one
+ * part before anything is timed, newest first, as the table does by itself once a day has been
+ * quiet for an hour (QUIET_DAY_SETTINGS in flowstore/ddl.ts): the generated days are all quiet.
+ * Older days are left to the engine's own merges, which settle() then waits for; no scenario
+ * reads them. Days whose hour has passed are already being merged by the engine (waited for).
+ * ClickHouse merges only with twice the day's size free on disk, and a merged day's old parts go
+ * 8 minutes later, so each merge may first wait for room. Once per directory.
  */
-async function mergeQuietDays(engine: FlowEngine, dataDir: string): Promise<void> {
+async function mergeQuietDays(engine: FlowEngine, dataDir: string, sinceDay: string): Promise<void> {
   const started = performance.now();
   const seconds = () => ((performance.now() - started) / 1000).toFixed(0);
   const pause = () => new Promise((r) => setTimeout(r, 10_000));
@@ -206,8 +207,9 @@ async function mergeQuietDays(engine: FlowEngine, dataDir: string): Promise<void
     if (performance.now() - started > 7_200_000) throw new Error('the days are still not one part each after 2 hours');
     const [merging] = await engine.query<{ n: number }>("/* bench:search.merging */ SELECT count() AS n FROM system.merges WHERE table = 'flows'", {});
     const [day] = await engine.query<{ partition_id: string; bytes: number }>(
-      "/* bench:search.quiet_days */ SELECT partition_id, sum(bytes_on_disk) AS bytes FROM system.parts WHERE table = 'flows' AND active GROUP BY partition_id HAVING count() > 1 ORDER BY partition_id LIMIT 1",
-      {},
+      "/* bench:search.quiet_days */ SELECT partition_id, sum(bytes_on_disk) AS bytes FROM system.parts WHERE table = 'flows' AND active AND partition_id >= {since:String} " +
+        'GROUP BY partition_id HAVING count() > 1 ORDER BY partition_id DESC LIMIT 1',
+      { since: sinceDay },
     );
     if (!day) break;
     // A partition id is digits (toDate); ClickHouse takes it only as a literal.
@@ -226,7 +228,12 @@ async function mergeQuietDays(engine: FlowEngine, dataDir: string): Promise<void
       await pause();
     }
   }
-  console.log(`  quiet days: every day in one part after ${seconds()} s`);
+  console.log(`  quiet days: every day since ${sinceDay} in one part after ${seconds()} s`);
+}
+
+/** The day partition (`toDate`, UTC) holding `ms`, as system.parts spells its id. */
+function partitionOf(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 10).replace(/-/g, '');
 }
 
 function freeBytes(dir: string): number {
@@ -392,7 +399,7 @@ async function measure(seconds: number, tenants: string[], run: Record<Side, (te
  * Runs `fn` untimed before it is measured, so that each scenario is timed in its steady state:
  * code optimized, index marks in the engine's caches, and the data in the OS page cache. Every
  * tenant that measure() will ask (the first MIN_SAMPLES at least, more within 5 s), in the same
- * order. This host evicts page cache left idle for ~30 s (docs/search.md, session 7): a pass long
+ * order. This host evicts page cache left idle for ~30 s (docs/search-benchmarks.md, session 7): a pass long
  * enough (over 20 s, cold data) to lose its first tenants' pages again is run once more.
  */
 async function warmUp(tenants: string[], fn: (tenant: string) => Promise<void>): Promise<void> {
@@ -542,11 +549,11 @@ async function main(): Promise<void> {
     {
       // Every day in one part, and any other merge finished, before timing. No read of the whole
       // day to warm the page cache: each scenario's warm-up reads what it then measures, and on a
-      // host that evicts idle page cache (docs/search.md, session 7) such a read is gone within a
+      // host that evicts idle page cache (docs/search-benchmarks.md, session 7) such a read is gone within a
       // minute, its eviction running during the first measurements.
       const engine = new ChdbEngine(join(dataDir, 'clickhouse'));
       await migrateFlowStore(engine);
-      await mergeQuietDays(engine, dataDir);
+      await mergeQuietDays(engine, dataDir, partitionOf(prepared.endMs - DAY_MS));
       await settle(engine, 300_000);
       await engine.close();
     }

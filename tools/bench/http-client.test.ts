@@ -27,14 +27,18 @@ describe('the benchmarks HTTP client', () => {
       res.writeHead(201, { 'content-length': Buffer.byteLength(body) + big.length + 20, 'x-seen': String(req.headers.authorization) });
       res.write(body);
       res.write(big);
-      setTimeout(() => res.end('-'.repeat(20)), 20);
+      setTimeout(() => res.end('-'.repeat(20)), 300);
     });
+    const started = performance.now();
     const answer = await postJson(`${url}/search/records/1.0?x=1`, '{"a":"é"}', { authorization: 'Bearer t' });
+    const wholeMs = performance.now() - started;
     expect(answer.status).toBe(201);
     expect(answer.body.length).toBe(Buffer.byteLength('{"a":"é"}') + big.length + 20);
     expect(answer.body.subarray(0, 10).toString()).toBe('{"a":"é"}');
     expect(answer.body.subarray(10, 10 + big.length).equals(big)).toBe(true);
-    expect(answer.firstByteMs).toBeLessThan(20);
+    // The first byte is the head's, not the end's, which came 300 ms later. Compared with the whole
+    // exchange rather than a fixed bound, so that a loaded machine does not fail it.
+    expect(answer.firstByteMs).toBeLessThan(wholeMs - 200);
   });
 
   it('reads a head that arrives in pieces', async () => {

@@ -1,24 +1,35 @@
 /**
- * `npm start`: the service (main.ts) with libuv's thread pool sized before anything uses it.
- * chDB's async queries and WebCrypto (every token check) share that pool, and at its default of 4
- * threads four long queries starve token checks (one waited 4 s). Node creates the pool on its
- * first use, and an ES module entry, or tsx's loader, reads files through it before any module code
- * runs: setting the size in main.ts came too late and left 4 threads. Only a CommonJS entry is in
- * time. `node src/start.cjs ENTRY` starts another TypeScript entry the same way (the benchmarks).
+ * `npm start`: the service (main.ts) in a process set up before anything in it runs.
+ * - libuv's thread pool sized first: chDB's async queries and WebCrypto (every token check) share
+ *   it, and at its default of 4 threads four long queries starve token checks (one waited 4 s).
+ *   Node creates the pool on its first use, and an ES module entry, or tsx's loader, reads files
+ *   through it before any module code runs: setting the size in main.ts came too late and left 4
+ *   threads. Only a CommonJS entry is in time.
+ * - Memory kept for reuse (memory-reuse.cjs). Part of it glibc reads only when a process starts,
+ *   so without it this process starts the service again in one that has it (relaunch.cjs).
+ * `node src/start.cjs ENTRY` starts another TypeScript entry the same way (the benchmarks).
  */
 'use strict';
 process.env.UV_THREADPOOL_SIZE ??= '16';
 
 const { resolve } = require('node:path');
 const { pathToFileURL } = require('node:url');
+const { memoryReuseEnvironment } = require('./memory-reuse.cjs');
+const { relaunch, stopWithLauncher } = require('./relaunch.cjs');
 
-const entry = process.argv[2] ? pathToFileURL(resolve(process.argv[2])).href : './main.ts';
-import('tsx/esm/api')
-  .then(({ register }) => {
-    register();
-    return import(entry);
-  })
-  .catch((error) => {
-    console.error(error);
-    process.exit(1);
-  });
+const memory = memoryReuseEnvironment(process.env);
+if (memory.restart) relaunch(memory.env);
+else {
+  Object.assign(process.env, memory.env);
+  stopWithLauncher();
+  const entry = process.argv[2] ? pathToFileURL(resolve(process.argv[2])).href : './main.ts';
+  import('tsx/esm/api')
+    .then(({ register }) => {
+      register();
+      return import(entry);
+    })
+    .catch((error) => {
+      console.error(error);
+      process.exit(1);
+    });
+}

@@ -5,11 +5,14 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 /** Runs `node src/start.cjs [entry]` and resolves with its output once `until` matches it (or it exits). */
-function start(args: string[], env: Record<string, string>, until: RegExp) {
-  // The pool's size is start.cjs's to set, not inherited from whoever runs the tests.
-  const { UV_THREADPOOL_SIZE: _inherited, ...parentEnv } = process.env;
-  const child = spawn(process.execPath, ['src/start.cjs', ...args], { env: { ...parentEnv, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
-  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+function start(args: string[], env: Record<string, string>, until: RegExp, { ipc = false } = {}) {
+  // What start.cjs sets is its own to set, not inherited from whoever runs the tests.
+  const { UV_THREADPOOL_SIZE: _pool, GLIBC_TUNABLES: _tunables, JE_MALLOC_CONF: _jemalloc, ...parentEnv } = process.env;
+  const child = spawn(process.execPath, ['src/start.cjs', ...args], {
+    env: { ...parentEnv, ...env },
+    stdio: ipc ? ['ignore', 'pipe', 'inherit', 'ipc'] : ['ignore', 'pipe', 'inherit'],
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const output = new Promise<string>((resolve) => {
     let out = '';
     child.stdout.on('data', (chunk: Buffer) => {
@@ -43,5 +46,45 @@ describe('npm start (src/start.cjs)', () => {
     } finally {
       rmSync(dataDir, { recursive: true, force: true });
     }
+  });
+
+  describe('memory kept for reuse (src/memory-reuse.cjs), in a process started again for it', () => {
+    const probe = () => start(['test/kit/memory-reuse-probe.ts'], {}, /\n/, { ipc: true });
+    const report = async (output: Promise<string>) => JSON.parse(await output) as { pid: number; faults: number[] };
+
+    it('writes a big result again into memory it already has', async () => {
+      const { child, output, exited } = probe();
+      const { faults } = await report(output);
+      // The first 62 MB result touches fresh memory (~110k page faults); given back, each later one did as much (~31k).
+      expect(Math.min(...faults.slice(1))).toBeLessThan(faults[0]! / 10);
+      child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+    });
+
+    it('is still the service to whoever started it: messages relayed both ways, and its exit code', async () => {
+      const { child, output, exited } = probe();
+      const { pid } = await report(output);
+      expect(pid).not.toBe(child.pid);
+      const echo = new Promise((resolve) => child.once('message', resolve));
+      child.send({ ping: 1 });
+      expect(await echo).toEqual({ echo: { ping: 1 } });
+      child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+    });
+
+    it('stops the service when the launcher is killed outright', async () => {
+      const { child, output } = probe();
+      const { pid } = await report(output);
+      child.kill('SIGKILL');
+      const alive = () => {
+        try {
+          process.kill(pid, 0);
+          return true;
+        } catch {
+          return false;
+        }
+      };
+      await expect.poll(alive, { timeout: 5000, interval: 100 }).toBe(false);
+    });
   });
 });

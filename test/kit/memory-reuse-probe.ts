@@ -1,0 +1,26 @@
+/**
+ * Started through src/start.cjs by src/start.test.ts: has chDB write the same 62 MB result five
+ * times and prints the page faults each took (a page the process kept costs none), with its pid.
+ * Then it stays up: it echoes Node's messages back and stops on SIGTERM.
+ */
+import { Session } from 'chdb';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const dir = mkdtempSync(join(tmpdir(), 'memory-probe-'));
+const session = new Session(dir);
+const faults: number[] = [];
+for (let i = 0; i < 5; i++) {
+  const before = process.resourceUsage().minorPageFault;
+  const result = await session.queryAsync('SELECT repeat(toString(number % 10), 2500) FROM numbers(25000)', { format: 'TabSeparatedRaw' });
+  if (result.bytes().byteLength < 62_500_000) throw new Error('the result is smaller than asked');
+  faults.push(process.resourceUsage().minorPageFault - before);
+}
+session.close();
+rmSync(dir, { recursive: true, force: true });
+console.log(JSON.stringify({ pid: process.pid, faults }));
+
+process.on('message', (message) => process.send!({ echo: message }));
+process.on('SIGTERM', () => process.exit(0));
+setInterval(() => undefined, 60_000);

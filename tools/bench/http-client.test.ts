@@ -68,6 +68,18 @@ describe('the benchmarks HTTP client', () => {
     expect(sockets()).toBe(3);
   });
 
+  it('reads the answers of a connection into the same memory, each whole', async () => {
+    const { url } = await serve((_req, body, res) => res.end(body));
+    const long = await postJson(url, `"${'x'.repeat(100_000)}"`);
+    const memory = long.body.buffer;
+    expect(long.body.length).toBe(100_002);
+    const short = await postJson(url, '"short"');
+    expect(short.body.toString()).toBe('"short"');
+    expect(short.body.buffer).toBe(memory);
+    const longer = await postJson(url, `"${'y'.repeat(200_000)}"`);
+    expect(longer.body.toString()).toBe(`"${'y'.repeat(200_000)}"`);
+  });
+
   it('opens a new connection when the server closed the idle one', async () => {
     const { url, sockets } = await serve((_req, _body, res) => res.end('ok'));
     server!.keepAliveTimeout = 50; // Node closes idle sockets on a timer of ~1 s

@@ -15,6 +15,7 @@ export interface HttpAnswer {
   status: number;
   /** From sending the request until its status line and headers arrived. */
   firstByteMs: number;
+  /** In the connection's own memory: read it before the next request. */
   body: Buffer;
 }
 
@@ -30,7 +31,10 @@ const NOTHING = Buffer.alloc(0);
 /**
  * One kept-alive connection, one request at a time on it. The socket reads into one buffer of its
  * own (net's `onread`), up to 1 MiB a read, and the body is copied from it into a buffer of its
- * announced length: a 25,000-record page (63 MB) is not a thousand 64 KB chunks to join.
+ * announced length: a 25,000-record page (63 MB) is not a thousand 64 KB chunks to join. That
+ * buffer is the connection's, kept for its next answers: where a page fault is slow (~15 µs on
+ * the VMs we run on) a new 63 MB buffer for each page cost the client ~250 ms of first touches,
+ * which REST was timed with (docs/search-benchmarks.md, session 13).
  */
 class Connection {
   private readonly socket: net.Socket;
@@ -39,6 +43,8 @@ class Connection {
   private headBytes = NOTHING;
   private head: { status: number; firstByteMs: number } | undefined;
   private body = NOTHING;
+  /** Memory the bodies are read into, as big as the biggest so far. */
+  private bodies = NOTHING;
   private filled = 0;
   /** Set once the socket can take no more requests. */
   closed = false;
@@ -70,7 +76,9 @@ class Connection {
       if (!status || !length) return this.fail(new Error(`an answer the bench cannot read: ${text.slice(0, 200)}`));
       this.head = { status: Number(status[1]), firstByteMs: performance.now() - exchange.sent };
       this.headBytes = NOTHING;
-      this.body = Buffer.allocUnsafe(Number(length[1]));
+      const bodyLength = Number(length[1]);
+      if (bodyLength > this.bodies.length) this.bodies = Buffer.allocUnsafeSlow(bodyLength);
+      this.body = this.bodies.subarray(0, bodyLength);
       bytes = received.subarray(end + HEAD_END.length);
     }
     if (this.filled + bytes.length > this.body.length) return this.fail(new Error('the server sent more than it announced'));

@@ -15,7 +15,7 @@ function start(args: string[], env: Record<string, string>, until: RegExp, { ipc
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const output = new Promise<string>((resolve) => {
     let out = '';
-    child.stdout.on('data', (chunk: Buffer) => {
+    child.stdout!.on('data', (chunk: Buffer) => {
       out += chunk.toString();
       if (until.test(out)) resolve(out);
     });

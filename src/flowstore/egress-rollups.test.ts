@@ -59,7 +59,8 @@ describe('egress rollups', () => {
       {},
     );
     const parts = await engine.query<{ n: number }>(named('flowstore:test.parts', "SELECT count() AS n FROM system.parts WHERE table = 'flows' AND active"), {});
-    expect(built).toEqual(Object.values(EGRESS_ROLLUPS).map((r) => ({ name: r.name, parts: parts[0]!.n })).sort((a, b) => a.name.localeCompare(b.name)));
+    const egress = Object.values(EGRESS_ROLLUPS).map((r) => r.name);
+    expect(built.filter((b) => egress.includes(b.name))).toEqual(egress.map((name) => ({ name, parts: parts[0]!.n })).sort((a, b) => a.name.localeCompare(b.name)));
   }, 120_000);
 
   it('reads exactly the window: whole hours from the rollup, the ends from the rows', async () => {

@@ -19,9 +19,9 @@
  */
 import { DOWNLOAD_SQL, EGRESS_SQL, UPLOAD_SQL } from './egress.js';
 import { FLOWS_TABLE } from './ddl.js';
+import { HOUR_SQL, hourSplit } from './hour-split.js';
 import { named, type ParamBag } from './sql.js';
 
-const HOUR_MS = 3_600_000;
 const BYTES_SQL = `(${UPLOAD_SQL} + ${DOWNLOAD_SQL})`;
 const BEACON = 'ifNull(`beacon_session_level_is_beacon` = true OR `beacon_packet_level_is_beacon` = true, 0)';
 const DURATION_SQL = '`stats_timing_duration_secs_sum` / if(ifNull(`stats_timing_duration_secs_count`, 0) > 0, `stats_timing_duration_secs_count`, 1)';
@@ -36,7 +36,7 @@ const COMMON_KEYS = {
   customer_id: '`customer_id`',
   collector_org: '`collector_org`',
   dataset_ip: DATASET_IP_SQL,
-  hour: 'toStartOfHour(`timestamp`)',
+  hour: HOUR_SQL,
 } as const;
 
 export interface Rollup<K extends string = string, V extends string = string> {
@@ -151,10 +151,6 @@ function scopeWhere(w: EgressWindow, p: ParamBag): string {
   return clauses.join(' AND ');
 }
 
-/** `expr` in [fromMs, toMs). */
-const during = (expr: string, fromMs: number, toMs: number, p: ParamBag) =>
-  `${expr} >= fromUnixTimestamp64Milli(${p.add(fromMs, 'Int64')}, 'UTC') AND ${expr} < fromUnixTimestamp64Milli(${p.add(toMs, 'Int64')}, 'UTC')`;
-
 /**
  * `(SELECT <keys>, <values> FROM flows WHERE … [GROUP BY <keys>])`: the window's egress flows
  * summed per `keys`. The whole hours come from the rollup; the partial hours at either end from
@@ -173,18 +169,5 @@ export function egressRows<K extends string, V extends string>(
   const columns = [...pick.keys.map((k) => `${r.keys[k]} AS ${k}`), ...pick.values.map((v) => `${r.values[v]} AS ${v}`)].join(', ');
   const groupBy = pick.keys.length ? ` GROUP BY ${pick.keys.join(', ')}` : '';
   const select = (time: string) => `SELECT ${columns} FROM ${FLOWS_TABLE} WHERE ${scope} AND ${time}${pick.where ? ` AND ${pick.where}` : ''}${groupBy}`;
-  const end = w.endMs + 1;
-  // The whole hours inside the window, or around it.
-  const firstHour = Math[pick.covering ? 'floor' : 'ceil'](w.startMs / HOUR_MS) * HOUR_MS;
-  const lastHour = Math[pick.covering ? 'ceil' : 'floor'](end / HOUR_MS) * HOUR_MS;
-  if (firstHour >= lastHour) return `(${select(during('`timestamp`', w.startMs, end, p))})`;
-  const branches = [select(during(COMMON_KEYS.hour, firstHour, lastHour, p))];
-  const edges = (
-    [
-      [w.startMs, firstHour],
-      [lastHour, end],
-    ] as const
-  ).filter(([from, to]) => from < to);
-  if (edges.length) branches.push(select(`(${edges.map(([from, to]) => `(${during('`timestamp`', from, to, p)})`).join(' OR ')})`));
-  return `(${branches.join(' UNION ALL ')})`;
+  return `(${hourSplit(w.startMs, w.endMs, p, { covering: pick.covering }).map(select).join(' UNION ALL ')})`;
 }

@@ -13,6 +13,7 @@ import { createHash } from 'node:crypto';
 import { DEFAULT_RETENTION_DAYS, FLOWS_TABLE, QUIET_DAY_SETTINGS, createFlowsTableSql, flowColumnDefinitions, flowIndexDefinitions, ttlExpression } from './ddl.js';
 import { SOURCE_COLUMN, quoteIdent } from './columns.js';
 import { egressRollupMigration } from './egress-rollups.js';
+import { termsRollupMigration } from './terms-rollups.js';
 import type { FlowEngine } from './engine.js';
 import { recordFromColumnsSql } from './record-json.js';
 import { rekeyFlows } from './rekey.js';
@@ -68,6 +69,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 3, name: 'egress rollups', statements: () => egressRollupMigration() },
   { version: 4, name: 'time-first sorting key', statements: () => [], run: rekeyFlows },
   { version: 5, name: 'quiet days merged', statements: () => [`/* flowstore:schema.quiet_days */ ALTER TABLE ${FLOWS_TABLE} MODIFY SETTING ${QUIET_DAY_SETTINGS}`] },
+  { version: 6, name: 'terms rollups', statements: () => termsRollupMigration() },
 ];
 
 export interface MigrateOptions {

@@ -207,13 +207,18 @@ export function instanceSql(filter: ScopedFilter, params: ParamBag): { several: 
   return { several, sql: several ? 'customer_id' : params.add(filter.customerIds[0], 'String') };
 }
 
+/** `customer_id = id`, or `IN (...)` for several. */
+export function tenantWhere(filter: ScopedFilter, params: ParamBag): string {
+  // One tenant as an equality: ClickHouse reads in key order (search.ts) only after a fixed prefix.
+  return filter.customerIds.length === 1
+    ? `\`customer_id\` = ${params.add(filter.customerIds[0], 'String')}`
+    : `\`customer_id\` IN ${params.add(filter.customerIds, 'Array(String)')}`;
+}
+
 /** `customer_id = id` (or `IN (...)` for several) `AND timestamp in window AND (<sentence>)`, values in `params`. */
 export function scopeWhere(filter: ScopedFilter, params: ParamBag, withSentence = true): string {
   const clauses = [
-    // One tenant as an equality: ClickHouse reads in key order (search.ts) only after a fixed prefix.
-    filter.customerIds.length === 1
-      ? `\`customer_id\` = ${params.add(filter.customerIds[0], 'String')}`
-      : `\`customer_id\` IN ${params.add(filter.customerIds, 'Array(String)')}`,
+    tenantWhere(filter, params),
     `${TS} >= fromUnixTimestamp64Milli(${params.add(filter.startMs, 'Int64')}, 'UTC')`,
     `${TS} <= fromUnixTimestamp64Milli(${params.add(filter.endMs, 'Int64')}, 'UTC')`,
   ];

@@ -5,7 +5,7 @@
  * run on (a Node buffer of 64 MB: 250 ms to first touch, 5 ms to copy into again). Both allocators
  * in the process give big blocks back to the kernel once freed, so each big result paid that
  * again: a 25,000-record page (63 MB, copied twice on its way out of chDB) took 1.1–1.6 s, of
- * which the engine's own work is ~0.1 s (docs/search-benchmarks.md, session 13).
+ * which the engine's own work is ~0.1 s (docs/search.md, Results, session 13).
  * - glibc (Node, the chdb addon, libchdb's own copies): no mmap for big blocks, one arena, and up
  *   to 256 MB of freed memory kept at the top of the heap. Read when the process starts only.
  * - jemalloc inside libchdb (the engine's columns and buffers): freed pages kept 30 s before they

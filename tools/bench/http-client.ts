@@ -34,7 +34,7 @@ const NOTHING = Buffer.alloc(0);
  * announced length: a 25,000-record page (63 MB) is not a thousand 64 KB chunks to join. That
  * buffer is the connection's, kept for its next answers: where a page fault is slow (~15 µs on
  * the VMs we run on) a new 63 MB buffer for each page cost the client ~250 ms of first touches,
- * which REST was timed with (docs/search-benchmarks.md, session 13).
+ * which REST was timed with (docs/search.md, Results, session 13).
  */
 class Connection {
   private readonly socket: net.Socket;

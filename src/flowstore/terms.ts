@@ -2,7 +2,8 @@
  * Terms aggregation (`/search/agg/1.0`, shape ours: the SDK does not call it): the top values of
  * one field per instance, with a count and an optional metric per value, like an Elasticsearch
  * terms aggregation. One statement: GROUP BY instance and value (the value alone for one
- * instance), a window sum for the total, LIMIT BY instance.
+ * instance), a window sum for the total, LIMIT BY instance; counted from the hourly rollups
+ * (terms-rollups.ts) where they hold the answer.
  */
 import { columnForPath, quoteIdent, type ColumnDef } from './columns.js';
 import { FLOWS_TABLE } from './ddl.js';

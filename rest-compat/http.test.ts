@@ -4,7 +4,9 @@ import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { lend } from '../src/infra/lent-bytes.js';
 import { RawJson } from '../src/infra/raw-json.js';
-import { SLICE_BYTES, sendJson } from './http.js';
+import { SLICE_BYTES } from '../src/infra/paced-body.js';
+import { bytesPerTurn } from '../test/kit/bytes-per-turn.js';
+import { sendJson } from './http.js';
 
 describe('sendJson', () => {
   it('writes raw values as they are and gives their lent memory back once the response is done', async () => {
@@ -55,22 +57,15 @@ describe('sendJson', () => {
     const body = () => ({ flows: new RawJson([Buffer.from('['), records[0]!, Buffer.from(','), records[1]!, Buffer.from(','), records[2]!, Buffer.from(']')]) });
     const expected = `{"flows":[${records.join(',')}]}`;
 
-    /** Serves one big answer, sampling how many bytes each event-loop turn handed the socket. */
+    /** Serves one big answer to `client`, with the bytes each event-loop turn handed the socket. */
     async function serveBig(client: (url: string) => Promise<void>) {
-      const perTurn: number[] = [];
+      let perTurn: number[] = [];
       let asked: Promise<void> | undefined;
       const done = new Promise<void>((resolve) => {
         const server = createServer((_req, res) => {
           res.once('close', () => (server.close(), resolve()));
+          perTurn = bytesPerTurn(res);
           sendJson(res, 200, body());
-          let written = 0;
-          const sample = () => {
-            const now = res.socket?.bytesWritten ?? written;
-            perTurn.push(now - written);
-            written = now;
-            if (!res.writableFinished && !res.destroyed) setImmediate(sample);
-          };
-          sample();
         });
         server.listen(0, '127.0.0.1', () => (asked = client(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`)));
       });

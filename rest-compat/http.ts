@@ -1,5 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { pipeline } from 'node:stream';
 import { DomainError } from '../src/errors.js';
+import { SLICE_BYTES, pacedBody } from '../src/infra/paced-body.js';
 import { releaseWhenClosed, serializeJson } from '../src/infra/raw-json.js';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -16,49 +18,12 @@ export function sendJson(res: ServerResponse, status: number, body: unknown, hea
     'content-length': length,
     ...headers,
   });
-  if (length > SLICE_BYTES) return writeInSlices(res, chunks);
+  // A page of records goes out a slice per event-loop turn; a client that hangs up ends it.
+  if (length > SLICE_BYTES) return void pipeline(pacedBody(chunks), res, () => undefined);
   if (chunks.length === 1) return void res.end(chunks[0]);
   res.cork(); // one writev for the chunks; end() uncorks
   for (const c of chunks) res.write(c);
   res.end();
-}
-
-/**
- * The most a response hands the kernel in one event-loop turn. Over loopback, a client reading as
- * fast as we write kept one writev of a 63 MB page in the kernel for 20–40 ms, and every request
- * behind it (token issuance) waited that long; a megabyte takes ~1 ms.
- */
-export const SLICE_BYTES = 1024 * 1024;
-
-/**
- * Writes the chunks a slice per turn. A write the kernel takes whole calls back within the same
- * turn (process.nextTick), so the next slice waits for setImmediate, after the turn's other I/O.
- */
-function writeInSlices(res: ServerResponse, chunks: readonly Uint8Array[]): void {
-  const pieces = chunks.filter((c) => c.byteLength > 0);
-  let index = 0;
-  let offset = 0;
-  const writeSlice = (): void => {
-    if (res.destroyed) return;
-    if (index === pieces.length) return void res.end();
-    res.cork(); // the slice's pieces (envelope and records) in one writev
-    for (let room = SLICE_BYTES; room > 0 && index < pieces.length; ) {
-      const piece = pieces[index]!.subarray(offset, offset + room);
-      room -= piece.byteLength;
-      offset += piece.byteLength;
-      if (offset === pieces[index]!.byteLength) {
-        index++;
-        offset = 0;
-      }
-      const last = room === 0 || index === pieces.length;
-      res.write(piece, last ? afterSlice : undefined);
-    }
-    res.uncork();
-  };
-  const afterSlice = (error?: Error | null) => {
-    if (!error) setImmediate(writeSlice);
-  };
-  writeSlice();
 }
 
 /**

@@ -5,6 +5,8 @@ import { createYoga } from 'graphql-yoga';
 import { describe, expect, it } from 'vitest';
 import { lend } from '../infra/lent-bytes.js';
 import { RawJson } from '../infra/raw-json.js';
+import { SLICE_BYTES } from '../infra/paced-body.js';
+import { bytesPerTurn } from '../../test/kit/bytes-per-turn.js';
 import { rawJsonResults } from './raw-json-results.js';
 
 const Json = new GraphQLScalarType({ name: 'Json', serialize: (value) => value });
@@ -20,11 +22,13 @@ function serve(records: number) {
     query: new GraphQLObjectType({ name: 'Query', fields: { page: { type: Json, resolve: () => new RawJson([memory.subarray(0, text.length)]) } } }),
   });
   const yoga = createYoga<{ res: ServerResponse }>({ schema, plugins: [rawJsonResults()], logging: false });
+  const perTurn: number[][] = [];
   const server = createServer((req, res) => {
     res.once('close', () => events.push('response closed'));
+    perTurn.push(bytesPerTurn(res));
     void yoga(req, res, { res });
   });
-  return { server, events, text: text.toString() };
+  return { server, events, perTurn, text: text.toString() };
 }
 
 describe('rawJsonResults', () => {
@@ -40,6 +44,21 @@ describe('rawJsonResults', () => {
       expect(Number(res.headers.get('content-length'))).toBe(Buffer.byteLength(body));
       await new Promise((resolve) => setTimeout(resolve, 50));
       expect(events).toEqual(['response closed', 'given back']);
+    } finally {
+      server.close();
+    }
+  });
+
+  it('writes a big page a slice per event-loop turn, so requests behind it are not kept waiting', async () => {
+    const { server, perTurn, text } = serve(1_500_000); // ~11 MB
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/graphql`;
+      const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: '{ page }' }) });
+      expect(await res.text()).toBe(`{"data":{"page":${text}}}`);
+      const turns = perTurn[0]!;
+      expect(Math.max(...turns)).toBeLessThanOrEqual(SLICE_BYTES + 1024); // headers ride with a slice
+      expect(turns.filter((n) => n > 0).length).toBeGreaterThanOrEqual(Math.ceil(text.length / SLICE_BYTES));
     } finally {
       server.close();
     }

@@ -5,13 +5,13 @@
  * loop). Status, headers and error shaping stay yoga's own: only the serializer is swapped.
  *
  * The spliced chunks are streamed to the socket as they lie (the page in the chDB thread's lent
- * memory), not joined into one buffer: a 25,000-record page is ~60 MB, and joining it held a
+ * memory), a slice per event-loop turn (infra/paced-body.ts), not joined into one buffer: a 25,000-record page is ~60 MB, and joining it held a
  * second copy and cost ~50 ms before the first byte. The lent memory goes back once the response
  * is closed (written or cut off), never earlier: the socket may still be reading it.
  */
 import type { ServerResponse } from 'node:http';
-import { Readable } from 'node:stream';
 import type { Plugin } from 'graphql-yoga';
+import { pacedBody } from '../infra/paced-body.js';
 import { type SerializedJson, releaseWhenClosed, stringifyJson } from '../infra/raw-json.js';
 
 type ResultProcessor = Parameters<NonNullable<Plugin['onResultProcess']>>[0]['setResultProcessor'] extends (p: infer P, ...rest: never[]) => void ? P : never;
@@ -39,7 +39,7 @@ export function rawJsonResults(): Plugin<object, { res: ServerResponse }> {
         const headers = new fetchAPI.Headers(response.headers);
         headers.set('content-length', String(chunks.reduce((n, c) => n + c.byteLength, 0)));
         // whatwg-node's Response takes a Node stream (not in the DOM's BodyInit) and pipes it to the socket.
-        const body = Readable.from(chunks) as unknown as BodyInit;
+        const body = pacedBody(chunks) as unknown as BodyInit;
         return new fetchAPI.Response(body, { status: response.status, statusText: response.statusText, headers });
       }, mediaType);
     },

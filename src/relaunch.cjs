@@ -1,8 +1,8 @@
 /**
- * Runs this same command again in a new process with another environment, for settings that are
- * read only when a process starts (src/memory-reuse.cjs). To whoever started it, this process
- * still is the service: signals are passed on, Node's message channel is relayed both ways, and
- * it ends as the new process ends, with its exit code or signal.
+ * Runs this same command again in a new process with another environment and more flags, for
+ * settings that are read only when a process starts (src/start.cjs). To whoever started it, this
+ * process still is the service: signals are passed on, Node's message channel is relayed both
+ * ways, and it ends as the new process ends, with its exit code or signal.
  */
 'use strict';
 
@@ -14,9 +14,10 @@ const PASSED_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 /** How often the new process checks that its launcher is still there. */
 const LAUNCHER_CHECK_MS = 1000;
 
-function relaunch(env) {
+/** `flags`: Node and V8 options the new process gets besides this one's. */
+function relaunch(env, flags = []) {
   const ipc = typeof process.send === 'function';
-  const child = spawn(process.execPath, [...process.execArgv, ...process.argv.slice(1)], {
+  const child = spawn(process.execPath, [...flags, ...process.execArgv, ...process.argv.slice(1)], {
     env: { ...env, [LAUNCHER_PID]: String(process.pid) },
     stdio: ipc ? ['inherit', 'inherit', 'inherit', 'ipc'] : 'inherit',
   });

@@ -4,11 +4,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
-/** Runs `node src/start.cjs [entry]` and resolves with its output once `until` matches it (or it exits). */
-function start(args: string[], env: Record<string, string>, until: RegExp, { ipc = false } = {}) {
+/** Runs `node [nodeFlags] src/start.cjs [entry]` and resolves with its output once `until` matches it (or it exits). */
+function start(args: string[], env: Record<string, string>, until: RegExp, { ipc = false, nodeFlags = [] as string[] } = {}) {
   // What start.cjs sets is its own to set, not inherited from whoever runs the tests.
   const { UV_THREADPOOL_SIZE: _pool, GLIBC_TUNABLES: _tunables, JE_MALLOC_CONF: _jemalloc, ...parentEnv } = process.env;
-  const child = spawn(process.execPath, ['src/start.cjs', ...args], {
+  const child = spawn(process.execPath, [...nodeFlags, 'src/start.cjs', ...args], {
     env: { ...parentEnv, ...env },
     stdio: ipc ? ['ignore', 'pipe', 'inherit', 'ipc'] : ['ignore', 'pipe', 'inherit'],
   });
@@ -85,6 +85,33 @@ describe('npm start (src/start.cjs)', () => {
         }
       };
       await expect.poll(alive, { timeout: 5000, interval: 100 }).toBe(false);
+    });
+  });
+
+  describe("V8's memory reducer off (its heap compactions paused the event loop 20–57 ms)", () => {
+    const report = async (output: Promise<string>) => JSON.parse(await output) as { pid: number; execArgv: string[] };
+
+    it('is off in the service', async () => {
+      const { output, exited } = start(['test/kit/process-probe.ts'], {}, /\n/);
+      expect((await report(output)).execArgv).toContain('--no-memory-reducer');
+      expect(await exited).toBe(0);
+    });
+
+    // glibc's tunables set already: only the flag can call for a new process.
+    const tunables = 'glibc.malloc.mmap_max=0:glibc.malloc.arena_max=1:glibc.malloc.trim_threshold=268435456';
+
+    it('starts the service again for it when glibc needs no new process', async () => {
+      const { child, output, exited } = start(['test/kit/process-probe.ts'], { GLIBC_TUNABLES: tunables }, /\n/);
+      const { pid, execArgv } = await report(output);
+      expect(pid).not.toBe(child.pid);
+      expect(execArgv).toContain('--no-memory-reducer');
+      expect(await exited).toBe(0);
+    });
+
+    it('needs no new process when it is off already', async () => {
+      const { child, output, exited } = start(['test/kit/process-probe.ts'], { GLIBC_TUNABLES: tunables }, /\n/, { nodeFlags: ['--no-memory-reducer'] });
+      expect((await report(output)).pid).toBe(child.pid);
+      expect(await exited).toBe(0);
     });
   });
 });

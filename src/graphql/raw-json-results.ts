@@ -5,9 +5,10 @@
  * loop). Status, headers and error shaping stay yoga's own: only the serializer is swapped.
  *
  * The spliced chunks are streamed to the socket as they lie (the page in the chDB thread's lent
- * memory), a slice per event-loop turn (infra/paced-body.ts), not joined into one buffer: a 25,000-record page is ~60 MB, and joining it held a
- * second copy and cost ~50 ms before the first byte. The lent memory goes back once the response
- * is closed (written or cut off), never earlier: the socket may still be reading it.
+ * memory), a slice per event-loop turn (infra/paced-body.ts), not joined into one buffer: a
+ * 25,000-record page is ~60 MB, and joining it held a second copy and cost ~50 ms before the
+ * first byte. The lent memory goes back once the response is closed (written or cut off), never
+ * earlier: the socket may still be reading it.
  */
 import type { ServerResponse } from 'node:http';
 import type { Plugin } from 'graphql-yoga';

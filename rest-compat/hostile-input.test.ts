@@ -17,6 +17,9 @@ const HOSTILE_VALUES: unknown[] = [
   null, true, 0, -1, 1.5, 2 ** 31, -(2 ** 63), 2 ** 53 + 2, 1e308, -1e308,
   '', ' ', 'x'.repeat(5_000), '\u0000', '\ud800', '😀', '../../etc/passwd', "'; DROP TABLE flows; --", 'NaN', '1e400',
   '2025-13-45T99:99:99Z', '0000-01-01T00:00:00Z', '9999-12-31T23:59:59Z',
+  // Names every JavaScript object has: a lookup table must not find them.
+  'constructor', '__proto__', 'toString', ['constructor', '__proto__', 'hasOwnProperty'],
+  { by: 'toString', direction: 'ASC' }, { relative: { value: 1, unit: 'constructor' } }, [{ field: 'valueOf', order: 'constructor' }],
   [], [null], ['x'], [1, 'a', {}], Array.from({ length: 200 }, (_, i) => `id-${i}`),
   {}, { now: true }, { relative: { value: 1e12, unit: 'days' } }, { absolute: { date: 42 } }, { a: { b: { c: [{}] } } },
 ];

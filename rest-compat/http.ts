@@ -57,12 +57,13 @@ export const tooLarge = (maxBytes: number) =>
 
 /**
  * Request bodies as the documented clients send them: JSON objects (also on GET, and empty with
- * a JSON content type), or form-encoded fields for the token endpoint.
+ * a JSON content type), or form-encoded fields where a path takes them (`form`, the token
+ * endpoint). Elsewhere a form content type is read as JSON: curl's `-d` labels JSON so.
  */
-export function parseBody(raw: Buffer, contentType: string | undefined): Record<string, unknown> {
+export function parseBody(raw: Buffer, contentType: string | undefined, form = false): Record<string, unknown> {
   const text = raw.toString('utf8');
   if (text.trim() === '') return {};
-  if (contentType?.toLowerCase().startsWith('application/x-www-form-urlencoded')) {
+  if (form && contentType?.toLowerCase().startsWith('application/x-www-form-urlencoded')) {
     return Object.fromEntries(new URLSearchParams(text));
   }
   let parsed: unknown;

@@ -22,6 +22,8 @@ export interface Route<TData = any, TVars = any> {
   status?: number;
   /** `nested` is the search service's error envelope (wire.md 2.2 B); `flat` everywhere else. */
   errors?: 'flat' | 'nested';
+  /** The body may also come form-encoded (the token endpoint, api-spec.md section 4); elsewhere it is JSON whatever its content type. */
+  form?: true;
 }
 
 export const defineRoute = <TData, TVars>(route: Route<TData, TVars>): Route<TData, TVars> => route;

@@ -44,14 +44,15 @@ export function createRestRouter(options: {
     if (!found) {
       if (candidates.length) {
         const allow = [...new Set(candidates.map((m) => m.c.route.method))].join(', ');
-        return send(res, flatError(new DomainError(405, 'method_not_allowed', `Use ${allow} on ${url.pathname}`)), { allow });
+        const render = renderOf(candidates[0]!.c.route);
+        return send(res, render(new DomainError(405, 'method_not_allowed', `Use ${allow} on ${url.pathname}`)), { allow });
       }
       return send(res, flatError(new DomainError(404, 'not_found', `No such endpoint: ${req.method} ${url.pathname}`)));
     }
     const { route } = found.c;
-    const render = 'errors' in route && route.errors === 'nested' ? nestedError : flatError;
+    const render = renderOf(route);
     try {
-      const body = parseBody(await readBody(req), req.headers['content-type']);
+      const body = parseBody(await readBody(req), req.headers['content-type'], 'form' in route && route.form === true);
       const request = { params: found.params, query: url.searchParams, body };
       if ('serve' in route) return sendRaw(res, await route.serve(request, options.served!.services));
       const variables = route.variables(request) as Record<string, unknown>;
@@ -69,6 +70,9 @@ export function createRestRouter(options: {
     }
   };
 }
+
+/** A path's error envelope: the search paths' nested one, the flat one elsewhere. */
+const renderOf = (route: Route | ServedRoute) => ('errors' in route && route.errors === 'nested' ? nestedError : flatError);
 
 function sendRaw(res: ServerResponse, raw: RawResponse): void {
   res.writeHead(raw.status, { 'content-length': Buffer.byteLength(raw.body), ...raw.headers });

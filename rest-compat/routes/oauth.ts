@@ -6,6 +6,7 @@ export const oauthRoutes: Route[] = [
   defineRoute({
     method: 'POST',
     path: '/rest/oauth2/token/1.0',
+    form: true,
     operation: IssueTokenDocument,
     variables: ({ body }) => ({
       clientId: field(body, 'client_id') as string,

@@ -122,4 +122,12 @@ describe('rows and records', () => {
     // Its member's key, within the one prefix of the `custom` object holding only it.
     expect(Object.values(p.params)).toContain(`,"custom":{${JSON.stringify(hostile)}:`);
   });
+
+  it('binds each distinct key text once, however many paths name it', () => {
+    const fields = Array.from({ length: 300 }, (_, i) => `shared.middle.leaf${i}`);
+    const values = Object.values(projectionFor(fields).params);
+    expect(new Set(values).size).toBe(values.length);
+    // `shared`, `middle` and each leaf, the prefix text of each object, and nothing else.
+    expect(values.filter((v) => v === 'shared' || v === 'middle')).toHaveLength(2);
+  });
 });

@@ -329,7 +329,8 @@ export const FIELD_ALIASES: Readonly<Record<string, string>> = {
 const BY_PATH: ReadonlyMap<string, ColumnDef> = new Map(COLUMNS.map((c) => [c.path, c]));
 
 export function canonicalPath(name: string): string {
-  return FIELD_ALIASES[name] ?? name;
+  // Own keys only: `constructor` or `__proto__` asked for is a path like any other.
+  return Object.hasOwn(FIELD_ALIASES, name) ? FIELD_ALIASES[name]! : name;
 }
 
 /** The registry entry for a wire path or alias, or undefined. */
@@ -348,6 +349,11 @@ export function sortableFields(): string[] {
 
 /** Record leaves, in registry order (what a search returns when `fields` is absent). */
 export const RECORD_COLUMNS: readonly ColumnDef[] = COLUMNS.filter((c) => c.role === 'leaf');
+
+/** An `ip` field as an IPv6 address (null when its text is none): its materialized column when it has one. */
+export function addressSql(col: ColumnDef): string {
+  return col.addrColumn ? quoteIdent(col.addrColumn) : `toIPv6OrNull(${quoteIdent(col.column)})`;
+}
 
 /** `name` quoted as a ClickHouse identifier. */
 export function quoteIdent(name: string): string {

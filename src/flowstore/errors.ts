@@ -14,6 +14,9 @@ export class FlowStoreError extends Error {
   }
 }
 
+/** Caller text quoted in an error message, cut short: a key or value may be up to a request long. */
+export const excerpt = (text: string, max = 80): string => (text.length <= max ? text : `${text.slice(0, max - 1)}…`);
+
 export type QueryErrorReason =
   | 'invalid_request'
   | 'pql_syntax'
@@ -25,8 +28,8 @@ export class FlowQueryError extends FlowStoreError {
   declare readonly code: 'validation_error';
   /** The request field at fault, e.g. `sentence`, `start`, `sort[0].field`, `size`. */
   readonly field: string;
-  /** Character offset inside `sentence` for PQL errors. */
-  readonly position?: number;
+  /** Character (code point) offset inside `sentence` for PQL errors. */
+  position?: number;
   readonly reason: QueryErrorReason;
 
   constructor(field: string, message: string, opts: { position?: number; reason?: QueryErrorReason } = {}) {

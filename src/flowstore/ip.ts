@@ -74,6 +74,11 @@ export interface IpRange {
   hi: bigint;
 }
 
+/** The IPv4 addresses among the IPv6 ones: ::ffff:0.0.0.0 to ::ffff:255.255.255.255. */
+export const IPV4_RANGE: IpRange = { lo: V4_MAPPED_PREFIX, hi: V4_MAPPED_PREFIX | 0xffffffffn };
+
+export const isIpv4 = (n: bigint): boolean => n >= IPV4_RANGE.lo && n <= IPV4_RANGE.hi;
+
 /** `10.0.0.0/8` or `2001:db8::/32` as an inclusive address range; null when not a CIDR. */
 export function parseCidr(text: string): IpRange | null {
   const slash = text.indexOf('/');

@@ -145,9 +145,14 @@ const LEAVES: ReadonlyMap<string, ColumnDef> = new Map(RECORD_COLUMNS.filter((c)
 /** A `fields` projection: the requested paths of the stored record, plus requested internal columns. */
 export function projectedRecordSql(p: Projected): RecordJson {
   const params: Params = {};
+  // One parameter per distinct key text, however often the SQL names it.
+  const names = new Map<string, string>();
   const param: KeyText = (text) => {
-    const name = `rj${Object.keys(params).length}`;
-    params[name] = text;
+    let name = names.get(text);
+    if (name === undefined) {
+      names.set(text, (name = `rj${names.size}`));
+      params[name] = text;
+    }
     return `{${name}:String}`;
   };
   const source = quoteIdent(SOURCE_COLUMN);

@@ -3,9 +3,9 @@
  * Limits, each failure a FlowQueryError naming the request field — and the tenant + time scope
  * that starts every statement's WHERE. Pure functions, no I/O.
  */
-import { canonicalPath, columnForPath, quoteIdent, type ColumnDef } from './columns.js';
+import { addressSql, canonicalPath, columnForPath, quoteIdent, type ColumnDef } from './columns.js';
 import type { QueryOptions } from './engine.js';
-import { FlowQueryError } from './errors.js';
+import { FlowQueryError, excerpt } from './errors.js';
 import { compilePql, readSentence, type TypedExpr } from './pql/index.js';
 import type { ParamBag } from './sql.js';
 import { resolveDateTimeFilter } from './time.js';
@@ -16,6 +16,9 @@ export const DEFAULT_WINDOW_MS = 15 * 60_000;
 export const MAX_INSTANCES = 100;
 export const MAX_SORT_KEYS = 8;
 export const MAX_FIELDS = 512;
+/** A `fields` path's length, and the dotted segments of all of them together: each segment is a parameter of the statement. */
+export const MAX_FIELD_LENGTH = 256;
+export const MAX_FIELD_SEGMENTS = 2_048;
 export const MAX_TIMESERIES_BUCKETS = 10_000;
 
 export interface TimeWindow {
@@ -86,16 +89,25 @@ export function readSort(sort: unknown): readonly SortKey[] {
   if (sort.length === 0) return DEFAULT_SORT; // as an empty `fields`: the default
   if (sort.length > MAX_SORT_KEYS) throw new FlowQueryError('sort', `at most ${MAX_SORT_KEYS} sort keys`);
   return sort.map((s: unknown, i) => {
+    if (typeof s !== 'object' || s === null || Array.isArray(s)) throw new FlowQueryError(`sort[${i}]`, 'sort items must be objects {field, order}');
+    const extra = Object.keys(s).find((key) => key !== 'field' && key !== 'order');
+    if (extra !== undefined) throw new FlowQueryError(`sort[${i}].${excerpt(extra)}`, `Unknown field '${excerpt(extra)}' in sort[${i}]; a sort item may have field, order`);
     const item = s as { field?: unknown; order?: unknown };
-    if (typeof item?.field !== 'string') throw new FlowQueryError(`sort[${i}].field`, 'sort field must be a string');
+    if (typeof item.field !== 'string') throw new FlowQueryError(`sort[${i}].field`, 'sort field must be a string');
     const col = columnForPath(item.field);
     if (!col || !col.sortable || col.role === 'derived') {
-      throw new FlowQueryError(`sort[${i}].field`, col ? `field '${item.field}' cannot be sorted on` : `unknown sort field '${item.field}'`);
+      throw new FlowQueryError(`sort[${i}].field`, col ? `field '${item.field}' cannot be sorted on` : `unknown sort field '${excerpt(item.field)}'`);
     }
-    const order = item.order === undefined || item.order === null ? 'desc' : String(item.order).toLowerCase();
-    if (order !== 'asc' && order !== 'desc') throw new FlowQueryError(`sort[${i}].order`, "sort order must be 'asc' or 'desc'");
-    return { col, order };
+    return { col, order: readDirection(item.order, `sort[${i}].order`, 'desc') };
   });
+}
+
+/** A sort direction, `asc` or `desc` in any case; `fallback` when absent. */
+export function readDirection(value: unknown, field: string, fallback: 'asc' | 'desc'): 'asc' | 'desc' {
+  if (value === undefined || value === null) return fallback;
+  const direction = typeof value === 'string' ? value.toLowerCase() : undefined;
+  if (direction !== 'asc' && direction !== 'desc') throw new FlowQueryError(field, `${field} must be 'asc' or 'desc'`);
+  return direction;
 }
 
 /**
@@ -105,7 +117,12 @@ export function readSort(sort: unknown): readonly SortKey[] {
  */
 export function orderBySql(keys: readonly SortKey[]): string {
   // Nulls last only where a column has them: every clause is planned again on each statement.
-  const parts = keys.map((k) => `${quoteIdent(k.col.column)} ${k.order.toUpperCase()}${k.col.nullable ? ' NULLS LAST' : ''}`);
+  const parts = keys.map((k) => {
+    const direction = k.order.toUpperCase();
+    const byText = `${quoteIdent(k.col.column)} ${direction}${k.col.nullable ? ' NULLS LAST' : ''}`;
+    // Addresses in address order, as PQL compares them (`10.0.0.9` before `10.0.0.10`), then text that is no address.
+    return k.col.kind === 'ip' ? `${addressSql(k.col)} ${direction} NULLS LAST, ${byText}` : byText;
+  });
   if (!keys.some((k) => k.col.path === 'id')) parts.push(`\`id\` ${keys.at(-1)!.order.toUpperCase()}`);
   return parts.join(', ');
 }
@@ -115,9 +132,13 @@ export function readFields(fields: unknown): string[] | undefined {
   if (!Array.isArray(fields)) throw new FlowQueryError('fields', 'fields must be an array of strings');
   if (fields.length === 0) return undefined;
   if (fields.length > MAX_FIELDS) throw new FlowQueryError('fields', `at most ${MAX_FIELDS} fields`);
+  let segments = 0;
   for (const [i, f] of fields.entries()) {
     if (typeof f !== 'string' || f.trim() === '') throw new FlowQueryError(`fields[${i}]`, 'fields must be non-empty strings');
     if (f.includes('*')) throw new FlowQueryError(`fields[${i}]`, "wildcard '*' is not allowed in fields");
+    if (f.length > MAX_FIELD_LENGTH) throw new FlowQueryError(`fields[${i}]`, `a field is at most ${MAX_FIELD_LENGTH} characters long`);
+    segments += f.split('.').length;
+    if (segments > MAX_FIELD_SEGMENTS) throw new FlowQueryError('fields', `fields may name at most ${MAX_FIELD_SEGMENTS} dotted path segments in all`);
   }
   return (fields as string[]).map((f) => f.trim());
 }

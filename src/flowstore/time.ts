@@ -90,7 +90,7 @@ export function resolveDateTimeFilter(input: unknown, field: string, nowMs: numb
     if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0) {
       throw new FlowQueryError(`${field}.relative.value`, `${field}.relative.value must be a positive integer`);
     }
-    if (typeof unit !== 'string' || !(unit in UNIT_MS)) {
+    if (typeof unit !== 'string' || !Object.hasOwn(UNIT_MS, unit)) {
       throw new FlowQueryError(`${field}.relative.unit`, `${field}.relative.unit must be one of minutes, hours, days, weeks`);
     }
     const ms = nowMs - value * UNIT_MS[unit as RelativeUnit];

@@ -4,7 +4,7 @@
  * the property tests run both on the same data and require the same answer.
  */
 import type { ColumnDef } from '../columns.js';
-import { parseIp } from '../ip.js';
+import { isIpv4, parseIp } from '../ip.js';
 import type { Operand, TypedCondition, TypedExpr } from './check.js';
 
 type Flow = Record<string, unknown>;
@@ -72,7 +72,8 @@ function compare(v: unknown, o: Operand): number | null {
   if (v === null) return null;
   if (o.t === 'ip') {
     const a = parseIp(String(v));
-    if (a === null) return null;
+    // Orderings stay within the value's family (compile.ts compareAddress).
+    if (a === null || isIpv4(a) !== isIpv4(o.v)) return null;
     return a < o.v ? -1 : a > o.v ? 1 : 0;
   }
   if (o.t === 'number' || o.t === 'time') {

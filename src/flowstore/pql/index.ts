@@ -22,7 +22,15 @@ export const MAX_SENTENCE_LENGTH = 16_384;
  * took ~0.1 ms of a search's main thread. Trees are never changed once checked; a sentence that
  * fails throws and is not remembered.
  */
-const checkedSentence = memoizeBounded(512, (sentence: string) => checkPql(parsePql(sentence)));
+const checkedSentence = memoizeBounded(512, (sentence: string) => {
+  try {
+    return checkPql(parsePql(sentence));
+  } catch (error) {
+    // Positions are told in characters (code points), as clients count them, not UTF-16 units.
+    if (error instanceof FlowQueryError && error.position !== undefined) error.position = [...sentence.slice(0, error.position)].length;
+    throw error;
+  }
+});
 
 /** Parses and checks a sentence; undefined or blank means match-all. */
 export function readSentence(sentence: string | undefined): TypedExpr {

@@ -163,12 +163,15 @@ export class Tokenizer {
     return this.input[j] === '(' && this.startsTerm(j);
   }
 
-  /** A term starts at `k`: a group whose content starts a term (or is empty), or a condition. */
+  /**
+   * A term starts at `k`: a group whose content starts a term (or is empty), or a condition.
+   * Opening parentheses are stepped over in a loop: thousands of them fit in a sentence.
+   */
   private startsTerm(k: number): boolean {
-    if (this.input[k] === '(') {
-      let m = k + 1;
-      while (m < this.input.length && /\s/.test(this.input[m]!)) m++;
-      return this.input[m] === ')' || this.startsTerm(m);
+    while (this.input[k] === '(') {
+      k++;
+      while (k < this.input.length && /\s/.test(this.input[k]!)) k++;
+      if (this.input[k] === ')') return true;
     }
     CONDITION_START.lastIndex = k;
     return CONDITION_START.test(this.input);

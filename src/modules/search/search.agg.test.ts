@@ -47,7 +47,7 @@ describe('POST /search/agg/1.0', () => {
   it('keeps the JSON type of the key: numbers, array elements, epoch milliseconds', async () => {
     expect((await terms({ field: 'dst.port' })).body[A].buckets).toEqual([bucket(443, 4), bucket(53, 3), bucket(80, 2)]);
     expect((await terms({ field: 'meta.tags' })).body[A].buckets).toEqual([bucket('scan', 3)]);
-    const times = await terms({ field: '@timestamp', size: 2, order: { by: 'key', direction: 'desc' } });
+    const times = await terms({ field: '@timestamp', size: 2, order: { by: 'key', direction: 'DESC' } });
     expect(times.body[A]).toMatchObject({ buckets: [bucket(w.a[0]!['@timestamp'], 1), bucket(w.a[1]!['@timestamp'], 1)], other_doc_count: 8 });
   });
 
@@ -84,6 +84,11 @@ describe('POST /search/agg/1.0', () => {
     ['order a string', { field: 'app_name', order: 'asc' }, 'order must be an object', { field: 'order' }],
     ['order.by unknown', { field: 'app_name', order: { by: 'count' } }, /order.by must be/, { field: 'order.by' }],
     ['order.direction unknown', { field: 'app_name', order: { direction: 'up' } }, /order.direction must be/, { field: 'order.direction' }],
+    ['order.by constructor', { field: 'app_name', order: { by: 'constructor' } }, /order.by must be/, { field: 'order.by' }],
+    ['order.by __proto__', { field: 'app_name', order: JSON.parse('{"by": "__proto__"}') }, /order.by must be/, { field: 'order.by' }],
+    ['order.by in a list', { field: 'app_name', order: { by: ['key'] } }, /order.by must be/, { field: 'order.by' }],
+    ['order.direction in a list', { field: 'app_name', order: { direction: ['asc'] } }, /order.direction must be/, { field: 'order.direction' }],
+    ['order with another key', { field: 'app_name', order: { by: 'key', dir: 'asc' } }, "Unknown field 'dir' in order; it may have by, direction", { field: 'order.dir' }],
     ['an unknown metric', { field: 'app_name', metric: 'median:bytes' }, /metric must be/, { field: 'metric' }],
     ['a sum over text', { field: 'app_name', metric: 'sum:app_name' }, /needs a numeric field/, { field: 'metric' }],
     ['a bad sentence', { field: 'app_name', sentence: 'app_name eqq x' }, "PQL parse failure near 'eqq'", { position: 9 }],

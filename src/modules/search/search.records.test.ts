@@ -7,7 +7,7 @@ import { Scopes } from '../../auth/scopes.js';
 import { type TestApp, startTestApp } from '../../../test/kit/app.js';
 import { call } from '../../../test/kit/http.js';
 import { seedCaller } from '../../../test/kit/seed.js';
-import { type SearchWorld, RECORDS, asStored, expiredToken, iso, nested, search, seedSearchWorld, windowOf } from './search.fixtures.js';
+import { type SearchWorld, AGG, RECORDS, asStored, expiredToken, iso, nested, search, seedSearchWorld, windowOf } from './search.fixtures.js';
 
 describe('POST /search/records/1.0', () => {
   let t: TestApp;
@@ -121,10 +121,38 @@ describe('POST /search/records/1.0', () => {
       expect(res.body[A]).toMatchObject({ found: expected.length, total: 10 });
     });
 
+    it.each([
+      ['src.ip gt 10.0.0.8', [8, 9]],
+      ['src.ip lte 10.0.0.2', [0, 1]],
+      ['src.ip lt 2001:db8::', []],
+      ['src.ip in [10.0.0.1/32, 10.0.0.2/32, 192.168.0.0/16]', [0, 1, 8]],
+      ['src.ip in [192.168.*, 10.0.0.1?]', [8, 9]],
+      ['src.ip in [192.168.*, 10.0.0.1?, 10.0.0.3/32, 10.0.0.4/32, None]', [2, 3, 8, 9]],
+    ])('%s: addresses ordered within their family, lists of blocks and wildcards', async (sentence, expected) => {
+      const res = await records({ sentence, fields: ['app_name'] });
+      expect(res.status).toBe(200);
+      expect(res.body[A].flows.map((f: any) => f['@timestamp'])).toEqual(ts(...expected));
+    });
+
     it('answers a syntax error with 400 validation_error, the token and its position', async () => {
       const res = await records({ sentence: 'dst.port eq 443 and x eqq 2' });
       expect(res.status).toBe(400);
       expect(res.body).toEqual(nested(400, 'validation_error', "PQL parse failure near 'eqq'", { position: 22 }));
+    });
+
+    it('counts the position in characters, as the SDK does, not in UTF-16 units', async () => {
+      const res = await records({ sentence: 'app_name eq 😀 and x eqq 2' });
+      expect(res.body).toEqual(nested(400, 'validation_error', "PQL parse failure near 'eqq'", { position: 20 }));
+    });
+
+    it('reads thousands of parentheses without running out of stack', async () => {
+      for (const sentence of [`app_name eq x ${'('.repeat(10_000)}`, `app_name eq x and ${'('.repeat(16_000)}`]) {
+        const res = await records({ sentence });
+        expect(res.status, sentence.slice(0, 20)).toBe(200);
+        expect(res.body[A].found).toBe(0);
+      }
+      const deep = await records({ sentence: `${'('.repeat(8_000)}app_name eq x${')'.repeat(8_000)}` });
+      expect(deep.body).toEqual(nested(400, 'validation_error', "PQL parse failure near '('", { position: 64 }));
     });
 
     it('answers an unknown field and a wrongly typed value with their position', async () => {
@@ -145,6 +173,35 @@ describe('POST /search/records/1.0', () => {
     });
   });
 
+  describe('sentences as long as they may be', () => {
+    /** `make(0) join make(1) join …` as long as it fits in the 16 KiB a sentence may have, inside `wrap`. */
+    const longest = (make: (i: number) => string, join: string, wrap: (inner: string) => string = (inner) => inner) => {
+      const items: string[] = [];
+      while (wrap([...items, make(items.length)].join(join)).length <= 16_384) items.push(make(items.length));
+      return wrap(items.join(join));
+    };
+    const nest = (inner: string, depth: number) => `${'('.repeat(depth)}${inner}${')'.repeat(depth)}`;
+    it.each([
+      ['a list of IPv6 blocks', longest(() => '::/0', ', ', (l) => `src.ip in [${l}]`), 10],
+      ['a list of IPv4 blocks', longest((i) => `${(i % 200) + 1}.${i % 250}.0.0/16`, ', ', (l) => `src.ip in [${l}]`), 0],
+      ['a list of wildcards', longest((i) => `${i}.*.1?`, ', ', (l) => `src.ip in [${l}]`), 2],
+      ['a list of values', longest((i) => `v${i}`, ', ', (l) => `app_name in [${l}]`), 0],
+      ['blocks joined by or', longest((i) => `src.ip eq ${(i % 9) + 1}.0.0.0/8`, ' or '), 0],
+      ['negated blocks joined by and', longest((i) => `src.ip ne ${(i % 9) + 1}.0.0.0/8`, ' and '), 10],
+      ['address orderings joined by and', longest((i) => `src.ip gte 1.0.0.${i % 250}`, ' and '), 10],
+      ['numbers joined by or', longest((i) => `dst.port eq ${i}`, ' or '), 9],
+      ['array wildcards joined by or', longest((i) => `meta.tags wi x${i}*`, ' or '), 0],
+      ['groups nested 60 deep, joined by or', longest((i) => nest(`dst.port eq ${i + 1000}`, 60), ' or '), 0],
+    ])('runs %s on both paths', async (_name, sentence, found) => {
+      expect(sentence.length).toBeGreaterThan(16_000);
+      const res = await records({ sentence, fields: ['app_name'] });
+      expect(res.status, JSON.stringify(res.body).slice(0, 300)).toBe(200);
+      expect(res.body[A].found).toBe(found);
+      const agg = await search(t.url, token, { instance_ids: [A], module: 'flows', ...windowOf(w.base), field: 'app_name', sentence }, AGG);
+      expect(agg.status, JSON.stringify(agg.body).slice(0, 300)).toBe(200);
+    });
+  });
+
   describe('sort', () => {
     it('applies keys in order, missing values last', async () => {
       const res = await records({ sort: [{ field: 'app_name', order: 'asc' }, { field: 'stats.volume.bytes.total', order: 'desc' }], fields: ['app_name'] });
@@ -156,6 +213,11 @@ describe('POST /search/records/1.0', () => {
       expect(asc.body[A].flows.map((f: any) => f['@timestamp'])).toEqual(ts(1, 3, 4, 7, 0, 8, 5, 6, 2, 9));
       const desc = await records({ sort: [{ field: 'bytes' }], fields: ['bytes'] });
       expect(desc.body[A].flows.map((f: any) => f['@timestamp'])).toEqual(ts(2, 6, 5, 8, 0, 7, 4, 3, 1, 9));
+    });
+
+    it('orders addresses as addresses, and takes the order in any case', async () => {
+      const res = await records({ sort: [{ field: 'src.ip', order: 'ASC' }], fields: ['src.ip'] });
+      expect(res.body[A].flows.map((f: any) => f.src.ip)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 10].map((n) => `10.0.0.${n}`).concat('192.168.1.10'));
     });
 
     it('takes an empty sort as the default, as an empty fields', async () => {
@@ -184,6 +246,20 @@ describe('POST /search/records/1.0', () => {
       expect(res.body[A].flows).toEqual([0, 1].map((i) => ({ '@timestamp': w.a[i]!['@timestamp'], src: w.a[i]!.src, dst: { port: (w.a[i]!.dst as any).port }, id: expect.stringMatching(/^[A-Za-z0-9_-]{22}$/) })));
       const noId = await records({ fields: ['app_name'], sort: [{ field: '@timestamp', order: 'asc' }], size: 1 });
       expect(noId.body[A].flows).toEqual([{ '@timestamp': w.a[9]!['@timestamp'] }]);
+    });
+
+    it('reads names of JavaScript object members as paths like any other: missing ones', async () => {
+      const res = await records({ fields: ['constructor', '__proto__', 'toString', 'hasOwnProperty.x', 'src.ip'], size: 1 });
+      expect(res.status).toBe(200);
+      expect(res.body[A].flows).toEqual([{ '@timestamp': w.a[0]!['@timestamp'], src: { ip: '10.0.0.1' } }]);
+    });
+
+    it('answers the most fields it takes: 512 paths, 2,048 segments, 256 characters each', async () => {
+      const fields = Array.from({ length: 512 }, (_, i) => `${String(i).padStart(3, '0')}${'p'.repeat(230)}.${'q'.repeat(8)}.r.s`);
+      expect(fields.every((f) => f.length <= 256)).toBe(true);
+      const res = await records({ fields, size: 2 });
+      expect(res.status).toBe(200);
+      expect(res.body[A].flows).toEqual([0, 1].map((i) => ({ '@timestamp': w.a[i]!['@timestamp'] })));
     });
 
     it.each([['*'], ['src.*'], ['app_name', '*']])('rejects the wildcard in %j', async (...fields) => {
@@ -363,7 +439,13 @@ describe('POST /search/records/1.0', () => {
       ['sort without field', () => ({ ...base(), sort: [{ order: 'asc' }] }), /sort field must be a string/, { field: 'sort[0].field' }],
       ['sort on an unknown field', () => ({ ...base(), sort: [{ field: 'nope' }] }), /unknown sort field 'nope'/, { field: 'sort[0].field' }],
       ['sort order up', () => ({ ...base(), sort: [{ field: 'bytes', order: 'up' }] }), /asc' or 'desc/, { field: 'sort[0].order' }],
-      ['sort a list of strings', () => ({ ...base(), sort: ['bytes'] }), /sort field must be a string/, { field: 'sort[0].field' }],
+      ['sort a list of strings', () => ({ ...base(), sort: ['bytes'] }), /sort items must be objects/, { field: 'sort[0]' }],
+      ['sort order in a list', () => ({ ...base(), sort: [{ field: 'bytes', order: ['asc'] }] }), "sort[0].order must be 'asc' or 'desc'", { field: 'sort[0].order' }],
+      ['a sort item with another key', () => ({ ...base(), sort: [{ field: 'bytes', missing: 'first' }] }), /Unknown field 'missing' in sort\[0\]/, { field: 'sort[0].missing' }],
+      ['a field of 257 characters', () => ({ ...base(), fields: ['src.ip', 'a'.repeat(257)] }), /at most 256 characters/, { field: 'fields[1]' }],
+      ['513 fields', () => ({ ...base(), fields: Array.from({ length: 512 }, (_, i) => `f${i}.a.b.c`).concat('one.more') }), /at most 512 fields/, { field: 'fields' }],
+      ['fields of 2,050 segments in all', () => ({ ...base(), fields: Array.from({ length: 410 }, (_, i) => `f${i}.a.b.c.d`) }), /at most 2048 dotted path segments/, { field: 'fields' }],
+      ['a key 5,000 characters long', () => ({ ...base(), ['k'.repeat(5_000)]: 1 }), `Unknown field '${'k'.repeat(79)}…'; the body may have instance_ids, module, sentence, start, end, sort, fields, size, page, timeseries`, { field: `${'k'.repeat(79)}…` }],
       ['fields a string', () => ({ ...base(), fields: 'src.ip' }), /fields must be an array/, { field: 'fields' }],
       ['fields with a number', () => ({ ...base(), fields: [1] }), /non-empty strings/, { field: 'fields[0]' }],
       ['start a string', () => ({ ...base(), start: '2025-01-01' }), /start must be an object/, { field: 'start' }],
@@ -372,6 +454,7 @@ describe('POST /search/records/1.0', () => {
       ['now false', () => ({ ...base(), end: { now: false } }), /end.now must be true/, { field: 'end.now' }],
       ['relative value 0', () => ({ ...base(), start: { relative: { value: 0, unit: 'hours' } } }), /positive integer/, { field: 'start.relative.value' }],
       ['relative unit years', () => ({ ...base(), start: { relative: { value: 1, unit: 'years' } } }), /minutes, hours, days, weeks/, { field: 'start.relative.unit' }],
+      ['relative unit constructor', () => ({ ...base(), start: { relative: { value: 1, unit: 'constructor' } } }), /minutes, hours, days, weeks/, { field: 'start.relative.unit' }],
       ['a relative start before year 0001', () => ({ ...base(), start: { relative: { value: 1e12, unit: 'days' } } }), /reaches before year 0001/, { field: 'start.relative.value' }],
       ['an absolute non-date', () => ({ ...base(), start: { absolute: { date: 'yesterday' } } }), /not a valid ISO 8601/, { field: 'start.absolute.date' }],
       ['an absolute date as a number', () => ({ ...base(), start: { absolute: { date: 1700000000000 } } }), /ISO 8601 string/, { field: 'start.absolute.date' }],
@@ -396,6 +479,19 @@ describe('POST /search/records/1.0', () => {
       const res = await call(t.url, 'POST', RECORDS, { token, rawBody });
       expect(res.status).toBe(400);
       expect(res.body).toEqual(nested(400, 'invalid_json', /^Request body (is not valid JSON|must be a JSON object)$/, {}));
+    });
+
+    it('answers another method with a nested 405 naming the one it takes', async () => {
+      const res = await call(t.url, 'GET', RECORDS, { token });
+      expect(res.status).toBe(405);
+      expect(res.headers.get('allow')).toBe('POST');
+      expect(res.body).toEqual(nested(405, 'method_not_allowed', `Use POST on ${RECORDS}`, {}));
+    });
+
+    it('reads a JSON body sent with a form content type, as curl -d labels it', async () => {
+      const res = await call(t.url, 'POST', RECORDS, { token, rawBody: JSON.stringify({ ...base(), ...windowOf(w.base), size: 1 }), headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+      expect(res.status).toBe(200);
+      expect(res.body[A]).toMatchObject({ returned: 1, found: 10 });
     });
 
     it('answers a body over 1 MiB with a nested 413', async () => {

@@ -19,6 +19,7 @@ import {
   FlowQueryError,
   FlowQueryTimeoutError,
   aggregateTerms,
+  excerpt,
   searchRecordPages,
   type FlowEngine,
   type InstancePage,
@@ -52,7 +53,7 @@ function isObject(v: unknown): v is Body {
 function readWireBody(body: unknown, keys: readonly string[]): { body: Body; instanceIds: string[] } {
   if (!isObject(body)) throw invalid('body', 'The request body must be a JSON object');
   const unknown = Object.keys(body).filter((k) => !keys.includes(k));
-  if (unknown.length) throw invalid(unknown[0]!, `Unknown field '${unknown[0]}'; the body may have ${keys.join(', ')}`);
+  if (unknown.length) throw invalid(excerpt(unknown[0]!), `Unknown field '${excerpt(unknown[0]!)}'; the body may have ${keys.join(', ')}`);
   if (body.module === undefined || body.module === null) throw invalid('module', "module is required and must be 'flows'");
   if (body.module !== 'flows') throw invalid('module', "module must be 'flows'");
   const ids = body.instance_ids;

@@ -50,6 +50,7 @@ export interface InstanceTerms {
 export type TermsResponse = Record<string, InstanceTerms>;
 
 export const DEFAULT_TERMS_SIZE = 10;
+export const MAX_TERMS_SIZE = 1_000;
 const ORDER_ALIAS = { doc_count: 'term_count', value: 'term_value', key: 'term_key' } as const;
 
 /** ORDER BY for `order` ({by, direction}; default doc_count desc, key asc), ties by key. */
@@ -57,14 +58,14 @@ function readTermsOrder(order: unknown): string {
   if (order !== undefined && order !== null && (typeof order !== 'object' || Array.isArray(order))) {
     throw new FlowQueryError('order', 'order must be an object {by, direction}');
   }
-  const { by = 'doc_count', direction, ...extra } = (order ?? {}) as { by?: unknown; direction?: unknown };
+  const { by: given, direction, ...extra } = (order ?? {}) as { by?: unknown; direction?: unknown };
   const unknown = Object.keys(extra)[0];
   if (unknown !== undefined) throw new FlowQueryError(`order.${excerpt(unknown)}`, `Unknown field '${excerpt(unknown)}' in order; it may have by, direction`);
+  const by = given ?? 'doc_count';
   if (typeof by !== 'string' || !Object.hasOwn(ORDER_ALIAS, by)) throw new FlowQueryError('order.by', "order.by must be 'doc_count', 'value' or 'key'");
   const sqlDirection = readDirection(direction, 'order.direction', by === 'key' ? 'asc' : 'desc').toUpperCase();
   return `${ORDER_ALIAS[by as keyof typeof ORDER_ALIAS]} ${sqlDirection} NULLS LAST, term_key ASC`;
 }
-export const MAX_TERMS_SIZE = 1_000;
 
 export async function aggregateTerms(engine: FlowEngine, req: TermsRequest, opts: RunOptions = {}): Promise<TermsResponse> {
   const started = performance.now();

@@ -80,6 +80,34 @@ describe('rest-compat router', () => {
     expect(res.body).toEqual({ status: 'ok', service: expect.any(String), version: expect.any(String), timestamp: expect.any(String) });
   });
 
+  /** Sends `head` as the whole request on a raw socket and returns what comes back until the server closes or 1 s passes. */
+  const rawExchange = (head: string) =>
+    new Promise<string>((resolve, reject) => {
+      const socket = connect(Number(new URL(t.url).port), '127.0.0.1');
+      let answer = '';
+      socket.on('data', (chunk) => (answer += chunk));
+      socket.on('error', reject);
+      socket.on('close', () => resolve(answer));
+      socket.setTimeout(1_000, () => socket.end());
+      socket.write(head);
+    });
+
+  it.each(['//[', '//%', '//a:b@', '//:99999/x'])('answers the request target %s with 400, and keeps serving', async (target) => {
+    expect(await rawExchange(`GET ${target} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`)).toMatch(/^HTTP\/1\.1 400 /);
+    const upgrade = `GET ${target} HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n`;
+    expect(await rawExchange(upgrade)).toMatch(/^HTTP\/1\.1 404 /);
+    expect((await call(t.url, 'GET', '/health')).status).toBe(200);
+  });
+
+  it('answers HEAD as GET without a body', async () => {
+    for (const path of ['/health', '/rest/deployments/1.0']) {
+      const head = await call(t.url, 'HEAD', path, { token });
+      expect(head.status, path).toBe(200);
+      expect(head.body, path).toBeUndefined();
+      expect(Number(head.headers.get('content-length')), path).toBeGreaterThan(0);
+    }
+  });
+
   it('tags every response with a request id', async () => {
     const res = await call(t.url, 'GET', '/health', { headers: { 'x-request-id': 'req-123' } });
     expect(res.headers.get('x-request-id')).toBe('req-123');

@@ -40,7 +40,9 @@ export function createRestRouter(options: {
     const candidates = compiled
       .map((c) => ({ c, params: match(c.segments, segments) }))
       .filter((m): m is { c: CompiledRoute; params: Record<string, string> } => m.params !== undefined);
-    const found = candidates.find((m) => m.c.route.method === req.method);
+    // HEAD is answered as GET (RFC 9110 9.3.2): node:http leaves the body out.
+    const method = req.method === 'HEAD' ? 'GET' : req.method;
+    const found = candidates.find((m) => m.c.route.method === method);
     if (!found) {
       if (candidates.length) {
         const allow = [...new Set(candidates.map((m) => m.c.route.method))].join(', ');

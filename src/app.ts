@@ -101,17 +101,20 @@ export async function buildApp(config: Config, logger = createLogger(config.logL
         ms: Math.round((performance.now() - started) * 10) / 10,
       }),
     );
-    const url = new URL(req.url ?? '/', 'http://localhost');
+    const url = requestUrl(req);
+    if (!url) return sendJson(res, 400, { error: 'bad_request', code: 'bad_request', message: 'The request target is not a valid path' });
     if (url.pathname === '/graphql') return void yoga(req, res, { req, res, requestId });
     if (url.pathname.startsWith('/rest/') || url.pathname.startsWith('/search/')) {
       return void rest(req, res, url, requestId);
     }
     if (isConsolePath(url.pathname)) return serveConsole(req, res, url);
     if (url.pathname === INGEST_PATH) return void serveIngest(req, res, services, logger);
-    if (url.pathname === '/health' && req.method === 'GET') {
+    // HEAD as GET: node:http sends its headers and leaves the body out.
+    const read = req.method === 'GET' || req.method === 'HEAD';
+    if (url.pathname === '/health' && read) {
       return sendJson(res, 200, { status: 'ok', service: SERVICE_NAME, version: SERVICE_VERSION, timestamp: new Date().toISOString() });
     }
-    if (url.pathname === '/.well-known/jwks.json' && req.method === 'GET') {
+    if (url.pathname === '/.well-known/jwks.json' && read) {
       return sendJson(res, 200, services.keys.jwks(), { 'cache-control': 'public, max-age=300' });
     }
     sendJson(res, 404, { error: 'not_found', code: 'not_found', message: `No such endpoint: ${req.method} ${url.pathname}` });
@@ -120,7 +123,7 @@ export async function buildApp(config: Config, logger = createLogger(config.logL
   // Two WebSocket endpoints share the http server: GraphQL subscriptions and the collector channel.
   const wss = new WebSocketServer({ noServer: true });
   server.on('upgrade', (req, socket, head) => {
-    const path = new URL(req.url ?? '/', 'http://localhost').pathname;
+    const path = requestUrl(req)?.pathname;
     if (path === '/graphql') wss.handleUpgrade(req, socket, head, (client) => wss.emit('connection', client, req));
     else if (path === CONTROL_PATH) void services.control.handleUpgrade(req, socket, head);
     else socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
@@ -170,4 +173,16 @@ export async function buildApp(config: Config, logger = createLogger(config.logL
       if (!options.flowEngine) await flows.close();
     },
   };
+}
+
+/**
+ * The request's target as a URL, or undefined when it is none (`//[`, `//a:b@`): such a target
+ * would otherwise throw inside the server's callback and take the process down.
+ */
+function requestUrl(req: IncomingMessage): URL | undefined {
+  try {
+    return new URL(req.url ?? '/', 'http://localhost');
+  } catch {
+    return undefined;
+  }
 }

@@ -21,7 +21,11 @@ export const TenantRef = builder.prismaNode('Tenant', {
     deployment: t.field({ type: DeploymentState, resolve: (tenant) => ({ status: tenant.deploymentStatus }) }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
-    parent: t.relation('parent', { nullable: true }),
+    parent: t.relation('parent', {
+      nullable: true,
+      description: 'The parent MSP, when it is in the caller\'s tree: a child\'s own token sees none.',
+      resolve: async (_query, tenant, _args, ctx) => (tenant.parentId ? ctx.services.tenancy.visibleTenant(await ctx.auth.requireSession(), tenant.parentId) : null),
+    }),
   }),
 });
 

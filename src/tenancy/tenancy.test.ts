@@ -50,6 +50,15 @@ describe('GraphQL tenant tree', () => {
     expect(res.data.tenant).toEqual(visible ? { customerId: id() } : null);
   });
 
+  it('shows a child\'s own token no parent, so no sibling either', async () => {
+    const query = '{ viewerTenant { customerId parentId parent { customerId deployments { edges { node { customerId } } } } } }';
+    const res = await graphql(t.url, query, {}, tree.childACaller.token);
+    expect(res.errors).toBeUndefined();
+    expect(res.data.viewerTenant).toEqual({ customerId: tree.childA.id, parentId: tree.msp.id, parent: null });
+    const profile = await graphql(t.url, 'mutation { createProfile(input: { name: "p" }) { profile { customer { customerId parent { customerId } } } } }', {}, tree.childACaller.token);
+    expect(profile.data.createProfile.profile.customer).toEqual({ customerId: tree.childA.id, parent: null });
+  });
+
   it('answers unauthenticated queries with the authentication_error code', async () => {
     const res = await graphql(t.url, '{ viewer { customerId } }');
     expect(res.errors?.[0].extensions).toMatchObject({ code: 'authentication_error' });

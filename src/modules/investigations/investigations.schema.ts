@@ -252,15 +252,15 @@ export const InvestigationRef = builder.prismaObject('Investigation', {
     sourceNode: t.field({
       type: NodeRef,
       nullable: true,
-      description: 'The collector running on the source host, when it has one.',
+      description: 'The collector running on the source host, when it has one (scope `p.token.scope.node_api`).',
       select: { customerId: true, source: true },
-      resolve: (i, _args, ctx) => ctx.services.investigations.sourceNode(i, ctx),
+      resolve: async (i, _args, ctx) => ctx.services.investigations.sourceNode(await ctx.auth.requireSession(), i, ctx),
     }),
     observedBy: t.field({
       type: [NodeRef],
-      description: 'The collectors whose flows show the activity.',
+      description: 'The collectors whose flows show the activity (scope `p.token.scope.node_api`).',
       select: { customerId: true, nodeIds: true },
-      resolve: (i, _args, ctx) => ctx.services.investigations.observers(i, ctx),
+      resolve: async (i, _args, ctx) => ctx.services.investigations.observers(await ctx.auth.requireSession(), i, ctx),
     }),
   }),
 });

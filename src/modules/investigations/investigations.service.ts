@@ -136,14 +136,16 @@ export class InvestigationService {
     return loaders;
   }
 
-  /** The collector running on the investigation's source host, when there is one. */
-  sourceNode(investigation: Pick<Investigation, 'customerId' | 'source'>, key: object): Promise<Node | null> {
-    if (!investigation.source) return Promise.resolve(null);
+  /** The collector running on the investigation's source host, when there is one (node details need `node_api`). */
+  async sourceNode(session: Session, investigation: Pick<Investigation, 'customerId' | 'source'>, key: object): Promise<Node | null> {
+    session.requireScope(Scopes.nodeApi);
+    if (!investigation.source) return null;
     return this.nodeLoaders(key).byAddress.load(JSON.stringify([investigation.customerId, investigation.source]));
   }
 
-  /** The collectors whose flows show the activity. */
-  async observers(investigation: Pick<Investigation, 'customerId' | 'nodeIds'>, key: object): Promise<Node[]> {
+  /** The collectors whose flows show the activity (node details need `node_api`). */
+  async observers(session: Session, investigation: Pick<Investigation, 'customerId' | 'nodeIds'>, key: object): Promise<Node[]> {
+    session.requireScope(Scopes.nodeApi);
     const loader = this.nodeLoaders(key).byId;
     const nodes = await Promise.all(investigation.nodeIds.map((id) => loader.load(JSON.stringify([investigation.customerId, id]))));
     return nodes.filter((n): n is Node => n !== null);

@@ -272,6 +272,15 @@ describe('investigations REST paths', () => {
       // The same links are empty for anyone outside the tree (they cannot see the investigation at all).
       const outsider = await graphql(t.url, 'query ($id: String!) { investigation(id: $id) { id } }', { id }, tree.mspCaller.token);
       expect(outsider.data).toEqual({ investigation: null });
+
+      // Node details need node_api, as everywhere else: a search-only token reads the investigation, not its nodes.
+      const searchOnly = await seedCaller(t.app, tenant.id, [Scopes.searchApi]);
+      expect((await graphql(t.url, 'query ($id: String!) { investigation(id: $id) { id } }', { id }, searchOnly.token)).data).toEqual({ investigation: { id } });
+      for (const field of ['sourceNode { hostname }', 'observedBy { hostname }']) {
+        const denied = await graphql(t.url, `query ($id: String!) { investigation(id: $id) { id ${field} } }`, { id }, searchOnly.token);
+        expect(denied.errors?.[0]?.extensions, field).toMatchObject({ code: 'authorization_error', details: { reason: 'insufficient_scope', required_scope: Scopes.nodeApi } });
+        expect(JSON.stringify(denied.data), field).not.toContain('ws-0014');
+      }
     });
 
     it('pages with the same arguments as REST, and refuses bad ones with invalid_request', async () => {

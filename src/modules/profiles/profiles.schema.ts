@@ -27,7 +27,10 @@ export const ProfileRef = builder.prismaNode('Profile', {
     }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
-    customer: t.relation('customer'),
+    // Through the tree, as every tenant the API hands out (its `parent` must stay out of reach).
+    customer: t.relation('customer', {
+      resolve: async (_query, profile, _args, ctx) => ctx.services.tenancy.requireVisibleTenant(await ctx.auth.requireSession(), profile.customerId),
+    }),
   }),
 });
 

@@ -12,6 +12,7 @@ import type { Config } from './config.js';
 import { isConsolePath, serveConsole } from './console/console.js';
 import { type Context, RequestAuth } from './context.js';
 import { compiledOperations } from './graphql/compiled-operations.js';
+import { documentLimitRules, limitDocuments } from './graphql/document-limits.js';
 import { Loaders } from './graphql/loaders.js';
 import { noNulTextLiterals, nulTextAt, nulTextError, refuseNulText } from './graphql/nul-text.js';
 import { rawJsonResults } from './graphql/raw-json-results.js';
@@ -64,7 +65,7 @@ export async function buildApp(config: Config, logger = createLogger(config.logL
     graphqlEndpoint: '/graphql',
     landingPage: false,
     logging: false,
-    plugins: [refuseNulText(), rawJsonResults()],
+    plugins: [refuseNulText(), rawJsonResults(), limitDocuments()],
     context: ({ request, requestId }) => contextFor(request.headers.get('authorization'), requestId),
     maskedErrors: {
       maskError: (error, message) => {
@@ -135,7 +136,7 @@ export async function buildApp(config: Config, logger = createLogger(config.logL
         const nul = nulTextAt(payload.variables);
         return nul ? [nulTextError(nul)] : undefined;
       },
-      validate: (schema, document) => validate(schema, document, [...specifiedRules, noNulTextLiterals]),
+      validate: (schema, document) => validate(schema, document, [...specifiedRules, noNulTextLiterals, ...documentLimitRules]),
       context: (ctx) => {
         const params = (ctx.connectionParams ?? {}) as Record<string, unknown>;
         const authorization = typeof params.authorization === 'string' ? params.authorization : null;

@@ -1,4 +1,6 @@
 import { resolveArrayConnection } from '@pothos/plugin-relay';
+import type { Path } from 'graphql/jsutils/Path.js';
+import { badRequest } from '../errors.js';
 import { builder } from '../graphql/builder.js';
 
 export const DeploymentState = builder.simpleObject('DeploymentState', {
@@ -29,18 +31,27 @@ export const TenantRef = builder.prismaNode('Tenant', {
   }),
 });
 
+const DEPLOYMENTS_CONNECTION = 'TenantDeploymentsConnection';
+
+/** Whether a field resolves under a deployments page (a child's `parent` leads back to it). */
+function withinDeployments(path: Path | undefined): boolean {
+  for (let at = path; at; at = at.prev) if (at.typename === DEPLOYMENTS_CONNECTION) return true;
+  return false;
+}
+
 builder.prismaObjectField(TenantRef, 'deployments', (t) =>
   t.connection(
     {
       type: TenantRef,
-      description: 'Child deployments, oldest first (served from the cached tenant tree).',
-      resolve: async (tenant, args, ctx) => {
+      description: 'Child deployments, oldest first (served from the cached tenant tree); not within another deployments page.',
+      resolve: async (tenant, args, ctx, info) => {
+        if (withinDeployments(info.path)) throw badRequest('invalid_request', 'deployments cannot be asked for within deployments: each page would repeat the whole tree');
         const children = await ctx.services.tenancy.childrenOf(tenant.id);
         const page = resolveArrayConnection({ args, defaultSize: 100, maxSize: 10_000 }, children);
         return Object.assign(page!, { totalCount: children.length });
       },
     },
-    { name: 'TenantDeploymentsConnection', fields: (c) => ({ totalCount: c.int({ resolve: (conn) => (conn as unknown as { totalCount: number }).totalCount }) }) },
+    { name: DEPLOYMENTS_CONNECTION, fields: (c) => ({ totalCount: c.int({ resolve: (conn) => (conn as unknown as { totalCount: number }).totalCount }) }) },
   ),
 );
 

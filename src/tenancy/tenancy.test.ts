@@ -59,6 +59,13 @@ describe('GraphQL tenant tree', () => {
     expect(profile.data.createProfile.profile.customer).toEqual({ customerId: tree.childA.id, parent: null });
   });
 
+  it('refuses deployments within deployments, the one cycle of the schema that fans out', async () => {
+    const query = '{ viewerTenant { deployments { edges { node { customerId parent { deployments { totalCount } } } } } } }';
+    const res = await graphql(t.url, query, {}, tree.mspCaller.token);
+    expect(res.errors?.[0]).toMatchObject({ message: expect.stringMatching(/within deployments/), extensions: { code: 'invalid_request' } });
+    expect(JSON.stringify(res.data)).not.toContain('totalCount');
+  });
+
   it('answers unauthenticated queries with the authentication_error code', async () => {
     const res = await graphql(t.url, '{ viewer { customerId } }');
     expect(res.errors?.[0].extensions).toMatchObject({ code: 'authentication_error' });

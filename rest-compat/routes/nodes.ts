@@ -34,7 +34,7 @@ export const nodeRoutes: Route[] = [
     variables: () => ({}),
     render: ({ outdatedNodes }) => ({
       count: outdatedNodes.length,
-      nodes: outdatedNodes.map(({ node, latest_version, update_channel }) => ({
+      nodes: outdatedNodes.map(({ node, latest_version, update_channel, reachable }) => ({
         node_id: node.node_id,
         customer_id: node.customer_id,
         status: node.status,
@@ -42,7 +42,7 @@ export const nodeRoutes: Route[] = [
         latest_version,
         update_channel,
         arch: node.arch,
-        control_plane: node.connection.control_plane,
+        control_plane: reachable,
         health_status: node.health.status,
       })),
     }),

@@ -3,7 +3,7 @@ import type { Node } from '../../generated/prisma/client.js';
 import { builder } from '../../graphql/builder.js';
 import { releaseKey } from '../../graphql/loaders.js';
 import type { Context } from '../../context.js';
-import { controlPlaneUp, healthStatus, ingestUp } from './liveness.js';
+import { controlConnected, controlPlaneUp, healthStatus, ingestUp } from './liveness.js';
 import { nodeChannel } from './nodes.service.js';
 import { deliveredServices } from '../profiles/services-defaults.js';
 import { isBehind } from './versions.js';
@@ -72,6 +72,7 @@ const OutdatedNode = builder.simpleObject('OutdatedNode', {
     node: t.field({ type: NodeRef }),
     latestVersion: t.string(),
     updateChannel: t.string(),
+    reachable: t.boolean({ description: 'Its control channel is open: an update can be sent now (`connection.controlPlane` also counts a recent heartbeat).' }),
   }),
 });
 
@@ -128,7 +129,7 @@ builder.queryFields((t) => ({
     type: [OutdatedNode],
     description: 'Nodes whose collector is behind the latest release of their channel.',
     resolve: async (_root, _args, ctx) =>
-      (await ctx.services.nodes.outdated(await ctx.auth.requireSession())).map((o) => ({ ...o, updateChannel: o.channel })),
+      (await ctx.services.nodes.outdated(await ctx.auth.requireSession())).map((o) => ({ ...o, updateChannel: o.channel, reachable: controlConnected(o.node) })),
   }),
 }));
 

@@ -1,6 +1,7 @@
 import { badRequest, conflict, notFound } from '../errors.js';
 import type { Prisma } from '../infra/database.js';
 import { newId, randomToken } from '../infra/ids.js';
+import { nameProblem } from '../infra/text.js';
 import type { Tenant } from '../generated/prisma/client.js';
 import { slugifyHandle } from './handles.js';
 import type { TenantDeletionHooks } from './deletion-hooks.js';
@@ -31,10 +32,13 @@ export class TenantService {
   async create(input: NewTenant): Promise<Tenant> {
     const name = input.name.trim();
     if (!name) throw badRequest('invalid_request', 'name must not be empty');
-    if (name.length > MAX_NAME) throw badRequest('invalid_request', `name must be at most ${MAX_NAME} characters`);
+    const nameIssue = nameProblem(name, MAX_NAME);
+    if (nameIssue) throw badRequest('invalid_request', `name ${nameIssue}`);
     const handle = slugifyHandle(input.handle);
     if (!handle) throw badRequest('invalid_request', 'handle must contain at least one letter or digit');
     if (handle.length > MAX_HANDLE) throw badRequest('invalid_request', `handle must be at most ${MAX_HANDLE} characters`);
+    // A label the deployment carries, not an address anything resolves (api-spec.md names no URL
+    // built from it): so it is not unique, and a taken one would tell one MSP about another's.
     const subdomain = input.subdomain?.trim().toLowerCase() || undefined;
     if (subdomain !== undefined && !subdomainLabel.test(subdomain)) {
       throw badRequest('invalid_request', 'subdomain must be a DNS label: a-z, 0-9 and inner hyphens, at most 63');

@@ -125,31 +125,28 @@ export class AutomationService {
     const match = validateMatch(input.match);
     const action = await this.validateAction(input.action!);
     if (input.rotateSecret && action.action !== ActionType.webhook) throw rotateOnlyWebhooks();
-    if ((await this.store.countRules(scope, customerId)) >= RULE_LIMITS.rulesPerTenant) {
-      throw new DomainError(409, 'rule_limit_reached', `A tenant may have at most ${RULE_LIMITS.rulesPerTenant} automation rules`);
-    }
     const id = newId('rule');
     const secret = action.action === ActionType.webhook ? generateWebhookSecret() : null;
     const sealed = secret ? await this.secrets.seal(id, secret) : null;
-    const rule = await this.store
-      .createRule(scope, {
-        id,
-        customerId,
-        name,
-        enabled: input.enabled ?? true,
-        topic: match.topic,
-        kinds: match.kinds,
-        conditions: match.conditions as object[],
-        ...action,
-        secretKid: sealed?.kid ?? null,
-        secretBox: sealed ? new Uint8Array(sealed.box) : null,
-        createdBy: session.claims.clientId,
-      })
-      .catch((error) => {
-        // The tenant was deleted between the tree lookup and the insert.
-        if ((error as { code?: string }).code === 'P2003') throw customerNotFound(customerId);
-        throw error;
-      });
+    const newRule = {
+      id,
+      customerId,
+      name,
+      enabled: input.enabled ?? true,
+      topic: match.topic,
+      kinds: match.kinds,
+      conditions: match.conditions as object[],
+      ...action,
+      secretKid: sealed?.kid ?? null,
+      secretBox: sealed ? new Uint8Array(sealed.box) : null,
+      createdBy: session.claims.clientId,
+    };
+    const rule = await this.store.createRuleWithinLimit(scope, newRule, RULE_LIMITS.rulesPerTenant).catch((error) => {
+      // The tenant was deleted between the tree lookup and the insert.
+      if ((error as { code?: string }).code === 'P2003') throw customerNotFound(customerId);
+      throw error;
+    });
+    if (!rule) throw new DomainError(409, 'rule_limit_reached', `A tenant may have at most ${RULE_LIMITS.rulesPerTenant} automation rules`);
     return { created: true, rule, secret };
   }
 

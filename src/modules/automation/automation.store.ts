@@ -62,17 +62,23 @@ export class AutomationStore {
     return this.prisma.automationRule.findMany({ where: inScope(scope, customerId), orderBy: ORDER });
   }
 
-  countRules(scope: TenantScope, customerId: string): Promise<number> {
-    return this.prisma.automationRule.count({ where: inScope(scope, customerId) });
-  }
-
   findRule(scope: TenantScope, id: string): Promise<AutomationRule | null> {
     return this.prisma.automationRule.findFirst({ where: { ...inScope(scope), id } });
   }
 
-  createRule(scope: TenantScope, rule: NewRule): Promise<AutomationRule> {
-    inScope(scope, rule.customerId);
-    return this.prisma.automationRule.create({ data: rule });
+  /**
+   * Inserts the rule unless its tenant already has `limit` rules (null then). Concurrent creates
+   * for one tenant queue on the tenant's row lock, so each counts the rules the others committed
+   * (on PGlite, transactions already run one at a time: the lock costs nothing there).
+   * NO KEY UPDATE, not UPDATE: it does not hold up inserts elsewhere that merely reference the tenant.
+   */
+  createRuleWithinLimit(scope: TenantScope, rule: NewRule, limit: number): Promise<AutomationRule | null> {
+    const where = inScope(scope, rule.customerId);
+    return this.prisma.$transaction(async (tx) => {
+      await tx.$queryRaw`/* automation.lock_tenant */ SELECT 1 FROM tenants WHERE id = ${rule.customerId} FOR NO KEY UPDATE`;
+      if ((await tx.automationRule.count({ where })) >= limit) return null;
+      return tx.automationRule.create({ data: rule });
+    });
   }
 
   /** Null when the rule is not (or no longer) in the scope. */

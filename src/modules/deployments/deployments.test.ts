@@ -114,11 +114,22 @@ describe('deployments REST paths', () => {
       ['oversize handle', { name: 'n', handle: 'h'.repeat(64), parent_id: '$self' }, 'invalid_request'],
       ['handle without letters', { name: 'n', handle: '☃☃ --', parent_id: '$self' }, 'invalid_request'],
       ['bad subdomain', { name: 'n', handle: 'h_sub', parent_id: '$self', subdomain: 'not a label!' }, 'invalid_request'],
+      ['name with escape and newline', { name: 'a\u001b[31mred\nline', handle: 'h_ctl', parent_id: '$self' }, 'invalid_request'],
+      ['name with DEL', { name: 'a\u007fb', handle: 'h_del', parent_id: '$self' }, 'invalid_request'],
+      ['name with a lone surrogate', { name: 'a\ud800b', handle: 'h_sur', parent_id: '$self' }, 'invalid_request'],
+      ['name of 201 emoji', { name: '😀'.repeat(201), handle: 'h_emoji', parent_id: '$self' }, 'invalid_request'],
     ])('answers 400 for %s', async (_name, body, code) => {
       const payload = { ...body, parent_id: body.parent_id === '$self' ? tree.msp.id : body.parent_id };
       const res = await call(t.url, 'POST', PATH, { token: tree.mspCaller.token, body: payload });
       expect(res.status).toBe(400);
       expect(res.body.code).toBe(code);
+    });
+
+    it('counts name length in code points, as profile names do', async () => {
+      const name = '😀'.repeat(150);
+      const res = await call(t.url, 'POST', PATH, { token: tree.mspCaller.token, body: { name, handle: 'emoji_150', parent_id: tree.msp.id } });
+      expect(res.status, JSON.stringify(res.body)).toBe(201);
+      expect(res.body.deployment.customer.name).toBe(name);
     });
 
     it('answers 409 handle_taken for a handle the parent already uses', async () => {

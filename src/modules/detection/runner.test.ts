@@ -46,6 +46,9 @@ describe('detection runs', () => {
     expect(first.opened).toHaveLength(1);
     expect(first.opened[0]).toMatchObject({ detector: 'beacon', source: '10.20.1.50', active: true, status: 'completed' });
     const id = first.opened[0].id;
+    // Completed after it was created, whatever time the run reads the data at.
+    const row = await t.app.db.prisma.investigation.findUniqueOrThrow({ where: { id } });
+    expect(row.completedAt!.getTime()).toBeGreaterThanOrEqual(row.createdAt.getTime());
 
     // The same data again: nothing to do.
     expect(await detection.detectTenant(customerId, window(now), now)).toEqual({ opened: [], updated: [], closed: [], failed: [] });

@@ -205,12 +205,28 @@ describe('nodes and provisioning', () => {
           latest_version: '2.1.0',
           update_channel: 'stable',
           arch: 'arm7',
-          control_plane: true,
+          // Registered and heard from, but no control channel open: no update can be sent now.
+          control_plane: false,
           health_status: 'healthy',
         },
       ]);
       expect(out.body.count).toBe(1);
+      await t.app.db.prisma.node.update({ where: { id: res.data.registerCollector.nodeId }, data: { controlConnectedAt: new Date() } });
+      const connected = await call(t.url, 'GET', '/rest/nodes/1.0/outdated', { token: tree.mspCaller.token });
+      expect(connected.body.nodes[0].control_plane).toBe(true);
       expect((await call(t.url, 'GET', '/rest/nodes/1.0/outdated', { token: other.mspCaller.token })).body).toEqual({ count: 0, nodes: [] });
+    });
+
+    it('takes a release differing only in build metadata as the version the node runs', async () => {
+      await t.app.services.collector.publish({ file: Buffer.from('binary 1.2.0+build.5'), version: '1.2.0+build.5', channel: 'stable', os: 'darwin', arch: 'arm64' });
+      const { res } = await enrol({ customer_id: tree.childA.id, machine_id: 'build-meta' }, { os: 'darwin', arch: 'arm64', collectorVersion: '1.2.0' });
+      const nodeId = res.data.registerCollector.nodeId;
+      const node = await call(t.url, 'GET', `/rest/nodes/1.0/${nodeId}`, { token: tree.mspCaller.token });
+      expect(node.body).toMatchObject({ collector_version: '1.2.0', latest_version: '1.2.0+build.5', update_available: false });
+      const outdated = await call(t.url, 'GET', '/rest/nodes/1.0/outdated', { token: tree.mspCaller.token });
+      expect(outdated.body.nodes.map((n: { node_id: string }) => n.node_id)).not.toContain(nodeId);
+      const update = await call(t.url, 'POST', `/rest/nodes/1.0/${nodeId}/update`, { token: tree.mspCaller.token });
+      expect(update.body).toEqual({ node_id: nodeId, update_status: 'already_current', version: '1.2.0' });
     });
   });
 

@@ -1,5 +1,6 @@
 import { badRequest, missingFields } from '../../errors.js';
-import { codePoints, fieldProblem, fieldSpec, serviceFields, serviceNames, stringListProblem, unprintable } from './services-defaults.js';
+import { codePoints, nameProblem } from '../../infra/text.js';
+import { fieldProblem, fieldSpec, serviceFields, serviceNames, stringListProblem } from './services-defaults.js';
 
 export const UPDATE_CHANNELS = ['stable', 'dev', 'pinned'] as const;
 export type UpdateChannel = (typeof UPDATE_CHANNELS)[number];
@@ -62,9 +63,8 @@ export function validateCreateProfile(input: CreateProfileInput): ValidProfile {
   const problems: Problem[] = [];
   const fail = (field: string, message: string) => problems.push({ field, message: `${field} ${message}` });
 
-  if (typeof name !== 'string') fail('name', 'must be a string');
-  else if (codePoints(name) > PROFILE_LIMITS.name) fail('name', `must be at most ${PROFILE_LIMITS.name} characters`);
-  else if (unprintable.test(name)) fail('name', 'must not contain control characters');
+  const nameIssue = typeof name === 'string' ? nameProblem(name, PROFILE_LIMITS.name) : 'must be a string';
+  if (nameIssue) fail('name', nameIssue);
 
   const description = input.description ?? null;
   if (description !== null) {

@@ -1,3 +1,5 @@
+import { codePoints, unprintable } from '../../infra/text.js';
+
 /**
  * The capture configuration a collector runs with: every service block and field the SDK can send
  * (wire.md 12.4), the server's default for each, and the bounds a profile is validated against.
@@ -139,12 +141,6 @@ export function fieldSpec(block: string, field: string): AnySpec | undefined {
   const fields = serviceFields[block as ServiceName] as Record<string, AnySpec>;
   return Object.hasOwn(fields, field) ? fields[field] : undefined;
 }
-
-/** C0 controls and DEL, and lone UTF-16 surrogates: never valid in a name, tag or pattern. */
-export const unprintable = /[\u0000-\u001f\u007f]|\p{Cs}/u;
-
-/** Code points, not UTF-16 units, so that `ü` and `☃` count as one character each. */
-export const codePoints = (value: string) => [...value].length;
 
 /** What is wrong with a value: a phrase that follows its path, and a suffix for a list entry. */
 export interface ValueProblem {

@@ -72,6 +72,8 @@ export class PeriodicJob {
 /** Namespaces of our advisory locks (the first key of pg_advisory_lock(int, int)). */
 export const LockSpace = {
   detection: 72_002,
+  /** Processes holding collector control channels (modules/control/holder-lock.ts). */
+  controlHolders: 72_003,
 } as const;
 
 /**

@@ -76,7 +76,8 @@ export class NodeCommandService {
     }
     const platform = `${node.os}_${node.arch}`;
     const failure: Failure = {
-      timeout: new DomainError(504, 'update_failed', 'The collector did not confirm the update in time'),
+      // 502 either way: the spec gives the update no 504.
+      timeout: new DomainError(502, 'update_failed', 'The collector did not confirm the update in time'),
       failed: (message) => new DomainError(502, 'update_failed', `The collector reported: ${message}`),
     };
     const { location } = await this.collector.linkTo(latest);

@@ -1,5 +1,4 @@
 import type { WebSocket } from 'ws';
-import { newId } from '../../infra/ids.js';
 import type { CommandResult } from './protocol.js';
 
 export class CommandTimeout extends Error {}
@@ -7,7 +6,6 @@ export class ChannelClosed extends Error {}
 
 /** One collector's open control channel: sends commands and matches their results by id. */
 export class CollectorConnection {
-  readonly session = newId('chan');
   private readonly pending = new Map<string, { resolve: (r: CommandResult) => void; reject: (e: Error) => void; timer: NodeJS.Timeout }>();
   lastSeenWrite = 0;
 
@@ -15,6 +13,8 @@ export class CollectorConnection {
     readonly ws: WebSocket,
     readonly nodeId: string,
     readonly clientId: string,
+    /** What the node's row names while this channel holds it (holder-lock.ts `heldSession`). */
+    readonly session: string,
   ) {}
 
   send(message: Record<string, unknown>): void {

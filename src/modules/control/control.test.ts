@@ -7,6 +7,7 @@ import { FakeCollector } from '../../../test/kit/fake-collector.js';
 import { call } from '../../../test/kit/http.js';
 import { seedCaller, seedTree } from '../../../test/kit/seed.js';
 import { newId } from '../../infra/ids.js';
+import { nodeConnectionTopic } from './hub.js';
 
 const hello = (machineId: string, extra: Record<string, unknown> = {}) => ({
   machine_id: machineId,
@@ -183,6 +184,10 @@ describe('collector control channel and node commands', () => {
       const failed = await call(a.url, 'POST', `/rest/nodes/1.0/${nodeId}/update`, { token: tree.mspCaller.token });
       expect(failed.status).toBe(502);
       expect(failed.body.code).toBe('update_failed');
+      collector.answer = () => undefined;
+      const silent = await call(a.url, 'POST', `/rest/nodes/1.0/${nodeId}/update`, { token: tree.mspCaller.token });
+      expect(silent.status).toBe(502);
+      expect(silent.body.code).toBe('update_failed');
 
       const current = await enrol('ctl-current', { arch: 'arm7', collector_version: '1.4.0' });
       const same = await call(a.url, 'POST', `/rest/nodes/1.0/${current.nodeId}/update`, { token: tree.mspCaller.token });
@@ -213,6 +218,60 @@ describe('collector control channel and node commands', () => {
         .toBe(404);
       const missing = await call(a.url, 'POST', `/rest/nodes/1.0/node_missing/manage`, { token: tree.mspCaller.token, body: { operation: 'logs' } });
       expect(missing.body.code).toBe('not_connected');
+    });
+  });
+
+  describe('a second channel for the same node', () => {
+    const sessionOf = async (nodeId: string) => (await a.app.db.prisma.node.findUniqueOrThrow({ where: { id: nodeId } })).controlSession!;
+    const reconnect = async (app: TestApp, token: string, machineId: string) => {
+      const collector = await FakeCollector.connect(app.url, token, hello(machineId));
+      collector.answer = () => ({ ok: true, data: { diagnostics: { channel: 'newer' }, recent_logs: [] } });
+      open.push(collector);
+      return collector;
+    };
+    /**
+     * Publishes a connect event again, as NOTIFY delivers one late, and waits until every process
+     * has it: a marker published after it arrives after it.
+     */
+    const replayConnect = async (nodeId: string, session: string) => {
+      const marker = newId('marker');
+      const arrived: Array<Promise<void>> = [];
+      const unsubscribes = await Promise.all(
+        [a, b].map(({ app }) => {
+          let markerSeen!: () => void;
+          arrived.push(new Promise((resolve) => (markerSeen = resolve)));
+          return app.services.pubsub.subscribe(nodeConnectionTopic, (event) => event.session === marker && markerSeen());
+        }),
+      );
+      const { pubsub } = a.app.services;
+      await pubsub.publish(nodeConnectionTopic, { nodeId, customerId: tree.childA.id, session, connected: true });
+      await pubsub.publish(nodeConnectionTopic, { nodeId: marker, customerId: tree.childA.id, session: marker, connected: false });
+      await Promise.all(arrived);
+      unsubscribes.forEach((unsubscribe) => unsubscribe());
+    };
+
+    it('replaces the older one in the same process, and the older one\'s late connect event closes nothing', async () => {
+      const older = await enrol('ctl-twice');
+      const olderSession = await sessionOf(older.nodeId);
+      const newer = await reconnect(a, older.token, 'ctl-twice');
+      expect(newer.welcome.node_id).toBe(older.nodeId);
+      await expect.poll(() => older.collector.closed?.code).toBe(4409);
+      await replayConnect(older.nodeId, olderSession);
+      const res = await call(a.url, 'GET', `/rest/nodes/1.0/${older.nodeId}/diagnostics`, { token: tree.mspCaller.token });
+      expect(res.body.diagnostics).toEqual({ channel: 'newer' });
+      expect(newer.closed).toBeUndefined();
+      expect(await sessionOf(older.nodeId)).not.toBe(olderSession);
+    });
+
+    it('replaces the older one held by another process, and the older one\'s late connect event closes nothing', async () => {
+      const older = await enrol('ctl-twice-across');
+      const olderSession = await sessionOf(older.nodeId);
+      const newer = await reconnect(b, older.token, 'ctl-twice-across');
+      await expect.poll(() => older.collector.closed?.code).toBe(4409);
+      await replayConnect(older.nodeId, olderSession);
+      const res = await call(a.url, 'GET', `/rest/nodes/1.0/${older.nodeId}/diagnostics`, { token: tree.mspCaller.token });
+      expect(res.body.diagnostics).toEqual({ channel: 'newer' });
+      expect(newer.closed).toBeUndefined();
     });
   });
 

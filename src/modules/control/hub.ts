@@ -8,6 +8,7 @@ import { DomainError } from '../../errors.js';
 import type { Node } from '../../generated/prisma/client.js';
 import type { Database } from '../../infra/database.js';
 import { newId } from '../../infra/ids.js';
+import { PeriodicJob } from '../../infra/jobs.js';
 import type { Logger } from '../../infra/logger.js';
 import { type PubSub, topic } from '../../infra/pubsub.js';
 import { type EventRecorder, noEvents } from '../events/events.service.js';
@@ -15,6 +16,7 @@ import { nodeChangedTopic } from '../nodes/node-events.js';
 import type { NodeService } from '../nodes/nodes.service.js';
 import { deliveredServices } from '../profiles/services-defaults.js';
 import { ChannelClosed, CollectorConnection, CommandTimeout } from './connection.js';
+import { HolderLock, RELEASE_ORPHANS_SQL, heldSession } from './holder-lock.js';
 import {
   CloseCode,
   type CommandResult,
@@ -46,6 +48,9 @@ export interface NodeConnectionEvent {
 
 export const nodeConnectionTopic = topic<NodeConnectionEvent>('node_connection');
 
+/** How often a process checks its own holder lock and releases the channels of processes gone. */
+const HOLDER_CHECK_MS = 30_000;
+
 const commandTopic = topic<RelayedCommand>('node_command');
 const resultTopic = topic<{ id: string }>('node_command_result');
 
@@ -63,6 +68,8 @@ export class ControlHub {
   private readonly stops: Array<() => unknown> = [];
   /** Disconnect bookkeeping still being written; stop() waits for it before the database closes. */
   private readonly closing = new Set<Promise<void>>();
+  private readonly holder: HolderLock;
+  private readonly holderCheck: PeriodicJob;
 
   constructor(
     private readonly db: Database,
@@ -71,16 +78,21 @@ export class ControlHub {
     private readonly nodes: NodeService,
     private readonly logger: Logger,
     private readonly events: EventRecorder = noEvents,
-  ) {}
+  ) {
+    this.holder = new HolderLock(db.url, (error) => this.holderLost(error));
+    this.holderCheck = new PeriodicJob('control.holder_check', HOLDER_CHECK_MS, () => this.checkHolders(), logger);
+  }
 
   async start(): Promise<void> {
+    // Before any channel is accepted: held channels are tagged with the lock's key, and what a
+    // previous incarnation of this process (or any other process gone) held is released.
+    await this.checkHolders();
+    this.holderCheck.start();
     this.stops.push(
       await this.pubsub.subscribe(commandTopic, (cmd) => void this.forward(cmd)),
       await this.pubsub.subscribe(resultTopic, ({ id }) => void this.collectRelayed(id)),
       await this.pubsub.subscribe(nodeConnectionTopic, (event) => {
-        // The node connected again through another process: this older channel is stale.
-        const local = this.connections.get(event.nodeId);
-        if (event.connected && local && local.session !== event.session) local.ws.close(CloseCode.replaced, 'replaced');
+        this.dropIfReplaced(event).catch((error) => this.logger.error('control.replaced_check_failed', { error }));
       }),
       await this.db.listen('node_config_changed', (nodeId) => void this.pushConfig(nodeId)),
       await this.db.listen('profile_changed', (profileId) => void this.pushProfile(profileId)),
@@ -89,10 +101,12 @@ export class ControlHub {
   }
 
   async stop(): Promise<void> {
+    await this.holderCheck.stop();
     for (const stop of this.stops.splice(0)) await stop();
     for (const connection of this.connections.values()) connection.ws.close(CloseCode.shuttingDown, 'server stopping');
     this.wss.close();
     while (this.closing.size) await Promise.all([...this.closing]);
+    await this.holder.release();
   }
 
   /** Upgrades `GET /collector/control/1.0` after checking the bearer token (scope ingest). */
@@ -124,7 +138,8 @@ export class ControlHub {
     const deadline = Date.now() + timeoutMs;
     const local = this.connections.get(node.id);
     if (local) return local.command(id, name, args, deadline);
-    if (!node.controlSession) throw new NotConnected(node.id);
+    // A channel whose process is gone would never answer: release it and say so now.
+    if (!node.controlSession || (await this.releaseOrphans(node.id)) > 0) throw new NotConnected(node.id);
     return new Promise<CommandResult>((resolve, reject) => {
       const timer = setTimeout(() => {
         this.relayed.delete(id);
@@ -191,20 +206,29 @@ export class ControlHub {
       hello.kind === 'legacy'
         ? await this.nodes.legacyRegister(session, { machineId: hello.machine_id, hostname: hello.hostname })
         : await this.nodes.register(session, facts);
-    const connection = new CollectorConnection(ws, registered.id, session.claims.clientId);
-    const node = await this.db.prisma.node.update({
-      where: { id: registered.id },
-      data: { controlSession: connection.session, controlConnectedAt: new Date(), lastSeenAt: new Date() },
-      include: { profile: true },
+    const holderKey = this.holder.key;
+    if (holderKey === undefined) throw new Error('this process holds no holder lock yet');
+    const connection = new CollectorConnection(ws, registered.id, session.claims.clientId, heldSession(holderKey));
+    // Under the row's lock, so that this process's map changes in the order the row does: of two
+    // channels registering at once, the one the row names last is the one kept.
+    const node = await this.db.prisma.$transaction(async (tx) => {
+      const updated = await tx.node.update({
+        where: { id: registered.id },
+        data: { controlSession: connection.session, controlConnectedAt: new Date(), lastSeenAt: new Date() },
+        include: { profile: true },
+      });
+      this.connections.get(updated.id)?.ws.close(CloseCode.replaced, 'replaced');
+      this.connections.set(updated.id, connection);
+      onOpen(connection);
+      return updated;
     });
     connection.lastSeenWrite = Date.now();
-    this.connections.get(node.id)?.ws.close(CloseCode.replaced, 'replaced');
-    this.connections.set(node.id, connection);
-    onOpen(connection);
     if (ws.readyState !== ws.OPEN) {
       this.track(this.closed(connection));
       return;
     }
+    // The lock was lost meanwhile: another process may already have released this row.
+    if (this.holder.key !== holderKey) return ws.close(CloseCode.restart, 'holder lock lost');
     connection.send({
       type: 'welcome',
       node_id: node.id,
@@ -256,18 +280,50 @@ export class ControlHub {
     });
     if (count === 0) return;
     const node = await this.db.prisma.node.findUnique({ where: { id: connection.nodeId }, select: { customerId: true } });
-    if (node) {
-      await this.pubsub.publish(nodeConnectionTopic, { nodeId: connection.nodeId, customerId: node.customerId, session: connection.session, connected: false });
-      await this.pubsub.publish(nodeChangedTopic, { nodeId: connection.nodeId });
-      await this.events.record({
-        customerId: node.customerId,
-        topic: 'node_lifecycle',
-        kind: 'node_disconnected',
-        subject: connection.nodeId,
-        data: { node_id: connection.nodeId },
-      });
-    }
-    this.logger.info('control.disconnected', { nodeId: connection.nodeId });
+    if (node) await this.announceDisconnected(connection.nodeId, node.customerId, connection.session);
+  }
+
+  private async announceDisconnected(nodeId: string, customerId: string, session: string): Promise<void> {
+    await this.pubsub.publish(nodeConnectionTopic, { nodeId, customerId, session, connected: false });
+    await this.pubsub.publish(nodeChangedTopic, { nodeId });
+    await this.events.record({ customerId, topic: 'node_lifecycle', kind: 'node_disconnected', subject: nodeId, data: { node_id: nodeId } });
+    this.logger.info('control.disconnected', { nodeId });
+  }
+
+  /** Renews this process's holder lock, then releases what processes that are gone held. */
+  private async checkHolders(): Promise<void> {
+    await this.holder.renew();
+    await this.releaseOrphans();
+  }
+
+  /** Returns how many nodes were released. */
+  private async releaseOrphans(nodeId: string | null = null): Promise<number> {
+    const { rows } = await this.db.pool.query<{ id: string; customer_id: string; session: string }>(RELEASE_ORPHANS_SQL, [nodeId]);
+    for (const row of rows) await this.announceDisconnected(row.id, row.customer_id, row.session);
+    return rows.length;
+  }
+
+  /**
+   * Another process may now release what this one holds: its channels close, and their collectors
+   * reconnect under the next lock, taken at once.
+   */
+  private holderLost(error: Error): void {
+    this.logger.error('control.holder_lock_lost', { error });
+    for (const connection of this.connections.values()) connection.ws.close(CloseCode.restart, 'holder lock lost');
+    void this.holderCheck.trigger();
+  }
+
+  /**
+   * Another channel for a node this process holds has registered. Events can arrive late (this
+   * may announce a channel that `local` itself replaced), so the row decides which one is newer.
+   */
+  private async dropIfReplaced({ nodeId, session, connected }: NodeConnectionEvent): Promise<void> {
+    const local = this.connections.get(nodeId);
+    if (!connected || !local || local.session === session) return;
+    // FOR SHARE waits for a registration still being written (hello holds the row's lock).
+    const [row] = await this.db.prisma.$queryRaw<Array<{ control_session: string | null }>>`/* control.channel_holder */
+      SELECT control_session FROM nodes WHERE id = ${nodeId} FOR SHARE`;
+    if (row?.control_session !== local.session) local.ws.close(CloseCode.replaced, 'replaced');
   }
 
   /** Another process asked for a command on a channel this process may hold. */

@@ -50,6 +50,8 @@ export const CloseCode = {
   forbidden: 4403,
   replaced: 4409,
   shuttingDown: 1001,
+  /** This process can no longer vouch for its channels (its holder lock was lost): reconnect. */
+  restart: 1012,
 } as const;
 
 export const HELLO_TIMEOUT_MS = 10_000;

@@ -405,8 +405,6 @@ export class DetectionService {
 
   /** Analyses an episode into its investigation: verdict, findings, provenance... or `failed`. */
   private async analyse(customerId: string, investigation: Investigation, detector: Detector, episode: Episode, nowMs: number): Promise<Investigation> {
-    // The wall clock, not the run's time: the row was created (by the database's clock) after the run began.
-    const finishedAt = () => new Date();
     try {
       const assessment = detector.assess(episode);
       const host = await loadHostContext(this.db.prisma, customerId, episode.host, episode.nodeIds);
@@ -415,12 +413,13 @@ export class DetectionService {
       const active = nowMs - episode.lastMs <= detector.quietMs(episode);
       const closedAt = active ? null : (investigation.closedAt ?? new Date(nowMs));
       const write = writeOf(episode, assessment.severity, { ...assessment, headline: story.headline, tags: story.tags });
-      const completedAt = finishedAt();
+      // The wall clock, not the run's time: the row was created (by the database's clock) after the run began.
+      const completedAt = new Date();
       await this.investigations.complete(customerId, investigation.id, write, analysis, closedAt, completedAt);
       return { ...investigation, ...write, evidence: write.evidence as PrismaTypes.JsonValue, analysis: analysis as unknown as PrismaTypes.JsonValue, status: 'completed', closedAt, completedAt };
     } catch (error) {
       this.logger.error('detection.analysis_failed', { customerId, investigationId: investigation.id, detector: detector.kind, error });
-      const completedAt = finishedAt();
+      const completedAt = new Date();
       await this.investigations.fail(customerId, investigation.id, completedAt);
       return { ...investigation, status: 'failed', disposition: null, confidence: null, completedAt };
     }

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type DocumentNode, GraphQLError, specifiedRules, validate } from 'graphql';
-import { createGraphQLError, createYoga } from 'graphql-yoga';
+import { type DocumentNode, specifiedRules, validate } from 'graphql';
+import { createYoga } from 'graphql-yoga';
 import { useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer } from 'ws';
 import { createRestRouter } from '../rest-compat/router.js';
@@ -13,6 +13,7 @@ import { isConsolePath, serveConsole } from './console/console.js';
 import { type Context, RequestAuth } from './context.js';
 import { compiledOperations } from './graphql/compiled-operations.js';
 import { documentLimitRules, limitDocuments } from './graphql/document-limits.js';
+import { presentError } from './graphql/error-codes.js';
 import { Loaders } from './graphql/loaders.js';
 import { noNulTextLiterals, nulTextAt, nulTextError, refuseNulText } from './graphql/nul-text.js';
 import { rawJsonResults } from './graphql/raw-json-results.js';
@@ -52,6 +53,7 @@ export async function buildApp(config: Config, logger = createLogger(config.logL
   await services.automationRunner.start();
   await services.detection.start();
 
+  const reportGraphqlBug = (error: unknown) => logger.error('graphql.unhandled_error', { error });
   const contextFor = (authorization: string | null, requestId: string): Context => ({
     requestId,
     prisma: db.prisma,
@@ -67,14 +69,7 @@ export async function buildApp(config: Config, logger = createLogger(config.logL
     logging: false,
     plugins: [refuseNulText(), rawJsonResults(), limitDocuments()],
     context: ({ request, requestId }) => contextFor(request.headers.get('authorization'), requestId),
-    maskedErrors: {
-      maskError: (error, message) => {
-        const original = (error as { originalError?: unknown }).originalError;
-        if (error instanceof GraphQLError && (!original || original instanceof GraphQLError)) return error;
-        logger.error('graphql.unhandled_error', { error: original ?? error });
-        return createGraphQLError(message, { extensions: { code: 'internal_error', http: { status: 500 } } });
-      },
-    },
+    maskedErrors: { maskError: (error) => presentError(error, reportGraphqlBug) },
   });
 
   const runOperation = compiledOperations(schema);
@@ -137,6 +132,9 @@ export async function buildApp(config: Config, logger = createLogger(config.logL
         return nul ? [nulTextError(nul)] : undefined;
       },
       validate: (schema, document) => validate(schema, document, [...specifiedRules, noNulTextLiterals, ...documentLimitRules]),
+      onNext: (_ctx, _id, _payload, _args, result) =>
+        result.errors ? { ...result, errors: result.errors.map((error) => presentError(error, reportGraphqlBug).toJSON()) } : undefined,
+      onError: (_ctx, _id, _payload, errors) => errors.map((error) => presentError(error, reportGraphqlBug).toJSON()),
       context: (ctx) => {
         const params = (ctx.connectionParams ?? {}) as Record<string, unknown>;
         const authorization = typeof params.authorization === 'string' ? params.authorization : null;

@@ -70,7 +70,8 @@ export class NodeCommandService {
     const channel = nodeChannel(node, profile?.updateChannel);
     if (!node.os || !node.arch) throw new DomainError(409, 'not_connected', 'The node has not reported its platform yet');
     const latest = await this.collector.latestRelease(channel, node.os, node.arch);
-    if (!latest) throw notFound('no_release', `No ${channel} release for ${node.os}/${node.arch}`);
+    // The spec's update answers are 409 and 502 alone: nothing to update to is a failed update.
+    if (!latest) throw new DomainError(502, 'update_failed', `No ${channel} release for ${node.os}/${node.arch} to update to`);
     if (node.collectorVersion && compareVersions(node.collectorVersion, latest.version) >= 0) {
       return { nodeId: node.id, updateStatus: 'already_current', version: node.collectorVersion, platform: null };
     }
@@ -97,7 +98,8 @@ export class NodeCommandService {
     if (!node) throw notFound('not_connected', `Legacy node ${nodeId} is not connected`);
     const failure: Failure = {
       timeout: new DomainError(504, 'timeout', 'The legacy node did not answer in time'),
-      failed: (message) => new DomainError(502, 'manage_failed', `The legacy node reported: ${message}`),
+      // The spec's one code for a legacy node's request that "timed out or failed".
+      failed: (message) => new DomainError(504, 'timeout', `The legacy node could not do it: ${message}`),
     };
     const notConnected = notFound('not_connected', `Legacy node ${nodeId} is not connected`);
     const data = await this.run(node, 'manage', { operation }, COMMAND_TIMEOUT_MS, failure, notConnected);

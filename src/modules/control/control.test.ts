@@ -165,10 +165,11 @@ describe('collector control channel and node commands', () => {
   });
 
   describe('update', () => {
-    it('sends the latest release, or says already_current; 502 when the collector fails', async () => {
+    it('sends the latest release, or says already_current; 502 update_failed when there is none or the collector fails', async () => {
       const { collector, nodeId } = await enrol('ctl-update', { arch: 'arm7' });
       const noRelease = await call(a.url, 'POST', `/rest/nodes/1.0/${nodeId}/update`, { token: tree.mspCaller.token });
-      expect(noRelease.status).toBe(404);
+      expect(noRelease.status).toBe(502);
+      expect(noRelease.body).toMatchObject({ code: 'update_failed', message: 'No stable release for linux/arm7 to update to' });
       const release = await a.app.services.collector.publish({ file: Buffer.from('binary 1.4.0'), version: '1.4.0', channel: 'stable', os: 'linux', arch: 'arm7' });
       let sent: Record<string, unknown> = {};
       collector.answer = (cmd) => {
@@ -196,7 +197,7 @@ describe('collector control channel and node commands', () => {
   });
 
   describe('manage (legacy)', () => {
-    it('validates the operation, relays it to a connected legacy node, and times out', async () => {
+    it('validates the operation, relays it to a connected legacy node; 504 timeout when it fails or is silent', async () => {
       const ingest = await seedCaller(a.app, tree.childA.id, ['p.token.scope.ingest']);
       const legacy = await FakeCollector.connect(a.url, ingest.token, hello('legacy-ctl', { kind: 'legacy' }));
       open.push(legacy);
@@ -208,6 +209,10 @@ describe('collector control channel and node commands', () => {
       const unknown = await call(a.url, 'POST', `/rest/nodes/1.0/${nodeId}/manage`, { token: tree.mspCaller.token, body: { operation: 'format' } });
       expect(unknown.status).toBe(400);
       expect(unknown.body.code).toBe('unknown_operation');
+      legacy.answer = () => ({ ok: false, error: { code: 'busy', message: 'a restart is running' } });
+      const failed = await call(a.url, 'POST', `/rest/nodes/1.0/${nodeId}/manage`, { token: tree.mspCaller.token, body: { operation: 'pull' } });
+      expect(failed.status).toBe(504);
+      expect(failed.body).toMatchObject({ code: 'timeout', message: 'The legacy node could not do it: a restart is running' });
       legacy.answer = () => undefined;
       const slow = await call(a.url, 'POST', `/rest/nodes/1.0/${nodeId}/manage`, { token: tree.mspCaller.token, body: { operation: 'restart' } });
       expect(slow.status).toBe(504);

@@ -11,6 +11,7 @@ export const oauthRoutes: Route[] = [
     variables: ({ body }) => ({
       clientId: field(body, 'client_id') as string,
       clientSecret: field(body, 'client_secret') as string,
+      grantType: field(body, 'grant_type') as string,
     }),
     render: (data) => data.token,
   }),

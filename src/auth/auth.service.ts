@@ -14,7 +14,11 @@ export class AuthService {
     private readonly loadScope: (customerId: string) => Promise<TenantScope>,
   ) {}
 
-  async issueToken(clientId: string | null | undefined, clientSecret: string | null | undefined): Promise<IssuedToken> {
+  async issueToken(clientId: string | null | undefined, clientSecret: string | null | undefined, grantType?: string | null): Promise<IssuedToken> {
+    // RFC 6749 5.2: a request naming another grant is refused as such, whatever its credentials.
+    if (grantType != null && grantType !== 'client_credentials') {
+      throw new DomainError(400, 'unsupported_grant_type', 'grant_type must be client_credentials');
+    }
     if (!clientId || !clientSecret || clientId.length > 200 || clientSecret.length > 200) throw invalidCredentials();
     const client = await this.clients.get(clientId);
     if (!client || !client.active || !secretMatches(clientSecret, client.secretHash)) throw invalidCredentials();

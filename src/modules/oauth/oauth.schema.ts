@@ -17,9 +17,10 @@ builder.mutationFields((t) => ({
     args: {
       clientId: t.arg.string({ required: false }),
       clientSecret: t.arg.string({ required: false }),
+      grantType: t.arg.string({ required: false, description: 'OAuth2 `grant_type`: absent, or `client_credentials`.' }),
     },
     resolve: async (_root, args, ctx) => {
-      const token = await ctx.services.auth.issueToken(args.clientId, args.clientSecret);
+      const token = await ctx.services.auth.issueToken(args.clientId, args.clientSecret, args.grantType);
       return {
         accessToken: token.access_token,
         expiresIn: token.expires_in,

@@ -43,6 +43,22 @@ describe('POST /rest/oauth2/token/1.0', () => {
     expect(decodeJwt(((await res.json()) as { access_token: string }).access_token).aud).toBe(caller.customerId);
   });
 
+  it('refuses another grant type with 400 unsupported_grant_type, in a form or in JSON', async () => {
+    const credentials = { client_id: caller.clientId, client_secret: caller.clientSecret };
+    const refused = { error: 'unsupported_grant_type', code: 'unsupported_grant_type', message: 'grant_type must be client_credentials' };
+    const form = await fetch(t.url + TOKEN, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: 'password', ...credentials }),
+    });
+    expect(form.status).toBe(400);
+    expect(await form.json()).toEqual(refused);
+    const json = await call(t.url, 'POST', TOKEN, { body: { grant_type: 'refresh_token', ...credentials } });
+    expect([json.status, json.body]).toEqual([400, refused]);
+    const named = await call(t.url, 'POST', TOKEN, { body: { grant_type: 'client_credentials', ...credentials } });
+    expect(named.status).toBe(200);
+  });
+
   it('tolerates extra properties', async () => {
     const res = await call(t.url, 'POST', TOKEN, {
       body: { client_id: caller.clientId, client_secret: caller.clientSecret, audience: 'x', extra: { a: 1 } },

@@ -3,6 +3,7 @@ import type { Session, TenantScope } from '../../auth/session.js';
 import { DomainError, badRequest, missingFields, notFound } from '../../errors.js';
 import type { AutomationRule, AutomationRun, Event } from '../../generated/prisma/client.js';
 import { MAX_ID_LENGTH, newId, plausibleId } from '../../infra/ids.js';
+import { nameProblem } from '../../infra/text.js';
 import type { Tx } from '../events/events.store.js';
 import { ActionType, actionTypes } from './actions.js';
 import type { AutomationStore, RuleChanges } from './automation.store.js';
@@ -33,7 +34,6 @@ export interface AutomationOptions {
   allowPrivateTargets: boolean;
 }
 
-const controlCharacters = /\p{Cc}/u;
 const ruleNotFound = (ruleId: string) => notFound('not_found', `Automation rule ${ruleId.slice(0, MAX_ID_LENGTH)} was not found`);
 const customerNotFound = (customerId: string) => notFound('not_found', `Customer ${customerId.slice(0, MAX_ID_LENGTH)} was not found`);
 const given = (value: string | null | undefined) => (typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined);
@@ -214,8 +214,8 @@ export class AutomationService {
 function checkName(raw: string): string {
   const name = raw.trim();
   if (!name) throw missingFields(['name']);
-  if (name.length > RULE_LIMITS.name) throw badRequest('invalid_request', `name must be at most ${RULE_LIMITS.name} characters`);
-  if (controlCharacters.test(name)) throw badRequest('invalid_request', 'name must not contain control characters');
+  const problem = nameProblem(name, RULE_LIMITS.name);
+  if (problem) throw badRequest('invalid_request', `name ${problem}`);
   return name;
 }
 

@@ -441,6 +441,8 @@ describe('automation', () => {
       ['name not a string', { name: 42 }, 400, /String/],
       ['name too long', { name: 'x'.repeat(201) }, 400, /name must be at most 200/],
       ['name with control characters', { name: 'a\u0007b' }, 400, /control characters/],
+      ['name with a C1 control character', { name: 'a\u0085b' }, 400, /control characters/],
+      ['name of 201 characters outside the BMP', { name: '🙂'.repeat(201) }, 400, /name must be at most 200/],
       ['enabled not a boolean', { enabled: 'yes' }, 400, /Boolean/],
       ['customer_id not a string', { customer_id: 7 }, 400, /String/],
       ['rule_id not a string', { rule_id: ['x'] }, 400, /String/],
@@ -472,6 +474,12 @@ describe('automation', () => {
       expect(res.status, JSON.stringify(res.body)).toBe(status);
       expect(res.body.message).toMatch(message);
       expect(res.body.code).toEqual(res.body.error);
+    });
+
+    it('counts a name in characters: 200 outside the BMP are taken', async () => {
+      const res = await call(t.url, 'POST', PATH, { token: tree.mspCaller.token, body: { ...valid(), name: '🙂'.repeat(200) } });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      expect(res.body.rule.name).toBe('🙂'.repeat(200));
     });
 
     it('refuses a malformed JSON body, a bad runs count and a DELETE without rule_id', async () => {

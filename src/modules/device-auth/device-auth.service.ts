@@ -5,6 +5,7 @@ import { DomainError, authorizationError, badRequest, missingFields, notFound } 
 import { newId } from '../../infra/ids.js';
 import type { PublicLinks } from '../../infra/links.js';
 import type { Logger } from '../../infra/logger.js';
+import { nameProblem } from '../../infra/text.js';
 import { type EventStream, type PubSub, eventStream, topic } from '../../infra/pubsub.js';
 import { type EventRecorder, noEvents } from '../events/events.service.js';
 import {
@@ -67,12 +68,9 @@ const unknownCode = () => notFound('not_found', 'Device code not found');
 /** Present and non-blank after trimming; `undefined` otherwise. */
 const given = (value: string | null | undefined) => (typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined);
 
-// Control characters would corrupt logs and terminals; the console shows these values verbatim.
-const controlCharacters = /\p{Cc}/u;
-
 function checkText(name: string, value: string): string {
-  if (value.length > MAX_TEXT) throw badRequest('invalid_request', `${name} must be at most ${MAX_TEXT} characters`);
-  if (controlCharacters.test(value)) throw badRequest('invalid_request', `${name} must not contain control characters`);
+  const problem = nameProblem(value, MAX_TEXT);
+  if (problem) throw badRequest('invalid_request', `${name} ${problem}`);
   return value;
 }
 

@@ -88,6 +88,8 @@ describe('device authorization over REST', () => {
       ['an oversize machine_id beside node_id', { hostname: 'h', node_id: 'n', machine_id: 'm'.repeat(256) }],
       ['a hostname with a newline', { hostname: 'a\nb', machine_id: 'm' }],
       ['a machine_id with NUL', { hostname: 'h', machine_id: 'm\u0000' }],
+      ['a hostname with a lone surrogate', { hostname: 'a\ud800b', machine_id: 'm' }],
+      ['a hostname of 256 characters outside the BMP', { hostname: '🙂'.repeat(256), machine_id: 'm' }],
     ])('answers 400 invalid_request for %s', async (_name, body) => {
       const res = await call(t.url, 'POST', START, { body });
       expect(res.status).toBe(400);
@@ -97,6 +99,9 @@ describe('device authorization over REST', () => {
     it('accepts unicode and shows it back verbatim', async () => {
       const grant = await start({ hostname: 'hôte-☃-東京', machine_id: 'mäschine-🙂' });
       expect((await info(grant.device_code)).body).toMatchObject({ hostname: 'hôte-☃-東京', node_id: null });
+      // 255 characters, each two UTF-16 units: the limit counts characters.
+      const wide = await start({ hostname: '🙂'.repeat(255), machine_id: 'm' });
+      expect((await info(wide.device_code)).body).toMatchObject({ hostname: '🙂'.repeat(255) });
     });
 
     it('refuses malformed JSON and non-object bodies with 400', async () => {

@@ -13,6 +13,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { compareVersions } from '../../infra/versions.js';
 import type { FlowEngine } from '../engine.js';
 import { named } from '../sql.js';
 import { ipv4Prefixes, ipv6Prefixes, parseRangeLine } from './prefixes.js';
@@ -55,19 +56,6 @@ export function* prefixRows(pkg: IpOrgPackage): Generator<{ prefix: string; asn:
       for (const prefix of prefixes) yield { prefix, asn: r.asn, org };
     }
   }
-}
-
-/** `2.3.2026061719` vs `2.3.2026070100`: numeric part by part. */
-export function compareVersions(a: string, b: string): number {
-  const pa = a.split(/[.+-]/);
-  const pb = b.split(/[.+-]/);
-  for (let i = 0; i < Math.max(pa.length, pb.length); i++) {
-    const x = pa[i] ?? '0';
-    const y = pb[i] ?? '0';
-    const d = /^\d+$/.test(x) && /^\d+$/.test(y) ? Number(x) - Number(y) : x.localeCompare(y);
-    if (d !== 0) return Math.sign(d);
-  }
-  return 0;
 }
 
 export type IpOrgState = 'idle' | 'loading' | 'ready' | 'failed' | 'off';

@@ -9,7 +9,8 @@ import type { FlowEngine } from '../engine.js';
 import { HttpEngine } from '../http-engine.js';
 import { named } from '../sql.js';
 import { fakePackage } from '../testkit/ip-org-package.js';
-import { IpOrgDataset, compareVersions, dictionarySourceFromUrl, locatePackage } from './dataset.js';
+import { compareVersions } from '../../infra/versions.js';
+import { IpOrgDataset, dictionarySourceFromUrl, locatePackage } from './dataset.js';
 import { ipv4Prefixes, ipv6Prefixes, parseRangeLine } from './prefixes.js';
 
 describe('ranges to prefixes', () => {

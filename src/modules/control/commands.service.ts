@@ -6,7 +6,7 @@ import type { Prisma } from '../../infra/database.js';
 import type { CollectorService } from '../collector/collector.service.js';
 import type { NodeService } from '../nodes/nodes.service.js';
 import { nodeChannel } from '../nodes/nodes.service.js';
-import { compareVersions } from '../nodes/versions.js';
+import { compareVersions } from '../../infra/versions.js';
 import { ChannelClosed, CommandTimeout, type ControlHub, NotConnected } from './hub.js';
 import type { CommandResult } from './protocol.js';
 

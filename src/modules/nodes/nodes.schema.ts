@@ -6,7 +6,7 @@ import type { Context } from '../../context.js';
 import { controlConnected, controlPlaneUp, healthStatus, ingestUp } from './liveness.js';
 import { nodeChannel } from './nodes.service.js';
 import { deliveredServices } from '../profiles/services-defaults.js';
-import { isBehind } from './versions.js';
+import { isBehind } from '../../infra/versions.js';
 
 const NodeNetwork = builder.simpleObject('NodeNetwork', {
   fields: (t) => ({ localIp: t.string({ nullable: true }), publicIp: t.string({ nullable: true }) }),

@@ -9,7 +9,7 @@ import type { TenantService } from '../../tenancy/tenants.service.js';
 import type { PubSub } from '../../infra/pubsub.js';
 import { type EventRecorder, noEvents } from '../events/events.service.js';
 import { nodeChangedTopic } from './node-events.js';
-import { isBehind } from './versions.js';
+import { isBehind } from '../../infra/versions.js';
 
 export const NodeKind = { managed: 'managed', legacy: 'legacy' } as const;
 export const NodeStatus = { active: 'active', pendingApproval: 'pending_approval', staged: 'staged' } as const;

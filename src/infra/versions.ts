@@ -1,7 +1,8 @@
 /**
  * SemVer 2.0.0 precedence (semver.org §11): build metadata (`+…`) is ignored, and a pre-release
- * sorts below its release. Lenient with what nodes report: a leading `v` is dropped, and missing
- * or non-numeric core parts count as 0, so `1.2` equals `1.2.0`.
+ * sorts below its release (collector releases, the IP dataset package). Lenient with what nodes
+ * report: a leading `v` is dropped, and missing or non-numeric core parts count as 0, so `1.2`
+ * equals `1.2.0`.
  */
 export function compareVersions(a: string, b: string): number {
   const x = parseVersion(a);

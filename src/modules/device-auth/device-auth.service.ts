@@ -58,7 +58,8 @@ export interface DeviceAuthOptions {
 }
 
 const startError = () => badRequest('error', 'machine_id (or node_id) and hostname are required');
-const pollError = () => badRequest('error', 'device_code is required');
+// The spec's poll puts the text in the body's `error` ("400 `error` with body error text").
+const pollError = () => new DomainError(400, 'error', 'device_code is required', { body: { error: 'device_code is required' } });
 const notPending = (status: DeviceStatus) =>
   new DomainError(409, 'not_pending', `This device authorization is ${status}; only a pending one can be approved or denied`, {
     body: { current_status: status },

@@ -269,7 +269,7 @@ describe('device authorization over REST', () => {
       for (const body of [undefined, {}, { device_code: null }, { device_code: '  ' }]) {
         const res = await call(t.url, 'POST', POLL, { body });
         expect(res.status).toBe(400);
-        expect(res.body).toEqual({ error: 'error', code: 'error', message: 'device_code is required' });
+        expect(res.body).toEqual({ error: 'device_code is required', code: 'error', message: 'device_code is required' });
       }
     });
 

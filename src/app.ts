@@ -18,6 +18,7 @@ import { Loaders } from './graphql/loaders.js';
 import { noNulTextLiterals, nulTextAt, nulTextError, refuseNulText } from './graphql/nul-text.js';
 import { rawJsonResults } from './graphql/raw-json-results.js';
 import { schema } from './graphql/schema.js';
+import { SocketSessions } from './graphql/socket-sessions.js';
 import { CONTROL_PATH } from './modules/control/hub.js';
 import { INGEST_PATH, serveIngest } from './modules/ingest/ingest.http.js';
 import type { FlowEngine } from './flowstore/index.js';
@@ -118,6 +119,10 @@ export async function buildApp(config: Config, logger = createLogger(config.logL
 
   // Two WebSocket endpoints share the http server: GraphQL subscriptions and the collector channel.
   const wss = new WebSocketServer({ noServer: true });
+  const socketSessions = new SocketSessions((authorization) => services.auth.authenticate(authorization));
+  const stopWatchingClients = await db.listen('auth_client_changed', (clientId) =>
+    socketSessions.clientChanged(clientId).catch((error) => logger.error('graphql.ws_client_check_failed', { clientId, error })),
+  );
   server.on('upgrade', (req, socket, head) => {
     const path = requestUrl(req)?.pathname;
     if (path === '/graphql') wss.handleUpgrade(req, socket, head, (client) => wss.emit('connection', client, req));
@@ -132,14 +137,15 @@ export async function buildApp(config: Config, logger = createLogger(config.logL
         return nul ? [nulTextError(nul)] : undefined;
       },
       validate: (schema, document) => validate(schema, document, [...specifiedRules, noNulTextLiterals, ...documentLimitRules]),
-      onNext: (_ctx, _id, _payload, _args, result) =>
-        result.errors ? { ...result, errors: result.errors.map((error) => presentError(error, reportGraphqlBug).toJSON()) } : undefined,
-      onError: (_ctx, _id, _payload, errors) => errors.map((error) => presentError(error, reportGraphqlBug).toJSON()),
-      context: (ctx) => {
-        const params = (ctx.connectionParams ?? {}) as Record<string, unknown>;
-        const authorization = typeof params.authorization === 'string' ? params.authorization : null;
-        return contextFor(authorization, randomUUID());
+      onConnect: async (ctx) => void (await socketSessions.opened(ctx.extra.socket, authorizationOf(ctx.connectionParams))),
+      onNext: (_ctx, _id, _payload, args, result) => {
+        // Every event of a subscription runs with the one context it started with: each event
+        // starts from fresh loaders, so none shows a row an earlier event cached.
+        (args.contextValue as Context).loaders = new Loaders(db.prisma);
+        return result.errors ? { ...result, errors: result.errors.map((error) => presentError(error, reportGraphqlBug).toJSON()) } : undefined;
       },
+      onError: (_ctx, _id, _payload, errors) => errors.map((error) => presentError(error, reportGraphqlBug).toJSON()),
+      context: (ctx) => contextFor(authorizationOf(ctx.connectionParams), randomUUID()),
     },
     wss,
   );
@@ -160,6 +166,7 @@ export async function buildApp(config: Config, logger = createLogger(config.logL
     services,
     logger,
     async stop() {
+      await stopWatchingClients();
       await ws.dispose();
       wss.close();
       await services.automationRunner.stop();
@@ -184,4 +191,9 @@ function requestUrl(req: IncomingMessage): URL | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** The `authorization` a graphql-ws client sends in its connection parameters. */
+function authorizationOf(params: Readonly<Record<string, unknown>> | undefined): string | null {
+  return typeof params?.authorization === 'string' ? params.authorization : null;
 }

@@ -8,12 +8,16 @@ export const deploymentRoutes: Route[] = [
     path: '/rest/deployments/1.0',
     operation: ListDeploymentsDocument,
     variables: ({ query }) => ({ parentId: query.get('parent_id') }),
-    render: ({ parent }) => ({
-      status: 'success',
-      parent: { customer_id: parent.customer_id, name: parent.name, handle: parent.handle },
-      deployments: parent.deployments.edges.map((edge) => edge.node),
-      count: parent.deployments.count,
-    }),
+    render: ({ parent }) => {
+      // Null only beside an error (a token without deployment_api), which is answered instead.
+      const deployments = parent.deployments!;
+      return {
+        status: 'success',
+        parent: { customer_id: parent.customer_id, name: parent.name, handle: parent.handle },
+        deployments: deployments.edges.map((edge) => edge.node),
+        count: deployments.count,
+      };
+    },
   }),
   defineRoute({
     method: 'POST',

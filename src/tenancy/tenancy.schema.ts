@@ -43,10 +43,12 @@ builder.prismaObjectField(TenantRef, 'deployments', (t) =>
   t.connection(
     {
       type: TenantRef,
-      description: 'Child deployments, oldest first (served from the cached tenant tree); not within another deployments page.',
+      // Nullable: a token without deployment_api loses this field, not the tenant around it.
+      nullable: true,
+      description: 'Child deployments, oldest first (served from the cached tenant tree; scope deployment_api); not within another deployments page.',
       resolve: async (tenant, args, ctx, info) => {
         if (withinDeployments(info.path)) throw badRequest('invalid_request', 'deployments cannot be asked for within deployments: each page would repeat the whole tree');
-        const children = await ctx.services.tenancy.childrenOf(tenant.id);
+        const children = await ctx.services.tenancy.deploymentsOf(await ctx.auth.requireSession(), tenant.id);
         const page = resolveArrayConnection({ args, defaultSize: 100, maxSize: 10_000 }, children);
         return Object.assign(page!, { totalCount: children.length });
       },
@@ -84,11 +86,8 @@ builder.queryFields((t) => ({
   tenant: t.prismaField({
     type: 'Tenant',
     nullable: true,
-    description: 'A tenant in the caller\'s tree; null for anything else, as if it did not exist.',
+    description: 'A tenant in the caller\'s tree; null for anything else, as if it did not exist. Another than the caller\'s own needs deployment_api.',
     args: { customerId: t.arg.string({ required: true }) },
-    resolve: async (_query, _root, args, ctx) => {
-      const session = await ctx.auth.requireSession();
-      return ctx.services.tenancy.visibleTenant(session, args.customerId);
-    },
+    resolve: async (_query, _root, args, ctx) => ctx.services.tenancy.tenantById(await ctx.auth.requireSession(), args.customerId),
   }),
 }));

@@ -1,3 +1,4 @@
+import { Scopes } from '../auth/scopes.js';
 import type { Session } from '../auth/session.js';
 import { notFound } from '../errors.js';
 import type { TenantDirectory } from './tenant-directory.js';
@@ -11,8 +12,18 @@ export class TenancyService {
     return this.directory.get(customerId);
   }
 
-  /** The children of a tenant the caller already holds (the tree is two levels deep). */
-  childrenOf(parentId: string) {
+  /**
+   * Another tenant of the caller's tree, by id: a child deployment is what the deployments list
+   * shows, so it takes that list's scope (deployment_api); the caller's own tenant takes none.
+   */
+  async tenantById(session: Session, customerId: string) {
+    if (customerId !== session.customerId) session.requireScope(Scopes.deploymentApi);
+    return this.visibleTenant(session, customerId);
+  }
+
+  /** The child deployments of a tenant the caller already holds, with the deployments list's scope. */
+  deploymentsOf(session: Session, parentId: string) {
+    session.requireScope(Scopes.deploymentApi);
     return this.directory.childrenOf(parentId);
   }
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestApp, startTestApp } from '../../test/kit/app.js';
 import { graphql } from '../../test/kit/http.js';
-import { seedTree } from '../../test/kit/seed.js';
+import { seedCaller, seedTree } from '../../test/kit/seed.js';
 
 describe('GraphQL tenant tree', () => {
   let t: TestApp;
@@ -48,6 +48,19 @@ describe('GraphQL tenant tree', () => {
     const res = await graphql(t.url, 'query($id: String!) { tenant(customerId: $id) { customerId } }', { id: id() }, token());
     expect(res.errors).toBeUndefined();
     expect(res.data.tenant).toEqual(visible ? { customerId: id() } : null);
+  });
+
+  it.each([['search_api'], ['ingest']])('shows a %s-only token its own tenant, and its deployments only with deployment_api', async (scope) => {
+    const token = (await seedCaller(t.app, tree.msp.id, [`p.token.scope.${scope}`])).token;
+    const own = await graphql(t.url, 'query($id: String!) { viewerTenant { customerId } tenant(customerId: $id) { customerId } }', { id: tree.msp.id }, token);
+    expect(own).toEqual({ data: { viewerTenant: { customerId: tree.msp.id }, tenant: { customerId: tree.msp.id } } });
+    const refused = { code: 'authorization_error', details: { reason: 'insufficient_scope', required_scope: 'p.token.scope.deployment_api' } };
+    const list = await graphql(t.url, '{ viewerTenant { customerId deployments { totalCount edges { node { customerId name } } } } }', {}, token);
+    expect(list.data).toEqual({ viewerTenant: { customerId: tree.msp.id, deployments: null } });
+    expect(list.errors).toEqual([expect.objectContaining({ path: ['viewerTenant', 'deployments'], extensions: expect.objectContaining(refused) })]);
+    const child = await graphql(t.url, 'query($id: String!) { tenant(customerId: $id) { customerId name } }', { id: tree.childA.id }, token);
+    expect(child.data).toEqual({ tenant: null });
+    expect(child.errors).toEqual([expect.objectContaining({ path: ['tenant'], extensions: expect.objectContaining(refused) })]);
   });
 
   it('shows a child\'s own token no parent, so no sibling either', async () => {

@@ -11,6 +11,9 @@ const remove = `mutation($id: String!) { deleteProfile(profileId: $id) { deleted
 const one = `query($id: String!) { profile(profileId: $id) { ${fields} } }`;
 const list = `query($first: Int, $after: String) { profiles(first: $first, after: $after) {
   totalCount pageInfo { hasNextPage endCursor } edges { cursor node { profileId customerId } } } }`;
+const page = `query($first: Int, $after: String, $last: Int, $before: String) {
+  profiles(first: $first, after: $after, last: $last, before: $before) {
+    totalCount pageInfo { hasPreviousPage hasNextPage startCursor endCursor } edges { cursor node { profileId } } } }`;
 const node = `query($id: ID!) { node(id: $id) { id ... on Profile { profileId } } }`;
 
 describe('GraphQL profiles follow the REST rules', () => {
@@ -120,6 +123,120 @@ describe('GraphQL profiles follow the REST rules', () => {
     expect(seen).toEqual(made);
     const child = await graphql(t.url, list, {}, caller.childACaller.token);
     expect(child.data.profiles.totalCount).toBe(1);
+  });
+
+  describe('the profiles connection pages by position, not by row', () => {
+    type Page = {
+      totalCount: number;
+      pageInfo: { hasPreviousPage: boolean; hasNextPage: boolean; startCursor: string | null; endCursor: string | null };
+      edges: Array<{ cursor: string; node: { profileId: string } }>;
+    };
+    const base64 = (text: string) => Buffer.from(text, 'utf8').toString('base64');
+
+    /** A tree of its own with `n` profiles; their ids and cursors in list order. */
+    const seedProfiles = async (n: number) => {
+      const caller = await seedTree(t.app);
+      for (let i = 0; i < n; i += 1) await createAs(caller.mspCaller.token, { name: `d${i}` });
+      const read = async (variables: Record<string, unknown>) => {
+        const res = await graphql<{ profiles: Page }>(t.url, page, variables, caller.mspCaller.token);
+        expect(res.errors).toBeUndefined();
+        const { edges, ...rest } = res.data!.profiles;
+        return { ...rest, ids: edges.map((e) => e.node.profileId), edges };
+      };
+      const all = await read({});
+      expect(all.ids).toHaveLength(n);
+      return { caller, read, ids: all.ids, cursors: all.edges.map((e) => e.cursor) };
+    };
+
+    it('pages forward and backward with the right page info and total count', async () => {
+      const { read, ids } = await seedProfiles(5);
+      const everything = await read({});
+      expect(everything).toMatchObject({ totalCount: 5, pageInfo: { hasPreviousPage: false, hasNextPage: false } });
+
+      const f1 = await read({ first: 2 });
+      expect(f1).toMatchObject({ ids: ids.slice(0, 2), totalCount: 5, pageInfo: { hasPreviousPage: false, hasNextPage: true } });
+      expect(f1.pageInfo.startCursor).toBe(f1.edges[0].cursor);
+      expect(f1.pageInfo.endCursor).toBe(f1.edges[1].cursor);
+      const f2 = await read({ first: 2, after: f1.pageInfo.endCursor });
+      expect(f2).toMatchObject({ ids: ids.slice(2, 4), totalCount: 5, pageInfo: { hasPreviousPage: true, hasNextPage: true } });
+      const f3 = await read({ first: 2, after: f2.pageInfo.endCursor });
+      expect(f3).toMatchObject({ ids: ids.slice(4), totalCount: 5, pageInfo: { hasPreviousPage: true, hasNextPage: false } });
+
+      const b1 = await read({ last: 2 });
+      expect(b1).toMatchObject({ ids: ids.slice(3), totalCount: 5, pageInfo: { hasPreviousPage: true, hasNextPage: false } });
+      const b2 = await read({ last: 2, before: b1.pageInfo.startCursor });
+      expect(b2).toMatchObject({ ids: ids.slice(1, 3), totalCount: 5, pageInfo: { hasPreviousPage: true, hasNextPage: true } });
+      const b3 = await read({ last: 2, before: b2.pageInfo.startCursor });
+      expect(b3).toMatchObject({ ids: ids.slice(0, 1), totalCount: 5, pageInfo: { hasPreviousPage: false, hasNextPage: true } });
+
+      const none = await read({ first: 0 });
+      expect(none).toMatchObject({ ids: [], pageInfo: { hasNextPage: true, startCursor: null, endCursor: null } });
+    });
+
+    it('continues past a cursor whose profile was deleted, forward and backward', async () => {
+      const { caller, read, ids, cursors } = await seedProfiles(5);
+      const [d0, d1, d2, d3, d4] = ids;
+      const first = await read({ first: 2 });
+      expect(first.ids).toEqual([d0, d1]);
+      for (const id of [d1, d3]) expect((await graphql(t.url, remove, { id }, caller.mspCaller.token)).errors).toBeUndefined();
+
+      // `after` a deleted profile: the rows strictly after where it stood.
+      expect(await read({ first: 2, after: first.pageInfo.endCursor })).toMatchObject({
+        ids: [d2, d4], totalCount: 3, pageInfo: { hasPreviousPage: true, hasNextPage: false },
+      });
+      expect(await read({ first: 1, after: cursors[1] })).toMatchObject({ ids: [d2], pageInfo: { hasNextPage: true } });
+      // `before` a deleted profile: the rows strictly before where it stood.
+      expect(await read({ last: 2, before: cursors[3] })).toMatchObject({
+        ids: [d0, d2], totalCount: 3, pageInfo: { hasPreviousPage: false, hasNextPage: true },
+      });
+      expect(await read({ last: 1, before: cursors[3] })).toMatchObject({ ids: [d2], pageInfo: { hasPreviousPage: true } });
+
+      // With nothing left on the cursor's far side, the page info says so.
+      expect((await graphql(t.url, remove, { id: d0 }, caller.mspCaller.token)).errors).toBeUndefined();
+      expect(await read({ first: 10, after: cursors[0] })).toMatchObject({
+        ids: [d2, d4], totalCount: 2, pageInfo: { hasPreviousPage: false, hasNextPage: false },
+      });
+      expect(await read({ last: 10, before: cursors[1] })).toMatchObject({
+        ids: [], totalCount: 2, pageInfo: { hasPreviousPage: false, hasNextPage: true },
+      });
+    });
+
+    const good = base64('profile:2026-01-02T03:04:05.678Z:prof_xy'); // 40 bytes: padded
+    it.each([
+      ['a number', base64('GPC:N:5')],
+      ['a null', base64('GPC:Z:')],
+      ['an object', base64('GPC:O:{"id":"prof_x"}')],
+      ['a date', base64('GPC:D:1')],
+      ['a bigint', base64('GPC:I:5')],
+      ['a tuple', base64('GPC:T:[]')],
+      ['bytes', base64('GPC:B:AAEC')],
+      ['an id alone (the cursor `t.prismaConnection` handed out)', base64('GPC:S:prof_x')],
+      ['an impossible date', base64('profile:2026-13-02T03:04:05.678Z:prof_x')],
+      ['a date without milliseconds', base64('profile:2026-01-02T03:04:05Z:prof_x')],
+      ['no id', base64('profile:2026-01-02T03:04:05.678Z:')],
+      ['a NUL in the id', base64('profile:2026-01-02T03:04:05.678Z:prof_\u0000')],
+      ['bytes that are not UTF-8', Buffer.from([0x70, 0xff, 0xfe]).toString('base64')],
+      ['a good cursor with stray base64 characters', `${good}!`],
+      ['a good cursor without its padding', good.replace(/=+$/, '')],
+      ['no base64 at all', 'zzz'],
+    ])('answers a cursor holding %s with 400 invalid_request, before or after', async (_name, cursor) => {
+      for (const variables of [{ first: 2, after: cursor }, { last: 2, before: cursor }]) {
+        const res = await call(t.url, 'POST', '/graphql', { token: tree.mspCaller.token, body: { query: page, variables } });
+        expect(res.status, JSON.stringify(res.body)).toBe(400);
+        expect(res.body.errors?.[0].extensions).toMatchObject({ code: 'invalid_request' });
+      }
+    });
+
+    it.each([
+      ['a negative first', { first: -1 }],
+      ['a negative last', { last: -1 }],
+      ['both cursors', { after: 'x', before: 'y' }],
+      ['first with before', { first: 1, before: 'x' }],
+      ['last with after', { last: 1, after: 'x' }],
+    ])('answers %s with invalid_request', async (_name, variables) => {
+      const res = await graphql(t.url, page, variables, tree.mspCaller.token);
+      expect(res.errors?.[0].extensions).toMatchObject({ code: 'invalid_request' });
+    });
   });
 
   it.each([

@@ -1,5 +1,8 @@
+import { queryFromInfo } from '@pothos/plugin-prisma';
 import { builder } from '../../graphql/builder.js';
 import { PROFILE_LIMITS } from './profile-input.js';
+import { encodeProfileCursor } from './profile-page.js';
+import type { ProfileSelection } from './profiles.store.js';
 import { deliveredServices } from './services-defaults.js';
 
 export const ProfileRef = builder.prismaNode('Profile', {
@@ -67,15 +70,38 @@ const DeleteProfilePayload = builder.simpleObject('DeleteProfilePayload', {
 });
 
 builder.queryFields((t) => ({
-  profiles: t.prismaConnection({
-    type: 'Profile',
-    cursor: 'id',
-    defaultSize: 100,
-    maxSize: 10_000,
-    description: 'Profiles of the caller and its child deployments, oldest first.',
-    resolve: async (query, _root, _args, ctx) => ctx.services.profiles.list(await ctx.auth.requireSession(), query),
-    totalCount: async (_connection, _args, ctx) => ctx.services.profiles.count(await ctx.auth.requireSession()),
-  }),
+  // A plain connection rather than `t.prismaConnection`, whose cursor is a row id that Prisma must
+  // find again: paging stopped dead once that profile was deleted. This one pages by keyset
+  // (profile-page.ts), and keeps the printed types `prismaConnection` had.
+  profiles: t.connection(
+    {
+      type: ProfileRef,
+      description: 'Profiles of the caller and its child deployments, oldest first.',
+      resolve: async (_root, args, ctx, info) => {
+        // Relations only: `Profile` plans includes, not selects, so every row keeps the `createdAt`
+        // and `id` its cursor is made of.
+        const selection = queryFromInfo({ context: ctx, info, typeName: 'Profile', path: ['edges', 'node'] }) as ProfileSelection;
+        const page = await ctx.services.profiles.page(await ctx.auth.requireSession(), args, selection);
+        const edges = page.profiles.map((profile) => ({ cursor: encodeProfileCursor(profile), node: profile }));
+        return {
+          edges,
+          pageInfo: {
+            hasPreviousPage: page.hasPreviousPage,
+            hasNextPage: page.hasNextPage,
+            startCursor: edges[0]?.cursor ?? null,
+            endCursor: edges.at(-1)?.cursor ?? null,
+          },
+        };
+      },
+    },
+    {
+      fields: (c) => ({
+        totalCount: c.int({
+          resolve: async (_connection, _args, ctx) => ctx.services.profiles.count(await ctx.auth.requireSession()),
+        }),
+      }),
+    },
+  ),
   profile: t.prismaField({
     type: 'Profile',
     nullable: true,

@@ -4,7 +4,15 @@ import { notFound, unauthorized } from '../../errors.js';
 import type { Profile } from '../../generated/prisma/client.js';
 import { plausibleId } from '../../infra/ids.js';
 import { type CreateProfileInput, validateCreateProfile } from './profile-input.js';
-import type { ProfileQuery, ProfileSelection, ProfileStore } from './profiles.store.js';
+import { type ProfilePageArgs, profilePage } from './profile-page.js';
+import type { ProfileSelection, ProfileStore } from './profiles.store.js';
+
+/** One page of the list, oldest first, and whether rows lie beyond it on either side. */
+export interface ProfilesPage {
+  profiles: Profile[];
+  hasPreviousPage: boolean;
+  hasNextPage: boolean;
+}
 
 /**
  * Profiles: reusable collector capture configuration (api-spec.md Profiles, wire.md 12). Every
@@ -14,10 +22,28 @@ import type { ProfileQuery, ProfileSelection, ProfileStore } from './profiles.st
 export class ProfileService {
   constructor(private readonly store: ProfileStore) {}
 
-  /** The caller's tree's profiles, oldest first. */
-  async list(session: Session, query: ProfileQuery = {}): Promise<Profile[]> {
+  /**
+   * A page of the caller's tree's profiles, oldest first, by keyset (profile-page.ts): a cursor
+   * whose profile was deleted since still marks where the page starts. 400 `invalid_request` for a
+   * cursor this list did not hand out.
+   */
+  async page(session: Session, args: ProfilePageArgs, query: ProfileSelection = {}): Promise<ProfilesPage> {
     session.requireScope(Scopes.nodeApi);
-    return this.store.list(await session.tenantScope(), query);
+    const page = profilePage(args);
+    const scope = await session.tenantScope();
+    const forward = page.direction === 'forward';
+    // One row more than the page tells whether another page follows; the rows the cursor passed
+    // (at or behind it, as they are now) tell whether one precedes.
+    const [rows, passed] = await Promise.all([
+      this.store.page(scope, page, page.size + 1, query),
+      page.from ? this.store.anyBeside(scope, page.from, forward ? 'before' : 'after') : false,
+    ]);
+    const more = rows.length > page.size;
+    const profiles = rows.slice(0, page.size);
+    if (!forward) profiles.reverse();
+    return forward
+      ? { profiles, hasPreviousPage: passed, hasNextPage: more }
+      : { profiles, hasPreviousPage: more, hasNextPage: passed };
   }
 
   async count(session: Session): Promise<number> {

@@ -133,7 +133,7 @@ export async function createServices(config: Config, db: Database, flows: FlowEn
     events,
     automation,
     automationRunner,
-    investigations: new InvestigationService(new InvestigationStore(prisma), prisma, flows),
+    investigations: new InvestigationService(new InvestigationStore(prisma), prisma),
     detection: new DetectionService(
       db,
       flows,

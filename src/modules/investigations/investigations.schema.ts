@@ -21,7 +21,7 @@ import {
   type TriggerSignal,
   type Verdict,
 } from './investigation.model.js';
-import type { ListQuery } from './investigations.service.js';
+import { type ListQuery, TRAFFIC_LINK_SEARCHES_PER_REQUEST } from './investigations.service.js';
 
 /** Links carry their investigation's tenant, so that `flows` can replay the search for it. */
 type LinkParent = TrafficLink & { customerId: string };
@@ -86,10 +86,16 @@ const TrafficLinkRef = builder.objectRef<LinkParent>('TrafficLink').implement({
     }),
     flows: t.field({
       type: ['JSON'],
-      description: 'The flows the search finds, oldest first (the same records search returns).',
+      // Nullable: a search that fails (its deadline, the request's budget) nulls this field only.
+      nullable: true,
+      description:
+        'The flows the search finds, oldest first (the same records search returns). Null with an error when the search fails: ' +
+        `504 \`query_timeout\`, or 400 \`too_many_searches\` past ${TRAFFIC_LINK_SEARCHES_PER_REQUEST} traffic-link searches in one request (docs/detections.md).`,
       args: { size: t.arg.int({ required: false, description: '1..1000, default 25.' }) },
       resolve: async (l, args, ctx) =>
-        l.query ? ctx.services.investigations.linkedFlows(await ctx.auth.requireSession(), l.customerId, l.query, args.size ?? 25) : [],
+        l.query
+          ? ctx.services.investigations.linkedFlows(await ctx.auth.requireSession(), ctx.services.search, ctx, l.customerId, l.query, args.size ?? 25)
+          : [],
     }),
   }),
 });
@@ -258,7 +264,9 @@ export const InvestigationRef = builder.prismaObject('Investigation', {
     }),
     observedBy: t.field({
       type: [NodeRef],
-      description: 'The collectors whose flows show the activity (scope `p.token.scope.node_api`).',
+      // Nullable like sourceNode: without node_api only this field is refused, not the investigation.
+      nullable: true,
+      description: 'The collectors whose flows show the activity (scope `p.token.scope.node_api`); null with an `authorization_error` without it.',
       select: { customerId: true, nodeIds: true },
       resolve: async (i, _args, ctx) => ctx.services.investigations.observers(await ctx.auth.requireSession(), i, ctx),
     }),

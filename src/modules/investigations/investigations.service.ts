@@ -1,17 +1,33 @@
 import DataLoader from 'dataloader';
 import { Scopes } from '../../auth/scopes.js';
 import type { Session } from '../../auth/session.js';
-import { badRequest } from '../../errors.js';
-import { type FlowEngine, parseIsoDate, searchRecords } from '../../flowstore/index.js';
+import { DomainError, badRequest } from '../../errors.js';
+import { parseIsoDate } from '../../flowstore/index.js';
 import type { Investigation, Node } from '../../generated/prisma/client.js';
 import type { Prisma } from '../../infra/database.js';
 import { plausibleId } from '../../infra/ids.js';
+import type { SearchService } from '../search/search.service.js';
 import { DISPOSITIONS, type Disposition, type TrafficQuery } from './investigation.model.js';
 import type { InvestigationFilter, InvestigationSelection, InvestigationStore } from './investigations.store.js';
 
 /** wire.md 8.1: `limit` 1..200 (clamped), default 50. */
 export const PAGE_LIMITS = { min: 1, default: 50, max: 200 } as const;
 const SORTS = ['severity', 'recent'] as const;
+
+/**
+ * How many traffic-link searches (`TrafficLink.flows`) one request may start. Each is a flow
+ * search of its own, so a page of investigations × findings × links (× aliases) would otherwise
+ * start hundreds; past this the extra fields answer 400 `too_many_searches` (docs/detections.md).
+ */
+export const TRAFFIC_LINK_SEARCHES_PER_REQUEST = 50;
+
+const tooManySearches = () =>
+  new DomainError(
+    400,
+    'too_many_searches',
+    `A request may replay at most ${TRAFFIC_LINK_SEARCHES_PER_REQUEST} traffic-link searches (TrafficLink.flows); ask for fewer investigations or links at once`,
+    { details: { reason: 'too_many_searches', limit: TRAFFIC_LINK_SEARCHES_PER_REQUEST } },
+  );
 
 /** The list query as it arrives (REST query parameters or GraphQL arguments). */
 export interface ListArgs {
@@ -54,14 +70,18 @@ export interface NodeLoaders {
   byId: DataLoader<string, Node | null>;
 }
 
+/** The search path traffic links replay through: the search service's deadline and error mapping. */
+export type FlowSearch = Pick<SearchService, 'records'>;
+
 export class InvestigationService {
   /** Per-request loaders, keyed by the request's context object (collected with it). */
   private readonly loaders = new WeakMap<object, NodeLoaders>();
+  /** Traffic-link searches started per request, keyed the same way. */
+  private readonly searchesStarted = new WeakMap<object, number>();
 
   constructor(
     private readonly store: InvestigationStore,
     private readonly prisma: Prisma,
-    private readonly flows: FlowEngine,
   ) {}
 
   /** Validates the list parameters (400 `invalid_request` naming the field); `limit` is clamped. */
@@ -151,18 +171,38 @@ export class InvestigationService {
     return nodes.filter((n): n is Node => n !== null);
   }
 
-  /** Replays a traffic link's search for the investigation's tenant (the caller must see it). */
-  async linkedFlows(session: Session, customerId: string, link: TrafficQuery, size: number): Promise<Record<string, unknown>[]> {
+  /**
+   * Replays a traffic link's search for the investigation's tenant (the caller must see it),
+   * through the search service (its deadline: 504 `query_timeout`; its validation errors), and
+   * within the request's budget of such searches (`key`: the request, as for `nodeLoaders`).
+   */
+  async linkedFlows(
+    session: Session,
+    search: FlowSearch,
+    key: object,
+    customerId: string,
+    link: TrafficQuery,
+    size: number,
+  ): Promise<Record<string, unknown>[]> {
     session.requireScope(Scopes.searchApi);
+    // Counted before any await, so the fields that fit are the first ones the query asks for.
+    const started = this.searchesStarted.get(key) ?? 0;
+    if (started >= TRAFFIC_LINK_SEARCHES_PER_REQUEST) throw tooManySearches();
+    this.searchesStarted.set(key, started + 1);
     if (!(await session.canSee(customerId))) return [];
-    const response = await searchRecords(this.flows, {
-      customerIds: [customerId],
+    const response = await search.records(session, {
+      instance_ids: [customerId],
+      module: 'flows',
       sentence: link.query,
       start: link.start,
       end: link.end,
       size: Math.max(1, Math.min(1000, size)),
       sort: [{ field: '@timestamp', order: 'asc' }],
     });
-    return response[customerId]?.flows ?? [];
+    const page = response[customerId];
+    if (!page) return [];
+    const flows = page.flows.parse() as Record<string, unknown>[];
+    page.flows.release();
+    return flows;
   }
 }

@@ -3,8 +3,12 @@ import { type TestApp, startTestApp } from '../../../test/kit/app.js';
 import { call, graphql } from '../../../test/kit/http.js';
 import { seedCaller, seedTenant, seedTree } from '../../../test/kit/seed.js';
 import { Scopes } from '../../auth/scopes.js';
+import { type FlowEngine, FlowQueryAbortedError } from '../../flowstore/index.js';
+import { createLogger } from '../../infra/logger.js';
 import { insertFlows } from '../detection/detection.fixtures.js';
+import { SearchService } from '../search/search.service.js';
 import { seedInvestigation } from './investigations.fixtures.js';
+import { TRAFFIC_LINK_SEARCHES_PER_REQUEST } from './investigations.service.js';
 
 const PATH = '/rest/investigations/1.0';
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/;
@@ -280,6 +284,85 @@ describe('investigations REST paths', () => {
         const denied = await graphql(t.url, `query ($id: String!) { investigation(id: $id) { id ${field} } }`, { id }, searchOnly.token);
         expect(denied.errors?.[0]?.extensions, field).toMatchObject({ code: 'authorization_error', details: { reason: 'insufficient_scope', required_scope: Scopes.nodeApi } });
         expect(JSON.stringify(denied.data), field).not.toContain('ws-0014');
+      }
+    });
+
+    it('answers a token without node_api its investigations, with only observedBy refused', async () => {
+      const tenant = await seedTenant(t.app);
+      const node = await t.app.db.prisma.node.create({ data: { id: `node_${tenant.id}`, customerId: tenant.id, status: 'active', localIp: '10.20.3.1' } });
+      const id = await seedInvestigation(t.app.db.prisma, tenant.id, { source: '10.20.3.1', nodeIds: [node.id] });
+      const searchOnly = await seedCaller(t.app, tenant.id, [Scopes.searchApi]);
+      const res: any = await graphql(
+        t.url,
+        '{ viewer { customerId } investigations { total investigations { id observedBy { nodeId } } } }',
+        {},
+        searchOnly.token,
+      );
+      expect(res.data).toEqual({ viewer: { customerId: tenant.id }, investigations: { total: 1, investigations: [{ id, observedBy: null }] } });
+      expect(res.errors).toHaveLength(1);
+      expect(res.errors[0]).toMatchObject({
+        path: ['investigations', 'investigations', 0, 'observedBy'],
+        extensions: { code: 'authorization_error', details: { reason: 'insufficient_scope', required_scope: Scopes.nodeApi } },
+      });
+    });
+
+    it(`starts at most ${TRAFFIC_LINK_SEARCHES_PER_REQUEST} traffic-link searches per request; the fields past that answer too_many_searches`, async () => {
+      const tenant = await seedTenant(t.app);
+      const caller = await seedCaller(t.app, tenant.id);
+      // A brute-force analysis has three traffic links: enough investigations to pass the budget.
+      for (let i = 0; i < Math.ceil(TRAFFIC_LINK_SEARCHES_PER_REQUEST / 3) + 1; i++) {
+        await seedInvestigation(t.app.db.prisma, tenant.id, { detector: 'bruteforce', source: `10.20.4.${i}` });
+      }
+      const query = (limit: number) =>
+        `{ investigations(limit: ${limit}) { total investigations { id keyFindings { trafficLinks { label query flows(size: 1) } } } } }`;
+      const res: any = await graphql(t.url, query(200), {}, caller.token);
+      const searched = res.data.investigations.investigations
+        .flatMap((i: any) => i.keyFindings.flatMap((f: any) => f.trafficLinks ?? []))
+        .filter((l: any) => l.query !== null);
+      const over = searched.length - TRAFFIC_LINK_SEARCHES_PER_REQUEST;
+      expect(over).toBeGreaterThan(0);
+      // The first searches of the query resolve, the rest are null; every other field is there.
+      expect(searched.slice(0, TRAFFIC_LINK_SEARCHES_PER_REQUEST).every((l: any) => Array.isArray(l.flows))).toBe(true);
+      expect(searched.slice(TRAFFIC_LINK_SEARCHES_PER_REQUEST).map((l: any) => l.flows)).toEqual(Array(over).fill(null));
+      expect(searched.every((l: any) => typeof l.label === 'string')).toBe(true);
+      expect(res.errors).toHaveLength(over);
+      for (const error of res.errors) {
+        expect(error.path.at(-1)).toBe('flows');
+        expect(error.extensions).toMatchObject({ code: 'too_many_searches', details: { reason: 'too_many_searches', limit: TRAFFIC_LINK_SEARCHES_PER_REQUEST } });
+        expect(error.message).toMatch(/fewer investigations or links/);
+      }
+      // The budget is the request's: the next request has all of it.
+      const next: any = await graphql(t.url, query(1), {}, caller.token);
+      expect(next.errors).toBeUndefined();
+    });
+
+    it('cancels a traffic-link search past the search deadline and answers 504 query_timeout on that field', async () => {
+      const tenant = await seedTenant(t.app);
+      const caller = await seedCaller(t.app, tenant.id);
+      const id = await seedInvestigation(t.app.db.prisma, tenant.id, { detector: 'beacon' });
+      // An engine whose searches never finish on their own: only the deadline ends them.
+      const stalled = new Proxy(t.app.flows, {
+        get: (engine, prop, receiver) =>
+          prop === 'queryLines'
+            ? (_sql: string, _params: unknown, opts?: { signal?: AbortSignal }) =>
+                new Promise((_resolve, reject) => opts?.signal?.addEventListener('abort', () => reject(new FlowQueryAbortedError('stalled'))))
+            : Reflect.get(engine, prop, receiver),
+      }) as FlowEngine;
+      const original = t.app.services.search;
+      t.app.services.search = new SearchService(stalled, createLogger('silent'), { timeoutMs: 50 });
+      try {
+        const res: any = await graphql(
+          t.url,
+          'query ($id: String!) { investigation(id: $id) { id keyFindings { trafficLinks { label flows(size: 1) } } } }',
+          { id },
+          caller.token,
+        );
+        expect(res.data.investigation.id).toBe(id);
+        expect(res.data.investigation.keyFindings[0].trafficLinks[0].flows).toBeNull();
+        expect(res.errors.length).toBeGreaterThan(0);
+        for (const error of res.errors) expect(error.extensions).toMatchObject({ code: 'query_timeout', details: { reason: 'query_timeout', timeout_ms: 50 } });
+      } finally {
+        t.app.services.search = original;
       }
     });
 

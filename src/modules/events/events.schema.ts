@@ -72,7 +72,7 @@ builder.queryFields((t) => ({
 builder.subscriptionFields((t) => ({
   events: t.field({
     type: EventRecordRef,
-    description: 'Events of a tenant (optionally one topic) as they are recorded, from any server process. Access is checked at subscribe time.',
+    description: 'Events of a tenant (optionally one topic) as they are recorded, from any server process. Access is checked at subscribe time; the socket closes (4401) when its token expires or its client is revoked.',
     args: { customerId: t.arg.string({ required: true }), topic: t.arg.string({ required: false }) },
     subscribe: async (_root, args, ctx) => ctx.services.events.watch(await ctx.auth.requireSession(), args.customerId, args.topic),
     resolve: (event) => event,

@@ -60,48 +60,43 @@ describe('graphql-ws sockets and their credentials', () => {
       return client;
     };
 
-    const nodeStatus = (client: Client, nodeId: string, seen: any[]) =>
-      client.subscribe(
-        { query: 'subscription($n: String!) { nodeStatus(nodeId: $n) { nodeId latestVersion updateAvailable } }', variables: { n: nodeId } },
+    /** A new node of the caller's tenant, watched over a socket opened with `token`, past its first event. */
+    const watchNewNode = async (token: string) => {
+      const { id } = await t.app.db.prisma.node.create({
+        data: { id: newId('node'), customerId: caller.customerId, machineId: newId('m'), status: 'active', os: 'linux', arch: 'arm7', collectorVersion: '1.0.0' },
+      });
+      const closes: number[] = [];
+      const seen: any[] = [];
+      connect(token, (code) => closes.push(code)).subscribe(
+        { query: 'subscription($n: String!) { nodeStatus(nodeId: $n) { nodeId latestVersion updateAvailable } }', variables: { n: id } },
         { next: (msg) => seen.push(msg.data?.nodeStatus ?? msg.errors), error: () => undefined, complete: () => undefined },
       );
-
-    const node = async (customerId: string) =>
-      t.app.db.prisma.node.create({ data: { id: newId('node'), customerId, machineId: newId('m'), status: 'active', os: 'linux', arch: 'arm7', collectorVersion: '1.0.0' } });
+      await expect.poll(() => seen.length).toBe(1);
+      return { id, closes, seen };
+    };
+    const changed = (nodeId: string) => t.app.services.pubsub.publish(nodeChangedTopic, { nodeId });
 
     it('closes the subscriptions of a revoked client at once', async () => {
       const revoked = await seedCaller(t.app, caller.customerId);
-      const { id } = await node(caller.customerId);
-      const closes: number[] = [];
-      const seen: any[] = [];
-      nodeStatus(connect(revoked.token, (code) => closes.push(code)), id, seen);
-      await expect.poll(() => seen.length).toBe(1);
+      const { closes } = await watchNewNode(revoked.token);
       await t.app.services.clients.revoke(revoked.clientId);
       await expect.poll(() => closes).toEqual([UNAUTHORIZED_CLOSE]);
     });
 
     it('keeps the subscriptions of another client of the tenant', async () => {
       const other = await seedCaller(t.app, caller.customerId);
-      const kept = await seedCaller(t.app, caller.customerId);
-      const { id } = await node(caller.customerId);
-      const closes: number[] = [];
-      const seen: any[] = [];
-      nodeStatus(connect(kept.token, (code) => closes.push(code)), id, seen);
-      await expect.poll(() => seen.length).toBe(1);
+      const { id, closes, seen } = await watchNewNode((await seedCaller(t.app, caller.customerId)).token);
       await t.app.services.clients.revoke(other.clientId);
-      await t.app.services.pubsub.publish(nodeChangedTopic, { nodeId: id });
+      await changed(id);
       await expect.poll(() => seen.length).toBe(2);
       expect(closes).toEqual([]);
     });
 
     it('reads each event of a subscription afresh: a release published meanwhile shows', async () => {
-      const { id } = await node(caller.customerId);
-      const seen: any[] = [];
-      nodeStatus(connect(caller.token), id, seen);
-      await expect.poll(() => seen.length).toBe(1);
+      const { id, seen } = await watchNewNode(caller.token);
       expect(seen[0]).toMatchObject({ nodeId: id, latestVersion: null, updateAvailable: false });
       await t.app.services.collector.publish({ file: Buffer.from('binary 2.0.0'), version: '2.0.0', channel: 'stable', os: 'linux', arch: 'arm7' });
-      await t.app.services.pubsub.publish(nodeChangedTopic, { nodeId: id });
+      await changed(id);
       await expect.poll(() => seen.length).toBe(2);
       expect(seen[1]).toMatchObject({ nodeId: id, latestVersion: '2.0.0', updateAvailable: true });
     });

@@ -91,6 +91,26 @@ describe('collector control channel and node commands', () => {
     expect(code).toBe(4400);
   });
 
+  describe('a hello the node could not keep', () => {
+    const deep = (depth: number) => JSON.parse(`${'['.repeat(depth)}1${']'.repeat(depth)}`);
+    it.each([
+      ['a NUL in hostname', { hostname: 'a\u0000b' }, 'hostname must not contain control characters'],
+      ['a lone surrogate in hostname', { hostname: 'a\ud800' }, 'hostname must not contain control characters'],
+      ['a NUL in a legacy machine_id', { kind: 'legacy', machine_id: 'm\u0000' }, 'machine_id must not contain control characters'],
+      ['a NUL inside hardware', { hardware: { x: 'a\u0000' } }, 'hardware must not contain NUL or lone surrogates'],
+      ['hardware nested 200 deep', { hardware: { x: deep(200) } }, 'hardware must not nest deeper than 16 levels'],
+      ['100 KiB of services', { services: { blob: 'x'.repeat(100 * 1024) } }, 'services must be at most 65536 bytes of JSON'],
+    ])('closes 4400 naming the field for %s, and stores nothing', async (_name, facts, reason) => {
+      const provisioned = await call(a.url, 'POST', '/rest/nodes/provision/1.0', { token: tree.mspCaller.token, body: { customer_id: tree.childA.id } });
+      const token = await FakeCollector.exchange(a.url, provisioned.body.access_key);
+      const ingest = await seedCaller(a.app, tree.childA.id, ['p.token.scope.ingest']);
+      const legacy = (facts as { kind?: string }).kind === 'legacy';
+      const nodesBefore = await a.app.db.prisma.node.count();
+      await expect(FakeCollector.connect(a.url, legacy ? ingest.token : token, { ...hello('ctl-hostile'), ...facts })).rejects.toThrow(`closed 4400 malformed message: ${reason}`);
+      expect(await a.app.db.prisma.node.count()).toBe(nodesBefore);
+    });
+  });
+
   describe('diagnostics', () => {
     it('answers with the collector\'s diagnostics and logs, clamping log_lines to 1..1000', async () => {
       const { collector, nodeId } = await enrol('ctl-diag');
@@ -114,6 +134,21 @@ describe('collector control channel and node commands', () => {
       const res = await call(b.url, 'GET', `/rest/nodes/1.0/${nodeId}/diagnostics`, { token: tree.mspCaller.token });
       expect(res.status).toBe(200);
       expect(res.body.diagnostics).toEqual({ via: 'relay' });
+    });
+
+    it.each([
+      ['nested 200 deep', JSON.parse(`${'['.repeat(200)}1${']'.repeat(200)}`), 'must not nest deeper than 64 levels'],
+      ['holding a NUL', 'a\u0000', 'must not contain NUL or lone surrogates'],
+    ])('answers 504 at once for an answer %s, here and relayed, and the holder lives on', async (_name, value, problem) => {
+      const { collector, nodeId } = await enrol(`ctl-bad-${problem.length}`);
+      collector.answer = () => ({ ok: true, data: { diagnostics: { x: value }, recent_logs: [] } });
+      for (const app of [a, b]) {
+        const res = await call(app.url, 'GET', `/rest/nodes/1.0/${nodeId}/diagnostics`, { token: tree.mspCaller.token });
+        expect(res.status).toBe(504);
+        expect(res.body).toMatchObject({ code: 'diagnostic_pull_failed', message: `The collector could not do it: the answer's data ${problem}` });
+      }
+      collector.answer = () => ({ ok: true, data: { diagnostics: { fine: true }, recent_logs: [] } });
+      expect((await call(b.url, 'GET', `/rest/nodes/1.0/${nodeId}/diagnostics`, { token: tree.mspCaller.token })).body.diagnostics).toEqual({ fine: true });
     });
 
     it('answers 504 when the collector is silent, 409 when it is gone or drops mid-command, 404 outside the tree', async () => {

@@ -25,7 +25,9 @@ import {
   type Hello,
   LAST_SEEN_WRITE_MS,
   MAX_FRAME_BYTES,
+  checkedResult,
   collectorMessage,
+  refusalReason,
 } from './protocol.js';
 
 export const CONTROL_PATH = '/collector/control/1.0';
@@ -89,13 +91,13 @@ export class ControlHub {
     await this.checkHolders();
     this.holderCheck.start();
     this.stops.push(
-      await this.pubsub.subscribe(commandTopic, (cmd) => void this.forward(cmd)),
-      await this.pubsub.subscribe(resultTopic, ({ id }) => void this.collectRelayed(id)),
+      await this.pubsub.subscribe(commandTopic, (cmd) => this.forward(cmd).catch((error) => this.logger.error('control.forward_failed', { commandId: cmd.id, error }))),
+      await this.pubsub.subscribe(resultTopic, ({ id }) => this.collectRelayed(id).catch((error) => this.logger.error('control.relay_collect_failed', { commandId: id, error }))),
       await this.pubsub.subscribe(nodeConnectionTopic, (event) => {
         this.dropIfReplaced(event).catch((error) => this.logger.error('control.replaced_check_failed', { error }));
       }),
-      await this.db.listen('node_config_changed', (nodeId) => void this.pushConfig(nodeId)),
-      await this.db.listen('profile_changed', (profileId) => void this.pushProfile(profileId)),
+      await this.db.listen('node_config_changed', (nodeId) => this.pushConfig(nodeId).catch((error) => this.logger.error('control.push_config_failed', { nodeId, error }))),
+      await this.db.listen('profile_changed', (profileId) => this.pushProfile(profileId).catch((error) => this.logger.error('control.push_profile_failed', { profileId, error }))),
       await this.db.listen('auth_client_changed', (clientId) => this.dropClient(clientId)),
     );
   }
@@ -166,8 +168,8 @@ export class ControlHub {
       let message;
       try {
         message = collectorMessage.parse(JSON.parse(raw.toString()));
-      } catch {
-        return ws.close(CloseCode.protocol, 'malformed message');
+      } catch (error) {
+        return ws.close(CloseCode.protocol, refusalReason(error));
       }
       if (!greeted) {
         if (message.type !== 'hello') return ws.close(CloseCode.protocol, 'hello must come first');
@@ -178,8 +180,8 @@ export class ControlHub {
       }
       // Frames that arrive while the hello is still being processed carry nothing to lose.
       if (!connection) return;
-      if (message.type === 'heartbeat') void this.heartbeat(connection);
-      else if (message.type === 'result') connection.settle(message.id, { ok: message.ok, data: message.data, error: message.error });
+      if (message.type === 'heartbeat') this.heartbeat(connection).catch((error) => this.logger.warn('control.heartbeat_failed', { nodeId: connection!.nodeId, error }));
+      else if (message.type === 'result') connection.settle(message.id, checkedResult({ ok: message.ok, data: message.data, error: message.error }));
     });
     ws.on('close', () => {
       clearTimeout(helloTimer);

@@ -1,8 +1,28 @@
 import { z } from 'zod';
+import { storableJsonProblem } from '../../infra/json-shape.js';
+import { unprintable } from '../../infra/text.js';
 
 /** Messages of docs/collector-protocol.md section 2, validated as they arrive. */
-const text = z.string().max(256);
+const text = z
+  .string()
+  .max(256)
+  .refine((value) => !unprintable.test(value), 'must not contain control characters or lone surrogates');
 const optionalText = text.nullish();
+
+/** Bounds of a hello's free-form `hardware` and `services`: stored on the node and shown in every node view. */
+export const FACTS_LIMITS = { depth: 16, bytes: 64 * 1024 } as const;
+/** How deep a command result's `data` may nest: it is stored (relayed) and rendered as JSON. */
+export const RESULT_MAX_DEPTH = 64;
+
+/** An object the node keeps: storable, and small enough to show in every view of the node. */
+const facts = z
+  .record(z.string(), z.unknown())
+  .superRefine((value, ctx) => {
+    const problem = storableJsonProblem(value, FACTS_LIMITS.depth);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    else if (Buffer.byteLength(JSON.stringify(value)) > FACTS_LIMITS.bytes) ctx.addIssue({ code: 'custom', message: `must be at most ${FACTS_LIMITS.bytes} bytes of JSON` });
+  })
+  .nullish();
 
 export const helloSchema = z.object({
   type: z.literal('hello'),
@@ -15,8 +35,8 @@ export const helloSchema = z.object({
   update_channel: optionalText,
   local_ip: optionalText,
   public_ip: optionalText,
-  hardware: z.record(z.string(), z.unknown()).nullish(),
-  services: z.record(z.string(), z.unknown()).nullish(),
+  hardware: facts,
+  services: facts,
 });
 
 export const heartbeatSchema = z.object({
@@ -42,6 +62,22 @@ export interface CommandResult {
   ok: boolean;
   data?: Record<string, unknown> | null;
   error?: { code: string; message: string } | null;
+}
+
+/**
+ * A result as the service takes it: one whose `data` could not be stored or rendered (too deep,
+ * NUL, lone surrogates) is the collector's failure to answer, not a frame that closes the channel.
+ */
+export function checkedResult(result: CommandResult): CommandResult {
+  const problem = result.data ? storableJsonProblem(result.data, RESULT_MAX_DEPTH) : undefined;
+  return problem ? { ok: false, error: { code: 'invalid_result', message: `the answer's data ${problem}` } } : result;
+}
+
+/** Why a frame was refused, as a close reason: the first problem and where (a reason holds 123 bytes). */
+export function refusalReason(error: unknown): string {
+  const issue = error instanceof z.ZodError ? error.issues[0] : undefined;
+  const reason = issue ? `malformed message: ${issue.path.join('.') || 'frame'} ${issue.message}` : 'malformed message';
+  return Buffer.from(reason).subarray(0, 120).toString('utf8').replace(/\uFFFD$/, '');
 }
 
 export const CloseCode = {

@@ -5,12 +5,20 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChdbEngine } from './chdb-engine.js';
 import type { FlowEngine } from './engine.js';
 import { FlowEngineError } from './errors.js';
-import { ingestFlowBatch } from './ingest.js';
+import { MAX_DAYS_PER_INSERT, ingestFlowBatch } from './ingest.js';
 import { migrateFlowStore } from './schema.js';
 
+// chDB opens one data directory per process: one engine serves the file. It keeps ten years, so
+// that a batch can span more days than one insert may write partitions.
+const dir = mkdtempSync(join(tmpdir(), 'flowstore-ingest-'));
+const engine = new ChdbEngine(dir);
+beforeAll(() => migrateFlowStore(engine, { retentionDays: 3650 }));
+afterAll(async () => {
+  await engine.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
 describe('a batch the engine refuses part of', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'flowstore-ingest-'));
-  const engine = new ChdbEngine(dir);
   /** The real engine, except that it refuses, as ClickHouse refuses a value it cannot parse, any block holding a `poison` record. */
   const refusing: FlowEngine = Object.assign(Object.create(engine), {
     insertJsonEachRow: (table: string, rows: readonly Record<string, unknown>[], opts: object) =>
@@ -25,12 +33,6 @@ describe('a batch the engine refuses part of', () => {
     nodeId,
     batchId: 'b1',
     flows: [0, 1, 2, 3, 4, 5, 6, 7].map((i) => (i === 6 ? 'not a record' : { '@timestamp': Date.now() - i * 1000, app_name: i === 2 || i === 5 ? 'poison' : 'ok' })),
-  });
-
-  beforeAll(() => migrateFlowStore(engine));
-  afterAll(async () => {
-    await engine.close();
-    rmSync(dir, { recursive: true, force: true });
   });
 
   it('stores the rest and rejects those records alone, instead of failing the batch for ever', async () => {
@@ -50,5 +52,30 @@ describe('a batch the engine refuses part of', () => {
     });
     await expect(ingestFlowBatch(down, batch('n-down'))).rejects.toThrow('connection refused');
     expect(await stored('n-down')).toBe(0);
+  });
+});
+
+describe('a batch over more days than one insert may write partitions', () => {
+  const inserts: number[] = [];
+  const counting: FlowEngine = Object.assign(Object.create(engine), {
+    insertJsonEachRow: (table: string, rows: readonly Record<string, unknown>[], opts: object) => (inserts.push(rows.length), engine.insertJsonEachRow(table, rows, opts)),
+  });
+  const now = Date.now();
+  // 150 records, one a day, and two more today: past ClickHouse's 100 partitions per insert block.
+  const flows = [...Array.from({ length: 150 }, (_, i) => ({ '@timestamp': now - i * 86_400_000 })), { '@timestamp': now }, { '@timestamp': now }];
+
+  it('stores it in inserts of at most 100 days each, once however often it is retried', async () => {
+    const batch = { customerId: 'c1', nodeId: 'n-days', batchId: 'b1', flows };
+    expect(await ingestFlowBatch(counting, batch)).toEqual({ accepted: 152, rejected: [] });
+    expect(MAX_DAYS_PER_INSERT).toBe(100);
+    expect(inserts).toEqual([100, 52]);
+    expect(await ingestFlowBatch(counting, batch)).toEqual({ accepted: 152, rejected: [] });
+    const stored = await engine.query<{ n: number; days: number }>(
+      '/* test:count_days */ SELECT count() AS n, uniqExact(toDate(timestamp)) AS days FROM flows FINAL WHERE node_id = {n:String}',
+      { n: 'n-days' },
+    );
+    expect(stored.map((r) => ({ n: Number(r.n), days: Number(r.days) }))).toEqual([{ n: 152, days: 150 }]);
+    const raw = await engine.query<{ n: number }>('/* test:count */ SELECT count() AS n FROM flows WHERE node_id = {n:String}', { n: 'n-days' });
+    expect(Number(raw[0]!.n)).toBe(152);
   });
 });

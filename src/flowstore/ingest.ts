@@ -7,12 +7,17 @@
  * 2. record ids are derived from (customer, node, batch, position), so a batch re-sent after the
  *    window has passed produces rows with the same sorting key, which ReplacingMergeTree
  *    collapses when it merges.
+ *
+ * What a record may be (docs/collector-protocol.md section 4): at most MAX_RECORD_DEPTH levels deep,
+ * finite numbers only, and timestamped within the table's retention and at most FUTURE_TOLERANCE_MS
+ * ahead; anything else is refused on its own, never by failing its batch.
  */
 import { createHash } from 'node:crypto';
 import { COLUMNS, EXTRAS_COLUMN, SOURCE_COLUMN, type ColumnDef } from './columns.js';
 import { FLOWS_TABLE } from './ddl.js';
 import type { FlowEngine } from './engine.js';
 import { FlowEngineError, FlowIngestError } from './errors.js';
+import { currentRetentionDays } from './schema.js';
 
 export interface FlowBatch {
   customerId: string;
@@ -93,13 +98,52 @@ function storedValue(col: ColumnDef, v: unknown, index: number): unknown {
     case 'string[]':
       return Array.isArray(v) && v.every((e) => typeof e === 'string') ? v.map(wellFormed) : bad('an array of strings');
     case 'float[]':
-      return Array.isArray(v) && v.every((e) => typeof e === 'number') ? v : bad('an array of numbers');
+      return Array.isArray(v) && v.every((e) => typeof e === 'number' && Number.isFinite(e)) ? v : bad('an array of finite numbers');
     case 'json':
       return Array.isArray(v) ? JSON.stringify(v) : bad('an array');
   }
 }
 
 const isEmptyArray = (v: unknown) => Array.isArray(v) && v.length === 0;
+
+/**
+ * How deep a record may nest, the record itself being level 1 (the registry's deepest leaf is at
+ * level 4). Generous for any real record, and far below what JSON.stringify can walk: a record
+ * 5,000 levels deep made it throw a RangeError, which failed its whole batch with a 503 that a
+ * collector retried for ever.
+ */
+export const MAX_RECORD_DEPTH = 64;
+
+/** `a.b[0].c`, cut after about 100 characters at a key's end. */
+function pathText(keys: readonly (string | number)[]): string {
+  let text = '';
+  for (const [i, k] of keys.entries()) {
+    if (text.length >= 100) return `${text}…`;
+    text += typeof k === 'number' ? `[${k}]` : i ? `.${k}` : k;
+  }
+  return text;
+}
+
+/**
+ * Refuses (FlowIngestError) a record nested deeper than MAX_RECORD_DEPTH, or holding a number that
+ * is not finite (JSON.parse reads a literal beyond ±1.8e308, such as 1e400, as Infinity, which would
+ * be stored as 0 or null). Runs before anything serialises the record, and recursion stops at the
+ * limit, so no record can exhaust the stack.
+ */
+function checkShape(value: object, index: number, keys: (string | number)[]): void {
+  if (keys.length >= MAX_RECORD_DEPTH) throw new FlowIngestError(index, pathText(keys), `nests deeper than ${MAX_RECORD_DEPTH} levels`);
+  const visit = (key: string | number, v: unknown) => {
+    if (typeof v === 'number') {
+      if (!Number.isFinite(v)) throw new FlowIngestError(index, pathText([...keys, key]), 'expected a finite number, got a number beyond ±1.8e308');
+    } else if (v !== null && typeof v === 'object') {
+      keys.push(key);
+      checkShape(v, index, keys);
+      keys.pop();
+    }
+  };
+  if (Array.isArray(value)) value.forEach((v, i) => visit(i, v));
+  else for (const key in value) visit(key, (value as Record<string, unknown>)[key]);
+}
 
 /**
  * Copies the known leaves of `obj` into `row` and returns the unknown keys (nesting kept), or
@@ -140,7 +184,7 @@ function walk(
   return extras;
 }
 
-/** One flows-table row (column name → value) for a record. Throws FlowIngestError on a bad leaf. */
+/** One flows-table row (column name → value) for a record. Throws FlowIngestError on a bad leaf or shape. */
 export function flowToRow(batch: Omit<FlowBatch, 'flows'>, flow: Record<string, unknown>, index: number): Record<string, unknown> {
   const row: Record<string, unknown> = {
     customer_id: batch.customerId,
@@ -148,6 +192,7 @@ export function flowToRow(batch: Omit<FlowBatch, 'flows'>, flow: Record<string, 
     batch_id: batch.batchId,
     id: recordId(batch.customerId, batch.nodeId, batch.batchId, index),
   };
+  checkShape(flow, index, []);
   const record: Record<string, unknown> = {};
   const extras = walk(flow, ROOT, row, record, index);
   if (row.timestamp === undefined) throw new FlowIngestError(index, '@timestamp', 'is required');
@@ -179,7 +224,7 @@ export interface IngestOutcome {
 }
 
 /**
- * Validates each record on its own and stores the valid ones as one deduplicated insert: a bad
+ * Validates each record on its own and stores the valid ones with deduplicated inserts: a bad
  * record never holds back the others, and a retried batch (same id, same records) stores nothing
  * twice. Records keep their index in the batch, so their ids are stable across retries.
  */
@@ -189,8 +234,7 @@ export async function ingestFlowBatch(
   opts: { signal?: AbortSignal } = {},
 ): Promise<IngestOutcome> {
   const ingestTimeMs = batch.ingestTimeMs ?? Date.now();
-  const rows: Record<string, unknown>[] = [];
-  const indexes: number[] = [];
+  const valid: { row: Record<string, unknown>; index: number }[] = [];
   const rejected: IngestOutcome['rejected'] = [];
   batch.flows.forEach((flow, index) => {
     if (typeof flow !== 'object' || flow === null || Array.isArray(flow)) {
@@ -198,17 +242,104 @@ export async function ingestFlowBatch(
       return;
     }
     try {
-      rows.push(flowToRow({ ...batch, ingestTimeMs }, flow as Record<string, unknown>, index));
-      indexes.push(index);
+      valid.push({ row: flowToRow({ ...batch, ingestTimeMs }, flow as Record<string, unknown>, index), index });
     } catch (error) {
       if (!(error instanceof FlowIngestError)) throw error;
       rejected.push({ index, error: error.message });
     }
   });
-  const refused = rows.length ? await insertOrSplit(engine, rows, indexes, dedupTokenFor(batch), opts.signal) : [];
+  const rows: Record<string, unknown>[] = [];
+  const indexes: number[] = [];
+  if (valid.length) {
+    const outOfTime = await timeWindowCheck(engine);
+    for (const { row, index } of valid) {
+      const error = outOfTime(row.timestamp as number);
+      if (error) {
+        rejected.push({ index, error: new FlowIngestError(index, '@timestamp', error).message });
+      } else {
+        rows.push(row);
+        indexes.push(index);
+      }
+    }
+  }
+  const refused = rows.length ? await insertByDays(engine, rows, indexes, dedupTokenFor(batch), opts.signal) : [];
   rejected.push(...refused);
   rejected.sort((a, b) => a.index - b.index);
   return { accepted: rows.length - refused.length, rejected };
+}
+
+const DAY_MS = 86_400_000;
+
+/**
+ * How far ahead of the server's clock a record may be timestamped: a collector whose clock is off
+ * by hours (a local time sent as UTC is at most 14 h) is still taken. Later records are refused:
+ * they would sit outside every search window until that time came, outlive the retention, and
+ * (past 2106 and 2149) overflow the TTL's DateTime and the partition's Date.
+ */
+export const FUTURE_TOLERANCE_MS = DAY_MS;
+
+/** How long the table's retention, read from its TTL, is trusted before it is read again. */
+const RETENTION_READ_MS = 60_000;
+const retentionRead = new WeakMap<FlowEngine, { days: number | undefined; atMs: number }>();
+
+async function retentionDaysOf(engine: FlowEngine): Promise<number | undefined> {
+  const cached = retentionRead.get(engine);
+  if (cached && Date.now() - cached.atMs < RETENTION_READ_MS) return cached.days;
+  const days = await currentRetentionDays(engine);
+  retentionRead.set(engine, { days, atMs: Date.now() });
+  return days;
+}
+
+/**
+ * The check of a record's timestamp against what the table keeps: a record older than the
+ * retention (the TTL, `timestamp + N days`) is deleted by ClickHouse as it is inserted, so it is
+ * refused rather than acknowledged and lost; one too far ahead is refused (FUTURE_TOLERANCE_MS).
+ * Returns the reason, or undefined when the record is in the window.
+ */
+async function timeWindowCheck(engine: FlowEngine): Promise<(timestampMs: number) => string | undefined> {
+  const days = await retentionDaysOf(engine);
+  const now = Date.now();
+  return (ts) => {
+    if (days !== undefined && ts + days * DAY_MS <= now) {
+      return `${new Date(ts).toISOString()} is older than the flow store's retention of ${days} days, so it would be deleted at once`;
+    }
+    if (ts > now + FUTURE_TOLERANCE_MS) return `${new Date(ts).toISOString()} is more than ${FUTURE_TOLERANCE_MS / 3_600_000} hours ahead of the server's clock`;
+    return undefined;
+  };
+}
+
+/**
+ * ClickHouse's default `max_partitions_per_insert_block`: an insert whose rows fall on more day
+ * partitions is refused whole (code 252, the same code as "too many parts", a real overload).
+ */
+export const MAX_DAYS_PER_INSERT = 100;
+
+/**
+ * Inserts the rows as one block when they fall on at most MAX_DAYS_PER_INSERT days (the table is
+ * partitioned by UTC day), else as one block per MAX_DAYS_PER_INSERT consecutive days, each with
+ * a dedup token of its own derived from the batch's. The grouping depends only on the records,
+ * so a retried batch groups the same way and stores nothing twice. Grouping, rather than raising
+ * the setting on the insert, keeps every insert within the default on chDB and on any server, and
+ * keeps one insert from writing hundreds of parts.
+ */
+async function insertByDays(
+  engine: FlowEngine,
+  rows: Record<string, unknown>[],
+  indexes: number[],
+  dedupToken: string,
+  signal: AbortSignal | undefined,
+): Promise<IngestOutcome['rejected']> {
+  const dayOf = rows.map((r) => Math.floor((r.timestamp as number) / DAY_MS));
+  const days = [...new Set(dayOf)].sort((a, b) => a - b);
+  if (days.length <= MAX_DAYS_PER_INSERT) return insertOrSplit(engine, rows, indexes, dedupToken, signal);
+  const refused: IngestOutcome['rejected'] = [];
+  for (let i = 0; i < days.length; i += MAX_DAYS_PER_INSERT) {
+    const [first, last] = [days[i]!, days[Math.min(i + MAX_DAYS_PER_INSERT, days.length) - 1]!];
+    const at = dayOf.flatMap((d, p) => (d >= first && d <= last ? [p] : []));
+    const token = `${dedupToken}:days:${first}-${last}`;
+    refused.push(...(await insertOrSplit(engine, at.map((p) => rows[p]!), at.map((p) => indexes[p]!), token, signal)));
+  }
+  return refused;
 }
 
 /**

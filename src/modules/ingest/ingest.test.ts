@@ -101,6 +101,69 @@ describe('telemetry ingest', () => {
     expect(elsewhere.status).toBe(403);
   });
 
+  // Records that failed their whole batch with a 503 for ever, each now refused on its own.
+  describe('refuses on its own, and stores the rest of the batch', () => {
+    const rejectedOf = (body: { rejected: { index: number; error: string }[] }) => Object.fromEntries(body.rejected.map((r) => [r.index, r.error]));
+
+    it('a record nested deeper than 64 levels (JSON.stringify threw a RangeError at 5,000)', async () => {
+      const { token, nodeId } = await enrolledCollector(t, tree, 'ingest-deep');
+      const nested = (depth: number) => `${'['.repeat(depth)}${']'.repeat(depth)}`;
+      const at = (i: number) => JSON.stringify(flow(i)).slice(0, -1);
+      // Sent as text: the test's own JSON.stringify cannot write 5,000 levels either.
+      const flows = [
+        JSON.stringify(flow(0)),
+        `{"@timestamp":${Date.now()},"x":${nested(5_000)}}`,
+        `${at(2)},"src":{"ip":${nested(5_000)}}}`,
+        `${at(3)},"y":${nested(63)}}`, // 64 levels with the record: the limit
+        `${at(4)},"y":${nested(64)}}`,
+      ];
+      const res = await call(t.url, 'POST', PATH, { token, rawBody: `{"batch_id":"deep","flows":[${flows.join(',')}]}` });
+      expect(res.status, JSON.stringify(res.body).slice(0, 300)).toBe(200);
+      expect(res.body.accepted).toBe(2);
+      expect(rejectedOf(res.body)).toEqual({
+        1: expect.stringMatching(/^flow #1: x(\[0\])+…: nests deeper than 64 levels$/),
+        2: expect.stringMatching(/^flow #2: src\.ip(\[0\])+…: nests deeper than 64 levels$/),
+        4: expect.stringMatching(/^flow #4: y(\[0\])+…: nests deeper than 64 levels$/),
+      });
+      expect(await countFlows(t, nodeId)).toBe(2);
+    });
+
+    it('a record outside the retention (or a day ahead), in a batch over more than 100 days', async () => {
+      const { token, nodeId } = await enrolledCollector(t, tree, 'ingest-days');
+      const now = Date.now();
+      // 101 days made one insert over 101 day partitions, which ClickHouse refused whole (code 252).
+      const flows = Array.from({ length: 101 }, (_, i) => flow(i, { '@timestamp': now - i * 86_400_000 }));
+      flows.push(flow(101, { '@timestamp': now + 2 * 86_400_000 }), flow(102, { '@timestamp': now + 3_600_000 }));
+      const res = await call(t.url, 'POST', PATH, { token, body: { batch_id: 'days', flows } });
+      expect(res.status, JSON.stringify(res.body).slice(0, 300)).toBe(200);
+      // The test app keeps 30 days: a record 30 days old is deleted as it is inserted.
+      expect(res.body.accepted).toBe(31);
+      expect(res.body.rejected.map((r: { index: number }) => r.index)).toEqual([...Array.from({ length: 71 }, (_, i) => 30 + i), 101]);
+      expect(rejectedOf(res.body)[30]).toMatch(/^flow #30: @timestamp: \S+ is older than the flow store's retention of 30 days/);
+      expect(rejectedOf(res.body)[101]).toMatch(/^flow #101: @timestamp: \S+ is more than 24 hours ahead of the server's clock$/);
+      expect(await countFlows(t, nodeId)).toBe(31);
+    });
+
+    it('a number beyond ±1.8e308, which JSON.parse reads as Infinity (stored as 0)', async () => {
+      const { token, nodeId } = await enrolledCollector(t, tree, 'ingest-infinite');
+      const at = (i: number) => JSON.stringify(flow(i)).slice(0, -1);
+      const flows = [
+        JSON.stringify(flow(0)),
+        `${at(1)},"src":{"ip":"10.0.0.1","ctx":{"vector":[0.5,1e400]}}}`,
+        `${at(2)},"extra":{"score":-1e400}}`,
+        `${at(3)},"src":{"ip":"10.0.0.3","ctx":{"vector":[0.5,1e308]}}}`,
+      ];
+      const res = await call(t.url, 'POST', PATH, { token, rawBody: `{"batch_id":"infinite","flows":[${flows.join(',')}]}` });
+      expect(res.status, JSON.stringify(res.body).slice(0, 300)).toBe(200);
+      expect(res.body.accepted).toBe(2);
+      expect(rejectedOf(res.body)).toEqual({
+        1: 'flow #1: src.ctx.vector[1]: expected a finite number, got a number beyond ±1.8e308',
+        2: 'flow #2: extra.score: expected a finite number, got a number beyond ±1.8e308',
+      });
+      expect(await countFlows(t, nodeId)).toBe(2);
+    });
+  });
+
   // Collectors retry a batch the store could not take (503) until it is taken, so a record the
   // engine refused after ingest accepted it would poison its batch for ever.
   it('takes or refuses each record on its own, and never fails a batch', async () => {

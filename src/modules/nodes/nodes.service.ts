@@ -4,6 +4,7 @@ import type { Session } from '../../auth/session.js';
 import { DomainError, authorizationError, badRequest, missingFields, notFound, unauthorized } from '../../errors.js';
 import type { Node } from '../../generated/prisma/client.js';
 import type { Prisma } from '../../infra/database.js';
+import { nameProblem } from '../../infra/text.js';
 import { newId } from '../../infra/ids.js';
 import type { TenantService } from '../../tenancy/tenants.service.js';
 import type { PubSub } from '../../infra/pubsub.js';
@@ -42,7 +43,8 @@ const nodeNotFound = (nodeId: string) =>
 function optionalText(name: string, value: string | null | undefined): string | undefined {
   if (value === null || value === undefined) return undefined;
   const trimmed = value.trim();
-  if (trimmed.length > MAX_TEXT) throw badRequest('invalid_request', `${name} must be at most ${MAX_TEXT} characters`);
+  const problem = trimmed && nameProblem(trimmed, MAX_TEXT);
+  if (problem) throw badRequest('invalid_request', `${name} ${problem}`);
   return trimmed || undefined;
 }
 

@@ -256,6 +256,15 @@ describe('nodes and provisioning', () => {
       expect(denied.status).toBe(403);
       expect(denied.body.code).toBe('authorization_error');
     });
+
+    it('refuses a machine_id or hostname with a lone surrogate or a control character, which would collapse into another', async () => {
+      const ingest = await seedCaller(t.app, other.childB.id, ['p.token.scope.ingest']);
+      for (const body of [{ machine_id: 'm\ud800', hostname: 'h' }, { machine_id: 'm', hostname: 'h\u0007' }]) {
+        const res = await call(t.url, 'POST', '/rest/oauth2/register/1.0', { token: ingest.token, body });
+        expect(res.status).toBe(400);
+        expect(res.body).toMatchObject({ code: 'invalid_request', message: expect.stringMatching(/^(machine_id|hostname) must not contain control characters/) });
+      }
+    });
   });
 
   it('lists 1,000 nodes with their profiles, customers and releases in a constant number of statements', async () => {

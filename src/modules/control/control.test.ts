@@ -100,13 +100,15 @@ describe('collector control channel and node commands', () => {
       ['a NUL inside hardware', { hardware: { x: 'a\u0000' } }, 'hardware must not contain NUL or lone surrogates'],
       ['hardware nested 200 deep', { hardware: { x: deep(200) } }, 'hardware must not nest deeper than 16 levels'],
       ['100 KiB of services', { services: { blob: 'x'.repeat(100 * 1024) } }, 'services must be at most 65536 bytes of JSON'],
+      ['a hello of 2 MiB, refused before it is parsed', { hardware: { blob: 'x'.repeat(2 * 1024 * 1024) } }, null],
     ])('closes 4400 naming the field for %s, and stores nothing', async (_name, facts, reason) => {
       const provisioned = await call(a.url, 'POST', '/rest/nodes/provision/1.0', { token: tree.mspCaller.token, body: { customer_id: tree.childA.id } });
       const token = await FakeCollector.exchange(a.url, provisioned.body.access_key);
       const ingest = await seedCaller(a.app, tree.childA.id, ['p.token.scope.ingest']);
       const legacy = (facts as { kind?: string }).kind === 'legacy';
       const nodesBefore = await a.app.db.prisma.node.count();
-      await expect(FakeCollector.connect(a.url, legacy ? ingest.token : token, { ...hello('ctl-hostile'), ...facts })).rejects.toThrow(`closed 4400 malformed message: ${reason}`);
+      const refusal = reason ? `closed 4400 malformed message: ${reason}` : 'closed 4400 hello must be at most 1048576 bytes';
+      await expect(FakeCollector.connect(a.url, legacy ? ingest.token : token, { ...hello('ctl-hostile'), ...facts })).rejects.toThrow(refusal);
       expect(await a.app.db.prisma.node.count()).toBe(nodesBefore);
     });
   });

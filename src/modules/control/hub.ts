@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { WebSocketServer, type WebSocket } from 'ws';
+import { type RawData, WebSocketServer, type WebSocket } from 'ws';
 import type { AuthService } from '../../auth/auth.service.js';
 import { Scopes } from '../../auth/scopes.js';
 import type { Session } from '../../auth/session.js';
@@ -25,6 +25,7 @@ import {
   type Hello,
   LAST_SEEN_WRITE_MS,
   MAX_FRAME_BYTES,
+  MAX_HELLO_BYTES,
   checkedResult,
   collectorMessage,
   refusalReason,
@@ -165,6 +166,7 @@ export class ControlHub {
     const helloTimer = setTimeout(() => ws.close(CloseCode.protocol, 'no hello in time'), HELLO_TIMEOUT_MS);
     ws.on('message', (raw, isBinary) => {
       if (isBinary) return ws.close(CloseCode.protocol, 'frames must be JSON text');
+      if (!greeted && frameBytes(raw) > MAX_HELLO_BYTES) return ws.close(CloseCode.protocol, `hello must be at most ${MAX_HELLO_BYTES} bytes`);
       let message;
       try {
         message = collectorMessage.parse(JSON.parse(raw.toString()));
@@ -381,4 +383,10 @@ function configOf(node: Node & { profile: { updateChannel: string; services: unk
     update_channel: node.updateChannel ?? node.profile?.updateChannel ?? 'stable',
     services: deliveredServices(node.profile?.services),
   };
+}
+
+/** A text frame's size as ws hands it over (one buffer, fragments, or an ArrayBuffer). */
+function frameBytes(raw: RawData): number {
+  if (Array.isArray(raw)) return raw.reduce((sum, part) => sum + part.length, 0);
+  return raw.byteLength;
 }

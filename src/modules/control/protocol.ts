@@ -96,3 +96,8 @@ export const HEARTBEAT_INTERVAL_S = 15;
 export const LAST_SEEN_WRITE_MS = 15_000;
 /** Largest frame a collector may send (a gzipped heap profile fits). */
 export const MAX_FRAME_BYTES = 64 * 1024 * 1024;
+/**
+ * Largest `hello`: its facts hold 64 KiB of JSON each, even written all in `\u` escapes. Checked
+ * before the frame is parsed, so a collector cannot hold the event loop with a 64 MiB hello.
+ */
+export const MAX_HELLO_BYTES = 1024 * 1024;

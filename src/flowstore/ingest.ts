@@ -128,21 +128,45 @@ function pathText(keys: readonly (string | number)[]): string {
  * Refuses (FlowIngestError) a record nested deeper than MAX_RECORD_DEPTH, or holding a number that
  * is not finite (JSON.parse reads a literal beyond ±1.8e308, such as 1e400, as Infinity, which would
  * be stored as 0 or null). Runs before anything serialises the record, and recursion stops at the
- * limit, so no record can exhaust the stack.
+ * limit, so no record can exhaust the stack. Every record goes through it: the walk builds nothing
+ * until it finds a problem, and then only the path to it.
  */
-function checkShape(value: object, index: number, keys: (string | number)[]): void {
-  if (keys.length >= MAX_RECORD_DEPTH) throw new FlowIngestError(index, pathText(keys), `nests deeper than ${MAX_RECORD_DEPTH} levels`);
-  const visit = (key: string | number, v: unknown) => {
-    if (typeof v === 'number') {
-      if (!Number.isFinite(v)) throw new FlowIngestError(index, pathText([...keys, key]), 'expected a finite number, got a number beyond ±1.8e308');
-    } else if (v !== null && typeof v === 'object') {
-      keys.push(key);
-      checkShape(v, index, keys);
-      keys.pop();
+function checkShape(record: object, index: number): void {
+  const problem = shapeProblem(record, 1);
+  if (problem) throw new FlowIngestError(index, pathText(problem.keys), problem.reason);
+}
+
+interface ShapeProblem {
+  /** Where, from the record down: filled in on the way back up. */
+  keys: (string | number)[];
+  reason: string;
+}
+
+function shapeProblem(value: object, depth: number): ShapeProblem | undefined {
+  if (depth > MAX_RECORD_DEPTH) return { keys: [], reason: `nests deeper than ${MAX_RECORD_DEPTH} levels` };
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const problem = childProblem(value[i], depth);
+      if (problem) {
+        problem.keys.unshift(i);
+        return problem;
+      }
     }
-  };
-  if (Array.isArray(value)) value.forEach((v, i) => visit(i, v));
-  else for (const key in value) visit(key, (value as Record<string, unknown>)[key]);
+  } else {
+    for (const key in value) {
+      const problem = childProblem((value as Record<string, unknown>)[key], depth);
+      if (problem) {
+        problem.keys.unshift(key);
+        return problem;
+      }
+    }
+  }
+  return undefined;
+}
+
+function childProblem(child: unknown, depth: number): ShapeProblem | undefined {
+  if (typeof child === 'number') return Number.isFinite(child) ? undefined : { keys: [], reason: 'expected a finite number, got a number beyond ±1.8e308' };
+  return child !== null && typeof child === 'object' ? shapeProblem(child, depth + 1) : undefined;
 }
 
 /**
@@ -192,7 +216,7 @@ export function flowToRow(batch: Omit<FlowBatch, 'flows'>, flow: Record<string, 
     batch_id: batch.batchId,
     id: recordId(batch.customerId, batch.nodeId, batch.batchId, index),
   };
-  checkShape(flow, index, []);
+  checkShape(flow, index);
   const record: Record<string, unknown> = {};
   const extras = walk(flow, ROOT, row, record, index);
   if (row.timestamp === undefined) throw new FlowIngestError(index, '@timestamp', 'is required');

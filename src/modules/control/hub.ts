@@ -92,13 +92,11 @@ export class ControlHub {
     await this.checkHolders();
     this.holderCheck.start();
     this.stops.push(
-      await this.pubsub.subscribe(commandTopic, (cmd) => this.forward(cmd).catch((error) => this.logger.error('control.forward_failed', { commandId: cmd.id, error }))),
-      await this.pubsub.subscribe(resultTopic, ({ id }) => this.collectRelayed(id).catch((error) => this.logger.error('control.relay_collect_failed', { commandId: id, error }))),
-      await this.pubsub.subscribe(nodeConnectionTopic, (event) => {
-        this.dropIfReplaced(event).catch((error) => this.logger.error('control.replaced_check_failed', { error }));
-      }),
-      await this.db.listen('node_config_changed', (nodeId) => this.pushConfig(nodeId).catch((error) => this.logger.error('control.push_config_failed', { nodeId, error }))),
-      await this.db.listen('profile_changed', (profileId) => this.pushProfile(profileId).catch((error) => this.logger.error('control.push_profile_failed', { profileId, error }))),
+      await this.pubsub.subscribe(commandTopic, (cmd) => this.background('control.forward_failed', { commandId: cmd.id }, this.forward(cmd))),
+      await this.pubsub.subscribe(resultTopic, ({ id }) => this.background('control.relay_collect_failed', { commandId: id }, this.collectRelayed(id))),
+      await this.pubsub.subscribe(nodeConnectionTopic, (event) => this.background('control.replaced_check_failed', { nodeId: event.nodeId }, this.dropIfReplaced(event))),
+      await this.db.listen('node_config_changed', (nodeId) => this.background('control.push_config_failed', { nodeId }, this.pushConfig(nodeId))),
+      await this.db.listen('profile_changed', (profileId) => this.background('control.push_profile_failed', { profileId }, this.pushProfile(profileId))),
       await this.db.listen('auth_client_changed', (clientId) => this.dropClient(clientId)),
     );
   }
@@ -321,6 +319,11 @@ export class ControlHub {
    * Another channel for a node this process holds has registered. Events can arrive late (this
    * may announce a channel that `local` itself replaced), so the row decides which one is newer.
    */
+  /** Work an event handler starts and nobody awaits: a failure is logged, never left to end the process. */
+  private background(failure: string, fields: Record<string, unknown>, work: Promise<void>): void {
+    work.catch((error) => this.logger.error(failure, { ...fields, error }));
+  }
+
   private async dropIfReplaced({ nodeId, session, connected }: NodeConnectionEvent): Promise<void> {
     const local = this.connections.get(nodeId);
     if (!connected || !local || local.session === session) return;

@@ -204,10 +204,9 @@ export interface RunOptions {
  * - Fewer thread handoffs on a tenant's window, where they cost more than the work they share:
  *   a part's range is split between threads only from ~2M rows (245 marks; ClickHouse's default is
  *   24), while a window's parts still go to threads of their own; the primary index is searched on
- *   the statement's thread; skip indexes are checked as granules are read, so a page that stops
- *   after its first granules checks no others; the result is written on the statement's thread (a
- *   page is one String column written as is). Alternated at 100M (250–400 each): records −2.5 ms
- *   of 17.6, terms −0.7, timeseries −0.5; a week's records −5 of 51, a value no flow has −2.3.
+ *   the statement's thread; the result is written on the statement's thread (a page is one String
+ *   column written as is). Alternated at 100M (250–400 each): records −2.0 ms of 17.6, terms
+ *   −0.7, timeseries −0.5; a week's records and a value no flow has: see docs/search.md.
  */
 export const SEARCH_SETTINGS = {
   optimize_use_projections: 0,
@@ -216,7 +215,6 @@ export const SEARCH_SETTINGS = {
   query_plan_merge_expressions: 0,
   merge_tree_min_rows_for_concurrent_read: 2_000_000,
   max_threads_for_indexes: 1,
-  use_skip_indexes_on_data_read: 1,
   output_format_parallel_formatting: 0,
 };
 

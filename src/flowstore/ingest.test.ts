@@ -46,6 +46,15 @@ describe('a batch the engine refuses part of', () => {
     expect(await stored('n-split')).toBe(5);
   });
 
+  it("stores a later batch whose id reads like a part of a split one (the parts' tokens cannot be a batch's)", async () => {
+    await ingestFlowBatch(refusing, batch('n-clash'));
+    expect(await stored('n-clash')).toBe(5);
+    // Records 3 and 4 were stored as one part of b1; ids may hold ':' and '-' but no space.
+    const later = { customerId: 'c1', nodeId: 'n-clash', batchId: 'b1:3-7:3-4', flows: [{ '@timestamp': Date.now() }, { '@timestamp': Date.now() - 1 }] };
+    expect(await ingestFlowBatch(engine, later)).toEqual({ accepted: 2, rejected: [] });
+    expect(await stored('n-clash')).toBe(7);
+  });
+
   it('still fails the batch (a 503 to retry) when the engine is down, not refusing data', async () => {
     const down: FlowEngine = Object.assign(Object.create(engine), {
       insertJsonEachRow: () => Promise.reject(new FlowEngineError('connection refused')),

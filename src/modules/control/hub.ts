@@ -315,15 +315,15 @@ export class ControlHub {
     void this.holderCheck.trigger();
   }
 
-  /**
-   * Another channel for a node this process holds has registered. Events can arrive late (this
-   * may announce a channel that `local` itself replaced), so the row decides which one is newer.
-   */
   /** Work an event handler starts and nobody awaits: a failure is logged, never left to end the process. */
   private background(failure: string, fields: Record<string, unknown>, work: Promise<void>): void {
     work.catch((error) => this.logger.error(failure, { ...fields, error }));
   }
 
+  /**
+   * Another channel for a node this process holds has registered. Events can arrive late (this
+   * may announce a channel that `local` itself replaced), so the row decides which one is newer.
+   */
   private async dropIfReplaced({ nodeId, session, connected }: NodeConnectionEvent): Promise<void> {
     const local = this.connections.get(nodeId);
     if (!connected || !local || local.session === session) return;

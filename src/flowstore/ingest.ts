@@ -230,7 +230,7 @@ export function flowToRow(batch: Omit<FlowBatch, 'flows'>, flow: Record<string, 
 }
 
 export function dedupTokenFor(batch: Pick<FlowBatch, 'customerId' | 'nodeId' | 'batchId'>): string {
-  if (/\s/.test(batch.batchId)) throw new Error('a batch id has no white space (partToken relies on it)');
+  if (/\s/.test(batch.batchId)) throw new Error('dedupTokenFor: a batch id must not hold white space (part tokens rely on it)');
   return `${batch.customerId}:${batch.nodeId}:${batch.batchId}`;
 }
 
@@ -266,7 +266,7 @@ export async function ingestFlowBatch(
   opts: { signal?: AbortSignal } = {},
 ): Promise<IngestOutcome> {
   const ingestTimeMs = batch.ingestTimeMs ?? Date.now();
-  const valid: { row: Record<string, unknown>; index: number }[] = [];
+  const valid: Kept[] = [];
   const rejected: IngestOutcome['rejected'] = [];
   batch.flows.forEach((flow, index) => {
     if (typeof flow !== 'object' || flow === null || Array.isArray(flow)) {
@@ -280,24 +280,25 @@ export async function ingestFlowBatch(
       rejected.push({ index, error: error.message });
     }
   });
-  const rows: Record<string, unknown>[] = [];
-  const indexes: number[] = [];
+  const kept: Kept[] = [];
   if (valid.length) {
     const outOfTime = await timeWindowCheck(engine);
-    for (const { row, index } of valid) {
-      const error = outOfTime(row.timestamp as number);
-      if (error) {
-        rejected.push({ index, error: new FlowIngestError(index, '@timestamp', error).message });
-      } else {
-        rows.push(row);
-        indexes.push(index);
-      }
+    for (const record of valid) {
+      const error = outOfTime(record.row.timestamp as number);
+      if (error) rejected.push({ index: record.index, error: new FlowIngestError(record.index, '@timestamp', error).message });
+      else kept.push(record);
     }
   }
-  const refused = rows.length ? await insertByDays(engine, rows, indexes, dedupTokenFor(batch), opts.signal) : [];
+  const refused = kept.length ? await insertByDays(engine, kept, dedupTokenFor(batch), opts.signal) : [];
   rejected.push(...refused);
   rejected.sort((a, b) => a.index - b.index);
-  return { accepted: rows.length - refused.length, rejected };
+  return { accepted: kept.length - refused.length, rejected };
+}
+
+/** A record's row, ready to insert, and the record's place in its batch. */
+interface Kept {
+  row: Record<string, unknown>;
+  index: number;
 }
 
 const DAY_MS = 86_400_000;
@@ -354,22 +355,15 @@ export const MAX_DAYS_PER_INSERT = 100;
  * the setting on the insert, keeps every insert within the default on chDB and on any server, and
  * keeps one insert from writing hundreds of parts.
  */
-async function insertByDays(
-  engine: FlowEngine,
-  rows: Record<string, unknown>[],
-  indexes: number[],
-  dedupToken: string,
-  signal: AbortSignal | undefined,
-): Promise<IngestOutcome['rejected']> {
-  const dayOf = rows.map((r) => Math.floor((r.timestamp as number) / DAY_MS));
-  const days = [...new Set(dayOf)].sort((a, b) => a - b);
-  if (days.length <= MAX_DAYS_PER_INSERT) return insertOrSplit(engine, rows, indexes, dedupToken, signal);
+async function insertByDays(engine: FlowEngine, records: Kept[], dedupToken: string, signal: AbortSignal | undefined): Promise<IngestOutcome['rejected']> {
+  const dayOf = (record: Kept) => Math.floor((record.row.timestamp as number) / DAY_MS);
+  const days = [...new Set(records.map(dayOf))].sort((a, b) => a - b);
+  if (days.length <= MAX_DAYS_PER_INSERT) return insertOrSplit(engine, records, dedupToken, signal);
   const refused: IngestOutcome['rejected'] = [];
   for (let i = 0; i < days.length; i += MAX_DAYS_PER_INSERT) {
     const [first, last] = [days[i]!, days[Math.min(i + MAX_DAYS_PER_INSERT, days.length) - 1]!];
-    const at = dayOf.flatMap((d, p) => (d >= first && d <= last ? [p] : []));
-    const token = partToken(dedupToken, `days ${first}-${last}`);
-    refused.push(...(await insertOrSplit(engine, at.map((p) => rows[p]!), at.map((p) => indexes[p]!), token, signal)));
+    const part = records.filter((record) => dayOf(record) >= first && dayOf(record) <= last);
+    refused.push(...(await insertOrSplit(engine, part, partToken(dedupToken, `days ${first}-${last}`), signal)));
   }
   return refused;
 }
@@ -384,29 +378,24 @@ const refusedData = (error: unknown): error is FlowEngineError =>
   error instanceof FlowEngineError && error.clickhouseCode !== undefined && REFUSED_DATA_CODES.has(error.clickhouseCode);
 
 /**
- * Inserts `rows` as one block; if the engine refuses their data, inserts each half the same way,
- * down to the single records it refuses, which are returned as rejected. Validation above should
- * leave nothing for the engine to refuse: this keeps a value it missed from poisoning its batch.
- * The halves have dedup tokens of their own, derived from the batch's, so a retried batch splits
- * the same way and stores nothing twice.
+ * Inserts the records as one block; if the engine refuses their data, inserts each half the same
+ * way, down to the single records it refuses, which are returned as rejected. Validation above
+ * should leave nothing for the engine to refuse: this keeps a value it missed from poisoning its
+ * batch. The halves have dedup tokens of their own, derived from the batch's, so a retried batch
+ * splits the same way and stores nothing twice.
  */
-async function insertOrSplit(
-  engine: FlowEngine,
-  rows: Record<string, unknown>[],
-  indexes: number[],
-  dedupToken: string,
-  signal: AbortSignal | undefined,
-): Promise<IngestOutcome['rejected']> {
+async function insertOrSplit(engine: FlowEngine, records: Kept[], dedupToken: string, signal: AbortSignal | undefined): Promise<IngestOutcome['rejected']> {
   try {
-    await engine.insertJsonEachRow(FLOWS_TABLE, rows, { dedupToken, ...(signal ? { signal } : {}) });
+    await engine.insertJsonEachRow(FLOWS_TABLE, records.map((record) => record.row), { dedupToken, ...(signal ? { signal } : {}) });
     return [];
   } catch (error) {
     if (!refusedData(error)) throw error;
-    if (rows.length === 1) return [{ index: indexes[0]!, error: `the flow store refused this record: ${error.message.split('\n')[0]!.slice(0, 300)}` }];
-    const half = rows.length >> 1;
-    return [
-      ...(await insertOrSplit(engine, rows.slice(0, half), indexes.slice(0, half), partToken(dedupToken, `${indexes[0]}-${indexes[half - 1]}`), signal)),
-      ...(await insertOrSplit(engine, rows.slice(half), indexes.slice(half), partToken(dedupToken, `${indexes[half]}-${indexes.at(-1)}`), signal)),
-    ];
+    if (records.length === 1) return [{ index: records[0]!.index, error: `the flow store refused this record: ${error.message.split('\n')[0]!.slice(0, 300)}` }];
+    const refused: IngestOutcome['rejected'] = [];
+    for (const half of [records.slice(0, records.length >> 1), records.slice(records.length >> 1)]) {
+      const span = `${half[0]!.index}-${half.at(-1)!.index}`;
+      refused.push(...(await insertOrSplit(engine, half, partToken(dedupToken, span), signal)));
+    }
+    return refused;
   }
 }

@@ -32,9 +32,16 @@ const FAILED = "(ifNull(`stats_volume_packets_dst`, 0) = 0 OR has(`tcp_flags`, '
 const HOPPING = `arrayJoin([0, 1]) AS phase,
         intDiv(toUnixTimestamp64Milli(timestamp) - phase * {bucketSecs:UInt32} * 500, {bucketSecs:UInt32} * 1000) * {bucketSecs:UInt32} * 1000 + phase * {bucketSecs:UInt32} * 500 AS bucket_ms`;
 
+/**
+ * Distinct values (at most `max`) in sorted order. groupUniqArray's own order depends on how the
+ * rows met the engine's threads and parts, and an episode must come out the same on every run:
+ * a run over data it has already seen changes nothing.
+ */
+const distinct = (max: number, expr: string) => `arraySort(groupUniqArray(${max})(${expr}))`;
+
 /** The columns every candidate carries for the narrative: who, which collectors, which alerts. */
-const CONTEXT = `groupUniqArray(8)(node_id) AS node_ids, countIf(ifNull(suricata_flow_alerted, false)) AS alerts,
-  groupUniqArray(4)(${ALERT}) AS alert_signatures, groupUniqArray(4)(${SRC_PROCESS}) AS processes,
+const CONTEXT = `${distinct(8, 'node_id')} AS node_ids, countIf(ifNull(suricata_flow_alerted, false)) AS alerts,
+  ${distinct(4, ALERT)} AS alert_signatures, ${distinct(4, SRC_PROCESS)} AS processes,
   anyIf(src_ctx_fqdn, ${SRC_INTERNAL}) AS source_fqdn,
   toUnixTimestamp64Milli(min(timestamp)) AS first_ms, toUnixTimestamp64Milli(max(timestamp)) AS last_ms`;
 
@@ -178,8 +185,8 @@ export class DetectionStore {
           arrayReduce('quantileExact(0.5)', gaps) AS median_gap_ms,
           if(arrayAvg(gaps) > 0, arrayReduce('stddevPop', gaps) / arrayAvg(gaps), 1e9) AS gap_cv,
           sum(${UP}) AS up, sum(${DOWN}) AS down,
-          groupUniqArray(8)(dst_ip) AS dst_ips, groupUniqArray(8)(dst_port) AS ports,
-          groupUniqArray(4)(coalesce(${TLS_SNI}, dst_ctx_fqdn)) AS fqdns, groupUniqArray(4)(${TLS_VERSION}) AS tls_versions,
+          ${distinct(8, 'dst_ip')} AS dst_ips, ${distinct(8, 'dst_port')} AS ports,
+          ${distinct(4, `coalesce(${TLS_SNI}, dst_ctx_fqdn)`)} AS fqdns, ${distinct(4, TLS_VERSION)} AS tls_versions,
           countIf(ifNull(beacon_session_level_is_beacon, false)) AS sensor_beacon_flows,
           max(beacon_interval_value_ms) AS sensor_interval_ms, max(beacon_confidence) AS sensor_confidence,
           ${CONTEXT}
@@ -199,8 +206,8 @@ export class DetectionStore {
       `/* detection:exfil.candidates */ SELECT src_ip AS source, ${DST_ORG} AS destination, count() AS flows,
         sum(${UP}) AS up, sum(${DOWN}) AS down,
         avgIf(stats_size_payload_entropy_sum / stats_size_payload_entropy_count, ifNull(stats_size_payload_entropy_count, 0) > 0) AS entropy,
-        groupUniqArray(8)(dst_ip) AS dst_ips, groupUniqArray(8)(dst_port) AS ports,
-        groupUniqArray(4)(coalesce(${TLS_SNI}, dst_ctx_fqdn)) AS fqdns, groupUniqArray(4)(${TLS_VERSION}) AS tls_versions,
+        ${distinct(8, 'dst_ip')} AS dst_ips, ${distinct(8, 'dst_port')} AS ports,
+        ${distinct(4, `coalesce(${TLS_SNI}, dst_ctx_fqdn)`)} AS fqdns, ${distinct(4, TLS_VERSION)} AS tls_versions,
         ${CONTEXT}
       FROM ${FLOWS_TABLE}
       WHERE ${SCOPE} AND ${EGRESS}
@@ -231,7 +238,7 @@ export class DetectionStore {
       `/* detection:scan.buckets */ SELECT src_ip AS source,
         ${HOPPING},
         uniqExact(dst_ip, dst_port) AS targets, uniqExact(dst_ip) AS hosts, count() AS flows, countIf(${FAILED}) AS failed,
-        groupUniqArray(64)(dst_port) AS ports, groupUniqArray(4096)(dst_ip) AS dst_ips,
+        ${distinct(64, 'dst_port')} AS ports, ${distinct(4096, 'dst_ip')} AS dst_ips,
         ${CONTEXT}
       FROM ${FLOWS_TABLE}
       WHERE ${SCOPE} AND ${SRC_INTERNAL} AND ${DST_INTERNAL} AND transport_proto = 'TCP'
@@ -269,8 +276,8 @@ export class DetectionStore {
         count() AS sessions,
         countIf(ifNull(stats_timing_duration_secs_sum, 0) <= {maxAttemptSecs:Float64} AND ifNull(stats_volume_bytes_total, 0) <= {maxAttemptBytes:Float64}) AS attempts,
         toBool(min(${SRC_INTERNAL}) = 0) AS source_external, sum(ifNull(stats_volume_bytes_total, 0)) AS bytes, any(src_geo_org) AS source_org, any(src_geo_country_iso_code) AS source_country,
-        any(dst_ctx_fqdn) AS target_fqdn, groupUniqArray(4)(${DST_PROCESS}) AS service_processes, any(app_name) AS app,
-        countIf(threat_indicator IS NOT NULL) AS threat_flows, groupUniqArrayArray(8)(threat_feeds) AS threat_feeds,
+        any(dst_ctx_fqdn) AS target_fqdn, ${distinct(4, DST_PROCESS)} AS service_processes, any(app_name) AS app,
+        countIf(threat_indicator IS NOT NULL) AS threat_flows, arraySort(groupUniqArrayArray(8)(threat_feeds)) AS threat_feeds,
         ${CONTEXT}
       FROM ${FLOWS_TABLE}
       WHERE ${SCOPE} AND ${DST_INTERNAL} AND transport_proto = 'TCP' AND dst_port IN {ports:Array(UInt16)}
@@ -291,7 +298,7 @@ export class DetectionStore {
         count() AS queries, uniqExact(rrname) AS names,
         sum(if(sub = '', 0, length(sub) - length(splitByChar('.', sub)) + 1)) AS label_chars,
         sum(if(sub = '', 0, length(splitByChar('.', sub)))) AS label_count,
-        groupUniqArray(4)(dst_ip) AS resolvers, groupUniqArray(8)(${DNS_TYPE}) AS rrtypes,
+        ${distinct(4, 'dst_ip')} AS resolvers, ${distinct(8, DNS_TYPE)} AS rrtypes,
         sum(${UP}) AS up, sum(${DOWN}) AS down,
         ${CONTEXT}
       FROM ${FLOWS_TABLE}

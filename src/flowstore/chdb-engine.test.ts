@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ChdbEngine } from './chdb-engine.js';
+import { ChdbEngine, INDEX_UNCOMPRESSED_CACHE_BYTES, UNCOMPRESSED_CACHE_BYTES } from './chdb-engine.js';
 import { named } from './sql.js';
 import { defineFlowStoreSuite } from './testkit/engine-suite.js';
 import { threadStates } from './testkit/threads.js';
@@ -17,6 +17,26 @@ defineFlowStoreSuite('chDB (in-process)', async () => {
       rmSync(dir, { recursive: true, force: true });
     },
   };
+});
+
+describe('chDB session', () => {
+  it('opens with caches for decompressed data and index blocks, which chDB leaves at 0', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'flowstore-chdb-'));
+    const engine = new ChdbEngine(dir);
+    try {
+      const rows = await engine.query<{ name: string; value: string }>(
+        named('flowstore:test.caches', "SELECT name, value FROM system.server_settings WHERE name IN ('uncompressed_cache_size', 'index_uncompressed_cache_size') ORDER BY name"),
+        {},
+      );
+      expect(rows).toEqual([
+        { name: 'index_uncompressed_cache_size', value: String(INDEX_UNCOMPRESSED_CACHE_BYTES) },
+        { name: 'uncompressed_cache_size', value: String(UNCOMPRESSED_CACHE_BYTES) },
+      ]);
+    } finally {
+      await engine.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
 
 // Linux honours a query's nice value only with CAP_SYS_NICE (root on our machines and CI).

@@ -23,6 +23,8 @@ import { CONTROL_PATH } from './modules/control/hub.js';
 import { INGEST_PATH, serveIngest } from './modules/ingest/ingest.http.js';
 import type { FlowEngine } from './flowstore/index.js';
 import { type Database, openDatabase } from './infra/database.js';
+import { SecretsKey } from './infra/secrets-key.js';
+import { sealLegacySecrets } from './auth/sealed-secrets.js';
 import { openFlowEngine, prepareFlowEngine } from './infra/flow-engine.js';
 import { type Logger, createLogger } from './infra/logger.js';
 import { type Services, createServices } from './services.js';
@@ -50,7 +52,10 @@ export async function buildApp(config: Config, logger = createLogger(config.logL
   const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, logger, role: 'server' });
   const flows = options.flowEngine ?? (await openFlowEngine(config, logger));
   if (options.flowEngine) await prepareFlowEngine(flows, config, logger);
-  const services = await createServices(config, db, flows, logger);
+  // Generated on a first start when neither SECRETS_KEY nor the key file exists (docs/secrets.md).
+  const secretsKey = SecretsKey.load(config, { create: true });
+  await sealLegacySecrets(db.pool, secretsKey, logger);
+  const services = await createServices(config, db, flows, logger, secretsKey);
   await services.automationRunner.start();
   await services.detection.start();
 

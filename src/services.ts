@@ -6,6 +6,7 @@ import { TokenService } from './auth/tokens.js';
 import type { Config } from './config.js';
 import { type FlowEngine, deleteTenantFlows } from './flowstore/index.js';
 import type { Database } from './infra/database.js';
+import type { SecretsKey } from './infra/secrets-key.js';
 import { PublicLinks } from './infra/links.js';
 import type { Logger } from './infra/logger.js';
 import { PubSub } from './infra/pubsub.js';
@@ -69,9 +70,9 @@ export interface Services {
 }
 
 /** Wires the domain services over one database; shared by the server and the admin CLI. */
-export async function createServices(config: Config, db: Database, flows: FlowEngine, logger: Logger): Promise<Services> {
+export async function createServices(config: Config, db: Database, flows: FlowEngine, logger: Logger, secretsKey: SecretsKey): Promise<Services> {
   const { prisma } = db;
-  const keys = new KeyRing(prisma, config.tokenTtlSeconds);
+  const keys = new KeyRing(prisma, config.tokenTtlSeconds, secretsKey);
   await keys.load();
   const credentials = new ClientCredentialCache(prisma);
   await db.listen('auth_client_changed', (clientId) => credentials.forget(clientId));
@@ -90,10 +91,10 @@ export async function createServices(config: Config, db: Database, flows: FlowEn
   const nodes = new NodeService(prisma, tenants, pubsub, events);
   const control = new ControlHub(db, pubsub, auth, nodes, logger, events);
   await control.start();
-  const collector = new CollectorService(new CollectorStore(prisma), links, config, logger);
+  const collector = new CollectorService(new CollectorStore(prisma), links, config, logger, () => keys.signingSecrets());
   const nodeCommands = new NodeCommandService(prisma, nodes, control, collector, config.commandTimeoutScale);
   const automationStore = new AutomationStore(prisma, db.pool);
-  const automation = new AutomationService(automationStore, new WebhookSecrets(() => new CollectorStore(prisma).signingSecrets()), {
+  const automation = new AutomationService(automationStore, new WebhookSecrets(secretsKey), {
     allowPrivateTargets: config.automationAllowPrivateTargets,
   });
   events.react(automation.reaction);

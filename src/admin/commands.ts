@@ -1,10 +1,12 @@
 import { parseArgs } from 'node:util';
 import { ClientService } from '../auth/clients.service.js';
 import { KeyRing } from '../auth/keyring.js';
+import { resealSecrets } from '../auth/sealed-secrets.js';
 import type { Config } from '../config.js';
 import { badRequest } from '../errors.js';
 import type { Tenant } from '../generated/prisma/client.js';
 import type { Database } from '../infra/database.js';
+import { SecretsKey } from '../infra/secrets-key.js';
 import { publishReleaseCommand, releaseUsage } from '../modules/collector/collector.admin.js';
 import { detectRunCommand, detectUsage } from '../modules/detection/detection.admin.js';
 import { TenantDeletionHooks } from '../tenancy/deletion-hooks.js';
@@ -20,6 +22,7 @@ export const usage = `usage: npm run -s admin -- <command>
   client list --customer CUSTOMER_ID
   client revoke --client-id CLIENT_ID
   key rotate
+  secrets rotate
 ${releaseUsage}
 ${detectUsage}`;
 
@@ -81,13 +84,29 @@ const commands: Record<string, Command> = {
     return new ClientService(db.prisma).revoke(option(values, 'client-id'));
   },
   'key rotate': async (_args, db, config) => {
-    const keys = new KeyRing(db.prisma, config.tokenTtlSeconds);
+    const keys = new KeyRing(db.prisma, config.tokenTtlSeconds, SecretsKey.load(config, { create: false }));
     await keys.load();
     return { kid: await keys.rotate(), jwks: keys.jwks() };
   },
+  'secrets rotate': rotateSecretsKey,
   'release publish': publishReleaseCommand,
   'detect run': detectRunCommand,
 };
+
+/**
+ * Every sealed value re-sealed under a new secrets key, in one transaction, while servers run.
+ * With the key file (SECRETS_KEY unset) a new key is generated into it first, the current one kept
+ * second: servers re-read the file when they seal or meet a value under a key they do not hold.
+ * With SECRETS_KEY, the new key is its first one (docs/secrets.md has the steps).
+ */
+async function rotateSecretsKey(_args: string[], db: Database, config: Config) {
+  const secretsKey = SecretsKey.load(config, { create: false });
+  const previous = secretsKey.currentId;
+  const current = secretsKey.fromFile ? secretsKey.addNewKey() : previous;
+  const resealed = await resealSecrets(db.pool, secretsKey, 'all');
+  secretsKey.dropOldKeys();
+  return { secrets_key_id: current, previous_key_id: secretsKey.fromFile ? previous : null, source: secretsKey.source, resealed };
+}
 
 export function findCommand(argv: string[]): { run: Command; args: string[] } | undefined {
   const name = argv.slice(0, 2).join(' ');

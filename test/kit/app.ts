@@ -1,13 +1,24 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type App, buildApp } from '../../src/app.js';
 import { type Config, loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/infra/logger.js';
+import { keyFilePath } from '../../src/infra/secrets-key.js';
 import { ChdbEngine, type FlowEngine } from '../../src/flowstore/index.js';
 import { createTestDatabase } from './databases.js';
 
 let shared: FlowEngine | undefined;
+/** The data directory of the app that created each test database: its key file seals that database. */
+const ownerDirs = new Map<string, string>();
+
+/**
+ * `SECRETS_KEY` for a second process on a database whose first server generated its key file in
+ * `dataDir`: processes sharing a database share its secrets key (docs/secrets.md).
+ */
+export function sharedSecretsKey(dataDir: string): { SECRETS_KEY: string } {
+  return { SECRETS_KEY: readFileSync(keyFilePath(dataDir), 'utf8').trim().split('\n').join(',') };
+}
 
 /**
  * chDB binds one data directory per process, and in production every server process shares one
@@ -56,10 +67,12 @@ export async function startTestApp(
     // The IP → organization dataset loads on first explore use, not in every test file.
     IP_ORG_DATASET: 'lazy',
     ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
+    ...(options.databaseUrl && ownerDirs.has(options.databaseUrl) ? sharedSecretsKey(ownerDirs.get(options.databaseUrl)!) : {}),
     ...options.env,
   });
   const logger = createLogger(process.env.TEST_LOG_LEVEL === 'debug' ? 'debug' : 'silent');
   const app = await buildApp(config, logger, { flowEngine: options.embedded || options.ownFlowEngine ? undefined : sharedFlowEngine() });
+  if (database) ownerDirs.set(database.url, dataDir);
   return {
     app,
     url: app.url,
@@ -67,6 +80,7 @@ export async function startTestApp(
     async stop() {
       await app.stop();
       await database?.drop();
+      if (database) ownerDirs.delete(database.url);
       if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
     },
   };

@@ -1,6 +1,7 @@
-import { createHmac } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { DomainError } from '../../errors.js';
+import { SealedValueError, SecretsKey } from '../../infra/secrets-key.js';
 import { eventMatches, validateMatch } from './conditions.js';
 import { retryDelay } from './runner.js';
 import { TargetRefused, checkTarget, guardedLookup, isPublicAddress, parseTargetUrl } from './targets.js';
@@ -91,17 +92,19 @@ describe('rule matching', () => {
 });
 
 describe('webhook secrets and signatures', () => {
-  const signingKeys = [{ kid: 'k1', d: Buffer.alloc(32, 7).toString('base64url'), createdAt: new Date(0), retiredAt: null }];
+  const secretsKey = SecretsKey.load({ secretsKeys: [randomBytes(32)], dataDir: '/nonexistent' }, { create: false });
 
-  it('seals a secret so that only its rule opens it', async () => {
-    const secrets = new WebhookSecrets(async () => signingKeys);
+  it('seals a secret under the secrets key so that only its rule opens it', () => {
+    const secrets = new WebhookSecrets(secretsKey);
     const secret = generateWebhookSecret();
     expect(secret).toMatch(/^whsec_[A-Za-z0-9_-]{43}$/);
-    const sealed = await secrets.seal('rule_a', secret);
-    expect(sealed.kid).toBe('k1');
-    expect(sealed.box.toString('utf8')).not.toContain(secret.slice(6));
-    expect(await secrets.open('rule_a', sealed)).toBe(secret);
-    await expect(secrets.open('rule_b', sealed)).rejects.toThrow();
+    const sealed = secrets.seal('rule_a', secret);
+    expect(SecretsKey.sealedUnder(sealed)).toBe(secretsKey.currentId);
+    expect(sealed.toString('utf8')).not.toContain(secret.slice(6));
+    expect(secrets.open('rule_a', sealed)).toBe(secret);
+    expect(() => secrets.open('rule_b', sealed)).toThrow(SealedValueError);
+    const other = new WebhookSecrets(SecretsKey.load({ secretsKeys: [randomBytes(32)], dataDir: '/nonexistent' }, { create: false }));
+    expect(() => other.open('rule_a', sealed)).toThrow(/sealed under secrets key [0-9a-f]{16}, which SECRETS_KEY does not hold/);
   });
 
   it('signs the timestamp and the body with HMAC-SHA256', () => {

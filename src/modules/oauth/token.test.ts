@@ -1,4 +1,4 @@
-import { SignJWT, createRemoteJWKSet, decodeJwt, decodeProtectedHeader, importJWK, jwtVerify } from 'jose';
+import { SignJWT, createRemoteJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestApp, startTestApp } from '../../../test/kit/app.js';
 import { call } from '../../../test/kit/http.js';
@@ -127,10 +127,9 @@ describe('bearer token checks (api-spec.md section 5)', () => {
   afterAll(() => t.stop());
 
   const signWith = async (claims: Record<string, unknown>, exp: number) => {
-    const row = await t.app.db.prisma.signingKey.findFirstOrThrow({ where: { retiredAt: null } });
-    const key = await importJWK(row.privateJwk as never, 'ES256');
+    const { kid, key } = t.app.services.keys.signingKey();
     return new SignJWT(claims)
-      .setProtectedHeader({ alg: 'ES256', kid: row.kid })
+      .setProtectedHeader({ alg: 'ES256', kid })
       .setIssuer('breach-detection')
       .setAudience(caller.customerId)
       .setSubject(caller.clientId)

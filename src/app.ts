@@ -52,10 +52,19 @@ export async function buildApp(config: Config, logger = createLogger(config.logL
   const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, logger, role: 'server' });
   const flows = options.flowEngine ?? (await openFlowEngine(config, logger));
   if (options.flowEngine) await prepareFlowEngine(flows, config, logger);
-  // Generated on a first start when neither SECRETS_KEY nor the key file exists (docs/secrets.md).
-  const secretsKey = SecretsKey.load(config, { create: true });
-  await sealLegacySecrets(db.pool, secretsKey, logger);
-  const services = await createServices(config, db, flows, logger, secretsKey);
+  let services: Services;
+  try {
+    // Generated on a first start when neither SECRETS_KEY nor the key file exists (docs/secrets.md).
+    const secretsKey = SecretsKey.load(config, { create: true });
+    await sealLegacySecrets(db.pool, secretsKey, logger);
+    services = await createServices(config, db, flows, logger, secretsKey);
+  } catch (error) {
+    // A secrets key that opens nothing stops the start; what it opened is let go (the embedded
+    // directory above all), for whoever starts again in this process.
+    await db.close();
+    if (!options.flowEngine) await flows.close();
+    throw error;
+  }
   await services.automationRunner.start();
   await services.detection.start();
 

@@ -47,6 +47,25 @@ function sealLikeThePreviousVersion(signingKey: { kid: string; d: string }, rule
 
 const keyIdOf = (dataDir: string) => SecretsKey.load({ secretsKeys: [], dataDir }, { create: false }).currentId;
 
+const secretOfRule = async (t: TestApp, id: string) =>
+  t.app.services.automation.secretOf(await t.app.db.prisma.automationRule.findUniqueOrThrow({ where: { id } }));
+
+async function saveWebhookRule(t: TestApp, caller: Caller, name: string): Promise<{ ruleId: string; secret: string }> {
+  const res = await call(t.url, 'POST', '/rest/automation/1.0', {
+    token: caller.token,
+    body: { name, match: { topic: 'detections' }, action: { type: 'webhook', url: 'http://127.0.0.1:9/hook' } },
+  });
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  return { ruleId: res.body.rule.rule_id as string, secret: res.body.secret as string };
+}
+
+/** The ids of the keys the stored values are sealed under. */
+async function sealedUnder(url: string): Promise<Set<string>> {
+  const keys = await query<{ private_box: Buffer }>(url, 'SELECT private_box FROM signing_keys');
+  const rules = await query<{ secret_box: Buffer }>(url, 'SELECT secret_box FROM automation_rules WHERE secret_box IS NOT NULL');
+  return new Set([...keys.map((k) => k.private_box), ...rules.map((r) => r.secret_box)].map((box) => SecretsKey.sealedUnder(box)));
+}
+
 describe('secrets at rest: sealed under the secrets key (DATABASE_URL mode)', () => {
   let database: Awaited<ReturnType<typeof createTestDatabase>>;
   let dataDir: string;
@@ -58,28 +77,12 @@ describe('secrets at rest: sealed under the secrets key (DATABASE_URL mode)', ()
     startTestApp({ databaseUrl: database.url, dataDir: dir, env: { AUTOMATION_ALLOW_PRIVATE_TARGETS: 'true', ...env } });
   const cli = (args: string[], env: Record<string, string> = {}) =>
     adminCli(args, { DATABASE_URL: database.url, DATA_DIR: dataDir, SECRETS_KEY: '', LOG_LEVEL: 'silent', ...env });
-  const secretOfRule = async (app: TestApp, id: string) =>
-    app.app.services.automation.secretOf(await app.app.db.prisma.automationRule.findUniqueOrThrow({ where: { id } }));
-  const saveWebhookRule = async (name: string) => {
-    const res = await call(t.url, 'POST', '/rest/automation/1.0', {
-      token: caller.token,
-      body: { name, match: { topic: 'detections' }, action: { type: 'webhook', url: 'http://127.0.0.1:9/hook' } },
-    });
-    expect(res.status, JSON.stringify(res.body)).toBe(200);
-    return { ruleId: res.body.rule.rule_id as string, secret: res.body.secret as string };
-  };
-  const sealedUnder = async () => {
-    const keys = await query<{ private_box: Buffer }>(database.url, 'SELECT private_box FROM signing_keys');
-    const rules = await query<{ secret_box: Buffer }>(database.url, 'SELECT secret_box FROM automation_rules WHERE secret_box IS NOT NULL');
-    return new Set([...keys.map((k) => k.private_box), ...rules.map((r) => r.secret_box)].map((box) => SecretsKey.sealedUnder(box)));
-  };
-
   beforeAll(async () => {
     database = await createTestDatabase();
     dataDir = mkdtempSync(join(tmpdir(), 'bd-sealed-'));
     t = await start();
     caller = await seedCaller(t.app, (await seedTenant(t.app, { msp: true })).id);
-    ({ ruleId, secret } = await saveWebhookRule('sealed'));
+    ({ ruleId, secret } = await saveWebhookRule(t, caller, 'sealed'));
   });
   afterAll(async () => {
     await t?.stop();
@@ -102,7 +105,7 @@ describe('secrets at rest: sealed under the secrets key (DATABASE_URL mode)', ()
     expect((await call(t.url, 'GET', '/rest/deployments/1.0', { token: caller.token })).status).toBe(200);
     expect(await secretOfRule(t, ruleId)).toBe(secret);
     expect(statSync(keyFilePath(dataDir)).mode & 0o777).toBe(0o600);
-    expect(await sealedUnder()).toEqual(new Set([keyIdOf(dataDir)]));
+    expect(await sealedUnder(database.url)).toEqual(new Set([keyIdOf(dataDir)]));
   });
 
   it("re-seals an older version's plaintext signing keys and derived webhook secrets at start, keeping their values", async () => {
@@ -127,7 +130,7 @@ describe('secrets at rest: sealed under the secrets key (DATABASE_URL mode)', ()
     expect(legacy).toEqual([]);
     expect(await query(database.url, 'SELECT id FROM automation_rules WHERE legacy_secret_kid IS NOT NULL')).toEqual([]);
     expect(await dumpSecretTables(database.url)).not.toContain(signer.d);
-    expect(await sealedUnder()).toEqual(new Set([keyIdOf(dataDir)]));
+    expect(await sealedUnder(database.url)).toEqual(new Set([keyIdOf(dataDir)]));
     // Same keys, same secret: tokens issued before still pass, receivers keep their secret.
     expect(t.app.services.keys.signingSecrets()).toEqual(before);
     expect((await call(t.url, 'GET', '/rest/deployments/1.0', { token: caller.token })).status).toBe(200);
@@ -163,13 +166,13 @@ describe('secrets at rest: sealed under the secrets key (DATABASE_URL mode)', ()
     expect(second).not.toBe(first);
     expect(keyIdOf(dataDir)).toBe(second);
     expect(statSync(keyFilePath(dataDir)).mode & 0o777).toBe(0o600);
-    expect(await sealedUnder()).toEqual(new Set([second]));
+    expect(await sealedUnder(database.url)).toEqual(new Set([second]));
 
     // The running server opens the re-sealed values and seals new ones under the new key.
     expect(await secretOfRule(t, ruleId)).toBe(secret);
-    const added = await saveWebhookRule('after rotation');
+    const added = await saveWebhookRule(t, caller, 'after rotation');
     expect(await secretOfRule(t, added.ruleId)).toBe(added.secret);
-    expect(await sealedUnder()).toEqual(new Set([second]));
+    expect(await sealedUnder(database.url)).toEqual(new Set([second]));
     // A signing key rotated now is sealed under the new key, and the server loads and signs with it.
     const keyRotated = await cli(['key', 'rotate']);
     expect(keyRotated.code, keyRotated.stderr).toBe(0);
@@ -190,5 +193,56 @@ describe('secrets at rest: sealed under the secrets key (DATABASE_URL mode)', ()
     await t.app.stop();
     t = await start();
     expect(await secretOfRule(t, ruleId)).toBe(secret);
+  });
+});
+
+describe('secrets rotate with SECRETS_KEY, while servers run (the steps of docs/secrets.md)', () => {
+  const OLD = randomBytes(32).toString('base64');
+  const NEW = randomBytes(32).toString('base64url');
+  const idOf = (key: string) => SecretsKey.load({ secretsKeys: [Buffer.from(key, 'base64')], dataDir: '/nonexistent' }, { create: false }).currentId;
+  let database: Awaited<ReturnType<typeof createTestDatabase>>;
+  let dataDir: string;
+  let t: TestApp | undefined;
+  const start = (secretsKey: string) =>
+    startTestApp({ databaseUrl: database.url, dataDir, env: { SECRETS_KEY: secretsKey, AUTOMATION_ALLOW_PRIVATE_TARGETS: 'true' } });
+  const rotate = (secretsKey: string) => adminCli(['secrets', 'rotate'], { DATABASE_URL: database.url, DATA_DIR: dataDir, SECRETS_KEY: secretsKey, LOG_LEVEL: 'silent' });
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    dataDir = mkdtempSync(join(tmpdir(), 'bd-sealed-env-'));
+  });
+  afterAll(async () => {
+    await t?.stop();
+    await database.drop();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('moves every value from OLD to NEW and no server fails to open one', async () => {
+    t = await start(OLD);
+    const caller = await seedCaller(t.app, (await seedTenant(t.app, { msp: true })).id);
+    const first = await saveWebhookRule(t, caller, 'before');
+    expect(await sealedUnder(database.url)).toEqual(new Set([idOf(OLD)]));
+    await t.app.stop();
+
+    t = await start(`${OLD},${NEW}`);
+    const rotated = await rotate(`${NEW},${OLD}`);
+    expect(rotated.code, rotated.stderr).toBe(0);
+    expect(rotated.json).toMatchObject({ secrets_key_id: idOf(NEW), previous_key_id: null, source: 'SECRETS_KEY', resealed: { webhook_secrets: 1 } });
+    expect(await sealedUnder(database.url)).toEqual(new Set([idOf(NEW)]));
+    // The server, still sealing under OLD, opens what is now under NEW.
+    expect(await secretOfRule(t, first.ruleId)).toBe(first.secret);
+    const between = await saveWebhookRule(t, caller, 'between');
+    expect(await sealedUnder(database.url)).toEqual(new Set([idOf(NEW), idOf(OLD)]));
+    await t.app.stop();
+
+    t = await start(`${NEW},${OLD}`);
+    expect((await rotate(`${NEW},${OLD}`)).json.resealed.webhook_secrets).toBe(2);
+    expect(await sealedUnder(database.url)).toEqual(new Set([idOf(NEW)]));
+    await t.app.stop();
+
+    t = await start(NEW);
+    expect(await secretOfRule(t, first.ruleId)).toBe(first.secret);
+    expect(await secretOfRule(t, between.ruleId)).toBe(between.secret);
+    expect((await call(t.url, 'GET', '/rest/deployments/1.0', { token: caller.token })).status).toBe(200);
   });
 });

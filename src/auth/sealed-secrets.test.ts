@@ -2,7 +2,7 @@ import { createCipheriv, hkdfSync, randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { decodeProtectedHeader } from 'jose';
+import { decodeProtectedHeader, exportJWK, generateKeyPair } from 'jose';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminCli } from '../../test/kit/admin-cli.js';
@@ -10,6 +10,8 @@ import { type TestApp, startTestApp } from '../../test/kit/app.js';
 import { createTestDatabase } from '../../test/kit/databases.js';
 import { call } from '../../test/kit/http.js';
 import { type Caller, seedCaller, seedTenant } from '../../test/kit/seed.js';
+import { createLogger } from '../infra/logger.js';
+import { applyMigrations, readMigrations } from '../infra/migrate.js';
 import { SecretsKey, keyFilePath } from '../infra/secrets-key.js';
 
 /** Everything `pg_dump` would show of the two tables that hold secrets, as text. */
@@ -244,5 +246,41 @@ describe('secrets rotate with SECRETS_KEY, while servers run (the steps of docs/
     expect(await secretOfRule(t, first.ruleId)).toBe(first.secret);
     expect(await secretOfRule(t, between.ruleId)).toBe(between.secret);
     expect((await call(t.url, 'GET', '/rest/deployments/1.0', { token: caller.token })).status).toBe(200);
+  });
+});
+
+describe('upgrading a database the previous version wrote', () => {
+  it('applies 0006 and seals its plaintext signing key and derived webhook secret at start, keeping both', async () => {
+    const database = await createTestDatabase();
+    const dataDir = mkdtempSync(join(tmpdir(), 'bd-sealed-upgrade-'));
+    let t: TestApp | undefined;
+    try {
+      const pool = new pg.Pool({ connectionString: database.url, max: 1 });
+      await applyMigrations(pool, createLogger('silent'), readMigrations().filter((m) => m.name < '0006'));
+      const { publicKey, privateKey } = await generateKeyPair('ES256', { extractable: true });
+      const privateJwk = await exportJWK(privateKey);
+      const secret = `whsec_${randomBytes(32).toString('base64url')}`;
+      await pool.query(`INSERT INTO signing_keys (kid, alg, private_jwk, public_jwk) VALUES ('key_old', 'ES256', $1, $2)`, [privateJwk, await exportJWK(publicKey)]);
+      await pool.query(`INSERT INTO tenants (id, name, handle, type, is_msp) VALUES ('cus_old', 'Old', 'old', 'msp', true)`);
+      await pool.query(
+        `INSERT INTO automation_rules (id, customer_id, name, topic, action, webhook_url, secret_kid, secret_box)
+         VALUES ('rule_old', 'cus_old', 'r', 'detections', 'webhook', 'https://example.com/h', 'key_old', $1)`,
+        [sealLikeThePreviousVersion({ kid: 'key_old', d: privateJwk.d! }, 'rule_old', secret)],
+      );
+      await pool.end();
+
+      t = await startTestApp({ databaseUrl: database.url, dataDir });
+      const dump = await dumpSecretTables(database.url);
+      expect(dump).not.toContain(privateJwk.d);
+      expect(dump).not.toContain(secret);
+      expect(await sealedUnder(database.url)).toEqual(new Set([keyIdOf(dataDir)]));
+      expect(t.app.services.keys.signingSecrets()).toMatchObject([{ kid: 'key_old', d: privateJwk.d }]);
+      expect(await t.app.services.keys.verificationKey('key_old')).toBeDefined();
+      expect(await secretOfRule(t, 'rule_old')).toBe(secret);
+    } finally {
+      await t?.stop();
+      await database.drop();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 });

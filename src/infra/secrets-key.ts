@@ -1,6 +1,6 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 
 /**
  * The key-encryption key (KEK) that seals the secrets the database keeps (token signing keys,
@@ -143,7 +143,7 @@ export class SecretsKey {
 }
 
 function createKeyFile(file: string): void {
-  mkdirSync(join(file, '..'), { recursive: true, mode: 0o700 });
+  mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
   try {
     // `wx`: a server starting at the same moment may have just written it; theirs stands.
     writeFileSync(file, `${randomBytes(KEY_BYTES).toString('base64')}\n`, { mode: 0o600, flag: 'wx' });

@@ -23,37 +23,34 @@ export async function resealSecrets(pool: pg.Pool, secretsKey: SecretsKey, which
   try {
     await client.query('BEGIN');
     await client.query('LOCK TABLE signing_keys, automation_rules IN SHARE ROW EXCLUSIVE MODE');
-    const count: ResealCount = { signing_keys: 0, webhook_secrets: 0 };
-
     const { rows: keys } = await client.query<{ kid: string; legacy_private_jwk: { d: string } | null; private_box: Buffer | null }>(
       'SELECT kid, legacy_private_jwk, private_box FROM signing_keys /* reseal.signing_keys */',
     );
     const privateJwk = (row: (typeof keys)[number]): string =>
       row.legacy_private_jwk ? JSON.stringify(row.legacy_private_jwk) : secretsKey.open(privateJwkContext(row.kid), row.private_box!);
-    for (const row of keys) {
-      if (which === 'legacy' && !row.legacy_private_jwk) continue;
-      await client.query('UPDATE signing_keys SET private_box = $2, legacy_private_jwk = NULL WHERE kid = $1 /* reseal.signing_key */', [
-        row.kid,
-        secretsKey.seal(privateJwkContext(row.kid), privateJwk(row)),
-      ]);
-      count.signing_keys++;
-    }
+    const resealedKeys = keys.filter((row) => which === 'all' || row.legacy_private_jwk);
+    await client.query(
+      `UPDATE signing_keys k SET private_box = v.box, legacy_private_jwk = NULL
+         FROM unnest($1::text[], $2::bytea[]) AS v (kid, box) WHERE k.kid = v.kid /* reseal.signing_keys_update */`,
+      [resealedKeys.map((row) => row.kid), resealedKeys.map((row) => secretsKey.seal(privateJwkContext(row.kid), privateJwk(row)))],
+    );
 
     const { rows: rules } = await client.query<{ id: string; legacy_secret_kid: string | null; secret_box: Buffer }>(
       `SELECT id, legacy_secret_kid, secret_box FROM automation_rules
         WHERE secret_box IS NOT NULL AND ($1 OR legacy_secret_kid IS NOT NULL) /* reseal.webhook_secrets */`,
       [which === 'all'],
     );
-    for (const rule of rules) {
+    const boxes = rules.map((rule) => {
       const secret = rule.legacy_secret_kid ? openLegacy(rule, keys, privateJwk) : secretsKey.open(webhookSecretContext(rule.id), rule.secret_box);
-      await client.query('UPDATE automation_rules SET secret_box = $2, legacy_secret_kid = NULL WHERE id = $1 /* reseal.webhook_secret */', [
-        rule.id,
-        secretsKey.seal(webhookSecretContext(rule.id), secret),
-      ]);
-      count.webhook_secrets++;
-    }
+      return secretsKey.seal(webhookSecretContext(rule.id), secret);
+    });
+    await client.query(
+      `UPDATE automation_rules r SET secret_box = v.box, legacy_secret_kid = NULL
+         FROM unnest($1::text[], $2::bytea[]) AS v (id, box) WHERE r.id = v.id /* reseal.webhook_secrets_update */`,
+      [rules.map((rule) => rule.id), boxes],
+    );
     await client.query('COMMIT');
-    return count;
+    return { signing_keys: resealedKeys.length, webhook_secrets: rules.length };
   } catch (error) {
     await client.query('ROLLBACK').catch(() => undefined);
     throw error;

@@ -52,7 +52,11 @@ export class SecretsKey {
   static load(config: { secretsKeys: Buffer[]; dataDir: string }, options: { create: boolean }): SecretsKey {
     if (config.secretsKeys.length > 0) return new SecretsKey(config.secretsKeys.map(kekOf), 'SECRETS_KEY', undefined);
     const file = keyFilePath(config.dataDir);
-    if (options.create) createKeyFile(file);
+    if (options.create) {
+      createKeyFile(file);
+      // A copy restored from a backup may have come back readable by others.
+      chmodSync(file, 0o600);
+    }
     return new SecretsKey(readKeyFile(file), `SECRETS_KEY (unset, so ${file})`, file);
   }
 

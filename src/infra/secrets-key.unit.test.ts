@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -39,6 +39,9 @@ describe('SecretsKey', () => {
     const text = readFileSync(keyFilePath(dataDir), 'utf8');
     expect(SecretsKey.load({ secretsKeys: [], dataDir }, { create: true }).currentId).toBe(key.currentId);
     expect(readFileSync(keyFilePath(dataDir), 'utf8')).toBe(text);
+    chmodSync(keyFilePath(dataDir), 0o644);
+    SecretsKey.load({ secretsKeys: [], dataDir }, { create: true });
+    expect(statSync(keyFilePath(dataDir)).mode & 0o777).toBe(0o600);
   });
 
   it('opens only the value it sealed, in its own row, unaltered', () => {

@@ -26,6 +26,7 @@ import type { FlowEngine } from './flowstore/index.js';
 import { type Database, openDatabase } from './infra/database.js';
 import { openFlowEngine, prepareFlowEngine } from './infra/flow-engine.js';
 import { type Logger, createLogger } from './infra/logger.js';
+import { answerClientError } from './infra/client-errors.js';
 import { type Services, createServices } from './services.js';
 
 export const SERVICE_NAME = 'breach-detection-api';
@@ -118,6 +119,7 @@ export async function buildApp(config: Config, logger = createLogger(config.logL
     }
     sendJson(res, 404, { error: 'not_found', code: 'not_found', message: `No such endpoint: ${req.method} ${url.pathname}` });
   });
+  server.on('clientError', answerClientError);
 
   // Two WebSocket endpoints share the http server: GraphQL subscriptions and the collector channel.
   // A message over the body limit closes its socket (1009); a document over the other limits is

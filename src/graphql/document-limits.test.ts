@@ -39,10 +39,20 @@ describe('document limits', () => {
     expect(() => parseWithinLimits(getIntrospectionQuery())).not.toThrow();
   });
 
-  it(`count tokens up to ${MAX_DOCUMENT_TOKENS}, comments aside`, () => {
+  it(`count tokens up to ${MAX_DOCUMENT_TOKENS}, each comment and each line of a block string among them`, () => {
     const tokens = (n: number) => `{ ${'__typename '.repeat(n - 2)}}`;
-    expect(() => parseWithinLimits(`# ${'x'.repeat(10_000)}\n${tokens(MAX_DOCUMENT_TOKENS)}`)).not.toThrow();
+    expect(() => parseWithinLimits(tokens(MAX_DOCUMENT_TOKENS))).not.toThrow();
     refused(tokens(MAX_DOCUMENT_TOKENS + 1), 'max_tokens');
+    expect(() => parseWithinLimits(`# ${'x'.repeat(100_000)}\n${tokens(MAX_DOCUMENT_TOKENS - 1)}`)).not.toThrow();
+    refused(`# one\n${tokens(MAX_DOCUMENT_TOKENS)}`, 'max_tokens');
+    // graphql-js's lexer builds every comment and block string line, uncounted by its maxTokens.
+    refused(`${'#\n'.repeat(MAX_DOCUMENT_TOKENS)}{ __typename }`, 'max_tokens');
+    refused(`{ viewer(a: """${'x\n'.repeat(MAX_DOCUMENT_TOKENS)}""") { customerId } }`, 'max_tokens');
+    // Read as graphql-js reads them: `a...a` is three tokens, `-1.5e3` one.
+    refused(`{ a${'...a'.repeat(MAX_DOCUMENT_TOKENS / 2)} }`, 'max_tokens');
+    const numbers = (n: number) => `{ viewer(a: [${'-1.5e3 '.repeat(n)}]) { customerId } }`; // n + 12 tokens
+    expect(() => parseWithinLimits(numbers(MAX_DOCUMENT_TOKENS - 12))).not.toThrow();
+    refused(numbers(MAX_DOCUMENT_TOKENS - 11), 'max_tokens');
   });
 
   it(`count brackets of every kind up to ${MAX_DOCUMENT_NESTING} deep, outside strings and comments`, () => {

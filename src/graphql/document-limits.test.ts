@@ -162,6 +162,13 @@ describe('document limits', () => {
       expect(JSON.parse(answer.body)).toEqual({ errors: [refusal('max_body_bytes')] });
     });
 
+    it('reads the bodies yoga reads, form and multipart as JSON', async () => {
+      const form = await call(t.url, 'POST', '/graphql', { rawBody: 'query=%7B__typename%7D', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+      const parts = '--b\r\ncontent-disposition: form-data; name="operations"\r\n\r\n{"query": "{ __typename }"}\r\n--b--\r\n';
+      const multipart = await call(t.url, 'POST', '/graphql', { rawBody: parts, headers: { 'content-type': 'multipart/form-data; boundary=b' } });
+      for (const res of [form, multipart]) expect([res.status, res.body]).toEqual([200, { data: { __typename: 'Query' } }]);
+    });
+
     it('answers a POST of a content type it does not read with 415 and the documented error body', async () => {
       const res = await call(t.url, 'POST', '/graphql', { rawBody: '{ __typename }', headers: { 'content-type': 'text/plain' } });
       expect(res.status).toBe(415);

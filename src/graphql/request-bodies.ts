@@ -24,17 +24,23 @@ export function limitRequestBodies(): Plugin {
 }
 
 /** The body, refused once it passes the limit (a chunked body declares no length). */
-async function bodyWithin(request: Request): Promise<Blob> {
-  // A request's chunks are never shared memory, whatever the DOM types allow.
-  const reader = request.body!.getReader() as ReadableStreamDefaultReader<Uint8Array<ArrayBuffer>>;
-  const chunks: Uint8Array<ArrayBuffer>[] = [];
+async function bodyWithin(request: Request): Promise<Uint8Array<ArrayBuffer>> {
+  const reader = request.body!.getReader();
+  const chunks: Uint8Array[] = [];
   let size = 0;
   for (let read = await reader.read(); !read.done; read = await reader.read()) {
     size += read.value.byteLength;
     if (size > MAX_BODY_BYTES) throw tooLarge();
     chunks.push(read.value);
   }
-  return new Blob(chunks);
+  // One plain array: yoga's multipart reader fails on a Blob body.
+  const body = new Uint8Array(size);
+  let at = 0;
+  for (const chunk of chunks) {
+    body.set(chunk, at);
+    at += chunk.byteLength;
+  }
+  return body;
 }
 
 /** The rest of the body is left unread: the connection closes after the answer. */

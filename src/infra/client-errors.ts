@@ -3,7 +3,7 @@ import type { Duplex } from 'node:stream';
 
 /**
  * Node's own refusals of a request it could not read (a malformed request line, headers over its
- * limit (16 KiB), a request that took too long), in the documented error body instead of Node's
+ * 16 KiB limit, a request that took too long), in the documented error body instead of Node's
  * empty one. For the http server's 'clientError' event: as Node does, nothing is written once a
  * response is under way on the socket, and the socket is then destroyed.
  */

@@ -1,22 +1,23 @@
 import { randomUUID } from 'node:crypto';
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type DocumentNode, specifiedRules, validate } from 'graphql';
+import { type DocumentNode, GraphQLError, specifiedRules, validate } from 'graphql';
 import { createYoga } from 'graphql-yoga';
 import { useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer } from 'ws';
 import { createRestRouter } from '../rest-compat/router.js';
 import { routes, servedRoutes } from '../rest-compat/routes.js';
-import { sendJson } from '../rest-compat/http.js';
+import { MAX_BODY_BYTES, sendJson } from '../rest-compat/http.js';
 import type { Config } from './config.js';
 import { isConsolePath, serveConsole } from './console/console.js';
 import { type Context, RequestAuth } from './context.js';
 import { compiledOperations } from './graphql/compiled-operations.js';
-import { documentLimitRules, limitDocuments } from './graphql/document-limits.js';
+import { limitDocuments, parseWithinLimits } from './graphql/document-limits.js';
 import { presentError } from './graphql/error-codes.js';
 import { Loaders } from './graphql/loaders.js';
 import { noNulTextLiterals, nulTextAt, nulTextError, refuseNulText } from './graphql/nul-text.js';
 import { rawJsonResults } from './graphql/raw-json-results.js';
+import { limitRequestBodies } from './graphql/request-bodies.js';
 import { schema } from './graphql/schema.js';
 import { SocketSessions } from './graphql/socket-sessions.js';
 import { CONTROL_PATH } from './modules/control/hub.js';
@@ -27,6 +28,7 @@ import { SecretsKey } from './infra/secrets-key.js';
 import { sealLegacySecrets } from './auth/sealed-secrets.js';
 import { openFlowEngine, prepareFlowEngine } from './infra/flow-engine.js';
 import { type Logger, createLogger } from './infra/logger.js';
+import { answerClientError } from './infra/client-errors.js';
 import { type Services, createServices } from './services.js';
 
 export const SERVICE_NAME = 'breach-detection-api';
@@ -82,7 +84,8 @@ export async function buildApp(config: Config, logger = createLogger(config.logL
     graphqlEndpoint: '/graphql',
     landingPage: false,
     logging: false,
-    plugins: [refuseNulText(), rawJsonResults(), limitDocuments()],
+    plugins: [limitRequestBodies(), refuseNulText(), rawJsonResults(), limitDocuments()],
+    maxRequestBodySize: false, // limitRequestBodies holds bodies to MAX_BODY_BYTES
     context: ({ request, requestId }) => contextFor(request.headers.get('authorization'), requestId),
     maskedErrors: { maskError: (error) => presentError(error, reportGraphqlBug) },
   });
@@ -130,9 +133,12 @@ export async function buildApp(config: Config, logger = createLogger(config.logL
     }
     sendJson(res, 404, { error: 'not_found', code: 'not_found', message: `No such endpoint: ${req.method} ${url.pathname}` });
   });
+  server.on('clientError', answerClientError);
 
   // Two WebSocket endpoints share the http server: GraphQL subscriptions and the collector channel.
-  const wss = new WebSocketServer({ noServer: true });
+  // A message over the body limit closes its socket (1009); a document over the other limits is
+  // refused in an error message (document-limits.ts).
+  const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_BODY_BYTES });
   const socketSessions = new SocketSessions((authorization) => services.auth.authenticate(authorization));
   const stopWatchingClients = await db.listen('auth_client_changed', (clientId) =>
     socketSessions.clientChanged(clientId).catch((error) => logger.error('graphql.ws_client_check_failed', { clientId, error })),
@@ -146,11 +152,23 @@ export async function buildApp(config: Config, logger = createLogger(config.logL
   const ws = useServer(
     {
       schema,
-      onSubscribe: (_ctx, _id, payload) => {
+      // graphql-ws closes the socket (4500) on a document that fails to parse: it is parsed here,
+      // and refused in an error message like any other invalid one.
+      onSubscribe: (ctx, _id, payload) => {
         const nul = nulTextAt(payload.variables);
-        return nul ? [nulTextError(nul)] : undefined;
+        if (nul) return [nulTextError(nul)];
+        let document: DocumentNode;
+        try {
+          document = parseWithinLimits(payload.query);
+        } catch (error) {
+          if (error instanceof GraphQLError) return [error];
+          throw error;
+        }
+        const invalid = validate(schema, document, [...specifiedRules, noNulTextLiterals]);
+        if (invalid.length > 0) return invalid;
+        const contextValue = contextFor(authorizationOf(ctx.connectionParams), randomUUID());
+        return { schema, document, operationName: payload.operationName, variableValues: payload.variables, contextValue };
       },
-      validate: (schema, document) => validate(schema, document, [...specifiedRules, noNulTextLiterals, ...documentLimitRules]),
       onConnect: async (ctx) => void (await socketSessions.opened(ctx.extra.socket, authorizationOf(ctx.connectionParams))),
       onNext: (_ctx, _id, _payload, args, result) => {
         // Every event of a subscription runs with the one context it started with: each event
@@ -159,10 +177,15 @@ export async function buildApp(config: Config, logger = createLogger(config.logL
         return result.errors ? { ...result, errors: result.errors.map((error) => presentError(error, reportGraphqlBug).toJSON()) } : undefined;
       },
       onError: (_ctx, _id, _payload, errors) => errors.map((error) => presentError(error, reportGraphqlBug).toJSON()),
-      context: (ctx) => contextFor(authorizationOf(ctx.connectionParams), randomUUID()),
     },
     wss,
   );
+  // ws closes a socket itself when its client breaks the protocol or sends a message over
+  // maxPayload (1009); graphql-ws would print each such error with a stack trace, as its own bug.
+  wss.on('connection', (socket) => {
+    socket.removeAllListeners('error');
+    socket.on('error', (error: NodeJS.ErrnoException) => logger.info('graphql.ws_client_error', { code: error.code, message: error.message }));
+  });
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -53,6 +53,7 @@ export async function buildApp(config: Config, logger = createLogger(config.logL
   const services = await createServices(config, db, flows, logger);
   await services.automationRunner.start();
   await services.detection.start();
+  await services.tenantDeletions.start();
 
   const reportGraphqlBug = (error: unknown) => logger.error('graphql.unhandled_error', { error });
   const contextFor = (authorization: string | null, requestId: string): Context => ({
@@ -171,6 +172,7 @@ export async function buildApp(config: Config, logger = createLogger(config.logL
       wss.close();
       await services.automationRunner.stop();
       await services.detection.stop();
+      await services.tenantDeletions.stop();
       await services.control.stop();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

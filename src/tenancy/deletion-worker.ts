@@ -58,6 +58,8 @@ export class TenantDeletionWorker {
   }
 
   private async runLocked(): Promise<void> {
+    // A run asked for while the last one ended may start after stop(): it must not touch the pool.
+    if (this.stopped) return;
     if (!this.options.crossProcessLock) return this.run();
     await withAdvisoryLock(this.db.pool, LockSpace.tenantDeletions, 'worker', () => this.run());
   }

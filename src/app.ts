@@ -69,6 +69,7 @@ export async function buildApp(config: Config, logger = createLogger(config.logL
   }
   await services.automationRunner.start();
   await services.detection.start();
+  await services.tenantDeletions.start();
 
   const reportGraphqlBug = (error: unknown) => logger.error('graphql.unhandled_error', { error });
   const contextFor = (authorization: string | null, requestId: string): Context => ({
@@ -208,6 +209,7 @@ export async function buildApp(config: Config, logger = createLogger(config.logL
       wss.close();
       await services.automationRunner.stop();
       await services.detection.stop();
+      await services.tenantDeletions.stop();
       await services.control.stop();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

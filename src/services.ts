@@ -4,7 +4,7 @@ import { ClientService } from './auth/clients.service.js';
 import { KeyRing } from './auth/keyring.js';
 import { TokenService } from './auth/tokens.js';
 import type { Config } from './config.js';
-import { type FlowEngine, deleteTenantFlows } from './flowstore/index.js';
+import { type FlowEngine, type FlowsRemovalProgress, advanceFlowsRemoval } from './flowstore/index.js';
 import type { Database } from './infra/database.js';
 import type { SecretsKey } from './infra/secrets-key.js';
 import { PublicLinks } from './infra/links.js';
@@ -35,6 +35,8 @@ import { ProfileService } from './modules/profiles/profiles.service.js';
 import { ProfileStore } from './modules/profiles/profiles.store.js';
 import { SearchService } from './modules/search/search.service.js';
 import { TenantDeletionHooks } from './tenancy/deletion-hooks.js';
+import { TenantDeletionWorker } from './tenancy/deletion-worker.js';
+import { TenantDeletionStore } from './tenancy/tenant-deletions.store.js';
 import { TenantDirectory } from './tenancy/tenant-directory.js';
 import { tenantScopeLoader } from './tenancy/tenant-scope.js';
 import { TenancyService } from './tenancy/tenancy.service.js';
@@ -59,6 +61,8 @@ export interface Services {
   search: SearchService;
   nodeCommands: NodeCommandService;
   deletionHooks: TenantDeletionHooks;
+  /** Started and stopped by the server (buildApp), not by the admin CLI. */
+  tenantDeletions: TenantDeletionWorker;
   logger: Logger;
   events: EventService;
   automation: AutomationService;
@@ -68,6 +72,10 @@ export interface Services {
   /** Its schedule is started and stopped by the server (buildApp), not by the admin CLI. */
   detection: DetectionService;
 }
+
+/** How often a server looks for tenant deletions nobody woke it for, and polls one in progress (docs/architecture.md). */
+const DELETION_SWEEP_MS = 30_000;
+const DELETION_POLL_MS = 500;
 
 /** Wires the domain services over one database; shared by the server and the admin CLI. */
 export async function createServices(config: Config, db: Database, flows: FlowEngine, logger: Logger, secretsKey: SecretsKey): Promise<Services> {
@@ -80,13 +88,14 @@ export async function createServices(config: Config, db: Database, flows: FlowEn
     keys.load().catch((error) => logger.error('auth.key_reload_failed', { error }));
   });
   const deletionHooks = new TenantDeletionHooks();
-  deletionHooks.register('flows', (customerId) => deleteTenantFlows(flows, customerId));
+  deletionHooks.register('flows', (customerId, last) => advanceFlowsRemoval(flows, customerId, last as FlowsRemovalProgress | undefined));
+  const deletionStore = new TenantDeletionStore(prisma);
   const directory = new TenantDirectory(prisma);
   await db.listen('tenant_changed', (payload) => directory.handleNotification(payload));
-  const tenants = new TenantService(prisma, deletionHooks, directory);
+  const tenants = new TenantService(prisma, deletionStore, directory);
   const links = new PublicLinks(config.publicBaseUrl);
   const pubsub = new PubSub(db, logger);
-  const auth = new AuthService(new TokenService(keys, config.tokenTtlSeconds), credentials, tenantScopeLoader(directory));
+  const auth = new AuthService(new TokenService(keys, config.tokenTtlSeconds), credentials, tenantScopeLoader(directory), async (id) => Boolean(await directory.get(id)));
   const events = new EventService(new EventStore(prisma), prisma, pubsub, logger);
   const nodes = new NodeService(prisma, tenants, pubsub, events);
   const control = new ControlHub(db, pubsub, auth, nodes, logger, events);
@@ -130,6 +139,11 @@ export async function createServices(config: Config, db: Database, flows: FlowEn
     search: new SearchService(flows, logger),
     nodeCommands,
     deletionHooks,
+    tenantDeletions: new TenantDeletionWorker(db, deletionStore, deletionHooks, logger, {
+      intervalMs: DELETION_SWEEP_MS,
+      pollMs: DELETION_POLL_MS,
+      crossProcessLock: config.databaseUrl !== undefined,
+    }),
     logger,
     events,
     automation,

@@ -4,20 +4,21 @@ import { KeyRing } from '../auth/keyring.js';
 import { resealSecrets } from '../auth/sealed-secrets.js';
 import type { Config } from '../config.js';
 import { badRequest } from '../errors.js';
-import type { Tenant } from '../generated/prisma/client.js';
+import type { Tenant, TenantDeletion } from '../generated/prisma/client.js';
 import type { Database } from '../infra/database.js';
 import { SecretsKey } from '../infra/secrets-key.js';
 import { publishReleaseCommand, releaseUsage } from '../modules/collector/collector.admin.js';
 import { detectRunCommand, detectUsage } from '../modules/detection/detection.admin.js';
-import { TenantDeletionHooks } from '../tenancy/deletion-hooks.js';
+import { TenantDeletionStore } from '../tenancy/tenant-deletions.store.js';
 import { TenantDirectory } from '../tenancy/tenant-directory.js';
 import { TenantService } from '../tenancy/tenants.service.js';
 
-const tenantService = (db: Database) => new TenantService(db.prisma, new TenantDeletionHooks(), new TenantDirectory(db.prisma));
+const tenantService = (db: Database) => new TenantService(db.prisma, new TenantDeletionStore(db.prisma), new TenantDirectory(db.prisma));
 
 export const usage = `usage: npm run -s admin -- <command>
   tenant create --name NAME --handle HANDLE [--parent CUSTOMER_ID] [--msp]
   tenant list
+  tenant deletions [--customer CUSTOMER_ID]
   client create --customer CUSTOMER_ID --scopes SCOPE[,SCOPE...] [--description TEXT]
   client list --customer CUSTOMER_ID
   client revoke --client-id CLIENT_ID
@@ -35,6 +36,21 @@ export const tenantView = (t: Tenant) => ({
   is_msp: t.isMsp,
   org_code: t.orgCode,
   created_at: t.createdAt.toISOString(),
+});
+
+/** A deletion job as `tenant deletions` prints it: `steps` holds each step's recorded progress. */
+export const deletionView = (d: TenantDeletion) => ({
+  customer_id: d.customerId,
+  parent: d.parentId,
+  name: d.name,
+  handle: d.handle,
+  state: d.state,
+  steps: d.steps,
+  attempts: d.attempts,
+  last_error: d.lastError,
+  requested_at: d.requestedAt.toISOString(),
+  updated_at: d.updatedAt.toISOString(),
+  finished_at: d.finishedAt?.toISOString() ?? null,
 });
 
 type Command = (args: string[], db: Database, config: Config) => Promise<unknown>;
@@ -61,6 +77,10 @@ const commands: Record<string, Command> = {
   },
   'tenant list': async (_args, db) => {
     return (await tenantService(db).list()).map(tenantView);
+  },
+  'tenant deletions': async (args, db) => {
+    const { values } = parseArgs({ args, options: { customer: { type: 'string' } } });
+    return (await new TenantDeletionStore(db.prisma).list(values.customer)).map(deletionView);
   },
   'client create': async (args, db) => {
     const { values } = parseArgs({

@@ -1,6 +1,7 @@
 import DataLoader from 'dataloader';
 import type { CollectorRelease, Profile, Tenant } from '../generated/prisma/client.js';
 import type { Prisma } from '../infra/database.js';
+import { liveTenant } from '../tenancy/tenant-deletions.store.js';
 
 /** `channel/os/arch`: one platform's release line. */
 export const releaseKey = (channel: string, os: string, arch: string) => `${channel}/${os}/${arch}`;
@@ -22,7 +23,7 @@ export class Loaders {
   }
 
   get tenant(): DataLoader<string, Tenant | null> {
-    this.tenants ??= byId((ids) => this.prisma.tenant.findMany({ where: { id: { in: ids } } }));
+    this.tenants ??= byId((ids) => this.prisma.tenant.findMany({ where: { id: { in: ids }, ...liveTenant } }));
     return this.tenants;
   }
 

@@ -114,7 +114,8 @@ function valueProblem(type: GraphQLInputType, value: unknown, path: string): str
       return `${shown} is not a valid ${type.name}: ${(error as Error).message}`;
     }
   }
-  // Keyed by its path, a value's NUL is found as `services.packet.bpf` (or `a key of services`).
-  const nul = nulTextAt({ [shown]: value });
+  if (typeof value === 'string') return value.includes('\u0000') ? nulTextMessage(shown) : undefined;
+  // Keyed by its path, a JSON value's NUL is found as `services.packet.bpf` (or `a key of services`).
+  const nul = typeof value === 'object' ? nulTextAt({ [shown]: value }) : undefined;
   return nul && nulTextMessage(nul);
 }

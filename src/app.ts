@@ -94,13 +94,10 @@ export async function buildApp(config: Config, logger = createLogger(config.logL
   const runOperation = compiledOperations(schema);
   const rest = createRestRouter({
     routes,
+    schema,
     served: { routes: servedRoutes, services },
     logger,
-    execute: (document: DocumentNode, variables, req, requestId) => {
-      const nul = nulTextAt(variables);
-      if (nul) return Promise.resolve({ errors: [nulTextError(nul)] });
-      return runOperation(document, variables, contextFor(req.headers.authorization ?? null, requestId));
-    },
+    execute: (document: DocumentNode, variables, req, requestId) => runOperation(document, variables, contextFor(req.headers.authorization ?? null, requestId)),
   });
 
   const server = createServer((req, res) => {

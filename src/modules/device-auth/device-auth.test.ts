@@ -20,7 +20,7 @@ describe('device authorization over REST', () => {
   const start = async (body: Record<string, unknown> = { hostname: `host-${unique()}`, machine_id: `m-${unique()}` }) => {
     const res = await call(t.url, 'POST', START, { body });
     expect(res.status).toBe(200);
-    return res.body as { device_code: string; auth_url: string; poll_interval: number; expires_in: number };
+    return res.body as { device_code: string; user_code: string; auth_url: string; poll_interval: number; expires_in: number };
   };
   const approve = (code: string, caller: Caller = tree.mspCaller, action?: unknown) =>
     call(t.url, 'POST', APPROVE, { token: caller.token, body: { device_code: code, ...(action !== undefined && { action }) } });
@@ -34,27 +34,32 @@ describe('device authorization over REST', () => {
   afterAll(() => t.stop());
 
   describe('POST /rest/oauth2/device/1.0 (start)', () => {
-    it('answers a 160-bit code, the console URL for it, the poll interval and the lifetime', async () => {
+    it('answers a 160-bit device code, a user code, the console URL for the user code, the poll interval and the lifetime', async () => {
       const grant = await start({ hostname: 'sensor-1', machine_id: 'machine-1' });
       expect(grant).toEqual({
         device_code: expect.stringMatching(/^[a-z2-7]{32}$/),
-        auth_url: `${t.url}/console/device?code=${grant.device_code}`,
+        user_code: expect.stringMatching(/^[BCDFGHJKLMNPQRSTVWXZ]{4}-[BCDFGHJKLMNPQRSTVWXZ]{4}$/),
+        auth_url: `${t.url}/console/device?user_code=${grant.user_code}`,
         poll_interval: 5,
         expires_in: 600,
       });
     });
 
-    it('stores the code only as its SHA-256', async () => {
+    it('stores both codes only as SHA-256', async () => {
       const grant = await start();
       const hash = createHash('sha256').update(grant.device_code).digest();
       const { rows } = await t.app.db.pool.query('SELECT * FROM device_authorizations WHERE code_hash = $1', [hash]);
       expect(rows).toHaveLength(1);
-      expect(JSON.stringify(rows[0])).not.toContain(grant.device_code);
+      const stored = JSON.stringify(rows[0]);
+      expect(stored).not.toContain(grant.device_code);
+      expect(stored).not.toContain(grant.user_code.replace('-', ''));
+      expect(rows[0].user_code_hash).toEqual(createHash('sha256').update(`user:${grant.user_code.replace('-', '')}`).digest());
     });
 
     it('issues a different code every time', async () => {
-      const codes = await Promise.all(Array.from({ length: 20 }, () => start().then((g) => g.device_code)));
-      expect(new Set(codes).size).toBe(20);
+      const grants = await Promise.all(Array.from({ length: 20 }, () => start()));
+      expect(new Set(grants.map((g) => g.device_code)).size).toBe(20);
+      expect(new Set(grants.map((g) => g.user_code)).size).toBe(20);
     });
 
     it('takes node_id as an alias for machine_id (and wins over it)', async () => {
@@ -261,6 +266,62 @@ describe('device authorization over REST', () => {
       const bare = await seedCaller(t.app, tree.childA.id, []);
       const grant = await start();
       expect((await approve(grant.device_code, bare)).body).toEqual({ status: 'approved' });
+    });
+  });
+
+  describe('the user code (RFC 8628)', () => {
+    const infoByUser = (code: string) => call(t.url, 'GET', `${INFO}?user_code=${encodeURIComponent(code)}`);
+    const userCodeOf = (authUrl: string) => new URL(authUrl).searchParams.get('user_code')!;
+
+    it('keeps the device code out of auth_url, so a third party holding the link cannot take the key', async () => {
+      const grant = await start({ hostname: 'victim', machine_id: `victim-${unique()}` });
+      expect(grant.auth_url).not.toContain(grant.device_code);
+      // The third party holds only the link: whatever it polls with, there is nothing to take.
+      const link = new URL(grant.auth_url);
+      const stolen = [userCodeOf(grant.auth_url), userCodeOf(grant.auth_url).replace('-', ''), link.search, grant.auth_url];
+      for (const code of stolen) expect((await poll(code)).body).toEqual({ status: 'expired' });
+      const approved = await call(t.url, 'POST', APPROVE, { token: tree.childACaller.token, body: { user_code: userCodeOf(grant.auth_url) } });
+      expect(approved.body).toEqual({ status: 'approved' });
+      for (const code of stolen) expect((await poll(code)).body).toEqual({ status: 'expired' });
+      // The device, and only the device, collects its key.
+      expect((await poll(grant.device_code)).body).toMatchObject({ status: 'approved', access_key: expect.any(String) });
+    });
+
+    it('describes the device by user code in any case and spacing, never revealing the device code', async () => {
+      const grant = await start({ hostname: 'web-02', machine_id: 'abc-2' });
+      for (const spelling of [grant.user_code, grant.user_code.toLowerCase(), ` ${grant.user_code.replace('-', ' ')} `, grant.user_code.replace('-', '')]) {
+        const res = await infoByUser(spelling);
+        expect(res.status).toBe(200);
+        expect(res.body).toEqual({
+          device_code: null,
+          user_code: grant.user_code,
+          node_id: null,
+          hostname: 'web-02',
+          status: 'pending',
+          createdAt: iso,
+          expiresAt: iso,
+        });
+      }
+    });
+
+    it.each([
+      ['an unknown code', 'BBBB-BBBB'],
+      ['a code with letters outside the alphabet', 'AEIO-U015'],
+      ['a short code', 'BCD'],
+      ['the device code in the user code field', 'x'.repeat(32)],
+    ])('answers 404 not_found for %s', async (_name, code) => {
+      const res = await infoByUser(code);
+      expect(res.status).toBe(404);
+      expect(res.body).toMatchObject({ error: 'not_found', code: 'not_found' });
+    });
+
+    it('approves and denies by user code', async () => {
+      const grant = await start();
+      const res = await call(t.url, 'POST', APPROVE, { token: tree.mspCaller.token, body: { user_code: grant.user_code.toLowerCase(), action: 'deny' } });
+      expect(res.body).toEqual({ status: 'denied' });
+      expect((await info(grant.device_code)).body.status).toBe('denied');
+      const again = await call(t.url, 'POST', APPROVE, { token: tree.mspCaller.token, body: { user_code: grant.user_code } });
+      expect(again.status).toBe(409);
     });
   });
 

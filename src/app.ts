@@ -24,6 +24,7 @@ import { INGEST_PATH, serveIngest } from './modules/ingest/ingest.http.js';
 import type { FlowEngine } from './flowstore/index.js';
 import { type Database, openDatabase } from './infra/database.js';
 import { openFlowEngine, prepareFlowEngine } from './infra/flow-engine.js';
+import { clientAddress } from './infra/client-address.js';
 import { type Logger, createLogger } from './infra/logger.js';
 import { type Services, createServices } from './services.js';
 
@@ -53,10 +54,12 @@ export async function buildApp(config: Config, logger = createLogger(config.logL
   const services = await createServices(config, db, flows, logger);
   await services.automationRunner.start();
   await services.detection.start();
+  services.purge.start();
 
   const reportGraphqlBug = (error: unknown) => logger.error('graphql.unhandled_error', { error });
-  const contextFor = (authorization: string | null, requestId: string): Context => ({
+  const contextFor = (authorization: string | null, requestId: string, req: IncomingMessage): Context => ({
     requestId,
+    origin: { address: clientAddress(req) },
     prisma: db.prisma,
     services,
     auth: new RequestAuth(authorization, (header) => services.auth.authenticate(header)),
@@ -69,7 +72,7 @@ export async function buildApp(config: Config, logger = createLogger(config.logL
     landingPage: false,
     logging: false,
     plugins: [refuseNulText(), rawJsonResults(), limitDocuments()],
-    context: ({ request, requestId }) => contextFor(request.headers.get('authorization'), requestId),
+    context: ({ request, requestId, req }) => contextFor(request.headers.get('authorization'), requestId, req),
     maskedErrors: { maskError: (error) => presentError(error, reportGraphqlBug) },
   });
 
@@ -81,7 +84,7 @@ export async function buildApp(config: Config, logger = createLogger(config.logL
     execute: (document: DocumentNode, variables, req, requestId) => {
       const nul = nulTextAt(variables);
       if (nul) return Promise.resolve({ errors: [nulTextError(nul)] });
-      return runOperation(document, variables, contextFor(req.headers.authorization ?? null, requestId));
+      return runOperation(document, variables, contextFor(req.headers.authorization ?? null, requestId, req));
     },
   });
 
@@ -145,7 +148,7 @@ export async function buildApp(config: Config, logger = createLogger(config.logL
         return result.errors ? { ...result, errors: result.errors.map((error) => presentError(error, reportGraphqlBug).toJSON()) } : undefined;
       },
       onError: (_ctx, _id, _payload, errors) => errors.map((error) => presentError(error, reportGraphqlBug).toJSON()),
-      context: (ctx) => contextFor(authorizationOf(ctx.connectionParams), randomUUID()),
+      context: (ctx) => contextFor(authorizationOf(ctx.connectionParams), randomUUID(), ctx.extra.request),
     },
     wss,
   );
@@ -171,6 +174,7 @@ export async function buildApp(config: Config, logger = createLogger(config.logL
       wss.close();
       await services.automationRunner.stop();
       await services.detection.stop();
+      await services.purge.stop();
       await services.control.stop();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

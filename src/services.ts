@@ -6,9 +6,12 @@ import { TokenService } from './auth/tokens.js';
 import type { Config } from './config.js';
 import { type FlowEngine, deleteTenantFlows } from './flowstore/index.js';
 import type { Database } from './infra/database.js';
+import { PeriodicJob } from './infra/jobs.js';
 import { PublicLinks } from './infra/links.js';
 import type { Logger } from './infra/logger.js';
 import { PubSub } from './infra/pubsub.js';
+import { RateLimiter } from './infra/rate-limits.js';
+import { RateLimitStore } from './infra/rate-limits.store.js';
 import { CollectorService } from './modules/collector/collector.service.js';
 import { CollectorStore } from './modules/collector/collector.store.js';
 import { DeploymentService } from './modules/deployments/deployments.service.js';
@@ -66,6 +69,8 @@ export interface Services {
   investigations: InvestigationService;
   /** Its schedule is started and stopped by the server (buildApp), not by the admin CLI. */
   detection: DetectionService;
+  /** Deletes expired device authorizations and ended rate-limit windows; started by the server (buildApp). */
+  purge: PeriodicJob;
 }
 
 /** Wires the domain services over one database; shared by the server and the admin CLI. */
@@ -85,7 +90,8 @@ export async function createServices(config: Config, db: Database, flows: FlowEn
   const tenants = new TenantService(prisma, deletionHooks, directory);
   const links = new PublicLinks(config.publicBaseUrl);
   const pubsub = new PubSub(db, logger);
-  const auth = new AuthService(new TokenService(keys, config.tokenTtlSeconds), credentials, tenantScopeLoader(directory));
+  const rateLimits = new RateLimiter(new RateLimitStore(prisma), config.rateLimits);
+  const auth = new AuthService(new TokenService(keys, config.tokenTtlSeconds), credentials, tenantScopeLoader(directory), rateLimits);
   const events = new EventService(new EventStore(prisma), prisma, pubsub, logger);
   const nodes = new NodeService(prisma, tenants, pubsub, events);
   const control = new ControlHub(db, pubsub, auth, nodes, logger, events);
@@ -104,6 +110,10 @@ export async function createServices(config: Config, db: Database, flows: FlowEn
     allowPrivateTargets: config.automationAllowPrivateTargets,
     webhookTimeoutMs: 10_000,
   });
+  const deviceAuth = new DeviceAuthService(new DeviceAuthorizationStore(prisma), pubsub, links, logger, rateLimits, {
+    lifetimeSeconds: config.deviceCodeTtlSeconds,
+    pollIntervalSeconds: config.devicePollIntervalSeconds,
+  }, events);
   const automationRunner = new AutomationRunner(automationStore, automationActions, events, pubsub, logger, {
     retryBaseMs: config.automationRetryBaseMs,
   });
@@ -116,10 +126,12 @@ export async function createServices(config: Config, db: Database, flows: FlowEn
     tenancy: new TenancyService(directory),
     deployments: new DeploymentService(tenants),
     pubsub,
-    deviceAuth: new DeviceAuthService(new DeviceAuthorizationStore(prisma), pubsub, links, logger, {
-      lifetimeSeconds: config.deviceCodeTtlSeconds,
-      pollIntervalSeconds: config.devicePollIntervalSeconds,
-    }, events),
+    deviceAuth,
+    purge: new PeriodicJob('purge', config.purgeIntervalSeconds * 1000, async () => {
+      const counters = await rateLimits.purge();
+      const devices = await deviceAuth.purgeExpired();
+      if (counters || devices) logger.info('purge.done', { rateLimitCounters: counters, deviceAuthorizations: devices });
+    }, logger),
     collector,
     nodes,
     profiles: new ProfileService(new ProfileStore(prisma)),

@@ -10,7 +10,7 @@ CREATE INDEX device_authorizations_expires_at_idx ON device_authorizations (expi
 -- Fixed-window request counters of the anonymous endpoints (token, device flow), shared by every
 -- server process: one row per limit and caller (address or client id), reset when its window
 -- has passed; rows of past windows are purged on a schedule.
-CREATE TABLE rate_limit_counters (
+CREATE UNLOGGED TABLE rate_limit_counters (
   bucket       text PRIMARY KEY,
   window_start timestamptz(3) NOT NULL,
   hits         integer NOT NULL

@@ -83,7 +83,7 @@ builder.queryFields((t) => ({
     type: DeviceAuthorization,
     description: 'Public: anyone holding the user code (or the device code) may see what it asks for. The user code wins when both are given.',
     args: lookupArgs,
-    resolve: (_root, args, ctx) => ctx.services.deviceAuth.describe(args),
+    resolve: (_root, args, ctx) => ctx.services.deviceAuth.describe(args, ctx.origin),
   }),
 }));
 
@@ -96,19 +96,19 @@ builder.mutationFields((t) => ({
       machineId: t.arg.string({ required: false }),
       nodeId: t.arg.string({ required: false }),
     },
-    resolve: (_root, args, ctx) => ctx.services.deviceAuth.start(args),
+    resolve: (_root, args, ctx) => ctx.services.deviceAuth.start(args, ctx.origin),
   }),
   approveDeviceAuthorization: t.field({
     type: DeviceAuthorizationDecision,
     description: 'Any valid token: `action` "deny" denies, anything else approves, for the caller\'s tenant. By user code or device code.',
     args: { ...lookupArgs, action: t.arg.string({ required: false }) },
-    resolve: async (_root, args, ctx) => ctx.services.deviceAuth.decide(await ctx.auth.requireSession(), args, args.action),
+    resolve: async (_root, args, ctx) => ctx.services.deviceAuth.decide(await ctx.auth.requireSession(), args, args.action, ctx.origin),
   }),
   pollDeviceAuthorization: t.field({
     type: DeviceAuthorizationPoll,
     description: 'Public: the device asks for its status; unknown codes answer `expired`.',
     args: { deviceCode: t.arg.string({ required: false }) },
-    resolve: (_root, args, ctx) => ctx.services.deviceAuth.poll(args.deviceCode),
+    resolve: (_root, args, ctx) => ctx.services.deviceAuth.poll(args.deviceCode, ctx.origin),
   }),
 }));
 
@@ -117,7 +117,7 @@ builder.subscriptionFields((t) => ({
     type: DeviceAuthorization,
     description: 'Public: the current state at once, then every change (also expiry); completes after a final state. By user code or device code.',
     args: lookupArgs,
-    subscribe: (_root, args, ctx) => ctx.services.deviceAuth.watch(args),
+    subscribe: (_root, args, ctx) => ctx.services.deviceAuth.watch(args, ctx.origin),
     resolve: (event) => event,
   }),
 }));

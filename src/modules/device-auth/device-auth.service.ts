@@ -5,6 +5,7 @@ import { DomainError, authorizationError, badRequest, notFound } from '../../err
 import { newId } from '../../infra/ids.js';
 import type { PublicLinks } from '../../infra/links.js';
 import type { Logger } from '../../infra/logger.js';
+import type { RateLimiter, RequestOrigin } from '../../infra/rate-limits.js';
 import { nameProblem } from '../../infra/text.js';
 import { type EventStream, type PubSub, eventStream, topic } from '../../infra/pubsub.js';
 import { type EventRecorder, noEvents } from '../events/events.service.js';
@@ -25,6 +26,8 @@ import type { DeviceAuthorizationRow, DeviceAuthorizationStore, DeviceStatus, En
 /** Defaults of api-spec.md section 8's two device limits; DEVICE_CODE_TTL_SECONDS and DEVICE_POLL_INTERVAL_SECONDS override them. */
 export const DEVICE_CODE_LIFETIME_SECONDS = 600;
 export const DEVICE_POLL_INTERVAL_SECONDS = 5;
+/** How long an approved authorization outlives its expiry before the purge deletes it: the device may collect its key late. */
+export const APPROVED_RETENTION_SECONDS = 86_400;
 const MAX_TEXT = 255;
 
 /** Every decision, from any process; subscribers re-read the row, so the payload stays tiny. */
@@ -115,6 +118,7 @@ export class DeviceAuthService {
     private readonly pubsub: PubSub,
     private readonly links: PublicLinks,
     private readonly logger: Logger,
+    private readonly limiter: RateLimiter,
     options: DeviceAuthOptions = {},
     private readonly events: EventRecorder = noEvents,
   ) {
@@ -122,7 +126,8 @@ export class DeviceAuthService {
     this.pollIntervalSeconds = options.pollIntervalSeconds ?? DEVICE_POLL_INTERVAL_SECONDS;
   }
 
-  async start(input: { hostname?: string | null; machineId?: string | null; nodeId?: string | null }): Promise<DeviceGrant> {
+  async start(input: { hostname?: string | null; machineId?: string | null; nodeId?: string | null }, origin: RequestOrigin): Promise<DeviceGrant> {
+    await this.limiter.take('device_start', origin);
     const fields = { hostname: given(input.hostname), machine_id: given(input.machineId), node_id: given(input.nodeId) };
     const { hostname, node_id: nodeId } = fields;
     // node_id is an alias: when given, it is also the machine id.
@@ -157,7 +162,8 @@ export class DeviceAuthService {
   }
 
   /** The info endpoint: what the approver is shown. Unknown codes are 404 `not_found`. */
-  async describe(lookup: DeviceLookup): Promise<DeviceAuthorizationView> {
+  async describe(lookup: DeviceLookup, origin: RequestOrigin): Promise<DeviceAuthorizationView> {
+    await this.limiter.take('device_lookup', origin);
     const found = await this.lookUp(lookup);
     if (!found) throw unknownCode();
     return found;
@@ -177,7 +183,14 @@ export class DeviceAuthService {
    * approver's tenant. Collector credentials cannot approve: a device's own key must not let it
    * enrol further devices.
    */
-  async decide(session: Session, lookup: DeviceLookup, action: string | null | undefined): Promise<{ status: 'approved' | 'denied' }> {
+  async decide(
+    session: Session,
+    lookup: DeviceLookup,
+    action: string | null | undefined,
+    origin: RequestOrigin,
+  ): Promise<{ status: 'approved' | 'denied' }> {
+    // A decision is a lookup too: with any token, guessing user codes would approve strangers' devices.
+    await this.limiter.take('device_lookup', origin);
     const target = await this.lookUp(lookup);
     if (await this.store.isEnrolmentCredential(session.claims.clientId)) {
       throw authorizationError('Collector credentials cannot approve devices', { reason: 'enrolment_credential' });
@@ -203,7 +216,8 @@ export class DeviceAuthService {
   }
 
   /** The device's poll. Unknown codes poll as `expired`; the key travels once. */
-  async poll(deviceCode: string | null | undefined): Promise<DevicePoll> {
+  async poll(deviceCode: string | null | undefined, origin: RequestOrigin): Promise<DevicePoll> {
+    await this.limiter.take('device_poll', origin);
     const hash = hashDeviceCode(this.deviceCode(deviceCode, pollError));
     const polled = await this.store.recordPoll(hash, this.pollIntervalSeconds);
     const answer = { accessKey: null, slowDown: false, pollInterval: this.pollIntervalSeconds };
@@ -221,7 +235,8 @@ export class DeviceAuthService {
    * process, and `expired` when the lifetime runs out; it ends after a final state. Resolves
    * only once listening, so no change between the first read and the subscription is lost.
    */
-  async watch(lookup: DeviceLookup): Promise<AsyncIterableIterator<DeviceAuthorizationView>> {
+  async watch(lookup: DeviceLookup, origin: RequestOrigin): Promise<AsyncIterableIterator<DeviceAuthorizationView>> {
+    await this.limiter.take('device_lookup', origin);
     const first = await this.lookUp(lookup);
     if (!first) throw unknownCode();
 
@@ -263,6 +278,11 @@ export class DeviceAuthService {
     });
     refresh();
     return stream.iterator;
+  }
+
+  /** The scheduled purge (docs/device-flow.md): rows that can no longer change or be collected. */
+  purgeExpired(): Promise<number> {
+    return this.store.purgeExpired(APPROVED_RETENTION_SECONDS);
   }
 
   private async mintKey(row: DeviceAuthorizationRow, customerId: string): Promise<string | null> {

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { decodeJwt } from 'jose';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type TestApp, startTestApp } from '../../../test/kit/app.js';
 import { call } from '../../../test/kit/http.js';
 import { type Caller, seedCaller, seedTree } from '../../../test/kit/seed.js';
@@ -458,5 +458,52 @@ describe('device authorization expiry', () => {
     await new Promise((r) => setTimeout(r, 1100));
     const res = await call(t.url, 'POST', POLL, { body: { device_code: grant.device_code } });
     expect(res.body).toEqual({ status: 'approved', access_key: expect.any(String) });
+  });
+
+});
+
+describe('the scheduled purge', () => {
+  let t: TestApp;
+  let caller: Caller;
+
+  beforeAll(async () => {
+    t = await startTestApp({ env: { DEVICE_CODE_TTL_SECONDS: '1', PURGE_INTERVAL_SECONDS: '1' } });
+    caller = (await seedTree(t.app)).mspCaller;
+  });
+  afterAll(() => t.stop());
+
+  it('purges expired authorizations on its own schedule, keeping approved ones for a day after expiry', async () => {
+    const begin = () => call(t.url, 'POST', START, { body: { hostname: 'h', machine_id: `purge-${unique()}` } }).then((r) => r.body);
+    const [pending, denied, approved] = await Promise.all([begin(), begin(), begin()]);
+    await call(t.url, 'POST', APPROVE, { token: caller.token, body: { user_code: denied.user_code, action: 'deny' } });
+    await call(t.url, 'POST', APPROVE, { token: caller.token, body: { user_code: approved.user_code } });
+    const exists = async (grant: { device_code: string }) => {
+      const hash = createHash('sha256').update(grant.device_code).digest();
+      return (await t.app.db.pool.query('SELECT 1 FROM device_authorizations WHERE code_hash = $1', [hash])).rowCount === 1;
+    };
+    // No trigger: the purge runs every PURGE_INTERVAL_SECONDS by itself.
+    await vi.waitFor(async () => expect([await exists(pending), await exists(denied)]).toEqual([false, false]), { timeout: 10_000, interval: 200 });
+    expect(await exists(approved)).toBe(true);
+    expect((await call(t.url, 'POST', POLL, { body: { device_code: pending.device_code } })).body).toEqual({ status: 'expired' });
+    expect((await call(t.url, 'GET', `${INFO}?user_code=${pending.user_code}`)).status).toBe(404);
+
+    await t.app.db.pool.query(
+      `UPDATE device_authorizations SET expires_at = now() - interval '1 day 1 second' WHERE code_hash = $1`,
+      [createHash('sha256').update(approved.device_code).digest()],
+    );
+    await vi.waitFor(async () => expect(await exists(approved)).toBe(false), { timeout: 10_000, interval: 200 });
+  });
+
+  it('purges the rate-limit counters of ended windows', async () => {
+    await t.app.db.pool.query(
+      `INSERT INTO rate_limit_counters (bucket, window_start, hits) VALUES ('token:a:192.0.2.1', now() - interval '2 minutes', 5), ('token:a:192.0.2.2', now() + interval '1 minute', 5)`,
+    );
+    await vi.waitFor(
+      async () => {
+        const { rows } = await t.app.db.pool.query(`SELECT bucket FROM rate_limit_counters WHERE bucket LIKE 'token:a:192.0.2.%' ORDER BY bucket`);
+        expect(rows.map((r) => r.bucket)).toEqual(['token:a:192.0.2.2']);
+      },
+      { timeout: 10_000, interval: 200 },
+    );
   });
 });

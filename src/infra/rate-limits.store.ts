@@ -1,0 +1,59 @@
+import type { Prisma } from './database.js';
+
+/** One request's counts in the current window; `clientHits` is null when no client bucket was counted. */
+export interface WindowCounts {
+  addressHits: number;
+  clientHits: number | null;
+  secondsLeft: number;
+}
+
+// One bucket's fixed-window upsert: a row of a past window starts over at 1.
+const bump = (alias: string) => `
+  ON CONFLICT (bucket) DO UPDATE
+     SET hits = CASE WHEN ${alias}.window_start = excluded.window_start THEN ${alias}.hits + 1 ELSE 1 END,
+         window_start = excluded.window_start`;
+
+/**
+ * The counters of src/infra/rate-limits.ts in PostgreSQL, so every server process sharing the
+ * database counts against the same limits. The table is UNLOGGED: a counter costs no WAL write
+ * per request, and losing counts in a crash only resets the current window.
+ */
+export class RateLimitStore {
+  constructor(private readonly prisma: Prisma) {}
+
+  /**
+   * Counts one request against its address bucket and, when `clientBucket` is given and the
+   * address is within `addressLimit` (0: unlimited), against its client bucket: an address already
+   * refused cannot fill the table with rows for made-up client ids. One statement, one round trip.
+   */
+  async count(windowSeconds: number, addressBucket: string, addressLimit: number, clientBucket: string | null): Promise<WindowCounts> {
+    const [counts] = await this.prisma.$queryRawUnsafe<WindowCounts[]>(
+      `/* rate_limit.count */
+       WITH w AS (SELECT to_timestamp(floor(extract(epoch FROM now())::float8 / $1::float8) * $1::float8) AS start),
+       a AS (
+         INSERT INTO rate_limit_counters AS c (bucket, window_start, hits)
+         SELECT $2::text, w.start, 1 FROM w ${bump('c')}
+         RETURNING hits, window_start),
+       k AS (
+         INSERT INTO rate_limit_counters AS c (bucket, window_start, hits)
+         SELECT $4::text, a.window_start, 1 FROM a WHERE $4::text IS NOT NULL AND ($3::int = 0 OR a.hits <= $3::int) ${bump('c')}
+         RETURNING hits)
+       SELECT a.hits AS "addressHits", (SELECT hits FROM k) AS "clientHits",
+              extract(epoch FROM a.window_start + make_interval(secs => $1::float8) - now())::float8 AS "secondsLeft"
+         FROM a`,
+      windowSeconds,
+      addressBucket,
+      addressLimit,
+      clientBucket,
+    );
+    return counts;
+  }
+
+  /** Deletes the rows of windows that have ended. */
+  async purge(windowSeconds: number): Promise<number> {
+    return this.prisma.$executeRawUnsafe(
+      `/* rate_limit.purge */ DELETE FROM rate_limit_counters WHERE window_start <= now() - make_interval(secs => $1::double precision)`,
+      windowSeconds,
+    );
+  }
+}

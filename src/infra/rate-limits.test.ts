@@ -1,0 +1,115 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type TestApp, startTestApp } from '../../test/kit/app.js';
+import { type JsonResponse, call, graphql } from '../../test/kit/http.js';
+import { seedCaller, seedTenant } from '../../test/kit/seed.js';
+import { addressKey } from './client-address.js';
+
+const TOKEN = '/rest/oauth2/token/1.0';
+const START = '/rest/oauth2/device/1.0';
+const INFO = '/rest/oauth2/device/approve/1.0';
+const POLL = '/rest/oauth2/device/poll/1.0';
+
+/** Windows are whole minutes of the database's clock: start a burst early in one, so it cannot straddle two. */
+async function earlyInWindow() {
+  const intoWindow = Date.now() % 60_000;
+  if (intoWindow > 40_000) await new Promise((r) => setTimeout(r, 60_500 - intoWindow));
+}
+
+/** Sends `count` requests one after another; all must succeed (not 429). */
+async function burst(count: number, send: (i: number) => Promise<JsonResponse>) {
+  for (let i = 0; i < count; i++) {
+    const res = await send(i);
+    expect(res.status, `request ${i + 1} of ${count}: ${JSON.stringify(res.body)}`).not.toBe(429);
+  }
+}
+
+function expectRateLimited(res: JsonResponse, by: 'address' | 'client_id') {
+  expect(res.status).toBe(429);
+  expect(res.body).toEqual({ error: 'rate_limited', code: 'rate_limited', message: expect.stringContaining(`from this ${by}`) });
+  const retryAfter = Number(res.headers.get('retry-after'));
+  expect(retryAfter).toBeGreaterThanOrEqual(1);
+  expect(retryAfter).toBeLessThanOrEqual(60);
+}
+
+describe('rate limits of the anonymous endpoints, with the documented defaults', () => {
+  let t: TestApp;
+  let second: TestApp;
+
+  beforeAll(async () => {
+    t = await startTestApp({ defaultRateLimits: true });
+    // A second server process on the same database: the limits are shared, not per process.
+    second = await startTestApp({ defaultRateLimits: true, databaseUrl: t.config.databaseUrl });
+  });
+  afterAll(async () => {
+    await second?.stop();
+    await t?.stop();
+  });
+
+  it('has the documented defaults', () => {
+    expect(t.config.rateLimits).toEqual({
+      windowSeconds: 60,
+      doors: {
+        token: { perAddress: 120, perClient: 30 },
+        device_start: { perAddress: 20, perClient: 0 },
+        device_lookup: { perAddress: 30, perClient: 0 },
+        device_poll: { perAddress: 300, perClient: 0 },
+      },
+    });
+  });
+
+  it('token: 30 a minute per client_id, then 120 a minute per address, each refused with 429 and Retry-After', async () => {
+    const tenant = await seedTenant(t.app);
+    const victim = await seedCaller(t.app, tenant.id);
+    await earlyInWindow();
+    // Guessing one client's secret: the 31st guess is refused, even with the right secret.
+    await burst(30, (i) => call((i % 2 ? second : t).url, 'POST', TOKEN, { body: { client_id: victim.clientId, client_secret: `guess-${i}` } }));
+    expectRateLimited(await call(t.url, 'POST', TOKEN, { body: { client_id: victim.clientId, client_secret: victim.clientSecret } }), 'client_id');
+    // The same address naming other clients: up to 120 requests in all, then the address is refused.
+    await burst(89, (i) => call(t.url, 'POST', TOKEN, { body: { client_id: `cl_other${i}`, client_secret: 'x' } }));
+    expectRateLimited(await call(second.url, 'POST', TOKEN, { body: { client_id: 'cl_fresh', client_secret: 'x' } }), 'address');
+    // GraphQL is the same door.
+    const viaGraphql = await graphql(t.url, 'mutation { issueToken(clientId: "cl_a", clientSecret: "b") { accessToken } }');
+    expect(viaGraphql.errors?.[0].extensions?.code).toBe('rate_limited');
+  });
+
+  it('device start: 20 a minute per address, across processes and over GraphQL', async () => {
+    await earlyInWindow();
+    await burst(20, (i) => call((i % 2 ? second : t).url, 'POST', START, { body: { hostname: `h${i}`, machine_id: `m${i}` } }));
+    expectRateLimited(await call(t.url, 'POST', START, { body: { hostname: 'h', machine_id: 'm' } }), 'address');
+    const viaGraphql = await graphql(second.url, 'mutation { startDeviceAuthorization(hostname: "h", machineId: "m") { userCode } }');
+    expect(viaGraphql.errors?.[0].extensions?.code).toBe('rate_limited');
+  });
+
+  it('device lookups (info, approve, subscription): 30 a minute per address, so user codes cannot be guessed', async () => {
+    await earlyInWindow();
+    const consonants = 'BCDFGHJKLMNPQRSTVWXZ';
+    const guess = (i: number) => `${consonants[i % 20]}${consonants[Math.floor(i / 20) % 20]}BB-BBBB`;
+    await burst(30, (i) => call(t.url, 'GET', `${INFO}?user_code=${guess(i)}`));
+    expectRateLimited(await call(t.url, 'GET', `${INFO}?user_code=${guess(31)}`), 'address');
+    const caller = await seedCaller(t.app, (await seedTenant(t.app)).id);
+    expectRateLimited(await call(t.url, 'POST', INFO, { token: caller.token, body: { user_code: guess(32) } }), 'address');
+    const viaGraphql = await graphql(second.url, `query { deviceAuthorization(userCode: "${guess(33)}") { status } }`);
+    expect(viaGraphql.errors?.[0].extensions?.code).toBe('rate_limited');
+  });
+
+  it('device polls: 300 a minute per address', async () => {
+    await earlyInWindow();
+    await burst(300, (i) => call((i % 2 ? second : t).url, 'POST', POLL, { body: { device_code: `unknown-${i}` } }));
+    expectRateLimited(await call(t.url, 'POST', POLL, { body: { device_code: 'unknown' } }), 'address');
+  });
+});
+
+describe('the address a request is counted under', () => {
+  it.each([
+    ['127.0.0.1', '127.0.0.1'],
+    ['::ffff:192.0.2.7', '192.0.2.7'],
+    ['2001:db8:1:2:aaaa:bbbb:cccc:dddd', '2001:db8:1:2::/64'],
+    ['2001:db8:1:2::9', '2001:db8:1:2::/64'],
+    ['2001:0db8:0001:0002:0000:0000:0000:0001', '2001:db8:1:2::/64'],
+    ['2001:db8::1', '2001:db8:0:0::/64'],
+    ['::1', '0:0:0:0::/64'],
+    ['fe80::1%eth0', 'fe80:0:0:0::/64'],
+  ])('%s counts as %s', (address, key) => {
+    expect(addressKey(address)).toBe(key);
+  });
+});

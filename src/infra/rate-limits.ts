@@ -1,0 +1,66 @@
+import { DomainError } from '../errors.js';
+import { plausibleId } from './ids.js';
+import type { RateLimitStore } from './rate-limits.store.js';
+
+/** The anonymous doors that are counted (README, Configuration; docs/device-flow.md, Rate limits). */
+export type RateLimitedDoor = 'token' | 'device_start' | 'device_lookup' | 'device_poll';
+
+export interface DoorLimits {
+  /** Requests per window from one address (an IPv6 /64 counts as one); 0: unlimited. */
+  perAddress: number;
+  /** Requests per window naming one client_id (token endpoint only); 0: unlimited. */
+  perClient: number;
+}
+
+export interface RateLimitSettings {
+  windowSeconds: number;
+  doors: Record<RateLimitedDoor, DoorLimits>;
+}
+
+/** Where a request came from: the socket's peer (src/infra/client-address.ts). */
+export interface RequestOrigin {
+  address: string;
+}
+
+const WHAT: Record<RateLimitedDoor, string> = {
+  token: 'token requests',
+  device_start: 'device authorization starts',
+  device_lookup: 'device authorization lookups',
+  device_poll: 'device polls',
+};
+
+/** A 429 in the documented `{error, code, message}` shape, with the wait in `Retry-After`. */
+export const rateLimited = (door: RateLimitedDoor, by: 'address' | 'client_id', retryAfterSeconds: number) =>
+  new DomainError(429, 'rate_limited', `Too many ${WHAT[door]} from this ${by === 'address' ? 'address' : 'client_id'}; retry in ${retryAfterSeconds} s`, {
+    headers: { 'retry-after': String(retryAfterSeconds) },
+  });
+
+/**
+ * Fixed-window limits on the endpoints anyone can call, counted in PostgreSQL so that every server
+ * process shares them (an in-process counter would allow N times the limit with N processes). A
+ * request over a limit is refused before any work is done, and still counts, so hammering keeps
+ * the door shut until the window ends.
+ */
+export class RateLimiter {
+  constructor(
+    private readonly store: RateLimitStore,
+    readonly settings: RateLimitSettings,
+  ) {}
+
+  /** Counts one request; throws 429 `rate_limited` when its address or its client_id is over the limit. */
+  async take(door: RateLimitedDoor, origin: RequestOrigin, clientId?: string | null): Promise<void> {
+    const { perAddress, perClient } = this.settings.doors[door];
+    if (perAddress === 0 && perClient === 0) return;
+    // Only ids that could name a client get a bucket; anything else is refused by the door itself.
+    const client = perClient > 0 && typeof clientId === 'string' && plausibleId(clientId) ? `${door}:c:${clientId}` : null;
+    const counts = await this.store.count(this.settings.windowSeconds, `${door}:a:${origin.address}`, perAddress, client);
+    const retryAfter = Math.max(1, Math.ceil(counts.secondsLeft));
+    if (perAddress > 0 && counts.addressHits > perAddress) throw rateLimited(door, 'address', retryAfter);
+    if (counts.clientHits !== null && counts.clientHits > perClient) throw rateLimited(door, 'client_id', retryAfter);
+  }
+
+  /** Drops the counters of ended windows (the scheduled purge). */
+  purge(): Promise<number> {
+    return this.store.purge(this.settings.windowSeconds);
+  }
+}

@@ -25,6 +25,11 @@ const STATUS_TEXT = {
   unknown: 'Unknown code',
 };
 
+const SIGNIN_FAILED = {
+  401: 'That client ID and secret were not accepted.',
+  429: 'Too many sign-in attempts from your address or for this client ID; wait a minute and try again.',
+};
+
 const $ = (id) => document.getElementById(id);
 const code = (new URLSearchParams(location.search).get('user_code') ?? '').trim();
 const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
@@ -233,7 +238,7 @@ async function signIn(event) {
     const token = await request('POST', TOKEN_PATH, { body: { client_id: clientId, client_secret: secretInput.value } });
     secretInput.value = '';
     if (token.status !== 200) {
-      showError('signin-error', token.status === 401 ? 'That client ID and secret were not accepted.' : 'Signing in failed; try again.');
+      showError('signin-error', SIGNIN_FAILED[token.status] ?? 'Signing in failed; try again.');
       return secretInput.focus();
     }
     const { access_token: accessToken, expires_at: expiresAt } = token.data;

@@ -90,7 +90,7 @@ export async function createServices(config: Config, db: Database, flows: FlowEn
   const tenants = new TenantService(prisma, deletionHooks, directory);
   const links = new PublicLinks(config.publicBaseUrl);
   const pubsub = new PubSub(db, logger);
-  const rateLimits = new RateLimiter(new RateLimitStore(prisma), config.rateLimits);
+  const rateLimits = new RateLimiter(new RateLimitStore(db.pool), config.rateLimits);
   const auth = new AuthService(new TokenService(keys, config.tokenTtlSeconds), credentials, tenantScopeLoader(directory), rateLimits);
   const events = new EventService(new EventStore(prisma), prisma, pubsub, logger);
   const nodes = new NodeService(prisma, tenants, pubsub, events);

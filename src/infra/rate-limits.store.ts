@@ -1,4 +1,4 @@
-import type { Prisma } from './database.js';
+import type pg from 'pg';
 
 /** One request's counts in the current window; `clientHits` is null when no client bucket was counted. */
 export interface WindowCounts {
@@ -16,10 +16,12 @@ const bump = (alias: string) => `
 /**
  * The counters of src/infra/rate-limits.ts in PostgreSQL, so every server process sharing the
  * database counts against the same limits. The table is UNLOGGED: a counter costs no WAL write
- * per request, and losing counts in a crash only resets the current window.
+ * per request, and losing counts in a crash only resets the current window. A statement on every
+ * token request is hot: it goes through the raw pool as a named (prepared once per connection)
+ * statement, not through Prisma.
  */
 export class RateLimitStore {
-  constructor(private readonly prisma: Prisma) {}
+  constructor(private readonly pool: pg.Pool) {}
 
   /**
    * Counts one request against its address bucket and, when `clientBucket` is given and the
@@ -27,8 +29,9 @@ export class RateLimitStore {
    * refused cannot fill the table with rows for made-up client ids. One statement, one round trip.
    */
   async count(windowSeconds: number, addressBucket: string, addressLimit: number, clientBucket: string | null): Promise<WindowCounts> {
-    const [counts] = await this.prisma.$queryRawUnsafe<WindowCounts[]>(
-      `/* rate_limit.count */
+    const { rows } = await this.pool.query<WindowCounts>({
+      name: 'rate_limit_count',
+      text: `/* rate_limit.count */
        WITH w AS (SELECT to_timestamp(floor(extract(epoch FROM now())::float8 / $1::float8) * $1::float8) AS start),
        a AS (
          INSERT INTO rate_limit_counters AS c (bucket, window_start, hits)
@@ -41,19 +44,17 @@ export class RateLimitStore {
        SELECT a.hits AS "addressHits", (SELECT hits FROM k) AS "clientHits",
               extract(epoch FROM a.window_start + make_interval(secs => $1::float8) - now())::float8 AS "secondsLeft"
          FROM a`,
-      windowSeconds,
-      addressBucket,
-      addressLimit,
-      clientBucket,
-    );
-    return counts;
+      values: [windowSeconds, addressBucket, addressLimit, clientBucket],
+    });
+    return rows[0];
   }
 
   /** Deletes the rows of windows that have ended. */
   async purge(windowSeconds: number): Promise<number> {
-    return this.prisma.$executeRawUnsafe(
+    const { rowCount } = await this.pool.query(
       `/* rate_limit.purge */ DELETE FROM rate_limit_counters WHERE window_start <= now() - make_interval(secs => $1::double precision)`,
-      windowSeconds,
+      [windowSeconds],
     );
+    return rowCount ?? 0;
   }
 }

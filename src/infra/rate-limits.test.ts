@@ -78,6 +78,11 @@ describe('rate limits of the anonymous endpoints, with the documented defaults',
     expectRateLimited(await call(t.url, 'POST', START, { body: { hostname: 'h', machine_id: 'm' } }), 'address');
     const viaGraphql = await graphql(second.url, 'mutation { startDeviceAuthorization(hostname: "h", machineId: "m") { userCode } }');
     expect(viaGraphql.errors?.[0].extensions?.code).toBe('rate_limited');
+    // A process that has seen the door shut keeps it shut without asking the database again.
+    const hits = async () => (await t.app.db.pool.query(`SELECT hits FROM rate_limit_counters WHERE bucket LIKE 'device_start:a:%'`)).rows[0].hits;
+    const before = await hits();
+    for (let i = 0; i < 5; i++) expectRateLimited(await call(t.url, 'POST', START, { body: { hostname: 'h', machine_id: 'm' } }), 'address');
+    expect(await hits()).toBe(before);
   });
 
   it('device lookups (info, approve, subscription): 30 a minute per address, so user codes cannot be guessed', async () => {

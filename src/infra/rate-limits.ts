@@ -22,6 +22,9 @@ export interface RequestOrigin {
   address: string;
 }
 
+const MAX_SHUT_BUCKETS = 10_000;
+const secondsUntil = (until: number) => Math.max(1, Math.ceil((until - Date.now()) / 1000));
+
 const WHAT: Record<RateLimitedDoor, string> = {
   token: 'token requests',
   device_start: 'device authorization starts',
@@ -38,10 +41,14 @@ export const rateLimited = (door: RateLimitedDoor, by: 'address' | 'client_id', 
 /**
  * Fixed-window limits on the endpoints anyone can call, counted in PostgreSQL so that every server
  * process shares them (an in-process counter would allow N times the limit with N processes). A
- * request over a limit is refused before any work is done, and still counts, so hammering keeps
- * the door shut until the window ends.
+ * request over a limit is refused before any work is done. Once a bucket is over, this process
+ * refuses it until its window ends without asking the database again (a count never falls within
+ * a window), so a caller hammering a shut door costs no SQL.
  */
 export class RateLimiter {
+  /** Buckets known to be over their limit, with the end of their window (ms). */
+  private readonly shut = new Map<string, { until: number; by: 'address' | 'client_id' }>();
+
   constructor(
     private readonly store: RateLimitStore,
     readonly settings: RateLimitSettings,
@@ -53,10 +60,22 @@ export class RateLimiter {
     if (perAddress === 0 && perClient === 0) return;
     // Only ids that could name a client get a bucket; anything else is refused by the door itself.
     const client = perClient > 0 && typeof clientId === 'string' && plausibleId(clientId) ? `${door}:c:${clientId}` : null;
-    const counts = await this.store.count(this.settings.windowSeconds, `${door}:a:${origin.address}`, perAddress, client);
-    const retryAfter = Math.max(1, Math.ceil(counts.secondsLeft));
-    if (perAddress > 0 && counts.addressHits > perAddress) throw rateLimited(door, 'address', retryAfter);
-    if (counts.clientHits !== null && counts.clientHits > perClient) throw rateLimited(door, 'client_id', retryAfter);
+    const address = `${door}:a:${origin.address}`;
+    for (const bucket of [address, client]) {
+      const known = bucket === null ? undefined : this.shut.get(bucket);
+      if (known && known.until > Date.now()) throw rateLimited(door, known.by, secondsUntil(known.until));
+    }
+    const counts = await this.store.count(this.settings.windowSeconds, address, perAddress, client);
+    const until = Date.now() + counts.secondsLeft * 1000;
+    if (perAddress > 0 && counts.addressHits > perAddress) throw this.shutOut(door, address, 'address', until);
+    if (client && counts.clientHits !== null && counts.clientHits > perClient) throw this.shutOut(door, client, 'client_id', until);
+  }
+
+  private shutOut(door: RateLimitedDoor, bucket: string, by: 'address' | 'client_id', until: number): DomainError {
+    // Bounded: under a flood of distinct callers, forgetting only means asking the database again.
+    if (this.shut.size >= MAX_SHUT_BUCKETS) this.shut.clear();
+    this.shut.set(bucket, { until, by });
+    return rateLimited(door, by, secondsUntil(until));
   }
 
   /** Drops the counters of ended windows (the scheduled purge). */

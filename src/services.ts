@@ -11,7 +11,7 @@ import { PublicLinks } from './infra/links.js';
 import type { Logger } from './infra/logger.js';
 import { PubSub } from './infra/pubsub.js';
 import { RateLimiter } from './infra/rate-limits.js';
-import { RateLimitStore } from './infra/rate-limits.store.js';
+import { InProcessRateLimitCounters, RateLimitStore } from './infra/rate-limits.store.js';
 import { CollectorService } from './modules/collector/collector.service.js';
 import { CollectorStore } from './modules/collector/collector.store.js';
 import { DeploymentService } from './modules/deployments/deployments.service.js';
@@ -90,7 +90,9 @@ export async function createServices(config: Config, db: Database, flows: FlowEn
   const tenants = new TenantService(prisma, deletionHooks, directory);
   const links = new PublicLinks(config.publicBaseUrl);
   const pubsub = new PubSub(db, logger);
-  const rateLimits = new RateLimiter(new RateLimitStore(db.pool), config.rateLimits);
+  // Embedded PGlite is one process by construction; a PostgreSQL server may be shared by several.
+  const counters = config.databaseUrl ? new RateLimitStore(db.pool) : new InProcessRateLimitCounters();
+  const rateLimits = new RateLimiter(counters, config.rateLimits);
   const auth = new AuthService(new TokenService(keys, config.tokenTtlSeconds), credentials, tenantScopeLoader(directory), rateLimits);
   const events = new EventService(new EventStore(prisma), prisma, pubsub, logger);
   const nodes = new NodeService(prisma, tenants, pubsub, events);

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestApp, startTestApp } from '../../test/kit/app.js';
-import { type JsonResponse, call, graphql } from '../../test/kit/http.js';
+import { call, graphql } from '../../test/kit/http.js';
+import { burst, earlyInWindow, expectRateLimited } from '../../test/kit/rate-limits.js';
 import { seedCaller, seedTenant } from '../../test/kit/seed.js';
 import { addressKey } from './client-address.js';
 
@@ -8,28 +9,6 @@ const TOKEN = '/rest/oauth2/token/1.0';
 const START = '/rest/oauth2/device/1.0';
 const INFO = '/rest/oauth2/device/approve/1.0';
 const POLL = '/rest/oauth2/device/poll/1.0';
-
-/** Windows are whole minutes of the database's clock: start a burst early in one, so it cannot straddle two. */
-async function earlyInWindow() {
-  const intoWindow = Date.now() % 60_000;
-  if (intoWindow > 40_000) await new Promise((r) => setTimeout(r, 60_500 - intoWindow));
-}
-
-/** Sends `count` requests one after another; all must succeed (not 429). */
-async function burst(count: number, send: (i: number) => Promise<JsonResponse>) {
-  for (let i = 0; i < count; i++) {
-    const res = await send(i);
-    expect(res.status, `request ${i + 1} of ${count}: ${JSON.stringify(res.body)}`).not.toBe(429);
-  }
-}
-
-function expectRateLimited(res: JsonResponse, by: 'address' | 'client_id') {
-  expect(res.status).toBe(429);
-  expect(res.body).toEqual({ error: 'rate_limited', code: 'rate_limited', message: expect.stringContaining(`from this ${by}`) });
-  const retryAfter = Number(res.headers.get('retry-after'));
-  expect(retryAfter).toBeGreaterThanOrEqual(1);
-  expect(retryAfter).toBeLessThanOrEqual(60);
-}
 
 describe('rate limits of the anonymous endpoints, with the documented defaults', () => {
   let t: TestApp;

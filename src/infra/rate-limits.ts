@@ -1,6 +1,6 @@
 import { DomainError } from '../errors.js';
 import { plausibleId } from './ids.js';
-import type { RateLimitStore } from './rate-limits.store.js';
+import type { RateLimitCounters } from './rate-limits.store.js';
 
 /** The anonymous doors that are counted (README, Configuration; docs/device-flow.md, Rate limits). */
 export type RateLimitedDoor = 'token' | 'device_start' | 'device_lookup' | 'device_poll';
@@ -40,7 +40,8 @@ export const rateLimited = (door: RateLimitedDoor, by: 'address' | 'client_id', 
 
 /**
  * Fixed-window limits on the endpoints anyone can call, counted in PostgreSQL so that every server
- * process shares them (an in-process counter would allow N times the limit with N processes). A
+ * process shares them (an in-process counter would allow N times the limit with N processes); in
+ * embedded mode, which is one process, in memory. A
  * request over a limit is refused before any work is done. Once a bucket is over, this process
  * refuses it until its window ends without asking the database again (a count never falls within
  * a window), so a caller hammering a shut door costs no SQL.
@@ -50,7 +51,7 @@ export class RateLimiter {
   private readonly shut = new Map<string, { until: number; by: 'address' | 'client_id' }>();
 
   constructor(
-    private readonly store: RateLimitStore,
+    private readonly store: RateLimitCounters,
     readonly settings: RateLimitSettings,
   ) {}
 

@@ -59,7 +59,7 @@ export async function buildApp(config: Config, logger = createLogger(config.logL
   const reportGraphqlBug = (error: unknown) => logger.error('graphql.unhandled_error', { error });
   const contextFor = (authorization: string | null, requestId: string, req: IncomingMessage): Context => ({
     requestId,
-    origin: { address: clientAddress(req) },
+    origin: { address: clientAddress(req, config.trustedProxies) },
     prisma: db.prisma,
     services,
     auth: new RequestAuth(authorization, (header) => services.auth.authenticate(header)),

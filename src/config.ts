@@ -1,5 +1,7 @@
+import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { z } from 'zod';
+import { plainAddress } from './infra/client-address.js';
 import type { RateLimitSettings } from './infra/rate-limits.js';
 
 const port = z.coerce.number().int().min(0).max(65535);
@@ -36,6 +38,12 @@ const schema = z.object({
   RATE_LIMIT_DEVICE_START_PER_ADDRESS: rateLimit.default(20),
   RATE_LIMIT_DEVICE_LOOKUP_PER_ADDRESS: rateLimit.default(30),
   RATE_LIMIT_DEVICE_POLL_PER_ADDRESS: rateLimit.default(300),
+  // Reverse proxies whose X-Forwarded-For names the client (comma-separated addresses); none by default.
+  TRUSTED_PROXIES: z
+    .string()
+    .default('')
+    .transform((v) => v.split(',').map((a) => a.trim()).filter((a) => a !== ''))
+    .refine((list) => list.every((a) => isIP(a) !== 0), 'must be a comma-separated list of IP addresses'),
   // How often expired device authorizations and ended rate-limit windows are deleted (0 = never).
   PURGE_INTERVAL_SECONDS: z.coerce.number().int().min(0).max(86_400).default(60),
   // Detection (docs/detections.md): how often every tenant is analysed (0 = never), over how much history.
@@ -69,6 +77,8 @@ export interface Config {
   devicePollIntervalSeconds: number;
   /** Limits of the anonymous endpoints, shared by every process through PostgreSQL. */
   rateLimits: RateLimitSettings;
+  /** Peers whose X-Forwarded-For is believed (src/infra/client-address.ts); IPv4-mapped ones as IPv4. */
+  trustedProxies: ReadonlySet<string>;
   /** Period of the purge of expired device authorizations and ended rate-limit windows (0: never). */
   purgeIntervalSeconds: number;
   /** Scheduled detection period (0: only on demand) and the sliding window each run reads. */
@@ -117,6 +127,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         device_poll: { perAddress: e.RATE_LIMIT_DEVICE_POLL_PER_ADDRESS, perClient: 0 },
       },
     },
+    trustedProxies: new Set(e.TRUSTED_PROXIES.map(plainAddress)),
     purgeIntervalSeconds: e.PURGE_INTERVAL_SECONDS,
     detectionIntervalSeconds: e.DETECTION_INTERVAL_SECONDS,
     detectionWindowMinutes: e.DETECTION_WINDOW_MINUTES,

@@ -3,7 +3,7 @@ import { type TestApp, startTestApp } from '../../test/kit/app.js';
 import { call, graphql } from '../../test/kit/http.js';
 import { burst, earlyInWindow, expectRateLimited } from '../../test/kit/rate-limits.js';
 import { seedCaller, seedTenant } from '../../test/kit/seed.js';
-import { addressKey } from './client-address.js';
+import { addressKey, clientAddress } from './client-address.js';
 
 const TOKEN = '/rest/oauth2/token/1.0';
 const START = '/rest/oauth2/device/1.0';
@@ -57,6 +57,8 @@ describe('rate limits of the anonymous endpoints, with the documented defaults',
     expectRateLimited(await call(t.url, 'POST', START, { body: { hostname: 'h', machine_id: 'm' } }), 'address');
     const viaGraphql = await graphql(second.url, 'mutation { startDeviceAuthorization(hostname: "h", machineId: "m") { userCode } }');
     expect(viaGraphql.errors?.[0].extensions?.code).toBe('rate_limited');
+    // X-Forwarded-For is the client's own word unless TRUSTED_PROXIES says otherwise.
+    expectRateLimited(await call(second.url, 'POST', START, { headers: { 'x-forwarded-for': '203.0.113.9' }, body: { hostname: 'h', machine_id: 'm' } }), 'address');
     // A process that has seen the door shut keeps it shut without asking the database again.
     const hits = async () => (await t.app.db.pool.query(`SELECT hits FROM rate_limit_counters WHERE bucket LIKE 'device_start:a:%'`)).rows[0].hits;
     const before = await hits();
@@ -83,7 +85,42 @@ describe('rate limits of the anonymous endpoints, with the documented defaults',
   });
 });
 
+describe('rate limits behind a trusted reverse proxy (TRUSTED_PROXIES)', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await startTestApp({ defaultRateLimits: true, env: { TRUSTED_PROXIES: '192.0.2.1, 127.0.0.1' } });
+  });
+  afterAll(() => t?.stop());
+
+  it('counts each client the proxy names, and ignores what the client wrote left of it', async () => {
+    const start = (forwardedFor: string) =>
+      call(t.url, 'POST', START, { headers: { 'x-forwarded-for': forwardedFor }, body: { hostname: 'h', machine_id: 'm' } });
+    await earlyInWindow();
+    await burst(20, (i) => start(`10.9.9.${i}, 198.51.100.7`));
+    expectRateLimited(await start('198.51.100.7'), 'address');
+    expectRateLimited(await start('10.0.0.1, 198.51.100.7, 192.0.2.1'), 'address');
+    expect((await start('198.51.100.8')).status).toBe(200);
+  });
+});
+
 describe('the address a request is counted under', () => {
+  const request = (peer: string, forwardedFor?: string) => ({
+    socket: { remoteAddress: peer } as never,
+    headers: forwardedFor === undefined ? {} : { 'x-forwarded-for': forwardedFor },
+  });
+  const trusted = new Set(['10.0.0.1', '10.0.0.2']);
+
+  it.each([
+    ['an untrusted peer, whatever it forwards', request('198.51.100.1', '203.0.113.5'), '198.51.100.1'],
+    ['a trusted peer without the header', request('10.0.0.1'), '10.0.0.1'],
+    ['a trusted peer: the rightmost untrusted entry', request('::ffff:10.0.0.1', '1.1.1.1, 203.0.113.5, 10.0.0.2'), '203.0.113.5'],
+    ['a trusted peer forwarding garbage', request('10.0.0.1', 'not-an-address'), '10.0.0.1'],
+    ['a trusted peer forwarding IPv6', request('10.0.0.1', '2001:db8:7:8::1'), '2001:db8:7:8::/64'],
+  ])('takes %s', (_name, req, key) => {
+    expect(clientAddress(req, trusted)).toBe(key);
+  });
+
   it.each([
     ['127.0.0.1', '127.0.0.1'],
     ['::ffff:192.0.2.7', '192.0.2.7'],

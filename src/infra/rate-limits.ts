@@ -34,24 +34,23 @@ const WHAT: Record<RateLimitedDoor, string> = {
 
 /** A 429 in the documented `{error, code, message}` shape, with the wait in `Retry-After`. */
 export const rateLimited = (door: RateLimitedDoor, by: 'address' | 'client_id', retryAfterSeconds: number) =>
-  new DomainError(429, 'rate_limited', `Too many ${WHAT[door]} from this ${by === 'address' ? 'address' : 'client_id'}; retry in ${retryAfterSeconds} s`, {
+  new DomainError(429, 'rate_limited', `Too many ${WHAT[door]} from this ${by}; retry in ${retryAfterSeconds} s`, {
     headers: { 'retry-after': String(retryAfterSeconds) },
   });
 
 /**
  * Fixed-window limits on the endpoints anyone can call, counted in PostgreSQL so that every server
  * process shares them (an in-process counter would allow N times the limit with N processes); in
- * embedded mode, which is one process, in memory. A
- * request over a limit is refused before any work is done. Once a bucket is over, this process
- * refuses it until its window ends without asking the database again (a count never falls within
- * a window), so a caller hammering a shut door costs no SQL.
+ * embedded mode, which is one process, in memory. A request over a limit is refused before any
+ * work is done. Once a bucket is over, this process refuses it until its window ends without
+ * counting again (a count never falls within a window), so hammering a shut door costs no SQL.
  */
 export class RateLimiter {
   /** Buckets known to be over their limit, with the end of their window (ms). */
   private readonly shut = new Map<string, { until: number; by: 'address' | 'client_id' }>();
 
   constructor(
-    private readonly store: RateLimitCounters,
+    private readonly counters: RateLimitCounters,
     readonly settings: RateLimitSettings,
   ) {}
 
@@ -66,7 +65,7 @@ export class RateLimiter {
       const known = bucket === null ? undefined : this.shut.get(bucket);
       if (known && known.until > Date.now()) throw rateLimited(door, known.by, secondsUntil(known.until));
     }
-    const counts = await this.store.count(this.settings.windowSeconds, address, perAddress, client);
+    const counts = await this.counters.count(this.settings.windowSeconds, address, perAddress, client);
     const until = Date.now() + counts.secondsLeft * 1000;
     if (perAddress > 0 && counts.addressHits > perAddress) throw this.shutOut(door, address, 'address', until);
     if (client && counts.clientHits !== null && counts.clientHits > perClient) throw this.shutOut(door, client, 'client_id', until);
@@ -79,8 +78,10 @@ export class RateLimiter {
     return rateLimited(door, by, secondsUntil(until));
   }
 
-  /** Drops the counters of ended windows (the scheduled purge). */
+  /** Drops the counters of ended windows, and this process's memory of shut ones (the scheduled purge). */
   purge(): Promise<number> {
-    return this.store.purge(this.settings.windowSeconds);
+    const now = Date.now();
+    for (const [bucket, { until }] of this.shut) if (until <= now) this.shut.delete(bucket);
+    return this.counters.purge(this.settings.windowSeconds);
   }
 }

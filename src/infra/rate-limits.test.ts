@@ -46,9 +46,11 @@ describe('rate limits of the anonymous endpoints, with the documented defaults',
     // The same address naming other clients: up to 120 requests in all, then the address is refused.
     await burst(89, (i) => call(t.url, 'POST', TOKEN, { body: { client_id: `cl_other${i}`, client_secret: 'x' } }));
     expectRateLimited(await call(second.url, 'POST', TOKEN, { body: { client_id: 'cl_fresh', client_secret: 'x' } }), 'address');
-    // GraphQL is the same door.
-    const viaGraphql = await graphql(t.url, 'mutation { issueToken(clientId: "cl_a", clientSecret: "b") { accessToken } }');
-    expect(viaGraphql.errors?.[0].extensions?.code).toBe('rate_limited');
+    // GraphQL is the same door, with the same status and Retry-After.
+    const viaGraphql = await call(t.url, 'POST', '/graphql', { body: { query: 'mutation { issueToken(clientId: "cl_a", clientSecret: "b") { accessToken } }' } });
+    expect(viaGraphql.status).toBe(429);
+    expect(Number(viaGraphql.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(viaGraphql.body.errors?.[0].extensions?.code).toBe('rate_limited');
   });
 
   it('device start: 20 a minute per address, across processes and over GraphQL', async () => {

@@ -2,9 +2,13 @@
  * Every documented path, fed hostile input: each body field and query parameter a route reads
  * (found by watching its `variables` read them), set one at a time to values of every wrong
  * shape on top of a plausible request, then random mixtures of them. Whatever the input, the
- * answer is a 4xx in the documented shape or a success, never a 5xx.
+ * answer is a 4xx in the documented shape or a success, never a 5xx. And each field whose
+ * operation variable has a JSON type (a string, a number, a list…), given a value of any other
+ * JSON type, is a 400 `invalid_request` naming the field as the request spelt it.
  */
 import fc from 'fast-check';
+import { type GraphQLInputType, GraphQLBoolean, GraphQLFloat, GraphQLID, GraphQLInt, GraphQLString, Kind, isInputObjectType, isListType, isNonNullType, typeFromAST } from 'graphql';
+import { schema } from '../src/graphql/schema.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RECORDS_KEYS, TERMS_KEYS } from '../src/modules/search/search.service.js';
 import { type TestApp, startTestApp } from '../test/kit/app.js';
@@ -63,6 +67,51 @@ function expectDocumentedError(label: string, res: { status: number; body: any }
   const nested = typeof res.body.error === 'object' && res.body.error !== null;
   if (nested) expect(res.body.error, label).toMatchObject({ code: res.status, message: expect.any(String), type: expect.any(String) });
   else expect(res.body, label).toMatchObject({ error: expect.any(String) });
+  // A REST caller never wrote a GraphQL variable: no message may name one.
+  expect(JSON.stringify(res.body), label).not.toMatch(/Variable \\?"\$/);
+}
+
+/** A value of each JSON type; `integer` and `number` stand for GraphQL's Int and Float. */
+const OF_KIND = { string: 'x', integer: 7, number: 1.5, boolean: true, array: ['x'], object: { unknown_field: 1 } } as const;
+type JsonKind = keyof typeof OF_KIND;
+const fits = (kind: JsonKind, other: JsonKind) => kind === other || (kind === 'number' && other === 'integer');
+
+/** The JSON type a GraphQL input type takes; undefined for scalars that take any JSON (`JSON`). */
+function jsonKind(type: GraphQLInputType): JsonKind | undefined {
+  const inner = isNonNullType(type) ? type.ofType : type;
+  if (isListType(inner)) return 'array';
+  if (isInputObjectType(inner)) return 'object';
+  const scalars: Record<string, JsonKind> = { [GraphQLString.name]: 'string', [GraphQLID.name]: 'string', [GraphQLBoolean.name]: 'boolean', [GraphQLInt.name]: 'integer', [GraphQLFloat.name]: 'number' };
+  return scalars[inner.name];
+}
+
+/**
+ * The GraphQL type of the variable (or input field) a route puts a request field into, found by
+ * giving the field a marker and looking for it among the variables the route builds.
+ */
+function typeOfField(route: Route, where: 'body' | 'query', key: string, base: { body?: Record<string, unknown>; params?: Record<string, string> } = {}): GraphQLInputType | undefined {
+  const marker = `\u0001marker:${key}`;
+  const query = new URLSearchParams(where === 'query' ? { [key]: marker } : {});
+  const variables = route.variables({ params: new Proxy({}, { get: (_t, name) => base.params?.[name as string] ?? 'x' }), query, body: where === 'body' ? { ...base.body, [key]: marker } : { ...base.body } });
+  const pathTo = (value: unknown, path: string[]): string[] | undefined => {
+    if (value === marker) return path;
+    if (typeof value !== 'object' || value === null) return undefined;
+    for (const [k, v] of Object.entries(value)) {
+      const found = pathTo(v, [...path, k]);
+      if (found) return found;
+    }
+    return undefined;
+  };
+  const path = pathTo(variables, []);
+  if (!path) return undefined;
+  const operation = route.operation.definitions.find((d) => d.kind === Kind.OPERATION_DEFINITION);
+  const definition = operation?.kind === Kind.OPERATION_DEFINITION ? operation.variableDefinitions?.find((v) => v.variable.name.value === path[0]) : undefined;
+  let type = definition && (typeFromAST(schema, definition.type) as GraphQLInputType | undefined);
+  for (const segment of path.slice(1)) {
+    const inner = type && isNonNullType(type) ? type.ofType : type;
+    type = inner && isInputObjectType(inner) ? inner.getFields()[segment]?.type : undefined;
+  }
+  return type;
 }
 
 describe('hostile input on every documented path', () => {
@@ -122,6 +171,38 @@ describe('hostile input on every documented path', () => {
       for (const rawBody of RAW_BODIES) expectDocumentedError(`${label} raw ${rawBody.slice(0, 20)}`, await send(route, { rawBody }));
       const deep = `{${body.map((key) => `${JSON.stringify(key)}:${nested}`).join(',')}}`;
       expectDocumentedError(`${label} every field nested 40,000 deep`, await send(route, { rawBody: deep }));
+    }
+  });
+
+  const typed = routes.map((route) => [`${route.method} ${route.path}`, route] as const);
+  it.each(typed)('%s: a value of the wrong JSON type in any field is a 400 invalid_request naming it', async (label, route) => {
+    const { body, query } = fieldsOf(route);
+    const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    const expectRefused = (what: string, field: string, res: { status: number; body: any }) => {
+      expect(res.status, `${what} → ${JSON.stringify(res.body)}`).toBe(400);
+      const message = typeof res.body.error === 'object' ? res.body.error.message : res.body.message;
+      expect(typeof res.body.error === 'object' ? res.body.error.type : res.body.code, what).toBe('invalid_request');
+      expect(message, what).toMatch(new RegExp(`^${escape(field)}[ .[]`));
+    };
+    for (const key of body) {
+      const type = typeOfField(route, 'body', key, base[route.path]);
+      const kind = type && jsonKind(type);
+      if (!type || !kind) continue;
+      for (const [other, value] of Object.entries(OF_KIND) as [JsonKind, unknown][]) {
+        if (fits(kind, other)) continue;
+        expectRefused(`${label} body.${key}=${JSON.stringify(value)}`, key, await send(route, { body: { ...base[route.path]?.body, [key]: value } }));
+      }
+      const list = isNonNullType(type) ? type.ofType : type;
+      const itemKind = isListType(list) ? jsonKind(list.ofType) : undefined;
+      if (itemKind) {
+        const wrong = (Object.keys(OF_KIND) as JsonKind[]).find((other) => !fits(itemKind, other))!;
+        expectRefused(`${label} body.${key}=[${JSON.stringify(OF_KIND[wrong])}]`, `${key}[0]`, await send(route, { body: { ...base[route.path]?.body, [key]: [OF_KIND[wrong]] } }));
+      }
+    }
+    for (const key of query) {
+      const type = typeOfField(route, 'query', key, base[route.path]);
+      const kind = type && jsonKind(type);
+      if (kind === 'integer' || kind === 'number') expectRefused(`${label} ?${key}=abc`, key, await send(route, { query: { [key]: 'abc' } }));
     }
   });
 

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestApp, startTestApp } from '../test/kit/app.js';
 import { call } from '../test/kit/http.js';
 import { seedCaller, seedTenant } from '../test/kit/seed.js';
+import { schema } from '../src/graphql/schema.js';
 import { createRestRouter } from './router.js';
 import { routes } from './routes.js';
 
@@ -121,6 +122,7 @@ describe('rest-compat router, a client that hangs up mid-body', () => {
     let executed = 0;
     const handle = createRestRouter({
       routes: [{ method: 'POST', path: '/rest/things/1.0', operation: {} as never, variables: () => ({}), render: () => ({}) }],
+      schema,
       execute: async () => (executed++, { data: {} }),
       logger,
     });

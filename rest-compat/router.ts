@@ -1,11 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { DocumentNode, ExecutionResult } from 'graphql';
+import type { DocumentNode, ExecutionResult, GraphQLSchema } from 'graphql';
 import { DomainError } from '../src/errors.js';
 import type { Logger } from '../src/infra/logger.js';
 import type { Services } from '../src/services.js';
 import { errorOf, flatError, internalError, nestedError } from './errors.js';
 import { parseBody, readBody, sendJson } from './http.js';
 import { RawResponse, type Route, type ServedRoute } from './route.js';
+import { variableChecker } from './variables.js';
 
 export type ExecuteOperation = (
   document: DocumentNode,
@@ -25,6 +26,8 @@ interface CompiledRoute {
  */
 export function createRestRouter(options: {
   routes: Route[];
+  /** The schema the operations run on: a request's values are checked against their variables' types first. */
+  schema: GraphQLSchema;
   execute: ExecuteOperation;
   logger: Logger;
   /** Rows answered by a service directly (see ServedRoute), with the services they call. */
@@ -34,6 +37,7 @@ export function createRestRouter(options: {
     route,
     segments: route.path.split('/'),
   }));
+  const variableProblem = variableChecker(options.schema);
 
   return async function handle(req: IncomingMessage, res: ServerResponse, url: URL, requestId: string): Promise<void> {
     const segments = url.pathname.replace(/(.)\/+$/, '$1').split('/');
@@ -58,6 +62,8 @@ export function createRestRouter(options: {
       const request = { params: found.params, query: url.searchParams, body };
       if ('serve' in route) return sendRaw(res, await route.serve(request, options.served!.services));
       const variables = route.variables(request) as Record<string, unknown>;
+      const problem = variableProblem(route.operation, variables);
+      if (problem) return send(res, render(problem));
       const result = await options.execute(route.operation, variables, req, requestId);
       const error = errorOf(result);
       if (error instanceof DomainError) return send(res, render(error));

@@ -1,31 +1,35 @@
 import { randomUUID } from 'node:crypto';
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type DocumentNode, specifiedRules, validate } from 'graphql';
+import { type DocumentNode, GraphQLError, specifiedRules, validate } from 'graphql';
 import { createYoga } from 'graphql-yoga';
 import { useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer } from 'ws';
 import { createRestRouter } from '../rest-compat/router.js';
 import { routes, servedRoutes } from '../rest-compat/routes.js';
-import { sendJson } from '../rest-compat/http.js';
+import { MAX_BODY_BYTES, sendJson } from '../rest-compat/http.js';
 import type { Config } from './config.js';
 import { isConsolePath, serveConsole } from './console/console.js';
 import { type Context, RequestAuth } from './context.js';
 import { compiledOperations } from './graphql/compiled-operations.js';
-import { documentLimitRules, limitDocuments } from './graphql/document-limits.js';
+import { limitDocuments, parseWithinLimits } from './graphql/document-limits.js';
 import { presentError } from './graphql/error-codes.js';
 import { Loaders } from './graphql/loaders.js';
 import { noNulTextLiterals, nulTextAt, nulTextError, refuseNulText } from './graphql/nul-text.js';
 import { rawJsonResults } from './graphql/raw-json-results.js';
+import { limitRequestBodies } from './graphql/request-bodies.js';
 import { schema } from './graphql/schema.js';
 import { SocketSessions } from './graphql/socket-sessions.js';
 import { CONTROL_PATH } from './modules/control/hub.js';
 import { INGEST_PATH, serveIngest } from './modules/ingest/ingest.http.js';
 import type { FlowEngine } from './flowstore/index.js';
 import { type Database, openDatabase } from './infra/database.js';
+import { SecretsKey } from './infra/secrets-key.js';
+import { sealLegacySecrets } from './auth/sealed-secrets.js';
 import { openFlowEngine, prepareFlowEngine } from './infra/flow-engine.js';
 import { clientAddress } from './infra/client-address.js';
 import { type Logger, createLogger } from './infra/logger.js';
+import { answerClientError } from './infra/client-errors.js';
 import { type Services, createServices } from './services.js';
 
 export const SERVICE_NAME = 'breach-detection-api';
@@ -51,10 +55,23 @@ export async function buildApp(config: Config, logger = createLogger(config.logL
   const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, logger, role: 'server' });
   const flows = options.flowEngine ?? (await openFlowEngine(config, logger));
   if (options.flowEngine) await prepareFlowEngine(flows, config, logger);
-  const services = await createServices(config, db, flows, logger);
+  let services: Services;
+  try {
+    // Generated on a first start when neither SECRETS_KEY nor the key file exists (docs/secrets.md).
+    const secretsKey = SecretsKey.load(config, { create: true });
+    await sealLegacySecrets(db.pool, secretsKey, logger);
+    services = await createServices(config, db, flows, logger, secretsKey);
+  } catch (error) {
+    // A secrets key that opens nothing stops the start; what it opened is let go (the embedded
+    // directory above all), for whoever starts again in this process.
+    await db.close();
+    if (!options.flowEngine) await flows.close();
+    throw error;
+  }
   await services.automationRunner.start();
   await services.detection.start();
   services.purge.start();
+  await services.tenantDeletions.start();
 
   const reportGraphqlBug = (error: unknown) => logger.error('graphql.unhandled_error', { error });
   const contextFor = (authorization: string | null, requestId: string, req: IncomingMessage): Context => ({
@@ -71,7 +88,8 @@ export async function buildApp(config: Config, logger = createLogger(config.logL
     graphqlEndpoint: '/graphql',
     landingPage: false,
     logging: false,
-    plugins: [refuseNulText(), rawJsonResults(), limitDocuments()],
+    plugins: [limitRequestBodies(), refuseNulText(), rawJsonResults(), limitDocuments()],
+    maxRequestBodySize: false, // limitRequestBodies holds bodies to MAX_BODY_BYTES
     context: ({ request, requestId, req }) => contextFor(request.headers.get('authorization'), requestId, req),
     maskedErrors: { maskError: (error) => presentError(error, reportGraphqlBug) },
   });
@@ -79,13 +97,10 @@ export async function buildApp(config: Config, logger = createLogger(config.logL
   const runOperation = compiledOperations(schema);
   const rest = createRestRouter({
     routes,
+    schema,
     served: { routes: servedRoutes, services },
     logger,
-    execute: (document: DocumentNode, variables, req, requestId) => {
-      const nul = nulTextAt(variables);
-      if (nul) return Promise.resolve({ errors: [nulTextError(nul)] });
-      return runOperation(document, variables, contextFor(req.headers.authorization ?? null, requestId, req));
-    },
+    execute: (document: DocumentNode, variables, req, requestId) => runOperation(document, variables, contextFor(req.headers.authorization ?? null, requestId, req)),
   });
 
   const server = createServer((req, res) => {
@@ -119,9 +134,12 @@ export async function buildApp(config: Config, logger = createLogger(config.logL
     }
     sendJson(res, 404, { error: 'not_found', code: 'not_found', message: `No such endpoint: ${req.method} ${url.pathname}` });
   });
+  server.on('clientError', answerClientError);
 
   // Two WebSocket endpoints share the http server: GraphQL subscriptions and the collector channel.
-  const wss = new WebSocketServer({ noServer: true });
+  // A message over the body limit closes its socket (1009); a document over the other limits is
+  // refused in an error message (document-limits.ts).
+  const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_BODY_BYTES });
   const socketSessions = new SocketSessions((authorization) => services.auth.authenticate(authorization));
   const stopWatchingClients = await db.listen('auth_client_changed', (clientId) =>
     socketSessions.clientChanged(clientId).catch((error) => logger.error('graphql.ws_client_check_failed', { clientId, error })),
@@ -135,11 +153,23 @@ export async function buildApp(config: Config, logger = createLogger(config.logL
   const ws = useServer(
     {
       schema,
-      onSubscribe: (_ctx, _id, payload) => {
+      // graphql-ws closes the socket (4500) on a document that fails to parse: it is parsed here,
+      // and refused in an error message like any other invalid one.
+      onSubscribe: (ctx, _id, payload) => {
         const nul = nulTextAt(payload.variables);
-        return nul ? [nulTextError(nul)] : undefined;
+        if (nul) return [nulTextError(nul)];
+        let document: DocumentNode;
+        try {
+          document = parseWithinLimits(payload.query);
+        } catch (error) {
+          if (error instanceof GraphQLError) return [error];
+          throw error;
+        }
+        const invalid = validate(schema, document, [...specifiedRules, noNulTextLiterals]);
+        if (invalid.length > 0) return invalid;
+        const contextValue = contextFor(authorizationOf(ctx.connectionParams), randomUUID(), ctx.extra.request);
+        return { schema, document, operationName: payload.operationName, variableValues: payload.variables, contextValue };
       },
-      validate: (schema, document) => validate(schema, document, [...specifiedRules, noNulTextLiterals, ...documentLimitRules]),
       onConnect: async (ctx) => void (await socketSessions.opened(ctx.extra.socket, authorizationOf(ctx.connectionParams))),
       onNext: (_ctx, _id, _payload, args, result) => {
         // Every event of a subscription runs with the one context it started with: each event
@@ -148,10 +178,15 @@ export async function buildApp(config: Config, logger = createLogger(config.logL
         return result.errors ? { ...result, errors: result.errors.map((error) => presentError(error, reportGraphqlBug).toJSON()) } : undefined;
       },
       onError: (_ctx, _id, _payload, errors) => errors.map((error) => presentError(error, reportGraphqlBug).toJSON()),
-      context: (ctx) => contextFor(authorizationOf(ctx.connectionParams), randomUUID(), ctx.extra.request),
     },
     wss,
   );
+  // ws closes a socket itself when its client breaks the protocol or sends a message over
+  // maxPayload (1009); graphql-ws would print each such error with a stack trace, as its own bug.
+  wss.on('connection', (socket) => {
+    socket.removeAllListeners('error');
+    socket.on('error', (error: NodeJS.ErrnoException) => logger.info('graphql.ws_client_error', { code: error.code, message: error.message }));
+  });
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -175,6 +210,7 @@ export async function buildApp(config: Config, logger = createLogger(config.logL
       await services.automationRunner.stop();
       await services.detection.stop();
       await services.purge.stop();
+      await services.tenantDeletions.stop();
       await services.control.stop();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -12,6 +12,12 @@ const optionalUrl = z
   .pipe(z.url().optional())
   .optional();
 
+// 32 random bytes in base64 (standard or URL-safe, padded or not), e.g. `openssl rand -base64 32`.
+const secretsKey = z
+  .string()
+  .regex(/^[A-Za-z0-9+/_-]{43}=?$/, 'each key must be 32 bytes in base64 (openssl rand -base64 32)')
+  .transform((v) => Buffer.from(v.replace(/-/g, '+').replace(/_/g, '/'), 'base64'));
+
 const rateLimit = z.coerce.number().int().min(0).max(1_000_000_000);
 
 const schema = z.object({
@@ -20,6 +26,13 @@ const schema = z.object({
   PUBLIC_BASE_URL: optionalUrl,
   DATA_DIR: z.string().min(1).default('./data'),
   DATABASE_URL: optionalUrl,
+  // The key-encryption key(s), the first sealing, the others only opening (docs/secrets.md).
+  SECRETS_KEY: z
+    .string()
+    .trim()
+    .transform((v) => (v === '' ? [] : v.split(',').map((k) => k.trim())))
+    .pipe(z.array(secretsKey).max(2, 'at most two keys: the current one, then the previous one'))
+    .optional(),
   CLICKHOUSE_URL: optionalUrl,
   CLICKHOUSE_DATABASE: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/).default('default'),
   FLOW_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
@@ -62,6 +75,8 @@ export interface Config {
   publicBaseUrl: string | undefined;
   dataDir: string;
   databaseUrl: string | undefined;
+  /** SECRETS_KEY's keys (the first seals); empty when unset: the key file under DATA_DIR serves. */
+  secretsKeys: Buffer[];
   clickhouseUrl: string | undefined;
   clickhouseDatabase: string;
   tokenTtlSeconds: number;
@@ -108,6 +123,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     publicBaseUrl: e.PUBLIC_BASE_URL?.replace(/\/+$/, ''),
     dataDir: resolve(e.DATA_DIR),
     databaseUrl: e.DATABASE_URL,
+    secretsKeys: e.SECRETS_KEY ?? [],
     clickhouseUrl: e.CLICKHOUSE_URL,
     clickhouseDatabase: e.CLICKHOUSE_DATABASE,
     tokenTtlSeconds: e.TOKEN_TTL_SECONDS,

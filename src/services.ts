@@ -4,9 +4,10 @@ import { ClientService } from './auth/clients.service.js';
 import { KeyRing } from './auth/keyring.js';
 import { TokenService } from './auth/tokens.js';
 import type { Config } from './config.js';
-import { type FlowEngine, deleteTenantFlows } from './flowstore/index.js';
+import { type FlowEngine, type FlowsRemovalProgress, advanceFlowsRemoval } from './flowstore/index.js';
 import type { Database } from './infra/database.js';
 import { PeriodicJob } from './infra/jobs.js';
+import type { SecretsKey } from './infra/secrets-key.js';
 import { PublicLinks } from './infra/links.js';
 import type { Logger } from './infra/logger.js';
 import { PubSub } from './infra/pubsub.js';
@@ -37,6 +38,8 @@ import { ProfileService } from './modules/profiles/profiles.service.js';
 import { ProfileStore } from './modules/profiles/profiles.store.js';
 import { SearchService } from './modules/search/search.service.js';
 import { TenantDeletionHooks } from './tenancy/deletion-hooks.js';
+import { TenantDeletionWorker } from './tenancy/deletion-worker.js';
+import { TenantDeletionStore } from './tenancy/tenant-deletions.store.js';
 import { TenantDirectory } from './tenancy/tenant-directory.js';
 import { tenantScopeLoader } from './tenancy/tenant-scope.js';
 import { TenancyService } from './tenancy/tenancy.service.js';
@@ -61,6 +64,8 @@ export interface Services {
   search: SearchService;
   nodeCommands: NodeCommandService;
   deletionHooks: TenantDeletionHooks;
+  /** Started and stopped by the server (buildApp), not by the admin CLI. */
+  tenantDeletions: TenantDeletionWorker;
   logger: Logger;
   events: EventService;
   automation: AutomationService;
@@ -73,10 +78,14 @@ export interface Services {
   purge: PeriodicJob;
 }
 
+/** How often a server looks for tenant deletions nobody woke it for, and polls one in progress (docs/architecture.md). */
+const DELETION_SWEEP_MS = 30_000;
+const DELETION_POLL_MS = 500;
+
 /** Wires the domain services over one database; shared by the server and the admin CLI. */
-export async function createServices(config: Config, db: Database, flows: FlowEngine, logger: Logger): Promise<Services> {
+export async function createServices(config: Config, db: Database, flows: FlowEngine, logger: Logger, secretsKey: SecretsKey): Promise<Services> {
   const { prisma } = db;
-  const keys = new KeyRing(prisma, config.tokenTtlSeconds);
+  const keys = new KeyRing(prisma, config.tokenTtlSeconds, secretsKey);
   await keys.load();
   const credentials = new ClientCredentialCache(prisma);
   await db.listen('auth_client_changed', (clientId) => credentials.forget(clientId));
@@ -84,24 +93,25 @@ export async function createServices(config: Config, db: Database, flows: FlowEn
     keys.load().catch((error) => logger.error('auth.key_reload_failed', { error }));
   });
   const deletionHooks = new TenantDeletionHooks();
-  deletionHooks.register('flows', (customerId) => deleteTenantFlows(flows, customerId));
+  deletionHooks.register('flows', (customerId, last) => advanceFlowsRemoval(flows, customerId, last as FlowsRemovalProgress | undefined));
+  const deletionStore = new TenantDeletionStore(prisma);
   const directory = new TenantDirectory(prisma);
   await db.listen('tenant_changed', (payload) => directory.handleNotification(payload));
-  const tenants = new TenantService(prisma, deletionHooks, directory);
+  const tenants = new TenantService(prisma, deletionStore, directory);
   const links = new PublicLinks(config.publicBaseUrl);
   const pubsub = new PubSub(db, logger);
   // Embedded PGlite is one process by construction; a PostgreSQL server may be shared by several.
   const counters = config.databaseUrl ? new RateLimitStore(db.pool) : new InProcessRateLimitCounters();
   const rateLimits = new RateLimiter(counters, config.rateLimits);
-  const auth = new AuthService(new TokenService(keys, config.tokenTtlSeconds), credentials, tenantScopeLoader(directory), rateLimits);
+  const auth = new AuthService(new TokenService(keys, config.tokenTtlSeconds), credentials, tenantScopeLoader(directory), async (id) => Boolean(await directory.get(id)), rateLimits);
   const events = new EventService(new EventStore(prisma), prisma, pubsub, logger);
   const nodes = new NodeService(prisma, tenants, pubsub, events);
   const control = new ControlHub(db, pubsub, auth, nodes, logger, events);
   await control.start();
-  const collector = new CollectorService(new CollectorStore(prisma), links, config, logger);
+  const collector = new CollectorService(new CollectorStore(prisma), links, config, logger, () => keys.signingSecrets());
   const nodeCommands = new NodeCommandService(prisma, nodes, control, collector, config.commandTimeoutScale);
   const automationStore = new AutomationStore(prisma, db.pool);
-  const automation = new AutomationService(automationStore, new WebhookSecrets(() => new CollectorStore(prisma).signingSecrets()), {
+  const automation = new AutomationService(automationStore, new WebhookSecrets(secretsKey), {
     allowPrivateTargets: config.automationAllowPrivateTargets,
   });
   events.react(automation.reaction);
@@ -143,6 +153,11 @@ export async function createServices(config: Config, db: Database, flows: FlowEn
     search: new SearchService(flows, logger),
     nodeCommands,
     deletionHooks,
+    tenantDeletions: new TenantDeletionWorker(db, deletionStore, deletionHooks, logger, {
+      intervalMs: DELETION_SWEEP_MS,
+      pollMs: DELETION_POLL_MS,
+      crossProcessLock: config.databaseUrl !== undefined,
+    }),
     logger,
     events,
     automation,

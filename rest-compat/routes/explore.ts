@@ -12,7 +12,9 @@ import { defineRoute, integer, type RestRequest, type Route } from '../route.js'
 /**
  * The explore request (wire.md 9.1): the JSON body the SDK sends on GET, with query parameters
  * as a fallback (`instance_ids` repeated or comma-separated, `start`/`end` as a JSON
- * DateTimeFilter or an ISO date, `size`, `src_ip`). The body wins where both give a field.
+ * DateTimeFilter or an ISO date, `size`, `src_ip`). The body wins where both give a field. The
+ * SDK sends a single instance id as a bare string (wire.md 9.1): that one field is wrapped here,
+ * on purpose; a value of any other wrong type is refused (rest-compat/variables.ts).
  */
 function exploreRequest({ body, query }: RestRequest) {
   const fromQuery = (name: string): unknown => {
@@ -29,7 +31,7 @@ function exploreRequest({ body, query }: RestRequest) {
   };
   const ids = query.getAll('instance_ids').flatMap((v) => v.split(','));
   const request: Record<string, unknown> = {
-    instanceIds: body.instance_ids ?? (ids.length ? ids : undefined),
+    instanceIds: typeof body.instance_ids === 'string' ? [body.instance_ids] : (body.instance_ids ?? (ids.length ? ids : undefined)),
     start: body.start ?? fromQuery('start'),
     end: body.end ?? fromQuery('end'),
     size: body.size ?? integer(query, 'size') ?? undefined,

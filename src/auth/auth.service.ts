@@ -13,6 +13,8 @@ export class AuthService {
     private readonly tokens: TokenService,
     private readonly clients: ClientCredentialCache,
     private readonly loadScope: (customerId: string) => Promise<TenantScope>,
+    /** Whether the tenant exists and is not being deleted (the tenant directory, cached). */
+    private readonly tenantIsLive: (customerId: string) => Promise<boolean>,
     private readonly limiter: RateLimiter,
   ) {}
 
@@ -33,6 +35,7 @@ export class AuthService {
     if (!clientId || !clientSecret || clientId.length > 200 || clientSecret.length > 200) throw invalidCredentials();
     const client = await this.clients.get(clientId);
     if (!client || !client.active || !secretMatches(clientSecret, client.secretHash)) throw invalidCredentials();
+    if (!(await this.tenantIsLive(client.customerId))) throw invalidCredentials();
     return this.tokens.issue({ customerId: client.customerId, clientId: client.id, scopes: client.scopes });
   }
 
@@ -43,7 +46,10 @@ export class AuthService {
     if (!match) throw authenticationError('invalid_token', 'Authorization header must be "Bearer <token>"');
     const claims = await this.tokens.verify(match[1]);
     const client = await this.clients.get(claims.clientId);
-    if (!client || !client.active || client.customerId !== claims.customerId) {
+    // A deleted tenant's clients are revoked in the deleting transaction; its directory entry goes
+    // in this process before the deletion is answered, so its tokens fail here from that moment
+    // on, before the revocation's notification has arrived.
+    if (!client || !client.active || client.customerId !== claims.customerId || !(await this.tenantIsLive(client.customerId))) {
       throw authenticationError('client_revoked', 'The credentials behind this token were revoked');
     }
     return new Session(claims, this.loadScope);

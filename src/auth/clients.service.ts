@@ -1,5 +1,6 @@
 import { badRequest, notFound } from '../errors.js';
 import type { Prisma } from '../infra/database.js';
+import { liveTenant } from '../tenancy/tenant-deletions.store.js';
 import { knownScopes } from './scopes.js';
 import { generateClientId, generateSecret, hashSecret } from './secrets.js';
 
@@ -32,7 +33,7 @@ export class ClientService {
   async create(input: { customerId: string; scopes: string[]; description?: string; kind?: string }) {
     const unknown = input.scopes.filter((s) => !knownScopes.includes(s));
     if (unknown.length) throw badRequest('invalid_request', `unknown scopes: ${unknown.join(', ')}`);
-    const tenant = await this.prisma.tenant.findUnique({ where: { id: input.customerId }, select: { id: true } });
+    const tenant = await this.prisma.tenant.findFirst({ where: { id: input.customerId, ...liveTenant }, select: { id: true } });
     if (!tenant) throw notFound('not_found', `Customer ${input.customerId} was not found`);
     const secret = generateSecret();
     const client = await this.prisma.apiClient.create({

@@ -1,6 +1,8 @@
 import { type CryptoKey, type JWK, exportJWK, generateKeyPair, importJWK } from 'jose';
 import type { Prisma } from '../infra/database.js';
 import { newId } from '../infra/ids.js';
+import { SealedValueError, type SecretsKey } from '../infra/secrets-key.js';
+import type { SigningSecret } from '../modules/collector/asset-links.js';
 
 export const SIGNING_ALG = 'ES256';
 
@@ -9,14 +11,20 @@ interface LoadedKey {
   publicJwk: JWK;
   verifyKey: CryptoKey;
   signKey: CryptoKey;
+  /** The private JWK's `d`: collector download links are signed with keys derived from it. */
+  d: string;
   createdAt: Date;
   retiredAt: Date | null;
 }
 
+/** What the sealed private JWK of signing key `kid` is bound to (the associated data). */
+export const privateJwkContext = (kid: string) => `signing_keys.private_jwk:${kid}`;
+
 /**
  * The token signing keys of this deployment, persisted in PostgreSQL so that every process and
  * every restart signs and verifies with the same set. The newest unretired key signs; a rotated
- * key keeps verifying until its `retired_at` (the old key's tokens have expired by then).
+ * key keeps verifying until its `retired_at` (the old key's tokens have expired by then). Private
+ * keys are stored sealed under the secrets key, so a database dump cannot mint tokens.
  */
 export class KeyRing {
   private keys = new Map<string, LoadedKey>();
@@ -26,6 +34,7 @@ export class KeyRing {
   constructor(
     private readonly prisma: Prisma,
     private readonly tokenTtlSeconds: number,
+    private readonly secretsKey: SecretsKey,
   ) {}
 
   async load(): Promise<void> {
@@ -36,11 +45,13 @@ export class KeyRing {
     }
     const keys = new Map<string, LoadedKey>();
     for (const row of rows) {
+      const privateJwk = this.openPrivateJwk(row);
       keys.set(row.kid, {
         kid: row.kid,
         publicJwk: row.publicJwk as JWK,
         verifyKey: (await importJWK(row.publicJwk as JWK, row.alg)) as CryptoKey,
-        signKey: (await importJWK(row.privateJwk as JWK, row.alg)) as CryptoKey,
+        signKey: (await importJWK(privateJwk, row.alg)) as CryptoKey,
+        d: privateJwk.d!,
         createdAt: row.createdAt,
         retiredAt: row.retiredAt,
       });
@@ -77,6 +88,11 @@ export class KeyRing {
     return key.verifyKey;
   }
 
+  /** Every key's private scalar, oldest first: collector download links derive their keys from them. */
+  signingSecrets(): SigningSecret[] {
+    return [...this.keys.values()].map(({ kid, d, createdAt, retiredAt }) => ({ kid, d, createdAt, retiredAt }));
+  }
+
   jwks(): { keys: JWK[] } {
     const now = Date.now();
     return {
@@ -93,10 +109,21 @@ export class KeyRing {
       data: {
         kid,
         alg: SIGNING_ALG,
-        privateJwk: { ...(await exportJWK(privateKey)) },
+        privateBox: new Uint8Array(this.secretsKey.seal(privateJwkContext(kid), JSON.stringify(await exportJWK(privateKey)))),
         publicJwk: { ...(await exportJWK(publicKey)) },
       },
     });
     return kid;
+  }
+
+  /** A key that does not open stops the start: a new signing key in its place would be silent. */
+  private openPrivateJwk(row: { kid: string; privateBox: Uint8Array | null }): JWK {
+    if (!row.privateBox) throw new Error(`signing key ${row.kid} is not sealed yet: start the server once, it seals it`);
+    try {
+      return JSON.parse(this.secretsKey.open(privateJwkContext(row.kid), row.privateBox)) as JWK;
+    } catch (error) {
+      if (!(error instanceof SealedValueError)) throw error;
+      throw new Error(`${this.secretsKey.source} does not open the stored signing keys: ${error.message}`);
+    }
   }
 }

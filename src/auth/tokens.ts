@@ -2,6 +2,7 @@ import { SignJWT, errors as joseErrors, jwtVerify, decodeProtectedHeader } from 
 import { authenticationError } from '../errors.js';
 import { randomToken } from '../infra/ids.js';
 import { type KeyRing, SIGNING_ALG } from './keyring.js';
+import { hasLowS, withLowS } from './low-s.js';
 
 export const TOKEN_ISSUER = 'breach-detection';
 
@@ -36,7 +37,7 @@ export class TokenService {
     const now = Math.floor(Date.now() / 1000);
     const expiresAt = now + this.ttlSeconds;
     const { kid, key } = this.keys.signingKey();
-    const token = await new SignJWT({ scopes: claims.scopes, client_id: claims.clientId })
+    const signed = await new SignJWT({ scopes: claims.scopes, client_id: claims.clientId })
       .setProtectedHeader({ alg: SIGNING_ALG, typ: 'JWT', kid })
       .setIssuer(TOKEN_ISSUER)
       .setAudience(claims.customerId)
@@ -45,7 +46,7 @@ export class TokenService {
       .setExpirationTime(expiresAt)
       .setJti(randomToken(10))
       .sign(key);
-    return { access_token: token, expires_in: this.ttlSeconds, expires_at: expiresAt, token_type: 'Bearer' };
+    return { access_token: withLowS(signed), expires_in: this.ttlSeconds, expires_at: expiresAt, token_type: 'Bearer' };
   }
 
   async verify(token: string): Promise<TokenClaims> {
@@ -62,6 +63,8 @@ export class TokenService {
   }
 
   private async verifySignature(token: string): Promise<TokenClaims> {
+    // Before the costly check: a high S is the malleated twin of a signature (low-s.ts).
+    if (!hasLowS(token)) throw invalidToken();
     let kid: string | undefined;
     try {
       kid = decodeProtectedHeader(token).kid;

@@ -6,9 +6,9 @@ import { createFlowGenerator } from '../../tools/collector/flowgen/index.js';
 import { ChdbEngine } from './chdb-engine.js';
 import { EGRESS_ROLLUPS, egressRows, type Rollup } from './egress-rollups.js';
 import { flowToRow, insertFlowBatch } from './ingest.js';
-import { migrateFlowStore } from './schema.js';
+import { migrateFlowStore, waitForMutations } from './schema.js';
 import { named, ParamBag } from './sql.js';
-import { deleteTenantFlows } from './tenant-data.js';
+import { startFlowsRemoval } from './tenant-data.js';
 
 const HOUR = 3_600_000;
 
@@ -160,7 +160,8 @@ describe('egress rollups', () => {
     expect(await count()).toBe(before);
     await expectRollupsMatchRows();
 
-    await deleteTenantFlows(engine, 'g2');
+    await startFlowsRemoval(engine, 'g2');
+    await waitForMutations(engine, 'flows');
     await expectRollupsMatchRows();
     const tenants = await engine.query<{ customer_id: string }>(
       named('flowstore:test.rollup_tenants', "SELECT DISTINCT customer_id FROM mergeTreeProjection(currentDatabase(), 'flows', 'egress_sources') WHERE customer_id LIKE 'g%'"),

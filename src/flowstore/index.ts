@@ -28,7 +28,7 @@ export { DEFAULT_SIZE, MAX_SIZE } from './search-request.js';
 export { COLUMNS, FIELD_ALIASES, columnForPath, filterableFields, sortableFields, type ColumnDef, type ValueKind } from './columns.js';
 export { parsePql, printPql, readSentence } from './pql/index.js';
 export { resolveDateTimeFilter, parseIsoDate, type DateTimeFilter } from './time.js';
-export { deleteTenantFlows } from './tenant-data.js';
+export { advanceFlowsRemoval, latestFlowsRemoval, startFlowsRemoval, tenantFlowCount, type FlowsRemovalProgress } from './tenant-data.js';
 export { ParamBag, named, type Params } from './sql.js';
 export { parseIp, formatIpv6 } from './ip.js';
 export { EGRESS_SQL, EGRESS_EXPR, SRC_INTERNAL_EXPR, DST_EXTERNAL_EXPR, SRC_INTERNAL_SQL, DST_EXTERNAL_SQL, COLLECTOR_ORG_SQL, datasetOrgSql } from './egress.js';

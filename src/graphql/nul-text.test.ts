@@ -49,10 +49,14 @@ describe('text with a NUL character', () => {
       expect(res.body.errors[0].message).toMatch(/string literal contains a NUL character/);
     });
 
-    it('answers a REST body holding one with a flat 400 invalid_request', async () => {
+    it('answers a REST body holding one with a flat 400 invalid_request naming the REST field', async () => {
       const res = await call(t.url, 'POST', '/rest/deployments/1.0', { token, body: { name: 'a\u0000b', handle: 'nul', parent_id: msp } });
       expect(res.status).toBe(400);
-      expect(res.body).toMatchObject({ error: 'invalid_request', message: expect.stringMatching(/contains a NUL character/) });
+      expect(res.body).toMatchObject({ error: 'invalid_request', message: 'name contains a NUL character (U+0000), which no text may hold' });
+      const nested = await call(t.url, 'POST', '/rest/profiles/1.0', { token, body: { name: 'n', services: { packet: { bpf: 'a\u0000' } } } });
+      expect(nested.body).toMatchObject({ code: 'invalid_request', message: 'services.packet.bpf contains a NUL character (U+0000), which no text may hold' });
+      const tag = await call(t.url, 'POST', '/rest/profiles/1.0', { token, body: { name: 'n', tags: ['ok', 'a\u0000'] } });
+      expect(tag.body).toMatchObject({ code: 'invalid_request', message: 'tags[1] contains a NUL character (U+0000), which no text may hold' });
     });
 
     it('refuses a subscription variable holding one (graphql-ws)', async () => {

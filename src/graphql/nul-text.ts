@@ -49,9 +49,10 @@ export function nulTextAt(value: unknown): string | undefined {
   return undefined;
 }
 
-/** Path-less, as GraphQL's own variable errors: rest-compat answers it as a 400 `invalid_request`. */
-export const nulTextError = (at: string) =>
-  new GraphQLError(`${at} contains a NUL character (U+0000), which no text may hold`, { extensions: { code: 'invalid_request', http: { status: 400 } } });
+export const nulTextMessage = (at: string) => `${at} contains a NUL character (U+0000), which no text may hold`;
+
+/** Path-less, as GraphQL's own variable errors: a 400 `invalid_request`. */
+export const nulTextError = (at: string) => new GraphQLError(nulTextMessage(at), { extensions: { code: 'invalid_request', http: { status: 400 } } });
 
 /** The same for string literals written into a document. */
 export function noNulTextLiterals(context: ValidationContext): ASTVisitor {

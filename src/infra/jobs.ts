@@ -74,6 +74,8 @@ export const LockSpace = {
   detection: 72_002,
   /** Processes holding collector control channels (modules/control/holder-lock.ts). */
   controlHolders: 72_003,
+  /** The process working the tenant deletion jobs (tenancy/deletion-worker.ts). */
+  tenantDeletions: 72_004,
 } as const;
 
 /**

@@ -1,11 +1,13 @@
 import type { Tenant } from '../generated/prisma/client.js';
 import type { Prisma } from '../infra/database.js';
+import { liveTenant } from './tenant-deletions.store.js';
 
 /**
  * The tenant tree, cached in memory: every authenticated call needs the caller's tree, and
  * tenants change rarely. Writes in this process invalidate at once; writes anywhere else arrive
  * through the `tenant_changed` notification. A load that overlaps an invalidation is not kept,
- * so a stale read can never outlive the change that made it stale.
+ * so a stale read can never outlive the change that made it stale. A tenant being deleted is
+ * neither found nor listed.
  */
 export class TenantDirectory {
   private tenants = new Map<string, Promise<Tenant | null>>();
@@ -15,13 +17,13 @@ export class TenantDirectory {
   constructor(private readonly prisma: Prisma) {}
 
   get(id: string): Promise<Tenant | null> {
-    return this.cached(this.tenants, id, () => this.prisma.tenant.findUnique({ where: { id } }));
+    return this.cached(this.tenants, id, () => this.prisma.tenant.findFirst({ where: { id, ...liveTenant } }));
   }
 
   /** Children oldest first (creation time, then id), as the deployments list shows them. */
   childrenOf(parentId: string): Promise<Tenant[]> {
     return this.cached(this.children, parentId, () =>
-      this.prisma.tenant.findMany({ where: { parentId }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] }),
+      this.prisma.tenant.findMany({ where: { parentId, ...liveTenant }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] }),
     );
   }
 

@@ -4,8 +4,8 @@ import { newId, randomToken } from '../infra/ids.js';
 import { nameProblem } from '../infra/text.js';
 import type { Tenant } from '../generated/prisma/client.js';
 import { slugifyHandle } from './handles.js';
-import type { TenantDeletionHooks } from './deletion-hooks.js';
 import type { TenantDirectory } from './tenant-directory.js';
+import { type TenantDeletionStore, liveTenant } from './tenant-deletions.store.js';
 
 export const TenantType = { customer: 'customer', msp: 'msp', child: 'child' } as const;
 
@@ -25,7 +25,7 @@ export interface NewTenant {
 export class TenantService {
   constructor(
     private readonly prisma: Prisma,
-    private readonly deletionHooks: TenantDeletionHooks,
+    private readonly deletions: TenantDeletionStore,
     private readonly directory: TenantDirectory,
   ) {}
 
@@ -44,7 +44,7 @@ export class TenantService {
       throw badRequest('invalid_request', 'subdomain must be a DNS label: a-z, 0-9 and inner hyphens, at most 63');
     }
     if (input.parentId) {
-      const parent = await this.prisma.tenant.findUnique({ where: { id: input.parentId } });
+      const parent = await this.prisma.tenant.findFirst({ where: { id: input.parentId, ...liveTenant } });
       if (!parent) throw notFound('not_found', `Parent customer ${input.parentId} does not exist`);
       if (parent.parentId) throw badRequest('invalid_request', 'a child deployment cannot own deployments');
     }
@@ -83,24 +83,21 @@ export class TenantService {
   }
 
   list(): Promise<Tenant[]> {
-    return this.prisma.tenant.findMany({ orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
+    return this.prisma.tenant.findMany({ where: liveTenant, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
   }
 
   /**
-   * Deletes a tenant and everything it owns: registered hooks first, then the rows (FK cascade).
-   * Null when there was nothing to delete, also for all but one of concurrent deletions of the
-   * same tenant (the row's own delete decides; the hooks are idempotent).
+   * Deletes a tenant and its child deployments, as far as anyone can tell at once: in one
+   * transaction they become `deleting` (hidden from every list and lookup, in every process
+   * through `tenant_changed`), their handles are free again, their clients are revoked and a
+   * deletion job is queued for each. The deletion worker (deletion-worker.ts) then removes what
+   * they own outside PostgreSQL and finally their rows. Null when there was nothing to delete,
+   * also for all but one of concurrent deletions of the same tenant.
    */
   async delete(id: string): Promise<Tenant | null> {
-    const tenant = await this.find(id);
-    if (!tenant) return null;
-    const children = await this.prisma.tenant.findMany({ where: { parentId: id }, select: { id: true } });
-    for (const child of children) await this.deletionHooks.run(child.id);
-    await this.deletionHooks.run(id);
-    const { count } = await this.prisma.tenant.deleteMany({ where: { id } });
-    for (const child of children) this.directory.invalidate(child.id, id);
-    this.directory.invalidate(id, tenant.parentId);
-    return count ? tenant : null;
+    const queued = await this.deletions.queue(id);
+    if (!queued) return null;
+    for (const doomed of queued.ids) this.directory.invalidate(doomed, doomed === id ? queued.tenant.parentId : id);
+    return queued.tenant;
   }
 }
-

@@ -43,6 +43,6 @@ describe('with CLICKHOUSE_URL', () => {
     expect(await count()).toBe(1);
     const res = await call(app.url, 'DELETE', '/rest/deployments/1.0', { token: caller.token, body: { customer_id: child.id, parent_id: msp.id } });
     expect(res.status).toBe(200);
-    expect(await count()).toBe(0);
+    await expect.poll(count, { timeout: 20_000 }).toBe(0);
   });
 });

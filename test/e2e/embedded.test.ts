@@ -12,6 +12,7 @@ describe('embedded default (PGlite in DATA_DIR)', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'bd-embedded-'));
   afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
+  // Five admin CLI runs (a tsx process each) and two server starts: more than the default minute on a busy host.
   it('serves the CLI while running, and keeps tenants, clients and keys across a restart', async () => {
     const env = { DATA_DIR: dataDir, LOG_LEVEL: 'silent', DATABASE_URL: '' };
     let t = await startTestApp({ embedded: true, dataDir });
@@ -27,6 +28,15 @@ describe('embedded default (PGlite in DATA_DIR)', () => {
     expect(created.status).toBe(201);
     const flow = { '@timestamp': Date.now(), src: { ip: '10.1.1.1' }, dst: { ip: '1.1.1.1', port: 443 } };
     await insertFlowBatch(t.app.flows, { customerId: msp.json.customer_id, nodeId: 'node_e', batchId: 'b', flows: [flow] });
+    // The signing keys are sealed here too: a dump of the table holds no private scalar.
+    const { rows } = await t.app.db.pool.query<{ row: string }>('SELECT row_to_json(k)::text AS row FROM signing_keys k');
+    const privateScalars = t.app.services.keys.signingSecrets().map((k) => k.d);
+    for (const d of privateScalars) expect(rows.map((r) => r.row).join('\n')).not.toContain(d);
+    // A new secrets key while the server runs, through its socket; the restart below opens with it.
+    const rotated = await adminCli(['secrets', 'rotate'], env);
+    expect(rotated.code, rotated.stderr).toBe(0);
+    expect(rotated.json.resealed.signing_keys).toBe(privateScalars.length);
+    expect((await call(t.url, 'GET', '/rest/deployments/1.0', { token })).status).toBe(200);
     await t.stop();
 
     t = await startTestApp({ embedded: true, dataDir });
@@ -45,7 +55,7 @@ describe('embedded default (PGlite in DATA_DIR)', () => {
     } finally {
       await t.stop();
     }
-  });
+  }, 150_000);
 
   it('refuses a second server on a directory that is in use', async () => {
     const t = await startTestApp({ embedded: true, dataDir });

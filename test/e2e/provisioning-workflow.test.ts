@@ -110,6 +110,7 @@ describe('factory provisioning workflow (wire.md 14)', () => {
     // Clean-up as the SDK's simulation does: profile, then deployment (cascading to the node).
     expect((await call(t.url, 'DELETE', `/rest/profiles/1.0/${profileId}`, { token, headers: { 'content-length': '0' } })).status).toBe(200);
     expect((await call(t.url, 'DELETE', '/rest/deployments/1.0', { token, body: { customer_id: deploymentId, parent_id: parentId } })).status).toBe(200);
-    expect(await t.app.db.prisma.node.count({ where: { machineId } })).toBe(0);
+    // The node goes with the deployment's rows, once the deletion worker has removed its flows.
+    await expect.poll(() => t.app.db.prisma.node.count({ where: { machineId } }), { timeout: 20_000 }).toBe(0);
   });
 });

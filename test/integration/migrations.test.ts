@@ -62,8 +62,11 @@ describe('migrations', () => {
     const readBack = await prisma.apiClient.findUniqueOrThrow({ where: { id: client.id } });
     expect(Buffer.from(readBack.secretHash)).toEqual(Buffer.from([1, 2, 3]));
     expect(readBack).toMatchObject({ scopes: ['a', 'b'], description: 'd', kind: 'api', revokedAt: new Date(0) });
-    const key = await prisma.signingKey.create({ data: { kid: 'k_rt', alg: 'ES256', privateJwk: { d: '1' }, publicJwk: { x: '2' } } });
-    expect(await prisma.signingKey.findUniqueOrThrow({ where: { kid: key.kid } })).toEqual(key);
+    const key = await prisma.signingKey.create({ data: { kid: 'k_rt', alg: 'ES256', privateBox: Buffer.from([7, 8]), publicJwk: { x: '2' } } });
+    expect(await prisma.signingKey.findUniqueOrThrow({ where: { kid: key.kid } })).toMatchObject({ ...key, privateBox: expect.anything() });
+    await prisma.signingKey.create({ data: { kid: 'k_legacy', alg: 'ES256', legacyPrivateJwk: { d: '1' }, publicJwk: { x: '2' } } });
+    // A row keeps its private key in one form or the other, never in none.
+    await expect(prisma.signingKey.create({ data: { kid: 'k_none', alg: 'ES256', publicJwk: { x: '2' } } })).rejects.toThrow();
     const profile = await prisma.profile.create({
       data: { id: 'prf_rt', customerId: child.id, name: 'P', description: 'd', services: { packet: { enabled: true } }, tags: ['a'], updateChannel: 'dev', autoUpdate: false, fleetStaging: true },
     });
@@ -98,7 +101,7 @@ describe('migrations', () => {
     const rule = await prisma.automationRule.create({
       data: {
         id: 'rule_rt', customerId: parent.id, name: 'R', enabled: false, topic: 'node_lifecycle', kinds: ['node_connected'],
-        conditions: [{ field: 'node_id', op: 'exists', value: true }], action: 'webhook', webhookUrl: 'https://example.com/h', secretKid: key.kid,
+        conditions: [{ field: 'node_id', op: 'exists', value: true }], action: 'webhook', webhookUrl: 'https://example.com/h', legacySecretKid: key.kid,
         secretBox: Buffer.from([4, 5, 6]), createdBy: client.id,
       },
     });

@@ -1,13 +1,24 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type App, buildApp } from '../../src/app.js';
 import { type Config, loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/infra/logger.js';
+import { keyFilePath } from '../../src/infra/secrets-key.js';
 import { ChdbEngine, type FlowEngine } from '../../src/flowstore/index.js';
 import { createTestDatabase } from './databases.js';
 
 let shared: FlowEngine | undefined;
+/** The data directory of the app that created each test database: its key file seals that database. */
+const ownerDirs = new Map<string, string>();
+
+/**
+ * `SECRETS_KEY` for a second process on a database whose first server generated its key file in
+ * `dataDir`: processes sharing a database share its secrets key (docs/secrets.md).
+ */
+export function sharedSecretsKey(dataDir: string): { SECRETS_KEY: string } {
+  return { SECRETS_KEY: readFileSync(keyFilePath(dataDir), 'utf8').trim().split('\n').join(',') };
+}
 
 /**
  * Tests call the anonymous endpoints from one address far faster than any real client: limits so
@@ -71,10 +82,12 @@ export async function startTestApp(
     IP_ORG_DATASET: 'lazy',
     ...(options.defaultRateLimits ? {} : TEST_RATE_LIMITS),
     ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
+    ...(options.databaseUrl && ownerDirs.has(options.databaseUrl) ? sharedSecretsKey(ownerDirs.get(options.databaseUrl)!) : {}),
     ...options.env,
   });
   const logger = createLogger(process.env.TEST_LOG_LEVEL === 'debug' ? 'debug' : 'silent');
   const app = await buildApp(config, logger, { flowEngine: options.embedded || options.ownFlowEngine ? undefined : sharedFlowEngine() });
+  if (database) ownerDirs.set(database.url, dataDir);
   return {
     app,
     url: app.url,
@@ -82,6 +95,7 @@ export async function startTestApp(
     async stop() {
       await app.stop();
       await database?.drop();
+      if (database) ownerDirs.delete(database.url);
       if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
     },
   };

@@ -1,7 +1,8 @@
 /**
  * `npm run bench`: token issuance and the authenticated REST read, each beside bare graphql-yoga
  * answering `{ __typename }` on this machine in the same run. Targets (issue 2): ≥ 5,000 tokens/s;
- * the REST read ≥ 0.8× bare yoga, with p99 ≤ 10 ms at half of its own peak rate.
+ * the REST read ≥ 0.8× bare yoga, with p99 ≤ 10 ms at half of its own peak rate. Issue 25: the
+ * node list of an MSP with 1,000 nodes over 20 children ≥ 0.5× the deployment list's req/s.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,6 +10,9 @@ import { join } from 'node:path';
 import { load } from './load.js';
 import { BENCH_RATE_LIMITS, startProcess, stopProcess } from './processes.js';
 import { adminCli } from '../../test/kit/admin-cli.js';
+import { openDatabase } from '../../src/infra/database.js';
+import { newId } from '../../src/infra/ids.js';
+import { createLogger } from '../../src/infra/logger.js';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 8);
 const dataDir = mkdtempSync(join(tmpdir(), 'bd-bench-'));
@@ -24,13 +28,16 @@ try {
   }
   const credentials = JSON.stringify({ client_id: client.client_id, client_secret: client.client_secret });
   const json = { 'content-type': 'application/json' };
-  const token = (await (await fetch(`${server.url}/rest/oauth2/token/1.0`, { method: 'POST', headers: json, body: credentials })).json()) as { access_token: string };
-  const auth = { authorization: `Bearer ${token.access_token}`, 'content-type': 'application/json' };
+  const bearer = async (body: string) =>
+    `Bearer ${((await (await fetch(`${server.url}/rest/oauth2/token/1.0`, { method: 'POST', headers: json, body })).json()) as { access_token: string }).access_token}`;
+  const auth = { authorization: await bearer(credentials), 'content-type': 'application/json' };
+  const fleet = await seedFleet();
 
   const warm = (url: string, extra: object) => load({ url, seconds: 2, ...extra });
   const bare = { url: `${baseline.url}/graphql`, method: 'POST' as const, headers: json, body: '{"query":"{ __typename }"}' };
   const tokens = { url: `${server.url}/rest/oauth2/token/1.0`, method: 'POST' as const, headers: json, body: credentials };
   const read = { url: `${server.url}/rest/deployments/1.0`, headers: auth };
+  const nodes = { url: `${server.url}/rest/nodes/1.0`, headers: { authorization: await bearer(fleet) } };
 
   await warm(bare.url, bare);
   const bareResult = await load({ ...bare, seconds });
@@ -39,6 +46,9 @@ try {
   await warm(read.url, read);
   const readResult = await load({ ...read, seconds });
   const halfRate = await load({ ...read, seconds, rate: Math.max(1, Math.floor(readResult.rps / 2)), connections: 16 });
+  await warm(nodes.url, nodes);
+  const nodesResult = await load({ ...nodes, seconds });
+  const nodesRatio = nodesResult.rps / readResult.rps;
 
   const row = (name: string, r: { rps: number; p50: number; p99: number; non2xx: number }, ratio?: number) =>
     console.log(
@@ -51,8 +61,49 @@ try {
   row('POST /rest/oauth2/token/1.0 (target ≥ 5000/s)', tokenResult, tokenResult.rps / bareResult.rps);
   row('GET /rest/deployments/1.0 (target ≥ 0.8×)', readResult, readResult.rps / bareResult.rps);
   row(`  …at half its peak rate (target p99 ≤ 10 ms)`, halfRate);
+  row('GET /rest/nodes/1.0, 1,000 nodes', nodesResult);
+  console.log(`node list / deployment list: ${nodesRatio.toFixed(3)}× (target ≥ 0.5: ${nodesRatio >= 0.5 ? 'met' : 'NOT met'})`);
 } finally {
   await stopProcess(server.child);
   await stopProcess(baseline.child);
   rmSync(dataDir, { recursive: true, force: true });
+}
+
+/**
+ * An MSP with 20 children, 1,000 managed nodes spread over them (each on a profile of its owner),
+ * and the credentials of a node_api client. Nodes and profiles are written through the running
+ * server's database in two statements: the API enrols one node per credential and round trip.
+ */
+async function seedFleet(): Promise<string> {
+  const msp = (await adminCli(['tenant', 'create', '--name', 'Fleet', '--handle', 'fleet', '--msp'], env)).json;
+  const client = (await adminCli(['client', 'create', '--customer', msp.customer_id, '--scopes', 'p.token.scope.node_api'], env)).json;
+  const owners: string[] = [];
+  for (let i = 0; i < 20; i++) {
+    owners.push((await adminCli(['tenant', 'create', '--name', `Fleet ${i}`, '--handle', `fleet_${i}`, '--parent', msp.customer_id], env)).json.customer_id);
+  }
+  const db = await openDatabase({ databaseUrl: env.DATABASE_URL || undefined, dataDir, logger: createLogger('warn'), role: 'client' });
+  try {
+    const profiles = owners.map((customerId) => ({ id: newId('prf'), customerId, name: `Profile of ${customerId}` }));
+    await db.prisma.profile.createMany({ data: profiles });
+    const now = Date.now();
+    await db.prisma.node.createMany({
+      data: Array.from({ length: 1000 }, (_, i) => ({
+        id: newId('node'),
+        customerId: owners[i % owners.length],
+        profileId: profiles[i % owners.length].id,
+        machineId: `bench-${i}`,
+        hostname: `edge-${i}`,
+        status: 'active',
+        os: 'linux',
+        arch: 'amd64',
+        collectorVersion: '1.0.0',
+        localIp: '10.0.0.5',
+        publicIp: '203.0.113.9',
+        lastSeenAt: new Date(now - i * 1000),
+      })),
+    });
+  } finally {
+    await db.close();
+  }
+  return JSON.stringify({ client_id: client.client_id, client_secret: client.client_secret });
 }

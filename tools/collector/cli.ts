@@ -20,7 +20,7 @@ Usage:
   collector run [--base-url URL] [--access-key KEY] [--flows-per-second N] [--seconds S]
                 [--backfill-hours H] [--scenario KIND]... [--seed N] [--machine-id ID]
                 [--state-dir DIR] [--hostname H] [--diurnal] [--batch-flows N]
-                [--max-queued-flows N] [--log-level LEVEL]
+                [--max-queued-flows N] [--flush-timeout S] [--log-level LEVEL]
   collector machine-id [--machine-id ID]
   collector version | help
 
@@ -48,9 +48,12 @@ Flags:
   --diurnal               working-week shape of the rate instead of a flat rate
   --batch-flows N         flows per ingest batch (default 2000, at most 10000)
   --max-queued-flows N    ingest queue cap; generation waits when it is full (default 20000)
+  --flush-timeout S       on stop, seconds to wait for queued flows to be acknowledged
+                          (default 30); batches already sent are still waited for
   --log-level LEVEL       ${LOG_LEVELS.join(', ')} (default info); logs are JSON lines on stderr
 
-Exit status: 0 done, 1 refused/failed, 2 usage error.
+Exit status: 0 done, every generated flow stored; 1 refused/failed, or flows lost (the
+summary's queued or failed is not 0); 2 usage error.
 `;
 
 export class UsageError extends Error {
@@ -79,6 +82,7 @@ const OPTIONS = {
     diurnal: { type: 'boolean' },
     'batch-flows': { type: 'string' },
     'max-queued-flows': { type: 'string' },
+    'flush-timeout': { type: 'string' },
   },
   'machine-id': { 'machine-id': { type: 'string' }, help: { type: 'boolean', short: 'h' } },
 } as const satisfies Record<string, ParseArgsConfig['options']>;
@@ -107,6 +111,7 @@ export type ParsedCli =
       diurnal: boolean;
       batchFlows?: number;
       maxQueuedFlows?: number;
+      flushTimeoutSeconds?: number;
     } & Common);
 
 /** Parses argv (without node and the script); throws UsageError. */
@@ -152,6 +157,7 @@ export function parseCli(argv: string[]): ParsedCli {
     diurnal: Boolean(values.diurnal),
     batchFlows: number(values, 'batch-flows', { min: 1, max: 10_000, integer: true }),
     maxQueuedFlows: number(values, 'max-queued-flows', { min: 1, max: 10_000_000, integer: true }),
+    flushTimeoutSeconds: number(values, 'flush-timeout', { min: 0, max: 3600 }),
   };
 }
 
@@ -209,6 +215,7 @@ export function resolveRun(parsed: Extract<ParsedCli, { command: 'run' }>, env: 
     diurnal: parsed.diurnal,
     batchFlows: parsed.batchFlows,
     maxQueuedFlows: parsed.maxQueuedFlows,
+    flushTimeoutMs: parsed.flushTimeoutSeconds === undefined ? undefined : parsed.flushTimeoutSeconds * 1000,
     logLevel: parsed.logLevel,
   };
 }
@@ -323,9 +330,11 @@ async function runCollector(options: CollectorOptions, io: Io): Promise<number> 
   });
   try {
     await collector.done;
-    const { unsent } = await collector.stop();
+    await collector.stop();
+    const { queued, failed } = collector.stats().ingest;
     io.stdout(JSON.stringify(summary(collector)) + '\n');
-    return unsent > 0 ? 1 : 0;
+    // Lost: flows the service did not acknowledge, or acknowledged as refused.
+    return queued + failed > 0 ? 1 : 0;
   } catch (error) {
     await collector.stop();
     io.stdout(JSON.stringify(summary(collector)) + '\n');

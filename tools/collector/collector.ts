@@ -81,7 +81,10 @@ export interface RunningCollector {
   /** Incidents planted in the generated flows (flowgen ground truth). */
   groundTruth(): Incident[];
   readonly logger: Logger;
-  /** Stops generating, flushes the queue (up to flushTimeoutMs), closes the channel. Idempotent. */
+  /**
+   * Stops generating, flushes the queue (up to flushTimeoutMs, then waits only for batches already
+   * sent), closes the channel. `unsent`: flows the service did not acknowledge. Idempotent.
+   */
   stop(): Promise<{ unsent: number }>;
 }
 
@@ -285,8 +288,8 @@ export async function startCollector(options: CollectorOptions): Promise<Running
       await flowsDone;
       if (!fatal) await ingest.drain(options.flushTimeoutMs ?? 30_000);
       await ingest.close();
-      const unsent = ingest.stats().queued;
-      if (unsent > 0) logger.warn('collector.unsent', { flows: unsent });
+      const { queued: unsent, unconfirmed } = ingest.stats();
+      if (unsent > 0) logger.warn('collector.unsent', { flows: unsent, unconfirmed });
       await control.stop();
       runtime.stop();
       logger.info('collector.stopped', { ...ingest.stats() });

@@ -1,12 +1,14 @@
 // The reference collector against the real service (test/kit startTestApp): provisioning,
 // enrolment over the device flow, the control channel seen through REST, and ingest.
 
+import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type TestApp, startTestApp } from '../../test/kit/app.js';
 import { call } from '../../test/kit/http.js';
 import { countFlows } from '../../test/kit/ingest.js';
@@ -155,4 +157,48 @@ describe('reference collector against the service', () => {
     expect(node).toMatchObject({ node_id: summary.node_id, customer_id: tree.childB.id, status: 'active', collector_version: COLLECTOR_VERSION });
     expect(await countFlows(t, summary.node_id)).toBe(summary.sent);
   });
+
+  it('stopped by SIGTERM while a batch awaits its answer: `sent` is what the service stored, exit 0', async () => {
+    const machineId = `e2e-sigterm-${randomUUID()}`;
+    const provisioned = await call(t.url, 'POST', '/rest/nodes/provision/1.0', { token: tree.mspCaller.token, body: { customer_id: tree.childA.id, machine_id: machineId } });
+    // The service stores each of this collector's batches at once; once `slowAnswers` is set, it
+    // answers 2.5 s later, longer than the collector's 1 s flush timeout.
+    let slowAnswers = false;
+    let stored = 0;
+    let answering = 0;
+    const ingest = t.app.services.ingest;
+    const store = ingest.ingest.bind(ingest);
+    const spy = vi.spyOn(ingest, 'ingest').mockImplementation(async (session, request) => {
+      const outcome = await store(session, request);
+      if (!String(request.batch_id).startsWith(machineId)) return outcome; // other tests' collectors
+      stored++;
+      if (slowAnswers) {
+        answering++;
+        await new Promise((resolve) => setTimeout(resolve, 2_500));
+      }
+      return outcome;
+    });
+    cleanups.push(() => spy.mockRestore());
+    const cli = fileURLToPath(new URL('./cli.ts', import.meta.url));
+    const args = ['run', '--base-url', t.url, '--flows-per-second', '200', '--flush-timeout', '1', '--state-dir', tempDir(), '--machine-id', machineId, '--log-level', 'warn'];
+    const child = spawn(process.execPath, ['--import', 'tsx', cli, ...args], {
+      env: { ...process.env, PROPHET_ACCESS_KEY: provisioned.body.access_key },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    cleanups.push(() => child.kill('SIGKILL'));
+    let stdout = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+
+    await eventually(() => stored >= 2, 20_000, 'flows stored');
+    slowAnswers = true;
+    await eventually(() => answering > 0, 10_000, 'a batch stored and not yet answered');
+    child.kill('SIGTERM');
+    const code = await exited;
+
+    const summary = JSON.parse(stdout.trim().split('\n').at(-1)!);
+    expect(await countFlows(t, summary.node_id)).toBe(summary.sent);
+    expect(summary).toMatchObject({ machine_id: machineId, queued: 0, unconfirmed: 0, failed: 0, sent: summary.flows_generated });
+    expect(code).toBe(0);
+  }, 40_000);
 });

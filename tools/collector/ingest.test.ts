@@ -152,6 +152,34 @@ describe('IngestQueue', () => {
 });
 
 describe('batchIdPrefix', () => {
+  it('close() waits for an attempt on the wire, and counts a batch it stored as sent', async () => {
+    let answer!: () => void;
+    const answered = new Promise<void>((resolve) => (answer = resolve));
+    const { service, queue } = await setup(async (call) => {
+      service.stored.set(call.batch_id, call.flows);
+      await answered; // stored, the answer still on its way
+      return undefined;
+    }, { concurrency: 1 });
+    await queue.push(flows(0, 10));
+    await eventually(() => service.ingestCalls.length === 1, 5_000, 'the batch on the wire');
+    const closing = queue.close();
+    setTimeout(answer, 100);
+    await closing;
+    expect(queue.stats()).toMatchObject({ sent: 10, queued: 0, unconfirmed: 0 });
+  });
+
+  it('close() reports a batch whose last attempt got no answer as unconfirmed, and does not retry it', async () => {
+    const { service, queue } = await setup(() => ({ status: 0, destroy: true }), { concurrency: 1 });
+    await queue.push(flows(0, 10));
+    await queue.push(flows(10, 10));
+    await eventually(() => service.ingestCalls.length >= 1, 5_000, 'an attempt');
+    await queue.close();
+    const attempts = service.ingestCalls.length;
+    expect(queue.stats()).toMatchObject({ sent: 0, queued: 20, unconfirmed: 10 });
+    await new Promise((r) => setTimeout(r, 100));
+    expect(service.ingestCalls.length).toBe(attempts);
+  });
+
   it('keeps a printable machine id and hashes anything else, within the 128-character limit', () => {
     expect(batchIdPrefix('5a25da88-b176-5224-a3fa-8b77c05e24d6', 'run1')).toBe('5a25da88-b176-5224-a3fa-8b77c05e24d6-run1');
     const long = batchIdPrefix('x'.repeat(300), 'run1');

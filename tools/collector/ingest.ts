@@ -54,6 +54,11 @@ export interface IngestOptions {
 export interface IngestStats {
   /** Flows not acknowledged yet (waiting or in flight). */
   queued: number;
+  /**
+   * Of `queued`, flows of batches whose latest attempt got no answer (connection lost, timed out):
+   * the service may have stored them. Only a retry of the batch (same id, stored once) would tell.
+   */
+  unconfirmed: number;
   in_flight_batches: number;
   /** Flows the service accepted. */
   sent: number;
@@ -71,6 +76,8 @@ interface Batch {
   /** The request body exactly as sent, every time: the same batch id always carries the same flows. */
   body: Buffer;
   flows: number;
+  /** Its latest attempt got no answer. */
+  unanswered?: boolean;
 }
 
 /**
@@ -92,7 +99,8 @@ export class IngestQueue {
   private inFlight = 0;
   private seq = 0;
   private closed = false;
-  private readonly abort = new AbortController();
+  /** Cuts the waits between attempts at close(); an attempt on the wire is never cut (see close()). */
+  private readonly stopWaiting = new AbortController();
   private spaceWaiters: Array<() => void> = [];
   private workWaiters: Array<() => void> = [];
   private idleWaiters: Array<() => void> = [];
@@ -114,6 +122,7 @@ export class IngestQueue {
   stats(): IngestStats {
     return {
       queued: this.queuedFlows,
+      unconfirmed: this.waiting.reduce((n, batch) => n + (batch.unanswered ? batch.flows : 0), 0),
       in_flight_batches: this.inFlight,
       failed: this.counters.rejected + this.counters.dropped,
       ...this.counters,
@@ -149,10 +158,15 @@ export class IngestQueue {
     return result;
   }
 
-  /** Stops sending now; flows still queued are reported by stats().queued and not sent. */
+  /**
+   * Stops sending: no batch is started or retried from now on, and flows still queued are reported
+   * by stats().queued. Attempts already on the wire are waited for (each up to the request
+   * timeout): cut off, the service would still store a batch it had read, and the flows would be
+   * reported unsent although stored.
+   */
   async close(): Promise<void> {
     this.closed = true;
-    this.abort.abort();
+    this.stopWaiting.abort();
     for (const wake of this.workWaiters.splice(0)) wake();
     for (const wake of this.spaceWaiters.splice(0)) wake();
     await Promise.all(this.senders);
@@ -225,7 +239,7 @@ export class IngestQueue {
   private async deliver(batch: Batch): Promise<Outcome> {
     const backoff = new Backoff({ initialMs: 500, maxMs: 30_000, ...this.options.backoff });
     const log = this.options.logger;
-    const signal = this.abort.signal;
+    const signal = this.stopWaiting.signal;
     let unauthorized = 0;
     const retry = async (event: string, waitMs: number, fields: Record<string, unknown>) => {
       this.counters.retries++;
@@ -250,14 +264,14 @@ export class IngestQueue {
           headers: this.gzip ? { 'content-encoding': 'gzip' } : undefined,
           token,
           timeoutMs: this.options.requestTimeoutMs ?? 30_000,
-          signal,
           fetch: this.options.fetch,
         });
       } catch (error) {
-        if (signal.aborted) break;
+        batch.unanswered = true;
         await retry('ingest.unreachable', backoff.next(), { error });
         continue;
       }
+      batch.unanswered = false;
       if (res.status >= 200 && res.status < 300) {
         const body = (res.body ?? {}) as { accepted?: unknown; rejected?: unknown };
         const rejected = Array.isArray(body.rejected) ? body.rejected : [];

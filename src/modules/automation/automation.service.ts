@@ -108,8 +108,8 @@ export class AutomationService {
 
   /** The webhook signing secret of a rule, for the runner. */
   secretOf = async (rule: AutomationRule): Promise<string> => {
-    if (!rule.secretKid || !rule.secretBox) throw new Error(`rule ${rule.id} has no webhook secret`);
-    return this.secrets.open(rule.id, { kid: rule.secretKid, box: Buffer.from(rule.secretBox) });
+    if (!rule.secretBox) throw new Error(`rule ${rule.id} has no webhook secret`);
+    return this.secrets.open(rule.id, rule.secretBox);
   };
 
   private async create(session: Session, scope: TenantScope, input: SaveRuleInput): Promise<SavedRule> {
@@ -127,7 +127,7 @@ export class AutomationService {
     if (input.rotateSecret && action.action !== ActionType.webhook) throw rotateOnlyWebhooks();
     const id = newId('rule');
     const secret = action.action === ActionType.webhook ? generateWebhookSecret() : null;
-    const sealed = secret ? await this.secrets.seal(id, secret) : null;
+    const sealed = secret ? this.secrets.seal(id, secret) : null;
     const newRule = {
       id,
       customerId,
@@ -137,8 +137,7 @@ export class AutomationService {
       kinds: match.kinds,
       conditions: match.conditions as object[],
       ...action,
-      secretKid: sealed?.kid ?? null,
-      secretBox: sealed ? new Uint8Array(sealed.box) : null,
+      secretBox: sealed ? new Uint8Array(sealed) : null,
       createdBy: session.claims.clientId,
     };
     const rule = await this.store.createRuleWithinLimit(scope, newRule, RULE_LIMITS.rulesPerTenant).catch((error) => {
@@ -172,10 +171,9 @@ export class AutomationService {
     if (action) Object.assign(changes, action);
     if (actionType === ActionType.webhook && (existing.action !== ActionType.webhook || !existing.secretBox || input.rotateSecret)) {
       secret = generateWebhookSecret();
-      const sealed = await this.secrets.seal(existing.id, secret);
-      Object.assign(changes, { secretKid: sealed.kid, secretBox: new Uint8Array(sealed.box) });
+      Object.assign(changes, { secretBox: new Uint8Array(this.secrets.seal(existing.id, secret)), legacySecretKid: null });
     }
-    if (actionType !== ActionType.webhook) Object.assign(changes, { webhookUrl: null, secretKid: null, secretBox: null });
+    if (actionType !== ActionType.webhook) Object.assign(changes, { webhookUrl: null, legacySecretKid: null, secretBox: null });
     const rule = await this.store.updateRule(scope, existing.id, changes);
     if (!rule) throw ruleNotFound(ruleId);
     return { created: false, rule, secret };

@@ -1,6 +1,7 @@
-import { createHmac } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { DomainError } from '../../errors.js';
+import { SealedValueError, SecretsKey } from '../../infra/secrets-key.js';
 import { eventMatches, validateMatch } from './conditions.js';
 import { retryDelay } from './runner.js';
 import { TargetRefused, checkTarget, guardedLookup, isPublicAddress, parseTargetUrl } from './targets.js';
@@ -11,9 +12,13 @@ describe('webhook targets', () => {
     '127.0.0.1', '127.255.0.9', '10.1.2.3', '172.16.0.1', '172.31.255.255', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0',
     '224.0.0.1', '255.255.255.255', '::1', '::', 'fe80::1', 'fc00::1', 'fd12:3456::1', '::ffff:127.0.0.1', '::ffff:10.0.0.1', '::ffff:a9fe:a9fe',
     '64:ff9b::a00:1', '2002:a00:1::', 'ff02::1', 'not-an-ip',
+    // Every IPv6 spelling of a private or loopback IPv4 address, and the other non-public IPv6 ranges.
+    '::ffff:7f00:1', '0:0:0:0:0:ffff:7f00:1', '::ffff:0:127.0.0.1', '::ffff:0:7f00:1', '::ffff:0:10.0.0.1', '::ffff:0:8.8.8.8', '::127.0.0.1',
+    '::7f00:1', '::10.0.0.1', '64:ff9b::127.0.0.1', '64:ff9b:1::a00:1', '2002:7f00:1::1', '2001:0:4136:e378::1', 'fec0::1', 'fe80::1%eth0',
+    '2606:4700:4700::1111%eth0', '100::1', '2001:db8::1', '3fff::1', '5f00::1', 'ff05::2', '::ffff:0.0.0.0', '::ffff:a9fe:a9fe',
   ])('%s is not public', (address) => expect(isPublicAddress(address)).toBe(false));
 
-  it.each(['8.8.8.8', '1.1.1.1', '93.184.215.14', '2606:4700:4700::1111', '::ffff:8.8.8.8', '172.32.0.1'])('%s is public', (address) =>
+  it.each(['8.8.8.8', '1.1.1.1', '93.184.215.14', '2606:4700:4700::1111', '::ffff:8.8.8.8', '::ffff:808:808', '172.32.0.1', '2a00:1450:4001::200e'])('%s is public', (address) =>
     expect(isPublicAddress(address)).toBe(true),
   );
 
@@ -91,17 +96,19 @@ describe('rule matching', () => {
 });
 
 describe('webhook secrets and signatures', () => {
-  const signingKeys = [{ kid: 'k1', d: Buffer.alloc(32, 7).toString('base64url'), createdAt: new Date(0), retiredAt: null }];
+  const secretsKey = SecretsKey.load({ secretsKeys: [randomBytes(32)], dataDir: '/nonexistent' }, { create: false });
 
-  it('seals a secret so that only its rule opens it', async () => {
-    const secrets = new WebhookSecrets(async () => signingKeys);
+  it('seals a secret under the secrets key so that only its rule opens it', () => {
+    const secrets = new WebhookSecrets(secretsKey);
     const secret = generateWebhookSecret();
     expect(secret).toMatch(/^whsec_[A-Za-z0-9_-]{43}$/);
-    const sealed = await secrets.seal('rule_a', secret);
-    expect(sealed.kid).toBe('k1');
-    expect(sealed.box.toString('utf8')).not.toContain(secret.slice(6));
-    expect(await secrets.open('rule_a', sealed)).toBe(secret);
-    await expect(secrets.open('rule_b', sealed)).rejects.toThrow();
+    const sealed = secrets.seal('rule_a', secret);
+    expect(SecretsKey.sealedUnder(sealed)).toBe(secretsKey.currentId);
+    expect(sealed.toString('utf8')).not.toContain(secret.slice(6));
+    expect(secrets.open('rule_a', sealed)).toBe(secret);
+    expect(() => secrets.open('rule_b', sealed)).toThrow(SealedValueError);
+    const other = new WebhookSecrets(SecretsKey.load({ secretsKeys: [randomBytes(32)], dataDir: '/nonexistent' }, { create: false }));
+    expect(() => other.open('rule_a', sealed)).toThrow(/sealed under secrets key [0-9a-f]{16}, which SECRETS_KEY does not hold/);
   });
 
   it('signs the timestamp and the body with HMAC-SHA256', () => {

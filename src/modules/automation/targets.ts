@@ -28,16 +28,21 @@ const NON_PUBLIC: Array<[string, number, 'ipv4' | 'ipv6']> = [
   ['203.0.113.0', 24, 'ipv4'],
   ['224.0.0.0', 4, 'ipv4'],
   ['240.0.0.0', 4, 'ipv4'],
-  // IPv4-compatible (::a.b.c.d), unspecified and loopback. IPv4-mapped addresses (::ffff:a.b.c.d)
-  // are checked against the IPv4 ranges above by BlockList itself.
+  // IPv4-compatible (::a.b.c.d), unspecified and loopback. IPv4-mapped addresses (::ffff:a.b.c.d,
+  // ::ffff:0:0/96, also spelt ::ffff:7f00:1) are checked against the IPv4 ranges above by
+  // BlockList itself, which parses every spelling to the same 128 bits.
   ['::', 96, 'ipv6'],
-  // NAT64 and 6to4 / Teredo embed an IPv4 address that may be private: refused as a whole.
+  // IPv4-translated (::ffff:0:a.b.c.d, RFC 2765), NAT64, 6to4 and Teredo embed an IPv4 address
+  // that may be private: refused as a whole rather than decoded.
+  ['::ffff:0:0:0', 96, 'ipv6'],
   ['64:ff9b::', 96, 'ipv6'],
   ['64:ff9b:1::', 48, 'ipv6'],
   ['2002::', 16, 'ipv6'],
   ['2001::', 23, 'ipv6'],
   ['100::', 64, 'ipv6'],
   ['2001:db8::', 32, 'ipv6'],
+  ['3fff::', 20, 'ipv6'], // documentation, RFC 9637
+  ['5f00::', 16, 'ipv6'], // SRv6 segment ids, RFC 9602
   ['fc00::', 7, 'ipv6'],
   ['fe80::', 10, 'ipv6'],
   ['fec0::', 10, 'ipv6'],
@@ -49,7 +54,8 @@ for (const [network, prefix, type] of NON_PUBLIC) nonPublic.addSubnet(network, p
 
 export function isPublicAddress(address: string): boolean {
   const family = isIP(address);
-  if (family === 0) return false;
+  // A zone id (fe80::1%eth0) scopes an address to one link of this host: never a public one.
+  if (family === 0 || address.includes('%')) return false;
   return !nonPublic.check(address, family === 4 ? 'ipv4' : 'ipv6');
 }
 

@@ -25,9 +25,9 @@ const SALT = 'breach-detection/collector-asset-link/v1';
 /**
  * Link keys must be the same in every server process and survive restarts, and there is no table
  * for a separate secret. The token signing keys already are exactly that (PostgreSQL, shared,
- * rotated with `key rotate`), so each link key is HKDF-SHA256 of a signing key's private `d`,
- * with a salt that names this use: a link MAC reveals nothing about the JWT key, and the JWT key
- * is never used as an HMAC key directly.
+ * rotated with `key rotate`, sealed at rest under the secrets key so a dump yields neither), so
+ * each link key is HKDF-SHA256 of a signing key's private `d`, with a salt that names this use: a
+ * link MAC reveals nothing about the JWT key, and the JWT key is never used as an HMAC key directly.
  */
 export function deriveLinkKey(secret: SigningSecret): LinkKey {
   const key = Buffer.from(hkdfSync('sha256', Buffer.from(secret.d, 'base64url'), SALT, secret.kid, 32));

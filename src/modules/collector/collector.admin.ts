@@ -38,6 +38,7 @@ export async function publishReleaseCommand(args: string[], db: Database, config
   } catch (error) {
     throw badRequest('invalid_release_file', `Cannot read ${path}: ${(error as Error).message}`);
   }
-  const service = new CollectorService(new CollectorStore(db.prisma), new PublicLinks(config.publicBaseUrl), config, createLogger('warn'));
+  // Publishing signs no download links, so the CLI needs no signing keys (nor the secrets key).
+  const service = new CollectorService(new CollectorStore(db.prisma), new PublicLinks(config.publicBaseUrl), config, createLogger('warn'), () => []);
   return releaseView(await service.publish({ file, ...input }));
 }

@@ -5,7 +5,7 @@ import type { CollectorRelease } from '../../generated/prisma/client.js';
 import { newId } from '../../infra/ids.js';
 import type { PublicLinks } from '../../infra/links.js';
 import type { Logger } from '../../infra/logger.js';
-import { ASSET_LINK_LIFETIME_SECONDS, type LinkKey, checkLink, currentLinkKey, deriveLinkKey, signLink } from './asset-links.js';
+import { ASSET_LINK_LIFETIME_SECONDS, type LinkKey, type SigningSecret, checkLink, currentLinkKey, deriveLinkKey, signLink } from './asset-links.js';
 import type { CollectorStore } from './collector.store.js';
 import {
   ARCHES,
@@ -76,6 +76,8 @@ export class CollectorService {
     private readonly links: PublicLinks,
     private readonly config: Pick<Config, 'deploymentEnv'>,
     private readonly logger: Logger,
+    /** The token signing keys' private scalars (KeyRing.signingSecrets), which link keys derive from. */
+    private readonly signingSecrets: () => SigningSecret[],
   ) {}
 
   /** `stable`, or `dev` in a development deployment (api-spec.md: the download's default). */
@@ -189,7 +191,7 @@ export class CollectorService {
 
   /** The key material links are signed and checked with; see asset-links.ts. */
   async linkKeys(): Promise<LinkKey[]> {
-    return (await this.store.signingSecrets()).map(deriveLinkKey);
+    return this.signingSecrets().map(deriveLinkKey);
   }
 
   /** The tarball behind a signed link: 403 for a tampered or expired link, 404 for a gone release. */

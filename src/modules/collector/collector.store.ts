@@ -1,6 +1,5 @@
 import type { CollectorRelease } from '../../generated/prisma/client.js';
 import type { Prisma } from '../../infra/database.js';
-import type { SigningSecret } from './asset-links.js';
 
 export interface ReleaseFilter {
   channel?: string;
@@ -71,21 +70,6 @@ export class CollectorStore {
     const { content, ...row } = release;
     return this.prisma.collectorRelease.create({
       data: { ...row, size: content.length, asset: { create: { content: new Uint8Array(content) } } },
-    });
-  }
-
-  /**
-   * The token signing keys' private scalars, read-only: download links are signed with keys
-   * derived from them (asset-links.ts says why).
-   */
-  async signingSecrets(): Promise<SigningSecret[]> {
-    const rows = await this.prisma.signingKey.findMany({
-      select: { kid: true, privateJwk: true, createdAt: true, retiredAt: true },
-      orderBy: { createdAt: 'asc' },
-    });
-    return rows.flatMap((r) => {
-      const d = (r.privateJwk as { d?: unknown } | null)?.d;
-      return typeof d === 'string' ? [{ kid: r.kid, d, createdAt: r.createdAt, retiredAt: r.retiredAt }] : [];
     });
   }
 }

@@ -204,7 +204,9 @@ describe('collector releases and downloads', () => {
 
     it('defaults to the dev channel in a development deployment', async () => {
       const store = new CollectorStore(t.app.db.prisma);
-      const dev = new CollectorService(store, t.app.services.links, { deploymentEnv: 'development' }, createLogger('silent'));
+      const dev = new CollectorService(store, t.app.services.links, { deploymentEnv: 'development' }, createLogger('silent'), () =>
+        t.app.services.keys.signingSecrets(),
+      );
       await dev.publish({ file: Buffer.from('dev build'), version: '1.1.0-dev.1', channel: 'dev', os: 'windows', arch: 'amd64' });
       expect((await dev.download({ os: 'windows', arch: 'amd64' })).release).toMatchObject({ channel: 'dev', version: '1.1.0-dev.1' });
       // The production server (the test app) keeps `stable`, which has no windows build.

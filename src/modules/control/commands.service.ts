@@ -5,7 +5,7 @@ import type { Node } from '../../generated/prisma/client.js';
 import type { Prisma } from '../../infra/database.js';
 import type { CollectorService } from '../collector/collector.service.js';
 import type { NodeService } from '../nodes/nodes.service.js';
-import { nodeChannel } from '../nodes/nodes.service.js';
+import { nodeChannel } from '../nodes/node-details.js';
 import { compareVersions } from '../../infra/versions.js';
 import { ChannelClosed, CommandTimeout, type ControlHub, NotConnected } from './hub.js';
 import type { CommandResult } from './protocol.js';

@@ -96,6 +96,8 @@ describe('collector control channel and node commands', () => {
     it.each([
       ['a NUL in hostname', { hostname: 'a\u0000b' }, 'hostname must not contain control characters'],
       ['a lone surrogate in hostname', { hostname: 'a\ud800' }, 'hostname must not contain control characters'],
+      ['a bidi override in hostname', { hostname: 'web\u202Etxt.exe' }, 'hostname must not contain invisible formatting characters (found U+202E)'],
+      ['a zero-width space in machine_id', { machine_id: 'm\u200B1' }, 'machine_id must not contain invisible formatting characters (found U+200B)'],
       ['a NUL in a legacy machine_id', { kind: 'legacy', machine_id: 'm\u0000' }, 'machine_id must not contain control characters'],
       ['a NUL inside hardware', { hardware: { x: 'a\u0000' } }, 'hardware must not contain NUL or lone surrogates'],
       ['hardware nested 200 deep', { hardware: { x: deep(200) } }, 'hardware must not nest deeper than 16 levels'],

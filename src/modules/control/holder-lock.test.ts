@@ -1,34 +1,16 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type TestApp, startTestApp } from '../../../test/kit/app.js';
+import { type TestApp, sharedSecretsKey, startTestApp } from '../../../test/kit/app.js';
 import { FakeCollector } from '../../../test/kit/fake-collector.js';
 import { call } from '../../../test/kit/http.js';
 import { seedTree } from '../../../test/kit/seed.js';
+import { startServerProcess } from '../../../test/kit/server-process.js';
 
 /** The `application_name` of the killed server's database connections (node-postgres reads PGAPPNAME). */
 const DOOMED = 'doomed-server';
 
-/** A server in a process of its own (no launcher in between), so that SIGKILL kills what holds the channels. */
-function startServerProcess(databaseUrl: string): Promise<{ url: string; child: ChildProcess; exited: Promise<unknown> }> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'bd-doomed-'));
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    env: { ...process.env, PGAPPNAME: DOOMED, DATABASE_URL: databaseUrl, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', IP_ORG_DATASET: 'off', CLICKHOUSE_URL: '' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const exited = new Promise((resolve) => child.once('exit', resolve)).finally(() => rmSync(dataDir, { recursive: true, force: true }));
-  return new Promise((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      const url = /listening on (http:\/\/\S+)/.exec(out)?.[1];
-      if (url) resolve({ url, child, exited });
-    });
-    void exited.then(() => reject(new Error(`the server exited before listening: ${out}`)));
-  });
-}
+/** The doomed server, with no launcher in between, so that SIGKILL kills what holds the channels. */
+const startDoomedServer = (databaseUrl: string, secretsKey: { SECRETS_KEY: string }) =>
+  startServerProcess(databaseUrl, { PGAPPNAME: DOOMED, ...secretsKey });
 
 describe('control channels of a server process that dies', () => {
   let a: TestApp;
@@ -64,7 +46,7 @@ describe('control channels of a server process that dies', () => {
   });
 
   it('are released: its nodes show disconnected and commands answer 409 at once, while other processes keep theirs', { timeout: 120_000 }, async () => {
-    const doomed = await startServerProcess(a.config.databaseUrl!);
+    const doomed = await startDoomedServer(a.config.databaseUrl!, sharedSecretsKey(a.config.dataDir));
     let heldByDoomed: string[];
     let heldByLive: string;
     try {

@@ -1,12 +1,15 @@
 import { z } from 'zod';
 import { storableJsonProblem } from '../../infra/json-shape.js';
-import { unprintable } from '../../infra/text.js';
+import { formattingProblem, unprintable } from '../../infra/text.js';
 
 /** Messages of docs/collector-protocol.md section 2, validated as they arrive. */
 const text = z
   .string()
   .max(256)
-  .refine((value) => !unprintable.test(value), 'must not contain control characters or lone surrogates');
+  .superRefine((value, ctx) => {
+    const problem = unprintable.test(value) ? 'must not contain control characters or lone surrogates' : formattingProblem(value);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
+  });
 const optionalText = text.nullish();
 
 /** Bounds of a hello's free-form `hardware` and `services`: stored on the node and shown in every node view. */

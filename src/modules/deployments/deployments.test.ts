@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestApp, startTestApp } from '../../../test/kit/app.js';
-import { call } from '../../../test/kit/http.js';
+import { call, graphql } from '../../../test/kit/http.js';
 import { seedCaller, seedTenant, seedTree } from '../../../test/kit/seed.js';
 import { insertFlowBatch } from '../../flowstore/index.js';
 
 const PATH = '/rest/deployments/1.0';
+const flow = { '@timestamp': Date.now(), src: { ip: '10.0.0.1' }, dst: { ip: '8.8.8.8', port: 53 } };
 const deploymentShape = {
   customer_id: expect.stringMatching(/^cus_/),
   name: expect.any(String),
@@ -28,6 +29,15 @@ describe('deployments REST paths', () => {
     otherTree = await seedTree(t.app);
   });
   afterAll(() => t.stop());
+
+  const count = async (customerId: string) =>
+    (await t.app.flows.query<{ n: number }>('/* test_count */ SELECT count() AS n FROM flows WHERE customer_id = {c:String}', { c: customerId }))[0].n;
+  const mutationsNaming = async (customerId: string) =>
+    (
+      await t.app.flows.query<{ n: number }>("/* test_mutations */ SELECT count() AS n FROM system.mutations WHERE table = 'flows' AND position(command, {c:String}) > 0", {
+        c: `'${customerId}'`,
+      })
+    )[0].n;
 
   describe('GET', () => {
     it('lists the caller\'s children with the parent summary and count', async () => {
@@ -163,7 +173,7 @@ describe('deployments REST paths', () => {
   });
 
   describe('DELETE', () => {
-    it('deletes a child, answering 200 with the deleted summary, and cascades to its clients', async () => {
+    it('deletes a child, answering 200 with the deleted summary; its clients are refused at once and go with it', async () => {
       const child = await seedTenant(t.app, { parentId: tree.msp.id, name: 'Doomed' });
       const childCaller = await seedCaller(t.app, child.id);
       const res = await call(t.url, 'DELETE', PATH, { token: tree.mspCaller.token, body: { customer_id: child.id, parent_id: tree.msp.id } });
@@ -173,40 +183,77 @@ describe('deployments REST paths', () => {
         message: expect.any(String),
         deleted: { customer_id: child.id, name: 'Doomed', handle: child.handle },
       });
-      expect(await t.app.db.prisma.apiClient.count({ where: { customerId: child.id } })).toBe(0);
-      await expect.poll(async () => (await call(t.url, 'GET', PATH, { token: childCaller.token })).status).toBe(401);
+      expect((await call(t.url, 'GET', PATH, { token: childCaller.token })).status).toBe(401);
+      const token = await call(t.url, 'POST', '/rest/oauth2/token/1.0', { body: { client_id: childCaller.clientId, client_secret: childCaller.clientSecret } });
+      expect(token.status).toBe(401);
+      expect(await t.app.db.prisma.apiClient.count({ where: { customerId: child.id, revokedAt: null } })).toBe(0);
       const again = await call(t.url, 'DELETE', PATH, { token: tree.mspCaller.token, body: { customer_id: child.id, parent_id: tree.msp.id } });
       expect(again.status).toBe(404);
       expect(again.body.code).toBe('deployment_not_found');
+      await expect.poll(() => t.app.db.prisma.tenant.count({ where: { id: child.id } })).toBe(0);
+      expect(await t.app.db.prisma.apiClient.count({ where: { customerId: child.id } })).toBe(0);
     });
 
-    it('answers concurrent deletions of one child with one 200 and 404s for the rest', async () => {
+    it('hides a deleting child from lists and lookups at once, and frees its handle', async () => {
       const child = await seedTenant(t.app, { parentId: tree.msp.id });
+      // Its flows keep the deletion busy while the child is looked for.
+      await t.app.flows.command('/* test_stop_merges */ SYSTEM STOP MERGES flows');
+      try {
+        await insertFlowBatch(t.app.flows, { customerId: child.id, nodeId: 'node_h', batchId: 'b1', flows: [flow] });
+        const res = await call(t.url, 'DELETE', PATH, { token: tree.mspCaller.token, body: { customer_id: child.id, parent_id: tree.msp.id } });
+        expect(res.status).toBe(200);
+        expect(await t.app.db.prisma.tenant.count({ where: { id: child.id } })).toBe(1);
+        const list = await call(t.url, 'GET', PATH, { token: tree.mspCaller.token });
+        expect(list.body.deployments.map((d: { customer_id: string }) => d.customer_id)).not.toContain(child.id);
+        expect(list.body.count).toBe(list.body.deployments.length);
+        const lookup = await graphql(t.url, 'query($id: String!) { tenant(customerId: $id) { customerId } }', { id: child.id }, tree.mspCaller.token);
+        expect(lookup.data.tenant).toBeNull();
+        const provision = await call(t.url, 'POST', '/rest/nodes/provision/1.0', { token: tree.mspCaller.token, body: { customer_id: child.id } });
+        expect(provision.status).toBe(404);
+        const reused = await call(t.url, 'POST', PATH, { token: tree.mspCaller.token, body: { name: 'Again', handle: child.handle, parent_id: tree.msp.id } });
+        expect(reused.status).toBe(201);
+        expect(reused.body.deployment.customer.customer_id).not.toBe(child.id);
+      } finally {
+        await t.app.flows.command('/* test_start_merges */ SYSTEM START MERGES flows');
+      }
+      await expect.poll(() => t.app.db.prisma.tenant.count({ where: { id: child.id } }), { timeout: 20_000 }).toBe(0);
+    });
+
+    it('answers concurrent deletions of one child with one 200 and 404s for the rest, and removes its flows with one mutation', async () => {
+      const child = await seedTenant(t.app, { parentId: tree.msp.id });
+      await insertFlowBatch(t.app.flows, { customerId: child.id, nodeId: 'node_x', batchId: 'b1', flows: [flow, flow] });
       const body = { customer_id: child.id, parent_id: tree.msp.id };
       const answers = await Promise.all(Array.from({ length: 6 }, () => call(t.url, 'DELETE', PATH, { token: tree.mspCaller.token, body })));
       expect(answers.map((a) => a.status).sort()).toEqual([200, 404, 404, 404, 404, 404]);
       expect(answers.filter((a) => a.status === 404).every((a) => a.body.code === 'deployment_not_found')).toBe(true);
+      await expect.poll(() => t.app.db.prisma.tenant.count({ where: { id: child.id } }), { timeout: 20_000 }).toBe(0);
+      expect(await mutationsNaming(child.id)).toBe(1);
     });
 
-    it('deletes the child\'s flows from ClickHouse', async () => {
+    it('deletes the child\'s flows from ClickHouse, and no one else\'s', async () => {
       const child = await seedTenant(t.app, { parentId: tree.msp.id });
-      const flow = { '@timestamp': Date.now(), src: { ip: '10.0.0.1' }, dst: { ip: '8.8.8.8', port: 53 } };
       await insertFlowBatch(t.app.flows, { customerId: child.id, nodeId: 'node_x', batchId: 'b1', flows: [flow, flow] });
       await insertFlowBatch(t.app.flows, { customerId: tree.childA.id, nodeId: 'node_y', batchId: 'b1', flows: [flow] });
-      const count = async (customerId: string) =>
-        (await t.app.flows.query<{ n: number }>('/* test_count */ SELECT count() AS n FROM flows WHERE customer_id = {c:String}', { c: customerId }))[0].n;
       expect(await count(child.id)).toBe(2);
       await call(t.url, 'DELETE', PATH, { token: tree.mspCaller.token, body: { customer_id: child.id, parent_id: tree.msp.id } });
-      expect(await count(child.id)).toBe(0);
+      await expect.poll(() => count(child.id), { timeout: 20_000 }).toBe(0);
       expect(await count(tree.childA.id)).toBe(1);
+      await expect.poll(async () => (await t.app.db.prisma.tenantDeletion.findUniqueOrThrow({ where: { customerId: child.id } })).state).toBe('deleted');
     });
 
-    it('runs every registered tenant-deletion hook', async () => {
+    it('runs every registered tenant-deletion step until it is done, recording its progress', async () => {
       const child = await seedTenant(t.app, { parentId: tree.msp.id });
-      const seen: string[] = [];
-      t.app.services.deletionHooks.register(`probe_${child.id}`, async (id) => void seen.push(id));
+      const seen: unknown[] = [];
+      t.app.services.deletionHooks.register(`probe_${child.id}`, async (id, last) => {
+        if (id !== child.id) return { done: true, calls: 0 };
+        seen.push(last);
+        return { done: seen.length === 2, calls: seen.length };
+      });
       await call(t.url, 'DELETE', PATH, { token: tree.mspCaller.token, body: { customer_id: child.id, parent_id: tree.msp.id } });
-      expect(seen).toContain(child.id);
+      await expect.poll(() => t.app.db.prisma.tenant.count({ where: { id: child.id } }), { timeout: 20_000 }).toBe(0);
+      expect(seen).toEqual([undefined, { done: false, calls: 1 }]);
+      const job = await t.app.db.prisma.tenantDeletion.findUniqueOrThrow({ where: { customerId: child.id } });
+      expect(job.steps).toMatchObject({ [`probe_${child.id}`]: { done: true, calls: 2 }, flows: { done: true } });
     });
 
     it.each([

@@ -4,6 +4,7 @@ import { DomainError, badRequest, notFound } from '../../errors.js';
 import type { Database } from '../../infra/database.js';
 import { openFlowEngine } from '../../infra/flow-engine.js';
 import { createLogger } from '../../infra/logger.js';
+import { liveTenant } from '../../tenancy/tenant-deletions.store.js';
 import { DetectionService, type RunResult, awaitRun, claimRun, requestRun, unclaimRun } from './runner.js';
 
 export const detectUsage = '  detect run --customer CUSTOMER_ID [--window-minutes N]';
@@ -24,7 +25,7 @@ export async function detectRunCommand(args: string[], db: Database, config: Con
   if (!customerId) throw badRequest('usage', `--customer is required\nusage:\n${detectUsage}`);
   const minutes = values['window-minutes'] === undefined ? config.detectionWindowMinutes : Number(values['window-minutes']);
   if (!Number.isInteger(minutes) || minutes < 1 || minutes > 10_080) throw badRequest('usage', `--window-minutes must be an integer from 1 to 10080\nusage:\n${detectUsage}`);
-  if (!(await db.prisma.tenant.findUnique({ where: { id: customerId }, select: { id: true } }))) {
+  if (!(await db.prisma.tenant.findFirst({ where: { id: customerId, ...liveTenant }, select: { id: true } }))) {
     throw notFound('not_found', `Customer ${customerId} was not found`);
   }
   const nowMs = Date.now();

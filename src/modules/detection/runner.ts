@@ -13,6 +13,7 @@ import { BEACON_THRESHOLDS, DETECTORS, detectorOf } from './detectors/index.js';
 import type { Detector, Episode } from './episode.js';
 import { loadHostContext } from './host-context.js';
 import { buildAnalysis, iso } from './narrative.js';
+import { liveTenant } from '../../tenancy/tenant-deletions.store.js';
 
 export interface DetectionOptions {
   /** How often the schedule runs every tenant's detection; 0 turns the schedule off. */
@@ -190,7 +191,7 @@ export class DetectionService {
     const run = await this.db.prisma.detectionRun.findUniqueOrThrow({ where: { id: runId } });
     try {
       const tenants = await this.db.prisma.tenant.findMany({
-        where: { OR: [{ id: run.customerId }, { parentId: run.customerId }] },
+        where: { OR: [{ id: run.customerId }, { parentId: run.customerId }], ...liveTenant },
         select: { id: true },
         orderBy: { createdAt: 'asc' },
       });
@@ -232,7 +233,7 @@ export class DetectionService {
   /** One scheduled pass: every tenant with recent flows or active investigations. */
   async runSchedule(nowMs = Date.now()): Promise<void> {
     const window = this.windowAt(nowMs);
-    const all = (await this.db.prisma.tenant.findMany({ select: { id: true } })).map((t) => t.id);
+    const all = (await this.db.prisma.tenant.findMany({ where: liveTenant, select: { id: true } })).map((t) => t.id);
     const lookback = { fromMs: Math.min(window.fromMs, nowMs - BEACON_THRESHOLDS.lookbackMs), toMs: nowMs };
     const withFlows = await this.store.tenantsWithFlows(all, lookback);
     const withActive = await this.investigations.tenantsWithActive(all);

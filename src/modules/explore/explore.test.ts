@@ -254,6 +254,8 @@ describe('explore egress organizations', () => {
       ['numeric instance id', LIST, { instance_ids: [5] }, ''],
       ['null instance id', LIST, { instance_ids: [null] }, ''],
       ['object instance_ids', LIST, { instance_ids: { a: 1 } }, ''],
+      ['numeric instance_ids', LIST, { instance_ids: 7 }, ''],
+      ['boolean instance_ids', org(ACME), { instance_ids: true }, ''],
       ['start not a filter', LIST, { start: 5 }, 'start'],
       ['start with two forms', LIST, { start: { now: true, relative: { value: 1, unit: 'hours' } } }, 'start'],
       ['start.relative.value 0', LIST, { start: { relative: { value: 0, unit: 'hours' } } }, 'start.relative.value'],

@@ -1,10 +1,9 @@
 import { resolveArrayConnection } from '@pothos/plugin-relay';
 import type { Node } from '../../generated/prisma/client.js';
 import { builder } from '../../graphql/builder.js';
-import { releaseKey } from '../../graphql/loaders.js';
 import type { Context } from '../../context.js';
 import { controlConnected, controlPlaneUp, healthStatus, ingestUp } from './liveness.js';
-import { nodeChannel } from './nodes.service.js';
+import { type NodeDetails } from './node-details.js';
 import { deliveredServices } from '../profiles/services-defaults.js';
 import { isBehind } from '../../infra/versions.js';
 
@@ -22,10 +21,13 @@ const NodeHealth = builder.simpleObject('NodeHealth', {
   }),
 });
 
-const profileOf = (node: Node, ctx: Context) => (node.profileId ? ctx.loaders.profile.load(node.profileId) : null);
-const channelOf = async (node: Node, ctx: Context) => nodeChannel(node, (await profileOf(node, ctx))?.updateChannel);
-const latestOf = async (node: Node, ctx: Context) =>
-  node.os && node.arch ? ctx.loaders.latestRelease.load(releaseKey(await channelOf(node, ctx), node.os, node.arch)) : null;
+/** A field read from the node's details: at once when its list loaded them, else through the batch loader. */
+const fromDetails =
+  <T>(read: (details: NodeDetails, node: Node) => T) =>
+  (node: Node, _args: object, ctx: Context): T | Promise<T> => {
+    const known = ctx.loaders.nodeDetails.known(node);
+    return known ? read(known, node) : ctx.loaders.nodeDetails.load(node).then((details) => read(details, node));
+  };
 
 export const NodeRef = builder.prismaNode('Node', {
   name: 'CollectorNode',
@@ -36,30 +38,25 @@ export const NodeRef = builder.prismaNode('Node', {
     machineId: t.exposeString('machineId', { nullable: true }),
     hostname: t.exposeString('hostname', { nullable: true }),
     customerId: t.exposeString('customerId'),
-    customerName: t.string({
-      nullable: true,
-      resolve: async (node, _args, ctx) => (await ctx.loaders.tenant.load(node.customerId))?.name ?? null,
-    }),
+    customerName: t.string({ nullable: true, resolve: fromDetails((details) => details.customerName) }),
     description: t.exposeString('description', { nullable: true, description: 'Label stored on the enrolment credential.' }),
     kind: t.exposeString('kind', { description: '`managed` or `legacy`.' }),
     status: t.exposeString('status', { description: '`active`, `pending_approval`, `staged`, or a future value.' }),
     profileId: t.exposeString('profileId', { nullable: true }),
-    profileName: t.string({ nullable: true, resolve: async (node, _args, ctx) => (await profileOf(node, ctx))?.name ?? null }),
+    profileName: t.string({ nullable: true, resolve: fromDetails((details) => details.profile?.name ?? null) }),
     network: t.field({ type: NodeNetwork, resolve: (node) => ({ localIp: node.localIp, publicIp: node.publicIp }) }),
     connection: t.field({ type: NodeConnection, resolve: (node) => ({ controlPlane: controlPlaneUp(node), ingest: ingestUp(node) }) }),
     health: t.field({ type: NodeHealth, resolve: (node) => ({ status: healthStatus(node), lastSeenAt: node.lastSeenAt }) }),
     collectorVersion: t.exposeString('collectorVersion', { nullable: true }),
     os: t.exposeString('os', { nullable: true }),
     arch: t.exposeString('arch', { nullable: true }),
-    updateChannel: t.string({ resolve: (node, _args, ctx) => channelOf(node, ctx) }),
-    latestVersion: t.string({ nullable: true, resolve: async (node, _args, ctx) => (await latestOf(node, ctx))?.version ?? null }),
-    updateAvailable: t.boolean({
-      resolve: async (node, _args, ctx) => isBehind(node.collectorVersion, (await latestOf(node, ctx))?.version ?? null),
-    }),
+    updateChannel: t.string({ resolve: fromDetails((details) => details.channel) }),
+    latestVersion: t.string({ nullable: true, resolve: fromDetails((details) => details.latestVersion) }),
+    updateAvailable: t.boolean({ resolve: fromDetails((details, node) => isBehind(node.collectorVersion, details.latestVersion)) }),
     services: t.field({
       type: 'JSON',
       description: 'The profile\'s services merged over the server defaults: what the node runs with.',
-      resolve: async (node, _args, ctx) => deliveredServices((await profileOf(node, ctx))?.services),
+      resolve: fromDetails((details) => deliveredServices(details.profile?.services)),
     }),
     hardware: t.field({ type: 'JSON', description: 'As the collector reported it; `{}` until it has.', resolve: (node) => node.hardware ?? {} }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
@@ -116,8 +113,13 @@ builder.queryFields((t) => ({
   collectorNodes: t.connection({
     type: NodeRef,
     description: 'Control-plane-managed nodes of the caller and its children, oldest first.',
-    resolve: async (_root, args, ctx) =>
-      resolveArrayConnection({ args, defaultSize: 100, maxSize: 100_000 }, await ctx.services.nodes.list(await ctx.auth.requireSession()))!,
+    resolve: async (_root, args, ctx) => {
+      const nodes = await ctx.services.nodes.list(await ctx.auth.requireSession());
+      const page = resolveArrayConnection({ args, defaultSize: 100, maxSize: 100_000 }, nodes)!;
+      // Before the fields resolve, so that they read the details without awaiting (node-details.ts).
+      await ctx.loaders.nodeDetails.loadAll(page.edges.map((edge) => edge.node));
+      return page;
+    },
   }),
   collectorNode: t.field({
     type: NodeRef,

@@ -10,6 +10,8 @@ import type { TenantService } from '../../tenancy/tenants.service.js';
 import type { PubSub } from '../../infra/pubsub.js';
 import { type EventRecorder, noEvents } from '../events/events.service.js';
 import { nodeChangedTopic } from './node-events.js';
+import { loadNodeDetails } from './node-details.js';
+import { NodeStore } from './nodes.store.js';
 import { isBehind } from '../../infra/versions.js';
 
 export const NodeKind = { managed: 'managed', legacy: 'legacy' } as const;
@@ -51,6 +53,7 @@ function optionalText(name: string, value: string | null | undefined): string | 
 /** Nodes, their enrolment, and the legacy register path (api-spec.md, Nodes). */
 export class NodeService {
   private readonly clients: ClientService;
+  private readonly store: NodeStore;
 
   constructor(
     private readonly prisma: Prisma,
@@ -59,16 +62,13 @@ export class NodeService {
     private readonly events: EventRecorder = noEvents,
   ) {
     this.clients = new ClientService(prisma);
+    this.store = new NodeStore(prisma);
   }
 
   /** Control-plane-managed nodes of the caller's tree, oldest first. */
   async list(session: Session): Promise<Node[]> {
     session.requireScope(Scopes.nodeApi);
-    const { tenantIds } = await session.tenantScope();
-    return this.prisma.node.findMany({
-      where: { customerId: { in: [...tenantIds] }, kind: NodeKind.managed },
-      orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
-    });
+    return this.store.listOfKind(await session.tenantScope(), NodeKind.managed);
   }
 
   async get(session: Session, nodeId: string): Promise<Node> {
@@ -213,22 +213,11 @@ export class NodeService {
 
   /** Managed nodes of the caller's tree behind the latest release of their channel. */
   async outdated(session: Session): Promise<Array<{ node: Node; latestVersion: string; channel: string }>> {
-    const nodes = await this.list(session);
-    const profileIds = [...new Set(nodes.map((n) => n.profileId).filter((id): id is string => id !== null))];
-    const profiles = await this.prisma.profile.findMany({ where: { id: { in: profileIds } }, select: { id: true, updateChannel: true } });
-    const channelOf = new Map(profiles.map((p) => [p.id, p.updateChannel]));
-    const lines = nodes
-      .filter((n) => n.os && n.arch && n.collectorVersion)
-      .map((node) => ({ node, channel: nodeChannel(node, node.profileId ? channelOf.get(node.profileId) : null) }));
-    const releases = await this.prisma.collectorRelease.findMany({
-      where: { asset: { isNot: null }, OR: lines.map(({ node, channel }) => ({ channel, os: node.os!, arch: node.arch! })) },
-      orderBy: { createdAt: 'desc' },
-      distinct: ['channel', 'os', 'arch'],
-    });
-    const latest = new Map(releases.map((r) => [`${r.channel}/${r.os}/${r.arch}`, r.version]));
-    return lines.flatMap(({ node, channel }) => {
-      const version = latest.get(`${channel}/${node.os}/${node.arch}`);
-      return version && isBehind(node.collectorVersion, version) ? [{ node, latestVersion: version, channel }] : [];
+    const nodes = (await this.list(session)).filter((n) => n.os && n.arch && n.collectorVersion);
+    const details = await loadNodeDetails(this.prisma, nodes);
+    return nodes.flatMap((node, i) => {
+      const { latestVersion, channel } = details[i];
+      return latestVersion && isBehind(node.collectorVersion, latestVersion) ? [{ node, latestVersion, channel }] : [];
     });
   }
 
@@ -280,8 +269,3 @@ export class NodeService {
 }
 
 class LostEnrolmentRace extends Error {}
-
-/** The release line a node follows: its own reported channel, else its profile's, else stable. */
-export function nodeChannel(node: Pick<Node, 'updateChannel'>, profileChannel: string | null | undefined): string {
-  return node.updateChannel ?? profileChannel ?? 'stable';
-}

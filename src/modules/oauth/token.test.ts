@@ -1,6 +1,7 @@
 import { SignJWT, createRemoteJWKSet, decodeJwt, decodeProtectedHeader, importJWK, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestApp, startTestApp } from '../../../test/kit/app.js';
+import { withLowS } from '../../auth/low-s.js';
 import { call } from '../../../test/kit/http.js';
 import { type Caller, seedCaller, seedTenant } from '../../../test/kit/seed.js';
 
@@ -127,15 +128,15 @@ describe('bearer token checks (api-spec.md section 5)', () => {
   afterAll(() => t.stop());
 
   const signWith = async (claims: Record<string, unknown>, exp: number) => {
-    const row = await t.app.db.prisma.signingKey.findFirstOrThrow({ where: { retiredAt: null } });
-    const key = await importJWK(row.privateJwk as never, 'ES256');
-    return new SignJWT(claims)
-      .setProtectedHeader({ alg: 'ES256', kid: row.kid })
+    const { kid, key } = t.app.services.keys.signingKey();
+    const token = await new SignJWT(claims)
+      .setProtectedHeader({ alg: 'ES256', kid })
       .setIssuer('breach-detection')
       .setAudience(caller.customerId)
       .setSubject(caller.clientId)
       .setExpirationTime(exp)
       .sign(key);
+    return withLowS(token);
   };
 
   it.each([
@@ -163,6 +164,52 @@ describe('bearer token checks (api-spec.md section 5)', () => {
     for (const token of [`${h}.${forgedPayload}.${s}`, `${h}.${p}.${s.slice(0, -4)}AAAA`]) {
       expect((await call(t.url, 'GET', '/rest/deployments/1.0', { token })).status).toBe(401);
     }
+  });
+
+  /** P-256's group order: (r, n − s) verifies wherever (r, s) does. */
+  const N = 0xffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551n;
+  const sOf = (token: string) => BigInt(`0x${Buffer.from(token.split('.')[2]!, 'base64url').subarray(32).toString('hex')}`);
+  const malleated = (token: string) => {
+    const [h, p, s] = token.split('.');
+    const signature = Buffer.from(s!, 'base64url');
+    const twin = Buffer.from((N - sOf(token)).toString(16).padStart(64, '0'), 'hex');
+    return `${h}.${p}.${Buffer.concat([signature.subarray(0, 32), twin]).toString('base64url')}`;
+  };
+
+  it('signs every token with a low S, and refuses its malleated twin (high S) with 401', async () => {
+    const deployer = await seedCaller(t.app, caller.customerId, ['p.token.scope.deployment_api']);
+    const tokens = await Promise.all(
+      Array.from({ length: 24 }, async () => {
+        const res = await call(t.url, 'POST', TOKEN, { body: { client_id: deployer.clientId, client_secret: deployer.clientSecret } });
+        return res.body.access_token as string;
+      }),
+    );
+    // WebCrypto's S is high half the time: 24 low ones by chance is a 1 in 16 million event.
+    for (const token of tokens) expect(sOf(token) <= N / 2n).toBe(true);
+    const genuine = tokens[0]!;
+    const twin = malleated(genuine);
+    // The twin is a valid ECDSA signature: only the low-S rule tells it apart.
+    const { kid } = decodeProtectedHeader(genuine);
+    const row = await t.app.db.prisma.signingKey.findUniqueOrThrow({ where: { kid } });
+    await expect(jwtVerify(twin, await importJWK(row.publicJwk as never, 'ES256'))).resolves.toBeDefined();
+    const refused = await call(t.url, 'GET', '/rest/deployments/1.0', { token: twin });
+    expect(refused.status).toBe(401);
+    expect(refused.body).toMatchObject({ code: 'authentication_error', message: 'Access token is invalid' });
+    // …also once the genuine token has been verified and remembered.
+    expect((await call(t.url, 'GET', '/rest/deployments/1.0', { token: genuine })).status).toBe(200);
+    expect((await call(t.url, 'GET', '/rest/deployments/1.0', { token: twin })).status).toBe(401);
+  });
+
+  it('refuses a genuine signature spelt with unused base64url bits set', async () => {
+    const genuine = await signWith({ scopes: ['p.token.scope.deployment_api'] }, Math.floor(Date.now() / 1000) + 60);
+    const [h, p, s] = genuine.split('.');
+    // 64 bytes are 86 characters; the last one carries 4 bits that decoding ignores.
+    const last = s!.at(-1)!;
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+    const respelt = `${h}.${p}.${s!.slice(0, -1)}${alphabet[alphabet.indexOf(last) | 1]}`;
+    expect(Buffer.from(respelt.split('.')[2]!, 'base64url')).toEqual(Buffer.from(s!, 'base64url'));
+    expect((await call(t.url, 'GET', '/rest/deployments/1.0', { token: respelt })).status).toBe(401);
+    expect((await call(t.url, 'GET', '/rest/deployments/1.0', { token: genuine })).status).not.toBe(401);
   });
 
   it('answers 403 authorization_error when the scope is missing', async () => {

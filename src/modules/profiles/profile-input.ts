@@ -1,5 +1,5 @@
 import { badRequest, missingFields } from '../../errors.js';
-import { codePoints, nameProblem } from '../../infra/text.js';
+import { codePoints, formattingProblem, nameProblem } from '../../infra/text.js';
 import { fieldProblem, fieldSpec, serviceFields, serviceNames, stringListProblem } from './services-defaults.js';
 
 export const UPDATE_CHANNELS = ['stable', 'dev', 'pinned'] as const;
@@ -68,9 +68,15 @@ export function validateCreateProfile(input: CreateProfileInput): ValidProfile {
 
   const description = input.description ?? null;
   if (description !== null) {
-    if (typeof description !== 'string') fail('description', 'must be a string or null');
-    else if (codePoints(description) > PROFILE_LIMITS.description) fail('description', `must be at most ${PROFILE_LIMITS.description} characters`);
-    else if (controlsExceptWhitespace.test(description)) fail('description', 'must not contain control characters other than tab and newline');
+    const descriptionIssue =
+      typeof description !== 'string'
+        ? 'must be a string or null'
+        : codePoints(description) > PROFILE_LIMITS.description
+          ? `must be at most ${PROFILE_LIMITS.description} characters`
+          : controlsExceptWhitespace.test(description)
+            ? 'must not contain control characters other than tab and newline'
+            : formattingProblem(description);
+    if (descriptionIssue) fail('description', descriptionIssue);
   }
 
   const tags = input.tags ?? [];

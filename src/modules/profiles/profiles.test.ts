@@ -243,11 +243,13 @@ describe('profiles REST paths', () => {
       ['a tag with NUL', { name: 'n', tags: ['a\u0000'] }, 'tags[0]'],
       ['an unknown update_channel', { name: 'n', update_channel: 'beta' }, 'update_channel must be one of stable, dev, pinned'],
       ['an upper-case update_channel', { name: 'n', update_channel: 'STABLE' }, 'update_channel must be one of'],
-      ['a numeric update_channel', { name: 'n', update_channel: 1 }, 'updateChannel'],
-      ['a string fleet_staging', { name: 'n', fleet_staging: 'false' }, 'fleetStaging'],
-      ['a numeric fleet_staging', { name: 'n', fleet_staging: 0 }, 'fleetStaging'],
-      ['a string auto_update', { name: 'n', auto_update: 'yes' }, 'autoUpdate'],
-      ['a numeric customer_id', { name: 'n', customer_id: 7 }, 'customerId'],
+      ['a numeric update_channel', { name: 'n', update_channel: 1 }, 'update_channel must be a string'],
+      ['a string fleet_staging', { name: 'n', fleet_staging: 'false' }, 'fleet_staging must be a boolean'],
+      ['a numeric fleet_staging', { name: 'n', fleet_staging: 0 }, 'fleet_staging must be a boolean'],
+      ['a string auto_update', { name: 'n', auto_update: 'yes' }, 'auto_update must be a boolean'],
+      ['a numeric customer_id', { name: 'n', customer_id: 7 }, 'customer_id must be a string'],
+      ['a single string for tags', { name: 'n', tags: 'edge' }, 'tags must be an array'],
+      ['a number among the tags', { name: 'n', tags: ['a', 2] }, 'tags[1] must be a string'],
       // services
       ['a string services', { name: 'n', services: 'packet' }, 'services must be an object, not a string'],
       ['an array services', { name: 'n', services: [] }, 'services must be an object, not an array'],
@@ -314,10 +316,6 @@ describe('profiles REST paths', () => {
         const res = await call(t.url, 'POST', PATH, { token: tree.mspCaller.token, rawBody });
         expect(res.status, rawBody).toBe(400);
       }
-    });
-
-    it('accepts a single string for tags as a one-element list (GraphQL input coercion)', async () => {
-      expect((await create(tree.mspCaller.token, { name: 'One tag', tags: 'edge' })).tags).toEqual(['edge']);
     });
 
     it('never stores a rejected profile', async () => {

@@ -1,4 +1,4 @@
-import { codePoints, unprintable } from '../../infra/text.js';
+import { codePoints, formattingProblem, printable } from '../../infra/text.js';
 
 /**
  * The capture configuration a collector runs with: every service block and field the SDK can send
@@ -153,11 +153,11 @@ export interface ValueProblem {
 export function stringListProblem(value: unknown, maxItems: number, maxLength: number): ValueProblem | undefined {
   if (!Array.isArray(value)) return { message: 'must be an array of strings' };
   if (value.length > maxItems) return { message: `must have at most ${maxItems} entries` };
-  const bad = value.findIndex(
-    (item) => typeof item !== 'string' || item.trim() === '' || codePoints(item) > maxLength || unprintable.test(item),
-  );
+  const bad = value.findIndex((item) => typeof item !== 'string' || item.trim() === '' || codePoints(item) > maxLength || !printable(item));
   if (bad < 0) return undefined;
-  return { at: `[${bad}]`, message: `must be a non-empty string of at most ${maxLength} printable characters` };
+  const item: unknown = value[bad];
+  const formatting = typeof item === 'string' ? formattingProblem(item) : undefined;
+  return { at: `[${bad}]`, message: formatting ?? `must be a non-empty string of at most ${maxLength} printable characters` };
 }
 
 /** Why `value` does not fit `spec`, or undefined when it does. */

@@ -6,6 +6,7 @@ import { SignJWT } from 'jose';
 import { expect } from 'vitest';
 import type { App } from '../../app.js';
 import { SIGNING_ALG } from '../../auth/keyring.js';
+import { withLowS } from '../../auth/low-s.js';
 import { TOKEN_ISSUER } from '../../auth/tokens.js';
 import { insertFlowBatch } from '../../flowstore/index.js';
 import { call } from '../../../test/kit/http.js';
@@ -102,7 +103,7 @@ export function nested(code: number, type: unknown, message: unknown, details?: 
 export async function expiredToken(app: App, customerId: string, clientId: string): Promise<string> {
   const { kid, key } = app.services.keys.signingKey();
   const now = Math.floor(Date.now() / 1000);
-  return new SignJWT({ scopes: ['p.token.scope.search_api'], client_id: clientId })
+  const token = await new SignJWT({ scopes: ['p.token.scope.search_api'], client_id: clientId })
     .setProtectedHeader({ alg: SIGNING_ALG, typ: 'JWT', kid })
     .setIssuer(TOKEN_ISSUER)
     .setAudience(customerId)
@@ -110,4 +111,5 @@ export async function expiredToken(app: App, customerId: string, clientId: strin
     .setIssuedAt(now - 3600)
     .setExpirationTime(now - 60)
     .sign(key);
+  return withLowS(token);
 }

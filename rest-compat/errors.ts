@@ -18,17 +18,19 @@ export function errorOf(result: ExecutionResult): DomainError | GraphQLError | u
 export interface RenderedError {
   status: number;
   body: Record<string, unknown>;
+  headers: Record<string, string>;
 }
 
 /** Flat body (wire.md 2.2 A): the code in `error` and `code`, a human `message`, plus extras. */
 export function flatError(error: DomainError): RenderedError {
-  return { status: error.status, body: { error: error.code, code: error.code, message: error.message, ...error.body } };
+  return { status: error.status, headers: error.headers, body: { error: error.code, code: error.code, message: error.message, ...error.body } };
 }
 
 /** Nested body (wire.md 2.2 B), used by the search service. */
 export function nestedError(error: DomainError): RenderedError {
   return {
     status: error.status,
+    headers: error.headers,
     body: {
       error: { code: error.status, message: error.message, type: error.code, details: error.details },
       timestamp: new Date().toISOString().replace('Z', '000+00:00'),

@@ -87,8 +87,8 @@ function sendRaw(res: ServerResponse, raw: RawResponse): void {
   res.end(raw.body);
 }
 
-function send(res: ServerResponse, rendered: { status: number; body: unknown }, headers?: Record<string, string>) {
-  sendJson(res, rendered.status, rendered.body, headers);
+function send(res: ServerResponse, rendered: { status: number; body: unknown; headers?: Record<string, string> }, headers?: Record<string, string>) {
+  sendJson(res, rendered.status, rendered.body, { ...rendered.headers, ...headers });
 }
 
 /** Matches `/a/:id/b` patterns; a `:param` takes one percent-decoded segment. */

@@ -27,6 +27,7 @@ import { type Database, openDatabase } from './infra/database.js';
 import { SecretsKey } from './infra/secrets-key.js';
 import { sealLegacySecrets } from './auth/sealed-secrets.js';
 import { openFlowEngine, prepareFlowEngine } from './infra/flow-engine.js';
+import { clientAddress } from './infra/client-address.js';
 import { type Logger, createLogger } from './infra/logger.js';
 import { answerClientError } from './infra/client-errors.js';
 import { type Services, createServices } from './services.js';
@@ -69,11 +70,13 @@ export async function buildApp(config: Config, logger = createLogger(config.logL
   }
   await services.automationRunner.start();
   await services.detection.start();
+  services.purge.start();
   await services.tenantDeletions.start();
 
   const reportGraphqlBug = (error: unknown) => logger.error('graphql.unhandled_error', { error });
-  const contextFor = (authorization: string | null, requestId: string): Context => ({
+  const contextFor = (authorization: string | null, requestId: string, req: IncomingMessage): Context => ({
     requestId,
+    origin: { address: clientAddress(req, config.trustedProxies) },
     prisma: db.prisma,
     services,
     auth: new RequestAuth(authorization, (header) => services.auth.authenticate(header)),
@@ -87,7 +90,7 @@ export async function buildApp(config: Config, logger = createLogger(config.logL
     logging: false,
     plugins: [limitRequestBodies(), refuseNulText(), rawJsonResults(), limitDocuments()],
     maxRequestBodySize: false, // limitRequestBodies holds bodies to MAX_BODY_BYTES
-    context: ({ request, requestId }) => contextFor(request.headers.get('authorization'), requestId),
+    context: ({ request, requestId, req }) => contextFor(request.headers.get('authorization'), requestId, req),
     maskedErrors: { maskError: (error) => presentError(error, reportGraphqlBug) },
   });
 
@@ -97,7 +100,7 @@ export async function buildApp(config: Config, logger = createLogger(config.logL
     schema,
     served: { routes: servedRoutes, services },
     logger,
-    execute: (document: DocumentNode, variables, req, requestId) => runOperation(document, variables, contextFor(req.headers.authorization ?? null, requestId)),
+    execute: (document: DocumentNode, variables, req, requestId) => runOperation(document, variables, contextFor(req.headers.authorization ?? null, requestId, req)),
   });
 
   const server = createServer((req, res) => {
@@ -164,7 +167,7 @@ export async function buildApp(config: Config, logger = createLogger(config.logL
         }
         const invalid = validate(schema, document, [...specifiedRules, noNulTextLiterals]);
         if (invalid.length > 0) return invalid;
-        const contextValue = contextFor(authorizationOf(ctx.connectionParams), randomUUID());
+        const contextValue = contextFor(authorizationOf(ctx.connectionParams), randomUUID(), ctx.extra.request);
         return { schema, document, operationName: payload.operationName, variableValues: payload.variables, contextValue };
       },
       onConnect: async (ctx) => void (await socketSessions.opened(ctx.extra.socket, authorizationOf(ctx.connectionParams))),
@@ -206,6 +209,7 @@ export async function buildApp(config: Config, logger = createLogger(config.logL
       wss.close();
       await services.automationRunner.stop();
       await services.detection.stop();
+      await services.purge.stop();
       await services.tenantDeletions.stop();
       await services.control.stop();
       server.closeAllConnections();

@@ -1,5 +1,8 @@
+import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { z } from 'zod';
+import { plainAddress } from './infra/client-address.js';
+import type { RateLimitSettings } from './infra/rate-limits.js';
 
 const port = z.coerce.number().int().min(0).max(65535);
 const optionalUrl = z
@@ -14,6 +17,8 @@ const secretsKey = z
   .string()
   .regex(/^[A-Za-z0-9+/_-]{43}=?$/, 'each key must be 32 bytes in base64 (openssl rand -base64 32)')
   .transform((v) => Buffer.from(v.replace(/-/g, '+').replace(/_/g, '/'), 'base64'));
+
+const rateLimit = z.coerce.number().int().min(0).max(1_000_000_000);
 
 const schema = z.object({
   PORT: port.default(8080),
@@ -39,6 +44,21 @@ const schema = z.object({
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
   DEVICE_CODE_TTL_SECONDS: z.coerce.number().int().min(1).max(86_400).default(600),
   DEVICE_POLL_INTERVAL_SECONDS: z.coerce.number().int().min(0).max(3600).default(5),
+  // Rate limits of the anonymous endpoints (docs/device-flow.md, Rate limits): requests per window, 0 = unlimited.
+  RATE_LIMIT_WINDOW_SECONDS: z.coerce.number().int().min(1).max(3600).default(60),
+  RATE_LIMIT_TOKEN_PER_ADDRESS: rateLimit.default(120),
+  RATE_LIMIT_TOKEN_PER_CLIENT: rateLimit.default(30),
+  RATE_LIMIT_DEVICE_START_PER_ADDRESS: rateLimit.default(20),
+  RATE_LIMIT_DEVICE_LOOKUP_PER_ADDRESS: rateLimit.default(30),
+  RATE_LIMIT_DEVICE_POLL_PER_ADDRESS: rateLimit.default(300),
+  // Reverse proxies whose X-Forwarded-For names the client (comma-separated addresses); none by default.
+  TRUSTED_PROXIES: z
+    .string()
+    .default('')
+    .transform((v) => v.split(',').map((a) => a.trim()).filter((a) => a !== ''))
+    .refine((list) => list.every((a) => isIP(a) !== 0), 'must be a comma-separated list of IP addresses'),
+  // How often expired device authorizations and ended rate-limit windows are deleted (0 = never).
+  PURGE_INTERVAL_SECONDS: z.coerce.number().int().min(0).max(86_400).default(60),
   // Detection (docs/detections.md): how often every tenant is analysed (0 = never), over how much history.
   DETECTION_INTERVAL_SECONDS: z.coerce.number().int().min(0).max(86_400).default(300),
   DETECTION_WINDOW_MINUTES: z.coerce.number().int().min(5).max(10_080).default(60),
@@ -70,6 +90,12 @@ export interface Config {
   /** Device authorization lifetime (`expires_in`) and minimum wait between polls (`poll_interval`). */
   deviceCodeTtlSeconds: number;
   devicePollIntervalSeconds: number;
+  /** Limits of the anonymous endpoints, shared by every process through PostgreSQL. */
+  rateLimits: RateLimitSettings;
+  /** Peers whose X-Forwarded-For is believed (src/infra/client-address.ts); IPv4-mapped ones as IPv4. */
+  trustedProxies: ReadonlySet<string>;
+  /** Period of the purge of expired device authorizations and ended rate-limit windows (0: never). */
+  purgeIntervalSeconds: number;
   /** Scheduled detection period (0: only on demand) and the sliding window each run reads. */
   detectionIntervalSeconds: number;
   detectionWindowMinutes: number;
@@ -108,6 +134,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: e.LOG_LEVEL,
     deviceCodeTtlSeconds: e.DEVICE_CODE_TTL_SECONDS,
     devicePollIntervalSeconds: e.DEVICE_POLL_INTERVAL_SECONDS,
+    rateLimits: {
+      windowSeconds: e.RATE_LIMIT_WINDOW_SECONDS,
+      doors: {
+        token: { perAddress: e.RATE_LIMIT_TOKEN_PER_ADDRESS, perClient: e.RATE_LIMIT_TOKEN_PER_CLIENT },
+        device_start: { perAddress: e.RATE_LIMIT_DEVICE_START_PER_ADDRESS, perClient: 0 },
+        device_lookup: { perAddress: e.RATE_LIMIT_DEVICE_LOOKUP_PER_ADDRESS, perClient: 0 },
+        device_poll: { perAddress: e.RATE_LIMIT_DEVICE_POLL_PER_ADDRESS, perClient: 0 },
+      },
+    },
+    trustedProxies: new Set(e.TRUSTED_PROXIES.map(plainAddress)),
+    purgeIntervalSeconds: e.PURGE_INTERVAL_SECONDS,
     detectionIntervalSeconds: e.DETECTION_INTERVAL_SECONDS,
     detectionWindowMinutes: e.DETECTION_WINDOW_MINUTES,
     automationAllowPrivateTargets: e.AUTOMATION_ALLOW_PRIVATE_TARGETS,

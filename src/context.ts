@@ -2,6 +2,7 @@ import type { Session } from './auth/session.js';
 import { authenticationError } from './errors.js';
 import type { Loaders } from './graphql/loaders.js';
 import type { Prisma } from './infra/database.js';
+import type { RequestOrigin } from './infra/rate-limits.js';
 import type { Services } from './services.js';
 
 /** What every resolver and every rest-compat route sees for one request. */
@@ -11,6 +12,8 @@ export interface Context {
   services: Services;
   auth: RequestAuth;
   loaders: Loaders;
+  /** Where the request came from, for the rate limits of the anonymous endpoints. */
+  origin: RequestOrigin;
 }
 
 /**

@@ -13,20 +13,24 @@ export class DomainError extends GraphQLError {
   readonly body: Record<string, unknown>;
   /** Structured reason for clients that read nested envelopes (`details`). */
   readonly details: Record<string, unknown>;
+  /** Response headers that belong to the outcome (`Retry-After` of a 429). */
+  readonly headers: Record<string, string>;
 
   constructor(
     status: number,
     code: string,
     message: string,
-    options: { body?: Record<string, unknown>; details?: Record<string, unknown> } = {},
+    options: { body?: Record<string, unknown>; details?: Record<string, unknown>; headers?: Record<string, string> } = {},
   ) {
     const body = options.body ?? {};
     const details = options.details ?? {};
-    super(message, { extensions: { code, http: { status }, details, body } });
+    const headers = options.headers ?? {};
+    super(message, { extensions: { code, http: { status, ...(options.headers && { headers }) }, details, body } });
     this.code = code;
     this.status = status;
     this.body = body;
     this.details = details;
+    this.headers = headers;
   }
 }
 

@@ -6,10 +6,13 @@ import { TokenService } from './auth/tokens.js';
 import type { Config } from './config.js';
 import { type FlowEngine, type FlowsRemovalProgress, advanceFlowsRemoval } from './flowstore/index.js';
 import type { Database } from './infra/database.js';
+import { PeriodicJob } from './infra/jobs.js';
 import type { SecretsKey } from './infra/secrets-key.js';
 import { PublicLinks } from './infra/links.js';
 import type { Logger } from './infra/logger.js';
 import { PubSub } from './infra/pubsub.js';
+import { RateLimiter } from './infra/rate-limits.js';
+import { InProcessRateLimitCounters, RateLimitStore } from './infra/rate-limits.store.js';
 import { CollectorService } from './modules/collector/collector.service.js';
 import { CollectorStore } from './modules/collector/collector.store.js';
 import { DeploymentService } from './modules/deployments/deployments.service.js';
@@ -71,6 +74,8 @@ export interface Services {
   investigations: InvestigationService;
   /** Its schedule is started and stopped by the server (buildApp), not by the admin CLI. */
   detection: DetectionService;
+  /** Deletes expired device authorizations and ended rate-limit windows; started by the server (buildApp). */
+  purge: PeriodicJob;
 }
 
 /** How often a server looks for tenant deletions nobody woke it for, and polls one in progress (docs/architecture.md). */
@@ -95,7 +100,10 @@ export async function createServices(config: Config, db: Database, flows: FlowEn
   const tenants = new TenantService(prisma, deletionStore, directory);
   const links = new PublicLinks(config.publicBaseUrl);
   const pubsub = new PubSub(db, logger);
-  const auth = new AuthService(new TokenService(keys, config.tokenTtlSeconds), credentials, tenantScopeLoader(directory), async (id) => Boolean(await directory.get(id)));
+  // Embedded PGlite is one process by construction; a PostgreSQL server may be shared by several.
+  const counters = config.databaseUrl ? new RateLimitStore(db.pool) : new InProcessRateLimitCounters();
+  const rateLimits = new RateLimiter(counters, config.rateLimits);
+  const auth = new AuthService(new TokenService(keys, config.tokenTtlSeconds), credentials, tenantScopeLoader(directory), async (id) => Boolean(await directory.get(id)), rateLimits);
   const events = new EventService(new EventStore(prisma), prisma, pubsub, logger);
   const nodes = new NodeService(prisma, tenants, pubsub, events);
   const control = new ControlHub(db, pubsub, auth, nodes, logger, events);
@@ -114,6 +122,10 @@ export async function createServices(config: Config, db: Database, flows: FlowEn
     allowPrivateTargets: config.automationAllowPrivateTargets,
     webhookTimeoutMs: 10_000,
   });
+  const deviceAuth = new DeviceAuthService(new DeviceAuthorizationStore(prisma), pubsub, links, logger, rateLimits, {
+    lifetimeSeconds: config.deviceCodeTtlSeconds,
+    pollIntervalSeconds: config.devicePollIntervalSeconds,
+  }, events);
   const automationRunner = new AutomationRunner(automationStore, automationActions, events, pubsub, logger, {
     retryBaseMs: config.automationRetryBaseMs,
   });
@@ -126,10 +138,12 @@ export async function createServices(config: Config, db: Database, flows: FlowEn
     tenancy: new TenancyService(directory),
     deployments: new DeploymentService(tenants),
     pubsub,
-    deviceAuth: new DeviceAuthService(new DeviceAuthorizationStore(prisma), pubsub, links, logger, {
-      lifetimeSeconds: config.deviceCodeTtlSeconds,
-      pollIntervalSeconds: config.devicePollIntervalSeconds,
-    }, events),
+    deviceAuth,
+    purge: new PeriodicJob('purge', config.purgeIntervalSeconds * 1000, async () => {
+      const counters = await rateLimits.purge();
+      const devices = await deviceAuth.purgeExpired();
+      if (counters || devices) logger.info('purge.done', { rateLimitCounters: counters, deviceAuthorizations: devices });
+    }, logger),
     collector,
     nodes,
     profiles: new ProfileService(new ProfileStore(prisma)),

@@ -23,14 +23,17 @@ export const deviceAuthRoutes: Route[] = [
     method: 'GET',
     path: '/rest/oauth2/device/approve/1.0',
     operation: DeviceAuthorizationInfoDocument,
-    variables: ({ query }) => ({ deviceCode: query.get('device_code') }),
-    render: ({ device }) => device,
+    // The user code (what the approval link carries) or the documented device_code.
+    variables: ({ query }) => ({ userCode: query.get('user_code'), deviceCode: query.get('device_code') }),
+    // The documented body; `user_code` only when looked up by it, and then `device_code` is null.
+    render: ({ device: { user_code, ...device } }) => ({ ...device, ...(user_code !== null && { user_code }) }),
   }),
   defineRoute({
     method: 'POST',
     path: '/rest/oauth2/device/approve/1.0',
     operation: ApproveDeviceAuthorizationDocument,
     variables: ({ body }) => ({
+      userCode: field(body, 'user_code') as string,
       deviceCode: field(body, 'device_code') as string,
       action: field(body, 'action') as string,
     }),

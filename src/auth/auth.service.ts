@@ -1,4 +1,5 @@
 import { DomainError, authenticationError } from '../errors.js';
+import type { RateLimiter, RequestOrigin } from '../infra/rate-limits.js';
 import type { ClientCredentialCache } from './clients.store.js';
 import { secretMatches } from './secrets.js';
 import { Session, type TenantScope } from './session.js';
@@ -14,7 +15,17 @@ export class AuthService {
     private readonly loadScope: (customerId: string) => Promise<TenantScope>,
     /** Whether the tenant exists and is not being deleted (the tenant directory, cached). */
     private readonly tenantIsLive: (customerId: string) => Promise<boolean>,
+    private readonly limiter: RateLimiter,
   ) {}
+
+  /**
+   * The token endpoint: `issueToken` for a request from `origin`, counted per address and per
+   * client_id first (429 `rate_limited`), so guessing a secret or burning CPU on hashing is bounded.
+   */
+  async requestToken(origin: RequestOrigin, clientId: string | null | undefined, clientSecret: string | null | undefined, grantType?: string | null): Promise<IssuedToken> {
+    await this.limiter.take('token', origin, clientId);
+    return this.issueToken(clientId, clientSecret, grantType);
+  }
 
   async issueToken(clientId: string | null | undefined, clientSecret: string | null | undefined, grantType?: string | null): Promise<IssuedToken> {
     // RFC 6749 5.2: a request naming another grant is refused as such, whatever its credentials.

@@ -1,14 +1,18 @@
-// The device approval page: shows what the device sent, follows its status live over
-// graphql-ws, and lets a signed-in operator approve or deny it. Only the bearer token is kept
-// (in sessionStorage, for this tab); the client secret goes to the token endpoint once.
+// The device approval page: shows the user code the link carries (for the operator to compare
+// with the device's screen) and what the device sent, follows its status live over graphql-ws,
+// and lets a signed-in operator approve or deny it, warning when the machine is already enrolled
+// in their tenant. The link never holds the device code, so this page cannot poll for the key.
+// Only the bearer token is kept (in sessionStorage, for this tab); the client secret goes to the
+// token endpoint once.
 import { subscribe } from './graphql-ws.js';
 
 const SESSION_KEY = 'console.session';
 const TOKEN_PATH = '/rest/oauth2/token/1.0';
 const APPROVE_PATH = '/rest/oauth2/device/approve/1.0';
-const FIELDS = 'deviceCode hostname machineId nodeId status createdAt expiresAt';
-const DESCRIBE = `query DeviceApprovalPage($code: String) { deviceAuthorization(deviceCode: $code) { ${FIELDS} } }`;
-const WATCH = `subscription DeviceApprovalStatus($code: String) { deviceAuthorizationStatus(deviceCode: $code) { ${FIELDS} } }`;
+const FIELDS = 'userCode hostname machineId nodeId status createdAt expiresAt';
+const DESCRIBE = `query DeviceApprovalPage($code: String) { deviceAuthorization(userCode: $code) { ${FIELDS} } }`;
+const WATCH = `subscription DeviceApprovalStatus($code: String) { deviceAuthorizationStatus(userCode: $code) { ${FIELDS} } }`;
+const ENROLLED = 'query DeviceApprovalEnrolledNode($code: String) { deviceAuthorization(userCode: $code) { enrolledNode { id hostname lastSeenAt } } }';
 const VIEWER = 'query ConsoleViewer { viewer { customerId clientId } }';
 const VIEWER_TENANT = 'query ConsoleViewerTenant { viewerTenant { name } }';
 
@@ -18,11 +22,16 @@ const STATUS_TEXT = {
   approved: 'Approved. The device receives its credentials on its next poll.',
   denied: 'Denied. The device will not be enrolled.',
   expired: 'Expired. Start the enrolment again on the device.',
-  unknown: 'Unknown device code',
+  unknown: 'Unknown code',
+};
+
+const SIGNIN_FAILED = {
+  401: 'That client ID and secret were not accepted.',
+  429: 'Too many sign-in attempts from your address or for this client ID; wait a minute and try again.',
 };
 
 const $ = (id) => document.getElementById(id);
-const code = (new URLSearchParams(location.search).get('code') ?? '').trim();
+const code = (new URLSearchParams(location.search).get('user_code') ?? '').trim();
 const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
 
 let device;
@@ -101,6 +110,7 @@ function setStatus(status) {
 
 function render(view) {
   device = { ...device, ...view };
+  setText('user-code', device.userCode);
   setText('hostname', device.hostname);
   setText('machine-id', device.machineId);
   setText('node-id', device.nodeId ?? '—');
@@ -132,9 +142,20 @@ function renderControls() {
     setText('who-client', session.clientId);
     setText('who-tenant', session.tenantName ? `${session.tenantName} (${session.customerId})` : session.customerId);
   }
+  renderEnrolled();
   $('approve').disabled = busy || !pending;
   $('deny').disabled = busy || !pending;
   $('signin-button').disabled = busy;
+}
+
+function renderEnrolled() {
+  const node = session && device?.status === 'pending' ? device.enrolledNode : null;
+  $('enrolled-warning').hidden = !node;
+  if (!node) return;
+  setText('enrolled-node-id', node.id);
+  setText('enrolled-node-host', node.hostname ?? 'no hostname reported');
+  setText('enrolled-node-seen', node.lastSeenAt ? dateTime.format(new Date(node.lastSeenAt)) : 'never');
+  setText('enrolled-machine-id', device.machineId);
 }
 
 function setLive(state) {
@@ -148,7 +169,7 @@ function setLive(state) {
 async function load() {
   if (!code) {
     setStatus('unknown');
-    return showError('page-error', 'This link has no device code. Open the full link the device printed.');
+    return showError('page-error', 'This link has no code. Open the full link the device printed, or type the code it shows after ?user_code=.');
   }
   const { data } = await graphql(DESCRIBE, { code });
   const view = data?.data?.deviceAuthorization;
@@ -158,12 +179,23 @@ async function load() {
     return showError(
       'page-error',
       reason === 'not_found'
-        ? 'This device code is unknown. Check that the link is complete, or start the enrolment again on the device.'
-        : `The device could not be loaded (${data?.errors?.[0]?.message ?? 'network error'}).`,
+        ? 'This code is unknown. Check that the link is complete, or start the enrolment again on the device.'
+        : reason === 'rate_limited'
+          ? 'Too many lookups from your address; wait a minute and reload the page.'
+          : `The device could not be loaded (${data?.errors?.[0]?.message ?? 'network error'}).`,
     );
   }
   render(view);
   if (view.status === 'pending') watch();
+  await checkEnrolled();
+}
+
+// With a session: is this machine id already a node of the operator's tenant? Asked again after
+// each sign-in, since the answer depends on the tenant.
+async function checkEnrolled() {
+  if (!session || !device) return;
+  const { data } = await graphql(ENROLLED, { code }, session.token);
+  render({ enrolledNode: data?.data?.deviceAuthorization?.enrolledNode ?? null });
 }
 
 function watch() {
@@ -206,7 +238,7 @@ async function signIn(event) {
     const token = await request('POST', TOKEN_PATH, { body: { client_id: clientId, client_secret: secretInput.value } });
     secretInput.value = '';
     if (token.status !== 200) {
-      showError('signin-error', token.status === 401 ? 'That client ID and secret were not accepted.' : 'Signing in failed; try again.');
+      showError('signin-error', SIGNIN_FAILED[token.status] ?? 'Signing in failed; try again.');
       return secretInput.focus();
     }
     const { access_token: accessToken, expires_at: expiresAt } = token.data;
@@ -220,6 +252,7 @@ async function signIn(event) {
       tenantName: tenant?.name ?? null,
     });
     $('client-id').value = '';
+    await checkEnrolled();
   } catch {
     showError('signin-error', 'The service could not be reached; try again.');
   } finally {
@@ -231,6 +264,7 @@ async function signIn(event) {
 
 function signOut(message) {
   saveSession(null);
+  if (device) device.enrolledNode = null;
   renderControls();
   showError('decide-error', '');
   if (message) showError('signin-error', message);
@@ -243,7 +277,7 @@ async function decide(action) {
   renderControls();
   showError('decide-error', '');
   try {
-    const res = await request('POST', APPROVE_PATH, { body: { device_code: code, action }, token: session.token });
+    const res = await request('POST', APPROVE_PATH, { body: { user_code: code, action }, token: session.token });
     if (res.status === 200) render({ status: res.data.status });
     else if (res.status === 401) signOut('Your sign-in has expired; sign in again.');
     else {

@@ -57,7 +57,7 @@ describe('device approval console in a browser', () => {
 
   it('shows the device, signs an operator in, approves, and the device and a second viewer see it live', async () => {
     const grant = (await call(t.url, 'POST', '/rest/oauth2/device/1.0', { body: { hostname: 'sensor-берлин-01', machine_id: 'c0ffee-1234' } })).body;
-    expect(grant.auth_url).toBe(`${t.url}/console/device?code=${grant.device_code}`);
+    expect(grant.auth_url).toBe(`${t.url}/console/device?user_code=${grant.user_code}`);
     const device = pollForKey(t.url, grant.device_code, grant.poll_interval);
 
     // A second tab, never signed in, only watching.
@@ -73,6 +73,9 @@ describe('device approval console in a browser', () => {
     expect(response?.headers()['content-security-policy']).toContain("script-src 'self'");
 
     await expect.poll(() => page.locator('#hostname').textContent()).toBe('sensor-берлин-01');
+    // The code to compare with the device's screen, shown large; the device code appears nowhere.
+    expect(await page.getByLabel('Code').textContent()).toBe(grant.user_code);
+    expect(await page.content()).not.toContain(grant.device_code);
     await expect.poll(() => page.locator('#machine-id').textContent()).toBe('c0ffee-1234');
     await expect.poll(() => page.getByRole('status').textContent()).toContain('Waiting for approval');
     await expect.poll(() => page.locator('#live').textContent()).toBe('Status updates live.');
@@ -125,10 +128,49 @@ describe('device approval console in a browser', () => {
 
     expect(problems).toEqual([]);
 
-    await page.goto(`${t.url}/console/device?code=${'z'.repeat(32)}`);
+    await page.goto(`${t.url}/console/device?user_code=BBBB-BBBB`);
     await expect.poll(() => page.getByRole('alert').filter({ hasText: 'unknown' }).count()).toBe(1);
-    expect(await page.getByRole('status').textContent()).toContain('Unknown device code');
+    expect(await page.getByRole('status').textContent()).toContain('Unknown code');
     // The lookup's GraphQL answer is a 404, which Chromium logs; nothing else may appear.
     expect(problems.filter((p) => !p.includes('status of 404'))).toEqual([]);
+  });
+
+  it('warns a signed-in operator when the machine id is already a node of their tenant', async () => {
+    problems.length = 0;
+    const machineId = `enrolled-${Math.random().toString(36).slice(2)}`;
+    const first = (await call(t.url, 'POST', '/rest/oauth2/device/1.0', { body: { hostname: 'original-host', machine_id: machineId } })).body;
+    await call(t.url, 'POST', '/rest/oauth2/device/approve/1.0', { token: tree.childACaller.token, body: { user_code: first.user_code } });
+    const key = (await call(t.url, 'POST', '/rest/oauth2/device/poll/1.0', { body: { device_code: first.device_code } })).body.access_key as string;
+    const dot = key.indexOf('.');
+    const deviceToken = (await t.app.services.auth.issueToken(key.slice(0, dot), key.slice(dot + 1))).access_token;
+    const node = await t.app.services.nodes.register((await t.app.services.auth.authenticate(`Bearer ${deviceToken}`))!, { machineId, hostname: 'original-host' });
+
+    const second = (await call(t.url, 'POST', '/rest/oauth2/device/1.0', { body: { hostname: 'impostor', machine_id: machineId } })).body;
+    const page = await context.newPage();
+    watchProblems(page);
+    await page.goto(second.auth_url);
+    await expect.poll(() => page.getByLabel('Code').textContent()).toBe(second.user_code);
+    // Signed out, nothing is said about any tenant's nodes.
+    expect(await page.locator('#enrolled-warning').isHidden()).toBe(true);
+    await page.evaluate(() => sessionStorage.clear());
+    await page.reload();
+    await page.getByLabel('Client ID').fill(tree.childACaller.clientId);
+    await page.getByLabel('Client secret').fill(tree.childACaller.clientSecret);
+    await page.getByLabel('Client secret').press('Enter');
+    const warning = page.getByRole('alert').filter({ hasText: 'already enrolled' });
+    await expect.poll(() => warning.count()).toBe(1);
+    expect(await warning.textContent()).toContain(node.id);
+    expect(await warning.textContent()).toContain('original-host');
+    expect(await warning.textContent()).toContain(machineId);
+    await page.screenshot({ path: join(SCREENSHOTS, 'device-console-already-enrolled.png'), fullPage: true });
+
+    // Another tenant has no such node: no warning there.
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByLabel('Client ID').fill(tree.childBCaller.clientId);
+    await page.getByLabel('Client secret').fill(tree.childBCaller.clientSecret);
+    await page.getByLabel('Client secret').press('Enter');
+    await expect.poll(() => page.locator('#who-tenant').textContent()).toContain(tree.childB.id);
+    expect(await page.locator('#enrolled-warning').isHidden()).toBe(true);
+    expect(problems).toEqual([]);
   });
 });

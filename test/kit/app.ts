@@ -21,6 +21,18 @@ export function sharedSecretsKey(dataDir: string): { SECRETS_KEY: string } {
 }
 
 /**
+ * Tests call the anonymous endpoints from one address far faster than any real client: limits so
+ * high they never refuse, yet every request is still counted. rate-limits.test.ts runs with the
+ * documented defaults (`defaultRateLimits`).
+ */
+const TEST_RATE_LIMITS = Object.fromEntries(
+  ['TOKEN_PER_ADDRESS', 'TOKEN_PER_CLIENT', 'DEVICE_START_PER_ADDRESS', 'DEVICE_LOOKUP_PER_ADDRESS', 'DEVICE_POLL_PER_ADDRESS'].map((name) => [
+    `RATE_LIMIT_${name}`,
+    '1000000000',
+  ]),
+);
+
+/**
  * chDB binds one data directory per process, and in production every server process shares one
  * ClickHouse anyway: so the test apps of one test file share one engine in a temporary directory.
  */
@@ -54,6 +66,8 @@ export async function startTestApp(
     databaseUrl?: string;
     /** Open ClickHouse as configured (e.g. CLICKHOUSE_URL) instead of the shared test engine. */
     ownFlowEngine?: boolean;
+    /** Keep the documented rate limits instead of the kit's never-refusing ones. */
+    defaultRateLimits?: boolean;
   } = {},
 ): Promise<TestApp> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'bd-test-'));
@@ -66,6 +80,7 @@ export async function startTestApp(
     LOG_LEVEL: 'silent',
     // The IP → organization dataset loads on first explore use, not in every test file.
     IP_ORG_DATASET: 'lazy',
+    ...(options.defaultRateLimits ? {} : TEST_RATE_LIMITS),
     ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
     ...(options.databaseUrl && ownerDirs.has(options.databaseUrl) ? sharedSecretsKey(ownerDirs.get(options.databaseUrl)!) : {}),
     ...options.env,

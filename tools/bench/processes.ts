@@ -4,6 +4,13 @@ import { fileURLToPath } from 'node:url';
 export const root = fileURLToPath(new URL('../../', import.meta.url));
 
 /**
+ * A bench sends one client's token requests from one address thousands of times a second: the
+ * limits stay on (every request is still counted in PostgreSQL, so their cost is measured) but
+ * high enough never to refuse one.
+ */
+export const BENCH_RATE_LIMITS = { RATE_LIMIT_TOKEN_PER_ADDRESS: '1000000000', RATE_LIMIT_TOKEN_PER_CLIENT: '1000000000' };
+
+/**
  * Starts a TypeScript entry point in its own process, as `npm start` starts the service
  * (src/start.cjs: libuv's pool sized first), and waits for its `listening on` line; `ipc` opens
  * Node's message channel to it.

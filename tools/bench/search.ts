@@ -29,7 +29,7 @@ import { parseArgs } from 'node:util';
 import { ChdbEngine, type FlowEngine, insertFlowBatch, migrateFlowStore } from '../../src/flowstore/index.js';
 import { adminCli } from '../../test/kit/admin-cli.js';
 import { createFlowGenerator } from '../collector/flowgen/index.js';
-import { startProcess, stopProcess } from './processes.js';
+import { BENCH_RATE_LIMITS, startProcess, stopProcess } from './processes.js';
 import { postJson } from './http-client.js';
 import { type LatencySummary, type TokenLatencies, summarize } from './token-load.js';
 import type { HostAnswer, HostCall, Statement } from './search-host.js';
@@ -521,7 +521,7 @@ async function main(): Promise<void> {
   const o = readOptions();
   const dataDir = o.data ?? mkdtempSync(join(tmpdir(), 'bd-bench-search-'));
   mkdirSync(dataDir, { recursive: true });
-  const env = { DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'warn', DATABASE_URL: '', CLICKHOUSE_URL: '' };
+  const env = { DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'warn', ...BENCH_RATE_LIMITS, DATABASE_URL: '', CLICKHOUSE_URL: '' };
   const markerPath = join(dataDir, MARKER);
   let prepared: Prepared | undefined = existsSync(markerPath) ? JSON.parse(readFileSync(markerPath, 'utf8')) : undefined;
   if (prepared && (prepared.rows !== o.rows || prepared.tenants !== o.tenants || prepared.days !== o.days)) {

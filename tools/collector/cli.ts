@@ -297,6 +297,7 @@ async function runEnroll(parsed: Extract<ParsedCli, { command: 'enroll' }>, io: 
         io.stdout(`${start.auth_url}\n`);
         io.stderr(
           `To let this device (${hostname}, machine ${machineId}) join, an operator opens the URL above and approves it.\n` +
+            (start.user_code ? `The page must show the code ${start.user_code}; if it shows another, do not approve.\n` : '') +
             `Waiting for the decision (the request expires in ${Math.round(start.expires_in / 60)} min)…\n`,
         );
       },

@@ -140,8 +140,9 @@ describe('reference collector against the service', () => {
     const io: Io = { stdout: (s) => out.push(s), stderr: () => undefined, env: {}, onSignal: () => () => undefined };
     const enrolling = main(['enroll', '--base-url', t.url, '--hostname', 'edge-e2e', '--machine-id', machineId, '--state-dir', stateDir, '--log-level', 'silent'], io);
     const authUrl = await eventually(() => out[0]?.trim(), 10_000, 'the approval URL');
-    const deviceCode = new URL(authUrl).searchParams.get('code');
-    const approved = await call(t.url, 'POST', '/rest/oauth2/device/approve/1.0', { token: tree.childBCaller.token, body: { device_code: deviceCode } });
+    // The operator has only the link, which carries the user code (the device code stays with the collector).
+    const userCode = new URL(authUrl).searchParams.get('user_code');
+    const approved = await call(t.url, 'POST', '/rest/oauth2/device/approve/1.0', { token: tree.childBCaller.token, body: { user_code: userCode } });
     expect(approved.body).toEqual({ status: 'approved' });
     expect(await enrolling).toBe(0);
     expect(JSON.parse(out.at(-1)!)).toEqual({ status: 'approved' });

@@ -15,6 +15,8 @@ const MIN_POLL_MS = 200;
 
 export interface DeviceStart {
   device_code: string;
+  /** `XXXX-XXXX`, shown to the operator on the approval page too; absent from older services. */
+  user_code?: string;
   auth_url: string;
   poll_interval: number;
   expires_in: number;
@@ -135,6 +137,7 @@ async function startAuthorization(options: EnrollOptions): Promise<DeviceStart> 
     }
     return {
       device_code: body.device_code,
+      ...(typeof body.user_code === 'string' && { user_code: body.user_code }),
       auth_url: body.auth_url,
       poll_interval: Number(body.poll_interval) >= 0 ? Number(body.poll_interval) : 5,
       expires_in: Number(body.expires_in) > 0 ? Number(body.expires_in) : 600,

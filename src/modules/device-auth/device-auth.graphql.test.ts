@@ -6,7 +6,7 @@ import { call, graphql } from '../../../test/kit/http.js';
 import { seedTree } from '../../../test/kit/seed.js';
 
 const START = `mutation($hostname: String, $machineId: String, $nodeId: String) {
-  startDeviceAuthorization(hostname: $hostname, machineId: $machineId, nodeId: $nodeId) { deviceCode authUrl pollInterval expiresIn } }`;
+  startDeviceAuthorization(hostname: $hostname, machineId: $machineId, nodeId: $nodeId) { deviceCode userCode authUrl pollInterval expiresIn } }`;
 const INFO = `query($code: String) { deviceAuthorization(deviceCode: $code) { deviceCode hostname machineId nodeId status createdAt expiresAt } }`;
 const APPROVE = `mutation($code: String, $action: String) { approveDeviceAuthorization(deviceCode: $code, action: $action) { status } }`;
 const POLL = `mutation($code: String) { pollDeviceAuthorization(deviceCode: $code) { status accessKey nodeId slowDown pollInterval } }`;
@@ -15,12 +15,12 @@ const WATCH = `subscription($code: String) { deviceAuthorizationStatus(deviceCod
 type Event = { data?: { deviceAuthorizationStatus: { status: string; hostname: string } }; errors?: unknown[] };
 
 /** A graphql-ws subscription as a browser or a device would hold it, recording what arrives. */
-function watch(client: Client, code: string) {
+function watch(client: Client, code: string, by: 'deviceCode' | 'userCode' = 'deviceCode') {
   const events: Event[] = [];
   let error: unknown;
   let completed = false;
   const dispose = client.subscribe(
-    { query: WATCH, variables: { code } },
+    { query: by === 'deviceCode' ? WATCH : WATCH.replaceAll('deviceCode', 'userCode'), variables: { code } },
     {
       next: (value) => void events.push(value as Event),
       error: (e) => void (error = e),
@@ -51,7 +51,7 @@ describe('device authorization over GraphQL', () => {
   let client: Client;
 
   const start = async (vars: Record<string, unknown> = { hostname: 'gql-host', machineId: 'gql-machine' }) =>
-    (await graphql(t.url, START, vars)).data.startDeviceAuthorization as { deviceCode: string; authUrl: string };
+    (await graphql(t.url, START, vars)).data.startDeviceAuthorization as { deviceCode: string; userCode: string; authUrl: string };
 
   beforeAll(async () => {
     t = await startTestApp();
@@ -65,7 +65,7 @@ describe('device authorization over GraphQL', () => {
 
   it('runs the whole flow through queries and mutations', async () => {
     const grant = await start({ hostname: 'gql', nodeId: 'node-g' });
-    expect(grant.authUrl).toBe(`${t.url}/console/device?code=${grant.deviceCode}`);
+    expect(grant.authUrl).toBe(`${t.url}/console/device?user_code=${grant.userCode}`);
     const info = await graphql(t.url, INFO, { code: grant.deviceCode });
     expect(info.data.deviceAuthorization).toMatchObject({ hostname: 'gql', machineId: 'node-g', nodeId: 'node-g', status: 'pending' });
     expect((await graphql(t.url, APPROVE, { code: grant.deviceCode }, tree.mspCaller.token)).data.approveDeviceAuthorization).toEqual({
@@ -75,6 +75,43 @@ describe('device authorization over GraphQL', () => {
     expect(polled.data.pollDeviceAuthorization).toMatchObject({ status: 'approved', accessKey: expect.stringMatching(/^cl_.+\..+$/), nodeId: 'node-g' });
     const again = await graphql(t.url, POLL, { code: grant.deviceCode });
     expect(again.data.pollDeviceAuthorization).toMatchObject({ status: 'approved', accessKey: null, slowDown: true, pollInterval: 5 });
+  });
+
+  it('looks up, watches and approves by user code without ever revealing the device code', async () => {
+    const grant = await start({ hostname: 'gql-user-code', machineId: 'gql-uc' });
+    const byUser = `query($code: String) { deviceAuthorization(userCode: $code) { deviceCode userCode hostname status } }`;
+    expect((await graphql(t.url, byUser, { code: grant.userCode.toLowerCase() })).data.deviceAuthorization).toEqual({
+      deviceCode: null,
+      userCode: grant.userCode,
+      hostname: 'gql-user-code',
+      status: 'pending',
+    });
+    const sub = watch(client, grant.userCode, 'userCode');
+    await sub.until(['pending']);
+    const approve = `mutation($code: String) { approveDeviceAuthorization(userCode: $code) { status } }`;
+    expect((await graphql(t.url, approve, { code: grant.userCode }, tree.mspCaller.token)).data.approveDeviceAuthorization).toEqual({ status: 'approved' });
+    await sub.until(['pending', 'approved']);
+    expect(JSON.stringify(sub.events)).not.toContain(grant.deviceCode);
+    expect((await graphql(t.url, POLL, { code: grant.userCode })).data.pollDeviceAuthorization).toMatchObject({ status: 'expired', accessKey: null });
+  });
+
+  it('names the node of the caller\'s tenant that already has the machine id, to a signed-in caller only', async () => {
+    const machineId = `gql-enrolled-${Math.random().toString(36).slice(2)}`;
+    const first = await start({ hostname: 'original', machineId });
+    await graphql(t.url, APPROVE, { code: first.deviceCode }, tree.childACaller.token);
+    const key = (await graphql(t.url, POLL, { code: first.deviceCode })).data.pollDeviceAuthorization.accessKey as string;
+    const dot = key.indexOf('.');
+    const deviceToken = (await t.app.services.auth.issueToken(key.slice(0, dot), key.slice(dot + 1))).access_token;
+    const deviceSession = (await t.app.services.auth.authenticate(`Bearer ${deviceToken}`))!;
+    const node = await t.app.services.nodes.register(deviceSession, { machineId, hostname: 'original' });
+
+    const second = await start({ hostname: 'impostor', machineId });
+    const enrolled = `query($code: String) { deviceAuthorization(userCode: $code) { enrolledNode { id hostname } } }`;
+    const ask = async (token?: string) => (await graphql(t.url, enrolled, { code: second.userCode }, token)).data.deviceAuthorization.enrolledNode;
+    expect(await ask(tree.childACaller.token)).toEqual({ id: node.id, hostname: 'original' });
+    expect(await ask()).toBeNull();
+    // Another tenant's node is none of this caller's business (and approving there enrols a new node).
+    expect(await ask(tree.childBCaller.token)).toBeNull();
   });
 
   it.each([

@@ -1,32 +1,45 @@
 import { Scopes } from '../../auth/scopes.js';
 import { generateClientId, generateSecret, hashSecret } from '../../auth/secrets.js';
 import type { Session } from '../../auth/session.js';
-import { DomainError, authorizationError, badRequest, missingFields, notFound } from '../../errors.js';
+import { DomainError, authorizationError, badRequest, notFound } from '../../errors.js';
 import { newId } from '../../infra/ids.js';
 import type { PublicLinks } from '../../infra/links.js';
 import type { Logger } from '../../infra/logger.js';
+import type { RateLimiter, RequestOrigin } from '../../infra/rate-limits.js';
 import { nameProblem } from '../../infra/text.js';
 import { type EventStream, type PubSub, eventStream, topic } from '../../infra/pubsub.js';
 import { type EventRecorder, noEvents } from '../events/events.service.js';
 import {
   MAX_DEVICE_CODE_LENGTH,
+  USER_CODE_PATTERN,
+  formatUserCode,
   generateDeviceCode,
+  generateUserCode,
   hashDeviceCode,
+  hashUserCode,
   normalizeDeviceCode,
+  normalizeUserCode,
   sameCodeHash,
 } from './device-code.js';
-import type { DeviceAuthorizationRow, DeviceAuthorizationStore, DeviceStatus } from './device-auth.store.js';
+import type { DeviceAuthorizationRow, DeviceAuthorizationStore, DeviceStatus, EnrolledNode } from './device-auth.store.js';
 
 /** Defaults of api-spec.md section 8's two device limits; DEVICE_CODE_TTL_SECONDS and DEVICE_POLL_INTERVAL_SECONDS override them. */
 export const DEVICE_CODE_LIFETIME_SECONDS = 600;
 export const DEVICE_POLL_INTERVAL_SECONDS = 5;
+/** How long an approved authorization outlives its expiry before the purge deletes it: the device may collect its key late. */
+export const APPROVED_RETENTION_SECONDS = 86_400;
 const MAX_TEXT = 255;
 
 /** Every decision, from any process; subscribers re-read the row, so the payload stays tiny. */
 export const deviceAuthorizationChanged = topic<{ id: string; status: DeviceStatus }>('device_authorization_changed');
 
 export interface DeviceAuthorizationView {
-  deviceCode: string;
+  /** The device code, when that is what it was looked up by; never revealed otherwise. */
+  deviceCode: string | null;
+  /** `XXXX-XXXX`, when looked up by the user code (only its hash is stored). */
+  userCode: string | null;
+  /** The row, for the approver-only `enrolledNode` question. */
+  id: string;
   hostname: string;
   machineId: string;
   nodeId: string | null;
@@ -37,6 +50,8 @@ export interface DeviceAuthorizationView {
 
 export interface DeviceGrant {
   deviceCode: string;
+  /** `XXXX-XXXX`: the device shows it; `authUrl` carries it. */
+  userCode: string;
   authUrl: string;
   pollInterval: number;
   expiresIn: number;
@@ -65,6 +80,18 @@ const notPending = (status: DeviceStatus) =>
     body: { current_status: status },
   });
 const unknownCode = () => notFound('not_found', 'Device code not found');
+const noCode = () =>
+  new DomainError(400, 'missing_required_fields', 'Missing required fields: user_code (or device_code)', {
+    details: { fields: ['user_code'] },
+  });
+/** Drawing a used user code again is a 1-in-10^6 event even with 25,000 live codes; three tries make a failure practically impossible. */
+const USER_CODE_ATTEMPTS = 3;
+
+/** How the approval side names an authorization: by the user code (the page), or by the device code (api-spec.md). */
+export interface DeviceLookup {
+  userCode?: string | null;
+  deviceCode?: string | null;
+}
 
 /** Present and non-blank after trimming; `undefined` otherwise. */
 const given = (value: string | null | undefined) => (typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined);
@@ -78,8 +105,9 @@ function checkText(name: string, value: string): string {
 /**
  * The device authorization flow (api-spec.md sections 3 and 4) as a small state machine:
  * `pending` → `approved` | `denied` by a decision, `pending` → `expired` by time. The device
- * code is 160 random bits, handed out once and stored only as its SHA-256; the device's
- * credential is minted on its first poll after approval, exactly once.
+ * code is 160 random bits, handed out once, kept by the device and stored only as its SHA-256;
+ * the approval side names the authorization by its short user code (also stored hashed), which
+ * can never poll. The device's credential is minted on its first poll after approval, exactly once.
  */
 export class DeviceAuthService {
   readonly lifetimeSeconds: number;
@@ -90,6 +118,7 @@ export class DeviceAuthService {
     private readonly pubsub: PubSub,
     private readonly links: PublicLinks,
     private readonly logger: Logger,
+    private readonly limiter: RateLimiter,
     options: DeviceAuthOptions = {},
     private readonly events: EventRecorder = noEvents,
   ) {
@@ -97,7 +126,8 @@ export class DeviceAuthService {
     this.pollIntervalSeconds = options.pollIntervalSeconds ?? DEVICE_POLL_INTERVAL_SECONDS;
   }
 
-  async start(input: { hostname?: string | null; machineId?: string | null; nodeId?: string | null }): Promise<DeviceGrant> {
+  async start(input: { hostname?: string | null; machineId?: string | null; nodeId?: string | null }, origin: RequestOrigin): Promise<DeviceGrant> {
+    await this.limiter.take('device_start', origin);
     const fields = { hostname: given(input.hostname), machine_id: given(input.machineId), node_id: given(input.nodeId) };
     const { hostname, node_id: nodeId } = fields;
     // node_id is an alias: when given, it is also the machine id.
@@ -106,28 +136,46 @@ export class DeviceAuthService {
     for (const [name, value] of Object.entries(fields)) if (value !== undefined) checkText(name, value);
 
     const deviceCode = generateDeviceCode();
-    await this.store.insert({
-      id: newId('dva'),
-      codeHash: hashDeviceCode(deviceCode),
-      hostname,
-      machineId,
-      nodeId: nodeId ?? null,
-      lifetimeSeconds: this.lifetimeSeconds,
-    });
-    return {
-      deviceCode,
-      authUrl: this.links.console(`/device?code=${deviceCode}`),
-      pollInterval: this.pollIntervalSeconds,
-      expiresIn: this.lifetimeSeconds,
-    };
+    for (let attempt = 0; attempt < USER_CODE_ATTEMPTS; attempt++) {
+      const userCode = generateUserCode();
+      const created = await this.store.insert({
+        id: newId('dva'),
+        codeHash: hashDeviceCode(deviceCode),
+        userCodeHash: hashUserCode(userCode),
+        hostname,
+        machineId,
+        nodeId: nodeId ?? null,
+        lifetimeSeconds: this.lifetimeSeconds,
+      });
+      if (!created) continue;
+      const shown = formatUserCode(userCode);
+      return {
+        deviceCode,
+        userCode: shown,
+        // RFC 8628's verification_uri_complete: the user code only, so the link cannot poll.
+        authUrl: this.links.console(`/device?user_code=${shown}`),
+        pollInterval: this.pollIntervalSeconds,
+        expiresIn: this.lifetimeSeconds,
+      };
+    }
+    throw new Error(`no free user code in ${USER_CODE_ATTEMPTS} draws`);
   }
 
   /** The info endpoint: what the approver is shown. Unknown codes are 404 `not_found`. */
-  async describe(deviceCode: string | null | undefined): Promise<DeviceAuthorizationView> {
-    const code = this.code(deviceCode, () => missingFields(['device_code']));
-    const row = await this.find(code);
-    if (!row) throw unknownCode();
-    return view(row, code);
+  async describe(lookup: DeviceLookup, origin: RequestOrigin): Promise<DeviceAuthorizationView> {
+    await this.limiter.take('device_lookup', origin);
+    const found = await this.lookUp(lookup);
+    if (!found) throw unknownCode();
+    return found;
+  }
+
+  /**
+   * The managed node of the approver's tenant that already has this device's machine id: approving
+   * would hand that node's identity to the device, so the page warns. Nothing without a session.
+   */
+  async enrolledNode(session: Session | undefined, device: DeviceAuthorizationView): Promise<EnrolledNode | null> {
+    if (!session) return null;
+    return (await this.store.enrolledNode(session.customerId, device.machineId)) ?? null;
   }
 
   /**
@@ -137,18 +185,21 @@ export class DeviceAuthService {
    */
   async decide(
     session: Session,
-    deviceCode: string | null | undefined,
+    lookup: DeviceLookup,
     action: string | null | undefined,
+    origin: RequestOrigin,
   ): Promise<{ status: 'approved' | 'denied' }> {
-    const code = this.code(deviceCode, () => missingFields(['device_code']));
+    // A decision is a lookup too: with any token, guessing user codes would approve strangers' devices.
+    await this.limiter.take('device_lookup', origin);
+    const target = await this.lookUp(lookup);
     if (await this.store.isEnrolmentCredential(session.claims.clientId)) {
       throw authorizationError('Collector credentials cannot approve devices', { reason: 'enrolment_credential' });
     }
+    if (!target) throw unknownCode();
     const status: 'approved' | 'denied' = action?.trim().toLowerCase() === 'deny' ? 'denied' : 'approved';
-    const hash = hashDeviceCode(code);
-    const decided = await this.store.decide(hash, { status, customerId: session.customerId, decidedBy: session.claims.clientId });
+    const decided = await this.store.decide(target.id, { status, customerId: session.customerId, decidedBy: session.claims.clientId });
     if (!decided) {
-      const current = await this.find(code);
+      const current = await this.store.findById(target.id);
       if (!current) throw unknownCode();
       throw notPending(current.status);
     }
@@ -165,8 +216,9 @@ export class DeviceAuthService {
   }
 
   /** The device's poll. Unknown codes poll as `expired`; the key travels once. */
-  async poll(deviceCode: string | null | undefined): Promise<DevicePoll> {
-    const hash = hashDeviceCode(this.code(deviceCode, pollError));
+  async poll(deviceCode: string | null | undefined, origin: RequestOrigin): Promise<DevicePoll> {
+    await this.limiter.take('device_poll', origin);
+    const hash = hashDeviceCode(this.deviceCode(deviceCode, pollError));
     const polled = await this.store.recordPoll(hash, this.pollIntervalSeconds);
     const answer = { accessKey: null, slowDown: false, pollInterval: this.pollIntervalSeconds };
     if (!polled || !sameCodeHash(polled.row.codeHash, hash)) return { ...answer, status: 'expired', nodeId: null };
@@ -183,9 +235,9 @@ export class DeviceAuthService {
    * process, and `expired` when the lifetime runs out; it ends after a final state. Resolves
    * only once listening, so no change between the first read and the subscription is lost.
    */
-  async watch(deviceCode: string | null | undefined): Promise<AsyncIterableIterator<DeviceAuthorizationView>> {
-    const code = this.code(deviceCode, () => missingFields(['device_code']));
-    const first = await this.find(code);
+  async watch(lookup: DeviceLookup, origin: RequestOrigin): Promise<AsyncIterableIterator<DeviceAuthorizationView>> {
+    await this.limiter.take('device_lookup', origin);
+    const first = await this.lookUp(lookup);
     if (!first) throw unknownCode();
 
     let timer: NodeJS.Timeout | undefined;
@@ -208,7 +260,7 @@ export class DeviceAuthService {
           if (!row) return stream.end();
           if (row.status !== lastStatus) {
             lastStatus = row.status;
-            stream.push(view(row, code));
+            stream.push({ ...view(row), deviceCode: first.deviceCode, userCode: first.userCode });
           }
           clearTimeout(timer);
           if (row.status !== 'pending') return stream.end();
@@ -228,6 +280,11 @@ export class DeviceAuthService {
     return stream.iterator;
   }
 
+  /** The scheduled purge (docs/device-flow.md): rows that can no longer change or be collected. */
+  purgeExpired(): Promise<number> {
+    return this.store.purgeExpired(APPROVED_RETENTION_SECONDS);
+  }
+
   private async mintKey(row: DeviceAuthorizationRow, customerId: string): Promise<string | null> {
     const clientId = generateClientId();
     const secret = generateSecret();
@@ -244,20 +301,29 @@ export class DeviceAuthService {
     return `${clientId}.${secret}`;
   }
 
-  /** A normalized code, or the documented error when absent; malformed input is a 400. */
-  private code(deviceCode: string | null | undefined, absent: () => DomainError): string {
-    const code = given(deviceCode);
-    if (!code) throw absent();
-    if (code.length > MAX_DEVICE_CODE_LENGTH) {
-      throw badRequest('invalid_request', `device_code must be at most ${MAX_DEVICE_CODE_LENGTH} characters`);
-    }
-    return normalizeDeviceCode(code);
+  /** A normalized code, or the documented error when absent; overlong input is a 400. */
+  private deviceCode(deviceCode: string | null | undefined, absent: () => DomainError): string {
+    return normalizeDeviceCode(bounded('device_code', given(deviceCode), absent));
   }
 
-  private async find(code: string): Promise<DeviceAuthorizationRow | undefined> {
+  /**
+   * The approval side's lookup: by user code when given, else by device code. A user code that
+   * cannot be one (wrong length or letters) is unknown without a query.
+   */
+  private async lookUp(lookup: DeviceLookup): Promise<DeviceAuthorizationView | undefined> {
+    const userCode = given(lookup.userCode);
+    if (userCode) {
+      const normalized = normalizeUserCode(bounded('user_code', userCode, noCode));
+      if (!USER_CODE_PATTERN.test(normalized)) return undefined;
+      const hash = hashUserCode(normalized);
+      const row = await this.store.findByUserCodeHash(hash);
+      if (!row?.userCodeHash || !sameCodeHash(row.userCodeHash, hash)) return undefined;
+      return { ...view(row), userCode: formatUserCode(normalized) };
+    }
+    const code = this.deviceCode(lookup.deviceCode, noCode);
     const hash = hashDeviceCode(code);
     const row = await this.store.findByHash(hash);
-    return row && sameCodeHash(row.codeHash, hash) ? row : undefined;
+    return row && sameCodeHash(row.codeHash, hash) ? { ...view(row), deviceCode: code } : undefined;
   }
 
   private async announce(row: DeviceAuthorizationRow): Promise<void> {
@@ -270,8 +336,18 @@ export class DeviceAuthService {
   }
 }
 
-const view = (row: DeviceAuthorizationRow, deviceCode: string): DeviceAuthorizationView => ({
-  deviceCode,
+/** Codes longer than any real one are refused as malformed before anything is hashed. */
+function bounded(name: string, code: string | undefined, absent: () => DomainError): string {
+  if (!code) throw absent();
+  if (code.length > MAX_DEVICE_CODE_LENGTH) throw badRequest('invalid_request', `${name} must be at most ${MAX_DEVICE_CODE_LENGTH} characters`);
+  return code;
+}
+
+/** What any holder of a code may see; the codes themselves are added by the lookup that found it. */
+const view = (row: DeviceAuthorizationRow): DeviceAuthorizationView => ({
+  id: row.id,
+  deviceCode: null,
+  userCode: null,
   hostname: row.hostname,
   machineId: row.machineId,
   nodeId: row.nodeId,

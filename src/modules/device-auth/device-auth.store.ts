@@ -6,6 +6,7 @@ export type DeviceStatus = 'pending' | 'approved' | 'denied' | 'expired';
 export interface DeviceAuthorizationRow {
   id: string;
   codeHash: Uint8Array;
+  userCodeHash: Uint8Array | null;
   hostname: string;
   machineId: string;
   nodeId: string | null;
@@ -21,7 +22,7 @@ export interface DeviceAuthorizationRow {
  * every reader, in the database's clock, and no statement ever moves it out of `pending` again.
  */
 const columns = (alias: string) => `
-  ${alias}.id, ${alias}.code_hash AS "codeHash", ${alias}.hostname, ${alias}.machine_id AS "machineId",
+  ${alias}.id, ${alias}.code_hash AS "codeHash", ${alias}.user_code_hash AS "userCodeHash", ${alias}.hostname, ${alias}.machine_id AS "machineId",
   ${alias}.node_id AS "nodeId",
   CASE WHEN ${alias}.status = 'pending' AND ${alias}.expires_at <= now() THEN 'expired' ELSE ${alias}.status END AS status,
   ${alias}.customer_id AS "customerId", ${alias}.key_delivered_at AS "keyDeliveredAt",
@@ -32,6 +33,7 @@ const SELECT = columns('d');
 export interface NewDeviceAuthorization {
   id: string;
   codeHash: Uint8Array;
+  userCodeHash: Uint8Array;
   hostname: string;
   machineId: string;
   nodeId: string | null;
@@ -49,22 +51,32 @@ export interface DeviceClient {
 
 type Db = Pick<Prisma, '$queryRawUnsafe' | '$executeRawUnsafe'>;
 
+/** A node of the approver's tenant that already carries a device's machine id. */
+export interface EnrolledNode {
+  id: string;
+  hostname: string | null;
+  lastSeenAt: Date | null;
+}
+
 /**
  * SQL of the device flow. Unlike the tenant-owned stores, lookups here go by the hash of the
- * device code: the code is the capability (a pending authorization has no tenant yet), and the
- * tenant enters only as the approver's, in `decide`.
+ * device code or of the user code: the code is the capability (a pending authorization has no
+ * tenant yet), and the tenant enters only as the approver's, in `decide`.
  */
 export class DeviceAuthorizationStore {
   constructor(private readonly prisma: Prisma) {}
 
-  async insert(row: NewDeviceAuthorization): Promise<DeviceAuthorizationRow> {
+  /** `undefined` when the user code is already taken (a retry draws another). */
+  async insert(row: NewDeviceAuthorization): Promise<DeviceAuthorizationRow | undefined> {
     const [created] = await this.prisma.$queryRawUnsafe<DeviceAuthorizationRow[]>(
       `/* device_auth.insert */
-       INSERT INTO device_authorizations AS d (id, code_hash, hostname, machine_id, node_id, expires_at)
-       VALUES ($1, $2, $3, $4, $5, now() + make_interval(secs => $6::double precision))
+       INSERT INTO device_authorizations AS d (id, code_hash, user_code_hash, hostname, machine_id, node_id, expires_at)
+       VALUES ($1, $2, $3, $4, $5, $6, now() + make_interval(secs => $7::double precision))
+       ON CONFLICT (user_code_hash) DO NOTHING
        RETURNING ${SELECT}`,
       row.id,
       Buffer.from(row.codeHash),
+      Buffer.from(row.userCodeHash),
       row.hostname,
       row.machineId,
       row.nodeId,
@@ -77,6 +89,14 @@ export class DeviceAuthorizationStore {
     const [row] = await this.prisma.$queryRawUnsafe<DeviceAuthorizationRow[]>(
       `/* device_auth.find_by_hash */ SELECT ${SELECT} FROM device_authorizations d WHERE d.code_hash = $1`,
       Buffer.from(codeHash),
+    );
+    return row;
+  }
+
+  async findByUserCodeHash(userCodeHash: Uint8Array): Promise<DeviceAuthorizationRow | undefined> {
+    const [row] = await this.prisma.$queryRawUnsafe<DeviceAuthorizationRow[]>(
+      `/* device_auth.find_by_user_code_hash */ SELECT ${SELECT} FROM device_authorizations d WHERE d.user_code_hash = $1`,
+      Buffer.from(userCodeHash),
     );
     return row;
   }
@@ -94,16 +114,16 @@ export class DeviceAuthorizationStore {
    * racing decisions exactly one matches a row. `undefined` when this one did not.
    */
   async decide(
-    codeHash: Uint8Array,
+    id: string,
     decision: { status: 'approved' | 'denied'; customerId: string; decidedBy: string },
   ): Promise<DeviceAuthorizationRow | undefined> {
     const [row] = await this.prisma.$queryRawUnsafe<DeviceAuthorizationRow[]>(
       `/* device_auth.decide */
        UPDATE device_authorizations AS d
           SET status = $2, customer_id = $3, decided_by = $4, decided_at = now()
-        WHERE d.code_hash = $1 AND d.status = 'pending' AND d.expires_at > now()
+        WHERE d.id = $1 AND d.status = 'pending' AND d.expires_at > now()
        RETURNING ${SELECT}`,
-      Buffer.from(codeHash),
+      id,
       decision.status,
       decision.customerId,
       decision.decidedBy,
@@ -164,6 +184,33 @@ export class DeviceAuthorizationStore {
       );
       return true;
     });
+  }
+
+  /**
+   * Deletes authorizations that can no longer change or be collected: pending or denied ones once
+   * expired, approved ones `approvedGraceSeconds` after expiry (the device may collect its key
+   * late). A poll of a deleted code answers `expired`, as for any unknown code.
+   */
+  async purgeExpired(approvedGraceSeconds: number): Promise<number> {
+    return this.prisma.$executeRawUnsafe(
+      `/* device_auth.purge_expired */
+       DELETE FROM device_authorizations
+        WHERE expires_at <= now()
+          AND (status <> 'approved' OR expires_at <= now() - make_interval(secs => $1::double precision))`,
+      approvedGraceSeconds,
+    );
+  }
+
+  /** The managed node of `customerId` that already has this machine id, if any. */
+  async enrolledNode(customerId: string, machineId: string): Promise<EnrolledNode | undefined> {
+    const [node] = await this.prisma.$queryRawUnsafe<EnrolledNode[]>(
+      `/* device_auth.enrolled_node */
+       SELECT id, hostname, last_seen_at AS "lastSeenAt" FROM nodes
+        WHERE customer_id = $1 AND kind = 'managed' AND machine_id = $2`,
+      customerId,
+      machineId,
+    );
+    return node;
   }
 
   /** Whether a client is a collector's one-time enrolment credential (provision or device key). */

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { decodeJwt } from 'jose';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type TestApp, startTestApp } from '../../../test/kit/app.js';
 import { call } from '../../../test/kit/http.js';
 import { type Caller, seedCaller, seedTree } from '../../../test/kit/seed.js';
@@ -20,7 +20,7 @@ describe('device authorization over REST', () => {
   const start = async (body: Record<string, unknown> = { hostname: `host-${unique()}`, machine_id: `m-${unique()}` }) => {
     const res = await call(t.url, 'POST', START, { body });
     expect(res.status).toBe(200);
-    return res.body as { device_code: string; auth_url: string; poll_interval: number; expires_in: number };
+    return res.body as { device_code: string; user_code: string; auth_url: string; poll_interval: number; expires_in: number };
   };
   const approve = (code: string, caller: Caller = tree.mspCaller, action?: unknown) =>
     call(t.url, 'POST', APPROVE, { token: caller.token, body: { device_code: code, ...(action !== undefined && { action }) } });
@@ -34,27 +34,32 @@ describe('device authorization over REST', () => {
   afterAll(() => t.stop());
 
   describe('POST /rest/oauth2/device/1.0 (start)', () => {
-    it('answers a 160-bit code, the console URL for it, the poll interval and the lifetime', async () => {
+    it('answers a 160-bit device code, a user code, the console URL for the user code, the poll interval and the lifetime', async () => {
       const grant = await start({ hostname: 'sensor-1', machine_id: 'machine-1' });
       expect(grant).toEqual({
         device_code: expect.stringMatching(/^[a-z2-7]{32}$/),
-        auth_url: `${t.url}/console/device?code=${grant.device_code}`,
+        user_code: expect.stringMatching(/^[BCDFGHJKLMNPQRSTVWXZ]{4}-[BCDFGHJKLMNPQRSTVWXZ]{4}$/),
+        auth_url: `${t.url}/console/device?user_code=${grant.user_code}`,
         poll_interval: 5,
         expires_in: 600,
       });
     });
 
-    it('stores the code only as its SHA-256', async () => {
+    it('stores both codes only as SHA-256', async () => {
       const grant = await start();
       const hash = createHash('sha256').update(grant.device_code).digest();
       const { rows } = await t.app.db.pool.query('SELECT * FROM device_authorizations WHERE code_hash = $1', [hash]);
       expect(rows).toHaveLength(1);
-      expect(JSON.stringify(rows[0])).not.toContain(grant.device_code);
+      const stored = JSON.stringify(rows[0]);
+      expect(stored).not.toContain(grant.device_code);
+      expect(stored).not.toContain(grant.user_code.replace('-', ''));
+      expect(rows[0].user_code_hash).toEqual(createHash('sha256').update(`user:${grant.user_code.replace('-', '')}`).digest());
     });
 
     it('issues a different code every time', async () => {
-      const codes = await Promise.all(Array.from({ length: 20 }, () => start().then((g) => g.device_code)));
-      expect(new Set(codes).size).toBe(20);
+      const grants = await Promise.all(Array.from({ length: 20 }, () => start()));
+      expect(new Set(grants.map((g) => g.device_code)).size).toBe(20);
+      expect(new Set(grants.map((g) => g.user_code)).size).toBe(20);
     });
 
     it('takes node_id as an alias for machine_id (and wins over it)', async () => {
@@ -264,6 +269,62 @@ describe('device authorization over REST', () => {
     });
   });
 
+  describe('the user code (RFC 8628)', () => {
+    const infoByUser = (code: string) => call(t.url, 'GET', `${INFO}?user_code=${encodeURIComponent(code)}`);
+    const userCodeOf = (authUrl: string) => new URL(authUrl).searchParams.get('user_code')!;
+
+    it('keeps the device code out of auth_url, so a third party holding the link cannot take the key', async () => {
+      const grant = await start({ hostname: 'victim', machine_id: `victim-${unique()}` });
+      expect(grant.auth_url).not.toContain(grant.device_code);
+      // The third party holds only the link: whatever it polls with, there is nothing to take.
+      const link = new URL(grant.auth_url);
+      const stolen = [userCodeOf(grant.auth_url), userCodeOf(grant.auth_url).replace('-', ''), link.search, grant.auth_url];
+      for (const code of stolen) expect((await poll(code)).body).toEqual({ status: 'expired' });
+      const approved = await call(t.url, 'POST', APPROVE, { token: tree.childACaller.token, body: { user_code: userCodeOf(grant.auth_url) } });
+      expect(approved.body).toEqual({ status: 'approved' });
+      for (const code of stolen) expect((await poll(code)).body).toEqual({ status: 'expired' });
+      // The device, and only the device, collects its key.
+      expect((await poll(grant.device_code)).body).toMatchObject({ status: 'approved', access_key: expect.any(String) });
+    });
+
+    it('describes the device by user code in any case and spacing, never revealing the device code', async () => {
+      const grant = await start({ hostname: 'web-02', machine_id: 'abc-2' });
+      for (const spelling of [grant.user_code, grant.user_code.toLowerCase(), ` ${grant.user_code.replace('-', ' ')} `, grant.user_code.replace('-', '')]) {
+        const res = await infoByUser(spelling);
+        expect(res.status).toBe(200);
+        expect(res.body).toEqual({
+          device_code: null,
+          user_code: grant.user_code,
+          node_id: null,
+          hostname: 'web-02',
+          status: 'pending',
+          createdAt: iso,
+          expiresAt: iso,
+        });
+      }
+    });
+
+    it.each([
+      ['an unknown code', 'BBBB-BBBB'],
+      ['a code with letters outside the alphabet', 'AEIO-U015'],
+      ['a short code', 'BCD'],
+      ['the device code in the user code field', 'x'.repeat(32)],
+    ])('answers 404 not_found for %s', async (_name, code) => {
+      const res = await infoByUser(code);
+      expect(res.status).toBe(404);
+      expect(res.body).toMatchObject({ error: 'not_found', code: 'not_found' });
+    });
+
+    it('approves and denies by user code', async () => {
+      const grant = await start();
+      const res = await call(t.url, 'POST', APPROVE, { token: tree.mspCaller.token, body: { user_code: grant.user_code.toLowerCase(), action: 'deny' } });
+      expect(res.body).toEqual({ status: 'denied' });
+      expect((await info(grant.device_code)).body.status).toBe('denied');
+      const again = await call(t.url, 'POST', APPROVE, { token: tree.mspCaller.token, body: { user_code: grant.user_code } });
+      expect(again.status).toBe(409);
+    });
+  });
+
   describe('POST /rest/oauth2/device/poll/1.0', () => {
     it('answers 400 `error` stating that device_code is required', async () => {
       for (const body of [undefined, {}, { device_code: null }, { device_code: '  ' }]) {
@@ -397,5 +458,52 @@ describe('device authorization expiry', () => {
     await new Promise((r) => setTimeout(r, 1100));
     const res = await call(t.url, 'POST', POLL, { body: { device_code: grant.device_code } });
     expect(res.body).toEqual({ status: 'approved', access_key: expect.any(String) });
+  });
+
+});
+
+describe('the scheduled purge', () => {
+  let t: TestApp;
+  let caller: Caller;
+
+  beforeAll(async () => {
+    t = await startTestApp({ env: { DEVICE_CODE_TTL_SECONDS: '1', PURGE_INTERVAL_SECONDS: '1' } });
+    caller = (await seedTree(t.app)).mspCaller;
+  });
+  afterAll(() => t.stop());
+
+  it('purges expired authorizations on its own schedule, keeping approved ones for a day after expiry', async () => {
+    const begin = () => call(t.url, 'POST', START, { body: { hostname: 'h', machine_id: `purge-${unique()}` } }).then((r) => r.body);
+    const [pending, denied, approved] = await Promise.all([begin(), begin(), begin()]);
+    await call(t.url, 'POST', APPROVE, { token: caller.token, body: { user_code: denied.user_code, action: 'deny' } });
+    await call(t.url, 'POST', APPROVE, { token: caller.token, body: { user_code: approved.user_code } });
+    const exists = async (grant: { device_code: string }) => {
+      const hash = createHash('sha256').update(grant.device_code).digest();
+      return (await t.app.db.pool.query('SELECT 1 FROM device_authorizations WHERE code_hash = $1', [hash])).rowCount === 1;
+    };
+    // No trigger: the purge runs every PURGE_INTERVAL_SECONDS by itself.
+    await vi.waitFor(async () => expect([await exists(pending), await exists(denied)]).toEqual([false, false]), { timeout: 10_000, interval: 200 });
+    expect(await exists(approved)).toBe(true);
+    expect((await call(t.url, 'POST', POLL, { body: { device_code: pending.device_code } })).body).toEqual({ status: 'expired' });
+    expect((await call(t.url, 'GET', `${INFO}?user_code=${pending.user_code}`)).status).toBe(404);
+
+    await t.app.db.pool.query(
+      `UPDATE device_authorizations SET expires_at = now() - interval '1 day 1 second' WHERE code_hash = $1`,
+      [createHash('sha256').update(approved.device_code).digest()],
+    );
+    await vi.waitFor(async () => expect(await exists(approved)).toBe(false), { timeout: 10_000, interval: 200 });
+  });
+
+  it('purges the rate-limit counters of ended windows', async () => {
+    await t.app.db.pool.query(
+      `INSERT INTO rate_limit_counters (bucket, window_start, hits) VALUES ('token:a:192.0.2.1', now() - interval '2 minutes', 5), ('token:a:192.0.2.2', now() + interval '1 minute', 5)`,
+    );
+    await vi.waitFor(
+      async () => {
+        const { rows } = await t.app.db.pool.query(`SELECT bucket FROM rate_limit_counters WHERE bucket LIKE 'token:a:192.0.2.%' ORDER BY bucket`);
+        expect(rows.map((r) => r.bucket)).toEqual(['token:a:192.0.2.2']);
+      },
+      { timeout: 10_000, interval: 200 },
+    );
   });
 });

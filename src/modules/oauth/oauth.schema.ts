@@ -20,7 +20,7 @@ builder.mutationFields((t) => ({
       grantType: t.arg.string({ required: false, description: 'OAuth2 `grant_type`: absent, or `client_credentials`.' }),
     },
     resolve: async (_root, args, ctx) => {
-      const token = await ctx.services.auth.issueToken(args.clientId, args.clientSecret, args.grantType);
+      const token = await ctx.services.auth.requestToken(ctx.origin, args.clientId, args.clientSecret, args.grantType);
       return {
         accessToken: token.access_token,
         expiresIn: token.expires_in,

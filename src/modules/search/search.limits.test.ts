@@ -62,7 +62,7 @@ describe('search limits', () => {
     // What graphql-js adds to the page: the execution of the operation rest-compat runs, minus the
     // time spent inside the service during that same execution (so machine noise cancels out).
     const auth = new RequestAuth(`Bearer ${big.token}`, (h) => t.app.services.auth.authenticate(h));
-    const contextValue = { requestId: 'bench', prisma: t.app.db.prisma, services: t.app.services, auth, loaders: new Loaders(t.app.db.prisma) };
+    const contextValue = { requestId: 'bench', prisma: t.app.db.prisma, services: t.app.services, auth, loaders: new Loaders(t.app.db.prisma), origin: { address: '127.0.0.1' } };
     const run = async (document: DocumentNode, variableValues: Record<string, unknown>) => execute({ schema, document, variableValues, contextValue });
     const service = t.app.services.search;
     let inside = 0;

@@ -114,11 +114,10 @@ builder.queryFields((t) => ({
     type: NodeRef,
     description: 'Control-plane-managed nodes of the caller and its children, oldest first.',
     resolve: async (_root, args, ctx) => {
-      const nodes = await ctx.services.nodes.list(await ctx.auth.requireSession());
-      const page = resolveArrayConnection({ args, defaultSize: 100, maxSize: 100_000 }, nodes)!;
-      // Before the fields resolve, so that they read the details without awaiting (node-details.ts).
-      await ctx.loaders.nodeDetails.loadAll(page.edges.map((edge) => edge.node));
-      return page;
+      const listed = await ctx.services.nodes.list(await ctx.auth.requireSession());
+      // The fields then read the details without awaiting (node-details.ts).
+      ctx.loaders.nodeDetails.prime(listed);
+      return resolveArrayConnection({ args, defaultSize: 100, maxSize: 100_000 }, listed.map((entry) => entry.node))!;
     },
   }),
   collectorNode: t.field({

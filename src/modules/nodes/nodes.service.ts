@@ -10,7 +10,7 @@ import type { TenantService } from '../../tenancy/tenants.service.js';
 import type { PubSub } from '../../infra/pubsub.js';
 import { type EventRecorder, noEvents } from '../events/events.service.js';
 import { nodeChangedTopic } from './node-events.js';
-import { loadNodeDetails } from './node-details.js';
+import type { NodeDetails } from './node-details.js';
 import { NodeStore } from './nodes.store.js';
 import { isBehind } from '../../infra/versions.js';
 
@@ -66,7 +66,8 @@ export class NodeService {
   }
 
   /** Control-plane-managed nodes of the caller's tree, oldest first. */
-  async list(session: Session): Promise<Node[]> {
+  /** Managed nodes of the caller's tree, oldest first, each with what its fields need (NodeDetails). */
+  async list(session: Session): Promise<Array<{ node: Node; details: NodeDetails }>> {
     session.requireScope(Scopes.nodeApi);
     return this.store.listOfKind(await session.tenantScope(), NodeKind.managed);
   }
@@ -213,12 +214,9 @@ export class NodeService {
 
   /** Managed nodes of the caller's tree behind the latest release of their channel. */
   async outdated(session: Session): Promise<Array<{ node: Node; latestVersion: string; channel: string }>> {
-    const nodes = (await this.list(session)).filter((n) => n.os && n.arch && n.collectorVersion);
-    const details = await loadNodeDetails(this.prisma, nodes);
-    return nodes.flatMap((node, i) => {
-      const { latestVersion, channel } = details[i];
-      return latestVersion && isBehind(node.collectorVersion, latestVersion) ? [{ node, latestVersion, channel }] : [];
-    });
+    return (await this.list(session)).flatMap(({ node, details: { latestVersion, channel } }) =>
+      latestVersion && isBehind(node.collectorVersion, latestVersion) ? [{ node, latestVersion, channel }] : [],
+    );
   }
 
   /** Legacy first-generation nodes: the existing or a new node for machine_id + hostname. */

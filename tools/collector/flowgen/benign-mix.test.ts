@@ -33,7 +33,7 @@ describe('benign mix during a working morning', () => {
     stats.flows++;
     tally(stats.direction, r.meta.tags[1]);
     tally(stats.apps, r.app_name);
-    if (r.tls) tally(stats.tls, r.tls.version);
+    if (r.tls?.version) tally(stats.tls, r.tls.version);
     stats.bytes.push(r.stats.volume.bytes.total);
     if (r.src.address_type === 'private') {
       stats.privateSource++;

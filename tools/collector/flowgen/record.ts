@@ -136,7 +136,7 @@ function tupleHash(spec: FlowSpec, protoNum: number): number {
   return mix32(spec.src.ipNum ^ Math.imul(spec.dst.ipNum, 0x9e3779b1) ^ (spec.srcPort << 16) ^ spec.dstPort ^ (protoNum << 8));
 }
 
-function timeHash(tuple: number, ts: number): number {
+export function timeHash(tuple: number, ts: number): number {
   return mix32(tuple ^ (ts % 4294967296) ^ Math.floor(ts / 4294967296));
 }
 
@@ -152,7 +152,7 @@ const HEX = Array.from('0123456789abcdef', (c) => c.charCodeAt(0));
  * Two uint32 as 16 hex digits, built as one flat string: concatenating pieces
  * would leave a chain of rope strings alive in every record.
  */
-function hex16(a: number, b: number): string {
+export function hex16(a: number, b: number): string {
   return String.fromCharCode(
     HEX[(a >>> 28) & 15], HEX[(a >>> 24) & 15], HEX[(a >>> 20) & 15], HEX[(a >>> 16) & 15],
     HEX[(a >>> 12) & 15], HEX[(a >>> 8) & 15], HEX[(a >>> 4) & 15], HEX[a & 15],

@@ -141,7 +141,8 @@ export interface BeaconData {
   meta: { detection_engine: string; analysis_version: string };
 }
 
-export type TransportName = 'TCP' | 'UDP';
+/** IANA protocol keyword: flowgen makes TCP and UDP; the packet meter also ICMP, "IPv6-ICMP", … */
+export type TransportName = 'TCP' | 'UDP' | (string & {});
 
 export interface FlowRecord {
   doc_type: string;
@@ -156,9 +157,12 @@ export interface FlowRecord {
   path: PathEntry[];
   meta: Meta;
   stats: SessionMetrics;
-  tcp?: { flags: string[] };
-  tls?: { version: string; sni: string }; // extra, Suricata's spelling ("TLS 1.3")
-  dns?: { rrname: string; rrtype: string; rcode: string }; // extra, Suricata's spelling
+  tcp?: { flags: string[]; window_length?: Moments };
+  icmp?: { type: number; type_map: string; code: number };
+  // extras below, in Suricata's spelling ("TLS 1.3"); a packet meter fills what the payload showed
+  tls?: { version?: string; sni?: string; alpn?: string[]; ja4?: string };
+  dns?: { rrname: string; rrtype: string; rcode?: string; answers?: string[] };
+  http?: { host?: string; method?: string; user_agent?: string; uri?: string };
   suricata?: SuricataFields;
   threat?: ThreatFields;
   beacon?: BeaconData;

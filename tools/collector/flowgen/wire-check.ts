@@ -2,6 +2,7 @@
 // public SDK validates), plus the consistency a sensor's numbers must have.
 // Returns a list of problems, empty when the record is valid.
 
+import { isIPv6 } from 'node:net';
 import { isPrivate } from './ip.js';
 
 type Json = Record<string, unknown>;
@@ -70,7 +71,7 @@ function direction(p: Problems, record: Json, key: 'src' | 'dst'): void {
   if (!d) return;
   const path = `.${key}`;
   expect(p, d, 'ip', path, 'string');
-  if (typeof d.ip === 'string' && !IPV4.test(d.ip)) p.add(`${path}.ip`, `not an IPv4 address: ${d.ip}`);
+  if (typeof d.ip === 'string' && !IPV4.test(d.ip) && !isIPv6(d.ip)) p.add(`${path}.ip`, `not an IP address: ${d.ip}`);
   expect(p, d, 'port', path, 'int');
   if (Number.isInteger(d.port) && ((d.port as number) < 0 || (d.port as number) > 65535)) p.add(`${path}.port`, 'out of range');
   expect(p, d, 'address_type', path, 'string');
@@ -85,8 +86,10 @@ function direction(p: Problems, record: Json, key: 'src' | 'dst'): void {
     }
     expect(p, geo, 'asn', `${path}.geo`, 'int', true);
     expect(p, geo, 'accuracy_radius', `${path}.geo`, 'int', true);
-    floats(p, geo, 'location', `${path}.geo`, ['lat', 'lon']);
-    if (d.address_type === 'public') {
+    // A packet meter leaves geo to the server's datasets (geo: {}); geo that is there is whole.
+    const located = Object.keys(geo).length > 0;
+    if (located) floats(p, geo, 'location', `${path}.geo`, ['lat', 'lon']);
+    if (d.address_type === 'public' && located) {
       expect(p, geo, 'asn', `${path}.geo`, 'int');
       expect(p, geo, 'org', `${path}.geo`, 'string');
     }

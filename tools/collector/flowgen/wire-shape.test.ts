@@ -48,6 +48,11 @@ describe('wire.md §5.4 shape', () => {
     expect(broken((r) => (r.stats.volume.bytes.total = String(r.stats.volume.bytes.total)))).not.toEqual([]);
     expect(broken((r) => (r.meta['@ingest_time'] += 0.5))).not.toEqual([]);
     expect(broken((r) => (r.stats.connection_count = null))).not.toEqual([]);
+    expect(broken((r) => (r.src.ip = '10.0.0.300'))).not.toEqual([]);
+    // What a packet meter sends: IPv6 ends, and geo left to the server's datasets.
+    expect(broken((r) => (r.dst.ip = '2001:db8::1'))).toEqual([]);
+    expect(broken((r) => ((r.src.geo = {}), (r.dst.geo = {})))).toEqual([]);
+    expect(broken((r) => (r.dst.geo = { city_name: 'Paris' }))).not.toEqual([]);
   });
 
   it('timestamps are integers in range and never go backwards', () => {

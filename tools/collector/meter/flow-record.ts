@@ -1,0 +1,156 @@
+// The wire record (wire.md §5.4) of one flow's counters, shaped and rounded as flowgen's
+// record.ts does, so the server and the detectors cannot tell metered flows from generated ones
+// except by what only real traffic has.
+
+import { hex16, timeHash } from '../flowgen/record.js';
+import { isPrivate } from '../flowgen/ip.js';
+import { momentsOf, round3, round4, round6, Tally } from '../flowgen/packets.js';
+import { mix32 } from '../flowgen/prng.js';
+import type { DirectionFields, FlowRecord, SensorInfo } from '../flowgen/types.js';
+import type { FlowState } from './flow-state.js';
+import { TcpFlag } from './packet.js';
+import { appByPort, icmpTypeName, transportName } from './well-known.js';
+
+export interface RecordContext {
+  customerId: string;
+  sensor: SensorInfo;
+  /** meta.tags of every record (flowgen puts the site there). */
+  tags: readonly string[];
+}
+
+const HOUR_MS = 3_600_000;
+const DAY_MS = 86_400_000;
+/** Flag names in flowgen's order (SYN, ACK, PSH, FIN, then RST). */
+const FLAG_NAMES: ReadonlyArray<[number, string]> = [
+  [TcpFlag.SYN, 'SYN'],
+  [TcpFlag.ACK, 'ACK'],
+  [TcpFlag.PSH, 'PSH'],
+  [TcpFlag.FIN, 'FIN'],
+  [TcpFlag.RST, 'RST'],
+  [TcpFlag.URG, 'URG'],
+  [TcpFlag.ECE, 'ECE'],
+  [TcpFlag.CWR, 'CWR'],
+];
+const BOTH_DIRECTIONS = new Tally();
+
+/** `exportMicros` is the packet time at which the record leaves the table: its meta.@ingest_time. */
+export function buildFlowRecord(flow: FlowState, ctx: RecordContext, exportMicros: number): FlowRecord {
+  const id = flow.id;
+  const c = flow.counters;
+  const hints = flow.hints;
+  const ts = Math.floor(c.startMicros / 1000);
+  const duration = round6((c.lastMicros - c.startMicros) / 1e6);
+  const rateWindow = Math.max(duration, 0.001);
+  const srcBytes = c.srcBytes.s1;
+  const dstBytes = c.dstBytes.s1;
+  const srcPackets = c.srcBytes.count;
+  const dstPackets = c.dstBytes.count;
+  const all = BOTH_DIRECTIONS.reset();
+  all.addTally(c.srcBytes);
+  all.addTally(c.dstBytes);
+  const h1 = tupleHash(`${id.protocol}|${id.vlan ?? ''}|${id.srcIp}|${id.srcPort}|${id.dstIp}|${id.dstPort}`);
+  const session = tupleHash(`${id.protocol}|${id.srcIp}|${id.dstIp}|${id.dstPort}`);
+  const fqdn = hints.tls?.sni || hostOnly(hints.http?.host);
+  const sensor = ctx.sensor;
+
+  const record: FlowRecord = {
+    doc_type: 'flow',
+    '@timestamp': ts,
+    key: hex16(h1, timeHash(h1, ts)),
+    session_key: hex16(session, mix32(session ^ 0x5bd1e995)),
+    app_name: hints.app_name || appByPort(id.protocol, id.dstPort) || appByPort(id.protocol, id.srcPort) || 'UNKNOWN',
+    src: direction(id.srcIp, id.ipVersion, id.srcPort, undefined),
+    dst: direction(id.dstIp, id.ipVersion, id.dstPort, fqdn),
+    ip: { version: id.ipVersion },
+    transport: { proto: transportName(id.protocol), proto_num: id.protocol },
+    path: [{ sensor: { id: sensor.id, type: sensor.type, name: sensor.name, hostname: sensor.hostname, interface: sensor.interface } }],
+    meta: {
+      '@ingest_time': Math.max(ts, Math.floor(exportMicros / 1000)),
+      customer_id: ctx.customerId,
+      tags: ctx.tags.slice(),
+      flow_types: ['packet'],
+      time_of_day: Math.floor(ts / HOUR_MS) % 24,
+      day_of_week: ((Math.floor(ts / DAY_MS) + 3) % 7) + 1, // 1970-01-01 was a Thursday (ISO 4)
+      flipped: id.flipped,
+    },
+    stats: {
+      connection_count: 1,
+      volume: {
+        bytes: { src: c.srcBytes.moments(), dst: c.dstBytes.moments(), total: srcBytes + dstBytes },
+        packets: { src: srcPackets, dst: dstPackets, total: srcPackets + dstPackets },
+      },
+      rate: {
+        bps: { src: round3((srcBytes * 8) / rateWindow), dst: round3((dstBytes * 8) / rateWindow), total: round3(((srcBytes + dstBytes) * 8) / rateWindow) },
+        pps: { src: round3(srcPackets / rateWindow), dst: round3(dstPackets / rateWindow), total: round3((srcPackets + dstPackets) / rateWindow) },
+      },
+      rtt_secs: {
+        net: c.handshakeRttMicros >= 0 ? momentsOf(1, round6(c.handshakeRttMicros / 1e6), 0) : momentsOf(0, 0, 0),
+        app: momentsOf(0, 0, 0),
+      },
+      quality: { retrans: { packets: c.retransPackets, bytes: c.retransBytes }, fragments: c.fragments },
+      size: { packet: all.moments(), frame: c.frames.moments(), payload_entropy: c.entropy.moments() },
+      timing: { duration_secs: momentsOf(1, duration, 0), inter_arrival_secs: interArrival(c.gaps, c.minGap, c.maxGap) },
+    },
+  };
+  if (flow.tcp !== undefined) record.tcp = { flags: flagNames(c.flags), window_length: c.window.moments() };
+  if (id.icmp !== undefined) record.icmp = { type: id.icmp.type, type_map: icmpTypeName(id.protocol, id.icmp.type), code: id.icmp.code };
+  if (id.vlan !== undefined) {
+    record.path[0].src_vlan = id.vlan;
+    record.path[0].dst_vlan = id.vlan;
+  }
+  if (hints.dns?.rrname) record.dns = structuredClone(hints.dns);
+  if (hints.tls !== undefined && Object.keys(hints.tls).length > 0) record.tls = structuredClone(hints.tls);
+  if (hints.http !== undefined && Object.keys(hints.http).length > 0) record.http = structuredClone(hints.http);
+  return record;
+}
+
+/** Gap statistics as flowgen defines them from the gaps' coefficient of variation. */
+function interArrival(gaps: Tally, minGap: number, maxGap: number): FlowRecord['stats']['timing']['inter_arrival_secs'] {
+  const n = gaps.count;
+  if (n === 0) return { mean_gap: 0, regularity: 0, consistency: 0, burstiness: 0, min_gap: 0, max_gap: 0 };
+  const mean = gaps.s1 / n;
+  const sd = Math.sqrt(Math.max(0, gaps.s2 / n - mean * mean));
+  const cv = mean > 0 ? sd / mean : 0;
+  return {
+    mean_gap: round6(mean),
+    regularity: round4(1 / (1 + cv)),
+    consistency: round4(Math.exp(-cv)),
+    burstiness: round4((cv - 1) / (cv + 1)),
+    min_gap: round6(minGap),
+    max_gap: round6(maxGap),
+  };
+}
+
+function direction(ip: string, version: 4 | 6, port: number, fqdn: string | undefined): DirectionFields {
+  // Geo and organization come from the server's datasets; a packet shows neither.
+  return { ip, port, address_type: isPrivateAddress(ip, version) ? 'private' : 'public', geo: {}, ctx: fqdn ? { fqdn } : {} };
+}
+
+/** flowgen's rule for IPv4 (RFC 1918); for IPv6 unique-local fc00::/7 and link-local fe80::/10. */
+export function isPrivateAddress(ip: string, version: 4 | 6): boolean {
+  if (version === 4) return isPrivate(ip);
+  const colon = ip.indexOf(':');
+  const first = colon <= 0 ? 0 : parseInt(ip.slice(0, colon), 16);
+  return (first & 0xfe00) === 0xfc00 || (first & 0xffc0) === 0xfe80;
+}
+
+function flagNames(bits: number): string[] {
+  const names: string[] = [];
+  for (const [bit, name] of FLAG_NAMES) if ((bits & bit) !== 0) names.push(name);
+  return names;
+}
+
+/** "host:port" → "host"; a bracketed IPv6 literal keeps its brackets off. */
+function hostOnly(host: string | undefined): string | undefined {
+  if (!host) return undefined;
+  if (host.startsWith('[')) return host.slice(1, host.indexOf(']') > 0 ? host.indexOf(']') : undefined);
+  const colon = host.indexOf(':');
+  return colon === -1 ? host : host.slice(0, colon);
+}
+
+/** FNV-1a over the text, spread by mix32: flowgen hashes numeric IPv4 ends, a meter sees text of either family. */
+function tupleHash(text: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
+  return mix32(h);
+}

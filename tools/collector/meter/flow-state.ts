@@ -1,0 +1,139 @@
+// One flow's state in the table: who it is between (fixed when its first packet is seen), what
+// its current record has counted so far, and the TCP and payload-inspection state that outlives
+// an active-timeout cut.
+
+import { Tally } from '../flowgen/packets.js';
+import type { AppHints, DecodedPacket, PayloadInspector } from './packet.js';
+import { payloadEntropy } from './payload-entropy.js';
+import { isIcmpEchoReply, PROTO_TCP } from './well-known.js';
+import { TcpTracker, type TcpObservations } from './tcp-tracker.js';
+
+/** What one record of a flow counts: from the first packet after the previous record was cut. */
+export class FlowCounters implements TcpObservations {
+  startMicros: number;
+  lastMicros: number;
+  readonly srcBytes = new Tally();
+  readonly dstBytes = new Tally();
+  readonly frames = new Tally();
+  readonly entropy = new Tally();
+  readonly window = new Tally();
+  /** Gaps between consecutive packets, both directions, in seconds. */
+  readonly gaps = new Tally();
+  minGap = Infinity;
+  maxGap = 0;
+  /** TCP flag bits seen in either direction. */
+  flags = 0;
+  fragments = 0;
+  retransPackets = 0;
+  retransBytes = 0;
+  handshakeRttMicros = -1;
+
+  constructor(startMicros: number) {
+    this.startMicros = startMicros;
+    this.lastMicros = startMicros;
+  }
+
+  count(p: DecodedPacket, fromSrc: boolean): void {
+    const gap = (p.tsMicros - this.lastMicros) / 1e6;
+    if (this.srcBytes.count + this.dstBytes.count > 0) {
+      // Out-of-order timestamps (merged captures) count as no gap rather than a negative one.
+      const g = Math.max(gap, 0);
+      this.gaps.add(1, g);
+      if (g < this.minGap) this.minGap = g;
+      if (g > this.maxGap) this.maxGap = g;
+    }
+    if (p.tsMicros > this.lastMicros) this.lastMicros = p.tsMicros;
+    (fromSrc ? this.srcBytes : this.dstBytes).add(1, p.ipLength);
+    this.frames.add(1, p.wireLength);
+    if (p.payload.length > 1) this.entropy.add(1, Math.round(payloadEntropy(p.payload) * 1e4) / 1e4);
+    if (p.tcp !== undefined) {
+      this.flags |= p.tcp.flags;
+      this.window.add(1, p.tcp.window);
+    }
+    if (p.fragment !== 'none') this.fragments++;
+  }
+}
+
+export interface FlowIdentity {
+  protocol: number;
+  ipVersion: 4 | 6;
+  vlan?: number;
+  /** The initiator: the side that sent the first packet, unless the rules in flow-key.ts say otherwise. */
+  srcIp: string;
+  srcPort: number;
+  dstIp: string;
+  dstPort: number;
+  /** True when the initiator is the first packet's receiver (its sender looked like the server). */
+  flipped: boolean;
+  /** The first ICMP message's type and code (ICMP flows only). */
+  icmp?: { type: number; code: number };
+}
+
+export class FlowState {
+  counters: FlowCounters;
+  readonly tcp: TcpTracker | undefined;
+  readonly hints: AppHints = {};
+  /** Payload-bearing packets shown to the inspectors so far, per direction. */
+  private inspectedSrc = 0;
+  private inspectedDst = 0;
+  /** Set once the flow's last record is out; a fragment pointing here is no longer attributed. */
+  done = false;
+
+  constructor(
+    readonly key: string,
+    readonly id: FlowIdentity,
+    startMicros: number,
+  ) {
+    this.counters = new FlowCounters(startMicros);
+    this.tcp = id.protocol === PROTO_TCP ? new TcpTracker() : undefined;
+  }
+
+  /** Whether a packet of this flow travels src → dst. */
+  fromSrc(p: DecodedPacket): boolean {
+    const id = this.id;
+    if (p.src !== p.dst) return p.src === id.srcIp;
+    // Both ends on one address (loopback): for ICMP the message tells, else the ports do.
+    if (p.icmp !== undefined) return !isIcmpEchoReply(id.protocol, p.icmp.type);
+    return (p.srcPort ?? 0) === id.srcPort;
+  }
+
+  add(p: DecodedPacket, fromSrc: boolean): void {
+    this.counters.count(p, fromSrc);
+    if (this.tcp !== undefined && p.tcp !== undefined) this.tcp.observe(p, fromSrc, this.counters);
+  }
+
+  /** Starts the next record of a long flow; TCP and inspection state carry over. */
+  cut(startMicros: number): void {
+    this.counters = new FlowCounters(startMicros);
+  }
+
+  inspect(p: DecodedPacket, fromSrc: boolean, inspectors: readonly PayloadInspector[], perDirection: number): void {
+    if (p.payload.length === 0) return;
+    if (fromSrc ? this.inspectedSrc >= perDirection : this.inspectedDst >= perDirection) return;
+    if (fromSrc) this.inspectedSrc++;
+    else this.inspectedDst++;
+    for (const inspector of inspectors) {
+      const found = inspector(p, fromSrc);
+      if (found !== undefined) mergeHints(this.hints, found);
+    }
+  }
+}
+
+type HintGroup = 'dns' | 'tls' | 'http';
+
+/** The first non-empty value of each field wins: the earliest packet that said something is believed. */
+export function mergeHints(into: AppHints, from: AppHints): void {
+  if (isEmpty(into.app_name) && !isEmpty(from.app_name)) into.app_name = from.app_name;
+  for (const group of ['dns', 'tls', 'http'] as HintGroup[]) {
+    const source = from[group] as Record<string, unknown> | undefined;
+    if (source === undefined) continue;
+    const target = (into[group] ??= {} as never) as Record<string, unknown>;
+    for (const [field, value] of Object.entries(source)) {
+      if (isEmpty(target[field]) && !isEmpty(value)) target[field] = Array.isArray(value) ? value.slice() : value;
+    }
+  }
+}
+
+function isEmpty(value: unknown): boolean {
+  return value === undefined || value === '' || (Array.isArray(value) && value.length === 0);
+}

@@ -1,0 +1,202 @@
+// The meter proper: packets in, wire flow records out. Pure and deterministic: time is the
+// packets' own (a capture file replays with its timestamps), memory is bounded by the cap on
+// active flows and on remembered fragment datagrams.
+//
+// A flow's record leaves the table when:
+// - TCP ends: the last FIN is acknowledged (at once), or both FINs or a RST were seen and the
+//   linger for stragglers has passed;
+// - it was idle for `idleTimeoutSecs`;
+// - it reached `activeTimeoutSecs` (cut at its next packet; the flow goes on in a new record,
+//   without FIN, which is how flowgen marks an ongoing flow);
+// - the table is full and it is the least recently seen flow;
+// - flush() at the end of the input.
+
+import { buildFlowRecord, type RecordContext } from './flow-record.js';
+import { flowKeyOf, identityOf } from './flow-key.js';
+import { FlowState } from './flow-state.js';
+import type { DecodedPacket, DropCounts, PayloadInspector } from './packet.js';
+import type { FlowRecord } from '../flowgen/types.js';
+import { isConnectionStart } from './tcp-tracker.js';
+
+export interface FlowTableOptions extends RecordContext {
+  idleTimeoutSecs?: number;
+  activeTimeoutSecs?: number;
+  /** How long a TCP flow that saw a RST or both FINs waits for stragglers (the last ACK). */
+  tcpLingerSecs?: number;
+  maxFlows?: number;
+  /** First fragments remembered so that later fragments find their flow. */
+  maxFragmentDatagrams?: number;
+  inspectors?: readonly PayloadInspector[];
+  /** Payload-bearing packets per direction shown to the inspectors. */
+  inspectPerDirection?: number;
+}
+
+export interface FlowTableCounts {
+  packets: number;
+  flows: number;
+  records: number;
+  active: number;
+  /** Flows emitted early because the table was full. */
+  evicted: number;
+  /** Records cut by the active timeout. */
+  activeCuts: number;
+  fragments: number;
+  /** Packets not counted in any flow, by reason. */
+  dropped: DropCounts;
+}
+
+interface FragmentHome {
+  flow: FlowState;
+  fromSrc: boolean;
+}
+
+export class FlowTable {
+  private readonly idleMicros: number;
+  private readonly activeMicros: number;
+  private readonly lingerMicros: number;
+  private readonly maxFlows: number;
+  private readonly maxFragments: number;
+  private readonly inspectors: readonly PayloadInspector[];
+  private readonly inspectPerDirection: number;
+  private readonly context: RecordContext;
+  /** Insertion order is recency order: a flow is moved to the end on each packet, so the idlest is first. */
+  private readonly flows = new Map<string, FlowState>();
+  /** TCP flows past their end, oldest deadline first (the linger is the same for all). */
+  private closing: Array<{ flow: FlowState; deadline: number }> = [];
+  private closingHead = 0;
+  private readonly fragmentHomes = new Map<string, FragmentHome>();
+  private ready: FlowRecord[] = [];
+  private clock = 0;
+  private readonly counts: FlowTableCounts = { packets: 0, flows: 0, records: 0, active: 0, evicted: 0, activeCuts: 0, fragments: 0, dropped: {} };
+
+  constructor(options: FlowTableOptions) {
+    this.idleMicros = (options.idleTimeoutSecs ?? 30) * 1e6;
+    this.activeMicros = (options.activeTimeoutSecs ?? 300) * 1e6;
+    this.lingerMicros = (options.tcpLingerSecs ?? 1) * 1e6;
+    this.maxFlows = Math.max(1, options.maxFlows ?? 100_000);
+    this.maxFragments = Math.max(1, options.maxFragmentDatagrams ?? 4096);
+    this.inspectors = options.inspectors ?? [];
+    this.inspectPerDirection = options.inspectPerDirection ?? 3;
+    this.context = { customerId: options.customerId, sensor: options.sensor, tags: options.tags };
+  }
+
+  add(p: DecodedPacket): void {
+    this.counts.packets++;
+    if (p.tsMicros > this.clock) this.clock = p.tsMicros;
+    if (p.fragment !== 'none') this.counts.fragments++;
+    if (p.fragment === 'later') return this.addLaterFragment(p);
+
+    const key = flowKeyOf(p);
+    let flow = this.flows.get(key);
+    if (flow !== undefined) {
+      this.flows.delete(key);
+      if (flow.tcp !== undefined && flow.tcp.phase !== 'open' && isConnectionStart(p)) {
+        // A new connection on the same ports after the old one ended.
+        this.emit(flow);
+        flow = undefined;
+      } else if (p.tsMicros - flow.counters.startMicros >= this.activeMicros) {
+        this.ready.push(buildFlowRecord(flow, this.context, p.tsMicros));
+        this.counts.records++;
+        this.counts.activeCuts++;
+        flow.cut(p.tsMicros);
+      }
+    }
+    if (flow === undefined) flow = this.open(key, p);
+    this.flows.set(key, flow);
+
+    const fromSrc = flow.fromSrc(p);
+    const wasOpen = flow.tcp?.phase === 'open';
+    flow.add(p, fromSrc);
+    if (this.inspectors.length > 0) flow.inspect(p, fromSrc, this.inspectors, this.inspectPerDirection);
+    if (p.fragment === 'first' && p.fragmentId !== undefined) this.rememberFragment(p, flow, fromSrc);
+
+    const phase = flow.tcp?.phase;
+    if (phase === 'closed') this.finish(flow);
+    else if (wasOpen && phase === 'closing') this.closing.push({ flow, deadline: p.tsMicros + this.lingerMicros });
+  }
+
+  /** Records due by `nowMicros` (packet time): ended TCP flows past their linger, idle flows. */
+  advance(nowMicros: number): FlowRecord[] {
+    if (nowMicros > this.clock) this.clock = nowMicros;
+    const closing = this.closing;
+    while (this.closingHead < closing.length && closing[this.closingHead].deadline <= nowMicros) {
+      const { flow } = closing[this.closingHead++];
+      if (!flow.done) this.finish(flow);
+    }
+    if (this.closingHead > 1024 && this.closingHead * 2 > closing.length) {
+      this.closing = closing.slice(this.closingHead);
+      this.closingHead = 0;
+    }
+    for (const flow of this.flows.values()) {
+      if (flow.counters.lastMicros + this.idleMicros > nowMicros) break;
+      this.finish(flow);
+    }
+    return this.take();
+  }
+
+  /** Every flow's record, at the end of the input. */
+  flush(): FlowRecord[] {
+    for (const flow of this.flows.values()) this.finish(flow);
+    this.closing = [];
+    this.closingHead = 0;
+    this.fragmentHomes.clear();
+    return this.take();
+  }
+
+  stats(): FlowTableCounts {
+    return { ...this.counts, active: this.flows.size, dropped: { ...this.counts.dropped } };
+  }
+
+  private open(key: string, p: DecodedPacket): FlowState {
+    if (this.flows.size >= this.maxFlows) {
+      const idlest = this.flows.values().next().value as FlowState;
+      this.counts.evicted++;
+      this.finish(idlest);
+    }
+    this.counts.flows++;
+    return new FlowState(key, identityOf(p), p.tsMicros);
+  }
+
+  private finish(flow: FlowState): void {
+    this.flows.delete(flow.key);
+    this.emit(flow);
+  }
+
+  private emit(flow: FlowState): void {
+    flow.done = true;
+    this.ready.push(buildFlowRecord(flow, this.context, this.clock));
+    this.counts.records++;
+  }
+
+  private take(): FlowRecord[] {
+    const out = this.ready;
+    this.ready = [];
+    return out;
+  }
+
+  private rememberFragment(p: DecodedPacket, flow: FlowState, fromSrc: boolean): void {
+    const homes = this.fragmentHomes;
+    if (homes.size >= this.maxFragments) homes.delete(homes.keys().next().value as string);
+    homes.set(fragmentKey(p), { flow, fromSrc });
+  }
+
+  private addLaterFragment(p: DecodedPacket): void {
+    const home = p.fragmentId === undefined ? undefined : this.fragmentHomes.get(fragmentKey(p));
+    if (home === undefined || home.flow.done) {
+      this.drop('fragment_without_first');
+      return;
+    }
+    const flow = home.flow;
+    this.flows.delete(flow.key);
+    this.flows.set(flow.key, flow);
+    flow.add(p, home.fromSrc);
+  }
+
+  private drop(reason: string): void {
+    this.counts.dropped[reason] = (this.counts.dropped[reason] ?? 0) + 1;
+  }
+}
+
+function fragmentKey(p: DecodedPacket): string {
+  return `${p.src}|${p.dst}|${p.protocol}|${p.fragmentId}`;
+}

@@ -1,0 +1,28 @@
+// Shannon entropy of a payload's leading bytes, the figure flowgen's `payload_entropy` models:
+// near 8 bits/byte for encrypted or compressed data, 4-5 for text. Bounded work per packet.
+
+/** Bytes sampled per packet: enough to tell ciphertext from text, cheap enough for every packet. */
+export const ENTROPY_SAMPLE_BYTES = 256;
+
+/** n·log2(n) for every count a sample can reach. */
+const N_LOG_N = Float64Array.from({ length: ENTROPY_SAMPLE_BYTES + 1 }, (_, n) => (n > 0 ? n * Math.log2(n) : 0));
+const histogram = new Uint16Array(256);
+
+/**
+ * Entropy in bits per byte of the first ENTROPY_SAMPLE_BYTES bytes, 0 for fewer than two bytes.
+ * H = log2 n − (1/n)·Σ c·log2 c over the byte counts c; the histogram is cleared as it is read.
+ */
+export function payloadEntropy(payload: Uint8Array): number {
+  const n = Math.min(payload.length, ENTROPY_SAMPLE_BYTES);
+  if (n < 2) return 0;
+  for (let i = 0; i < n; i++) histogram[payload[i]]++;
+  let sum = 0;
+  for (let i = 0; i < n; i++) {
+    const c = histogram[payload[i]];
+    if (c !== 0) {
+      sum += N_LOG_N[c];
+      histogram[payload[i]] = 0;
+    }
+  }
+  return Math.log2(n) - sum / n;
+}

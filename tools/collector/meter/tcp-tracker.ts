@@ -1,0 +1,89 @@
+// What a TCP connection's segments say beyond their counts: retransmissions (a segment whose
+// sequence range that direction already sent), the handshake's round trip, and the end
+// (FIN from both sides and the last ACK, or a RST). Sequence numbers wrap at 2^32.
+
+import { TcpFlag, type DecodedPacket } from './packet.js';
+
+/** `open`, then `closing` after both FINs or a RST (linger for stragglers), `closed` once the last FIN is acknowledged. */
+export type TcpPhase = 'open' | 'closing' | 'closed';
+
+/** Where the tracker reports what a segment taught; the flow's counters for its current record. */
+export interface TcpObservations {
+  retransPackets: number;
+  retransBytes: number;
+  /** Handshake round trip seen at the sensor (SYN → SYN-ACK → ACK), in microseconds, or -1. */
+  handshakeRttMicros: number;
+}
+
+/** a ≤ b in sequence space (RFC 1982 serial arithmetic). */
+const seqAtMost = (a: number, b: number): boolean => ((a - b) | 0) <= 0;
+
+export class TcpTracker {
+  phase: TcpPhase = 'open';
+  /** End (seq + length) of the highest segment each direction sent; -1 before its first. */
+  private srcEnd = -1;
+  private dstEnd = -1;
+  private synMicros = -1;
+  private synAckMicros = -1;
+  private rttMeasured = false;
+  private srcFinEnd = -1;
+  private dstFinEnd = -1;
+  /** The sequence the last ACK must acknowledge, and who must send it. */
+  private finalAck = -1;
+  private finalAckFromSrc = false;
+
+  observe(p: DecodedPacket, fromSrc: boolean, out: TcpObservations): void {
+    const tcp = p.tcp!;
+    const flags = tcp.flags;
+    const syn = (flags & TcpFlag.SYN) !== 0;
+    const fin = (flags & TcpFlag.FIN) !== 0;
+    const ack = (flags & TcpFlag.ACK) !== 0;
+    // SYN and FIN each take one sequence number; a pure ACK takes none and is never a retransmission.
+    const length = p.payloadLength + (syn ? 1 : 0) + (fin ? 1 : 0);
+    const end = (tcp.seq + length) >>> 0;
+    const highest = fromSrc ? this.srcEnd : this.dstEnd;
+    if (length > 0 && highest !== -1 && seqAtMost(end, highest)) {
+      out.retransPackets++;
+      out.retransBytes += p.ipLength;
+    } else if (length > 0 || highest === -1) {
+      if (fromSrc) this.srcEnd = end;
+      else this.dstEnd = end;
+    }
+
+    this.handshake(p.tsMicros, fromSrc, syn, ack, out);
+
+    if ((flags & TcpFlag.RST) !== 0) {
+      if (this.phase === 'open') this.phase = 'closing';
+      return;
+    }
+    if (fin) {
+      if (fromSrc && this.srcFinEnd === -1) this.srcFinEnd = end;
+      if (!fromSrc && this.dstFinEnd === -1) this.dstFinEnd = end;
+      if (this.phase === 'open' && this.srcFinEnd !== -1 && this.dstFinEnd !== -1) {
+        this.phase = 'closing';
+        this.finalAck = end;
+        this.finalAckFromSrc = !fromSrc;
+      }
+      return;
+    }
+    if (this.phase === 'closing' && this.finalAck !== -1 && ack && fromSrc === this.finalAckFromSrc && tcp.ack === this.finalAck) {
+      this.phase = 'closed';
+    }
+  }
+
+  private handshake(ts: number, fromSrc: boolean, syn: boolean, ack: boolean, out: TcpObservations): void {
+    if (syn && !ack && fromSrc) {
+      if (this.synMicros === -1) this.synMicros = ts;
+    } else if (syn && ack && !fromSrc) {
+      if (this.synMicros !== -1 && this.synAckMicros === -1) this.synAckMicros = ts;
+    } else if (!syn && ack && fromSrc && this.synAckMicros !== -1 && !this.rttMeasured) {
+      out.handshakeRttMicros = ts - this.synMicros;
+      this.rttMeasured = true;
+    }
+  }
+}
+
+/** A SYN without ACK: the first segment of a connection. */
+export function isConnectionStart(p: DecodedPacket): boolean {
+  return p.tcp !== undefined && (p.tcp.flags & (TcpFlag.SYN | TcpFlag.ACK)) === TcpFlag.SYN;
+}

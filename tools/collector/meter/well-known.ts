@@ -1,0 +1,103 @@
+// Names a packet sensor gives what it sees before any payload is read: the app behind a port
+// (as flowgen names apps), the transport behind a protocol number, the ICMP message behind a type.
+
+/** Service ports as flowgen's catalog uses them; the table is small on purpose (payload hints refine it). */
+const TCP_APPS: ReadonlyMap<number, string> = new Map([
+  [22, 'SSH'],
+  [25, 'SMTP'],
+  [53, 'DNS'],
+  [80, 'HTTP'],
+  [88, 'KERBEROS'],
+  [389, 'LDAP'],
+  [443, 'HTTPS'],
+  [445, 'SMB'],
+  [587, 'SMTP'],
+  [993, 'IMAPS'],
+  [3389, 'RDP'],
+  [5223, 'APNS'],
+  [5432, 'POSTGRESQL'],
+]);
+
+const UDP_APPS: ReadonlyMap<number, string> = new Map([
+  [53, 'DNS'],
+  [88, 'KERBEROS'],
+  [123, 'NTP'],
+  [443, 'QUIC'],
+  [8801, 'ZOOM'],
+  [9000, 'WEBEX'],
+]);
+
+export const PROTO_TCP = 6;
+export const PROTO_UDP = 17;
+export const PROTO_ICMP = 1;
+export const PROTO_ICMPV6 = 58;
+
+/** The app a service port names, or undefined. */
+export function appByPort(protocol: number, port: number): string | undefined {
+  if (protocol === PROTO_TCP) return TCP_APPS.get(port);
+  if (protocol === PROTO_UDP) return UDP_APPS.get(port);
+  return undefined;
+}
+
+/**
+ * Whether a port looks like a server's: below 1024 (the system ports) or a service port in the
+ * table above. Used only when a flow's start was not seen, to tell its client from its server.
+ */
+export function looksLikeServerPort(protocol: number, port: number): boolean {
+  return port < 1024 || appByPort(protocol, port) !== undefined;
+}
+
+const TRANSPORT_NAMES: ReadonlyMap<number, string> = new Map([
+  [PROTO_ICMP, 'ICMP'],
+  [2, 'IGMP'],
+  [PROTO_TCP, 'TCP'],
+  [PROTO_UDP, 'UDP'],
+  [47, 'GRE'],
+  [50, 'ESP'],
+  [51, 'AH'],
+  [PROTO_ICMPV6, 'IPv6-ICMP'],
+  [89, 'OSPF'],
+  [132, 'SCTP'],
+]);
+
+/** IANA keyword of a protocol number ("TCP", "IPv6-ICMP"), or the number as text. */
+export function transportName(protocol: number): string {
+  return TRANSPORT_NAMES.get(protocol) ?? String(protocol);
+}
+
+const ICMP_TYPES: ReadonlyMap<number, string> = new Map([
+  [0, 'echo-reply'],
+  [3, 'destination-unreachable'],
+  [5, 'redirect'],
+  [8, 'echo-request'],
+  [11, 'time-exceeded'],
+  [12, 'parameter-problem'],
+  [13, 'timestamp-request'],
+  [14, 'timestamp-reply'],
+]);
+
+const ICMPV6_TYPES: ReadonlyMap<number, string> = new Map([
+  [1, 'destination-unreachable'],
+  [2, 'packet-too-big'],
+  [3, 'time-exceeded'],
+  [4, 'parameter-problem'],
+  [128, 'echo-request'],
+  [129, 'echo-reply'],
+  [133, 'router-solicitation'],
+  [134, 'router-advertisement'],
+  [135, 'neighbor-solicitation'],
+  [136, 'neighbor-advertisement'],
+]);
+
+export function icmpTypeName(protocol: number, type: number): string {
+  return (protocol === PROTO_ICMPV6 ? ICMPV6_TYPES : ICMP_TYPES).get(type) ?? `type-${type}`;
+}
+
+/** Echo request and reply: the one ICMP exchange whose two directions form one flow. */
+export function isIcmpEcho(protocol: number, type: number): boolean {
+  return protocol === PROTO_ICMP ? type === 0 || type === 8 : type === 128 || type === 129;
+}
+
+export function isIcmpEchoReply(protocol: number, type: number): boolean {
+  return protocol === PROTO_ICMP ? type === 0 : type === 129;
+}

@@ -13,9 +13,9 @@ export function flowKeyOf(p: DecodedPacket): string {
   const sp = p.srcPort ?? 0;
   const dp = p.dstPort ?? 0;
   const srcFirst = p.src < p.dst || (p.src === p.dst && sp <= dp);
-  const ends = srcFirst ? `${p.src}|${sp}|${p.dst}|${dp}` : `${p.dst}|${dp}|${p.src}|${sp}`;
-  const icmp = p.icmp === undefined ? '' : isIcmpEcho(p.protocol, p.icmp.type) ? 'echo' : `${p.icmp.type}/${p.icmp.code}`;
-  return `${p.protocol}|${p.vlan ?? ''}|${icmp}|${ends}`;
+  const kind = p.icmp === undefined ? p.protocol : isIcmpEcho(p.protocol, p.icmp.type) ? `${p.protocol}e` : `${p.protocol}t${p.icmp.type}/${p.icmp.code}`;
+  const vlan = p.vlan ?? '';
+  return srcFirst ? `${kind}|${vlan}|${p.src}|${sp}|${p.dst}|${dp}` : `${kind}|${vlan}|${p.dst}|${dp}|${p.src}|${sp}`;
 }
 
 /**

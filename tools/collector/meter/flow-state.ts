@@ -5,6 +5,7 @@
 import { Tally } from '../flowgen/packets.js';
 import type { AppHints, DecodedPacket, PayloadInspector } from './packet.js';
 import { payloadEntropy } from './payload-entropy.js';
+import type { RecencyNode } from './recency-list.js';
 import { isIcmpEchoReply, PROTO_TCP } from './well-known.js';
 import { TcpTracker, type TcpObservations } from './tcp-tracker.js';
 
@@ -69,8 +70,10 @@ export interface FlowIdentity {
   icmp?: { type: number; code: number };
 }
 
-export class FlowState {
+export class FlowState implements RecencyNode<FlowState> {
   counters: FlowCounters;
+  older: FlowState | undefined = undefined;
+  newer: FlowState | undefined = undefined;
   readonly tcp: TcpTracker | undefined;
   readonly hints: AppHints = {};
   /** Payload-bearing packets shown to the inspectors so far, per direction. */

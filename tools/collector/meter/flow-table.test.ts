@@ -86,6 +86,17 @@ describe('TCP', () => {
     expect(r.stats.volume.packets).toEqual({ src: 1, dst: 1, total: 2 });
   });
 
+  it('waits the linger for a last ACK that does not come after both FINs', () => {
+    const c = new TcpConversation(web);
+    const packets = [...c.handshake(T0, 1000), ...c.close(T0 + 5000, 1000).slice(0, 2)];
+    const t = table({ tcpLingerSecs: 2 });
+    expect(feed(t, packets)).toEqual([]);
+    expect(t.advance(T0 + 6000 + 1.9 * SEC)).toEqual([]);
+    const [r] = valid(t.advance(T0 + 6000 + 2 * SEC));
+    expect(r.tcp!.flags).toEqual(['SYN', 'ACK', 'FIN']);
+    expect(r.meta['@ingest_time']).toBe((T0 + 6000 + 2 * SEC) / 1000);
+  });
+
   it('counts a segment whose sequence range was already sent as a retransmission', () => {
     const c = new TcpConversation(web);
     const t = table();

@@ -16,6 +16,7 @@ import { flowKeyOf, identityOf } from './flow-key.js';
 import { FlowState } from './flow-state.js';
 import type { DecodedPacket, DropCounts, PayloadInspector } from './packet.js';
 import type { FlowRecord } from '../flowgen/types.js';
+import { RecencyList } from './recency-list.js';
 import { isConnectionStart } from './tcp-tracker.js';
 
 export interface FlowTableOptions extends RecordContext {
@@ -59,8 +60,8 @@ export class FlowTable {
   private readonly inspectors: readonly PayloadInspector[];
   private readonly inspectPerDirection: number;
   private readonly context: RecordContext;
-  /** Insertion order is recency order: a flow is moved to the end on each packet, so the idlest is first. */
   private readonly flows = new Map<string, FlowState>();
+  private readonly recency = new RecencyList<FlowState>();
   /** TCP flows past their end, oldest deadline first (the linger is the same for all). */
   private closing: Array<{ flow: FlowState; deadline: number }> = [];
   private closingHead = 0;
@@ -89,10 +90,9 @@ export class FlowTable {
     const key = flowKeyOf(p);
     let flow = this.flows.get(key);
     if (flow !== undefined) {
-      this.flows.delete(key);
       if (flow.tcp !== undefined && flow.tcp.phase !== 'open' && isConnectionStart(p)) {
         // A new connection on the same ports after the old one ended.
-        this.emit(flow);
+        this.finish(flow);
         flow = undefined;
       } else if (p.tsMicros - flow.counters.startMicros >= this.activeMicros) {
         this.ready.push(buildFlowRecord(flow, this.context, p.tsMicros));
@@ -101,8 +101,11 @@ export class FlowTable {
         flow.cut(p.tsMicros);
       }
     }
-    if (flow === undefined) flow = this.open(key, p);
-    this.flows.set(key, flow);
+    if (flow === undefined) {
+      flow = this.open(key, p);
+      this.flows.set(key, flow);
+    }
+    this.recency.touch(flow);
 
     const fromSrc = flow.fromSrc(p);
     const wasOpen = flow.tcp?.phase === 'open';
@@ -127,8 +130,7 @@ export class FlowTable {
       this.closing = closing.slice(this.closingHead);
       this.closingHead = 0;
     }
-    for (const flow of this.flows.values()) {
-      if (flow.counters.lastMicros + this.idleMicros > nowMicros) break;
+    for (let flow = this.recency.oldest; flow !== undefined && flow.counters.lastMicros + this.idleMicros <= nowMicros; flow = this.recency.oldest) {
       this.finish(flow);
     }
     return this.take();
@@ -136,7 +138,7 @@ export class FlowTable {
 
   /** Every flow's record, at the end of the input. */
   flush(): FlowRecord[] {
-    for (const flow of this.flows.values()) this.finish(flow);
+    for (let flow = this.recency.oldest; flow !== undefined; flow = this.recency.oldest) this.finish(flow);
     this.closing = [];
     this.closingHead = 0;
     this.fragmentHomes.clear();
@@ -149,9 +151,8 @@ export class FlowTable {
 
   private open(key: string, p: DecodedPacket): FlowState {
     if (this.flows.size >= this.maxFlows) {
-      const idlest = this.flows.values().next().value as FlowState;
       this.counts.evicted++;
-      this.finish(idlest);
+      this.finish(this.recency.oldest!);
     }
     this.counts.flows++;
     return new FlowState(key, identityOf(p), p.tsMicros);
@@ -159,10 +160,7 @@ export class FlowTable {
 
   private finish(flow: FlowState): void {
     this.flows.delete(flow.key);
-    this.emit(flow);
-  }
-
-  private emit(flow: FlowState): void {
+    this.recency.remove(flow);
     flow.done = true;
     this.ready.push(buildFlowRecord(flow, this.context, this.clock));
     this.counts.records++;
@@ -186,10 +184,8 @@ export class FlowTable {
       this.drop('fragment_without_first');
       return;
     }
-    const flow = home.flow;
-    this.flows.delete(flow.key);
-    this.flows.set(flow.key, flow);
-    flow.add(p, home.fromSrc);
+    this.recency.touch(home.flow);
+    home.flow.add(p, home.fromSrc);
   }
 
   private drop(reason: string): void {

@@ -285,6 +285,41 @@ describe('timeouts and bounds', () => {
     expect(records[0].key).not.toBe(records[1].key);
   });
 
+  it('accounts for every packet of a random mix (any flags, fragments, out-of-order times) in valid records', () => {
+    let x = 7;
+    const rand = (n: number): number => ((x = (Math.imul(x, 1103515245) + 12345) >>> 0), x % n);
+    const hosts = ['10.0.0.1', '10.0.0.2', '192.0.2.7', 'fd00::1', 'fd00::2'];
+    const t = table({ maxFlows: 20, idleTimeoutSecs: 5, activeTimeoutSecs: 20, maxFragmentDatagrams: 4 });
+    const out: FlowRecord[] = [];
+    let ts = T0;
+    for (let i = 0; i < 5000; i++) {
+      ts += rand(400_000) - 50_000;
+      const v6 = rand(4) === 0;
+      const pick = (): string => hosts[v6 ? 3 + rand(2) : rand(3)];
+      const ends: Ends = { src: pick(), dst: pick(), srcPort: [22, 53, 80, 40000, 40001][rand(5)], dstPort: [22, 53, 80, 40000, 40001][rand(5)] };
+      if (rand(3) === 0) ends.vlan = rand(2);
+      const kind = rand(10);
+      let p =
+        kind < 5
+          ? tcpPacket(ts, ends, rand(256), rand(2) === 0 ? rand(4096) : 4294967295 - rand(4096), rand(4096), bytes(rand(3) * 50))
+          : kind < 8
+            ? udpPacket(ts, ends, bytes(rand(100)))
+            : icmpPacket(ts, ends, v6 ? [128, 129, 1][rand(3)] : [8, 0, 3][rand(3)], rand(2));
+      if (rand(8) === 0) p = { ...p, fragment: 'first', fragmentId: rand(6) };
+      else if (rand(8) === 0) p = { ...p, fragment: 'later', fragmentId: rand(6), srcPort: undefined, dstPort: undefined, tcp: undefined };
+      t.add(p);
+      out.push(...t.advance(ts));
+    }
+    out.push(...t.flush());
+    valid(out);
+    const counted = out.reduce((n, r) => n + r.stats.volume.packets.total, 0);
+    const s = t.stats();
+    expect(counted + (s.dropped.fragment_without_first ?? 0)).toBe(5000);
+    expect(s.records).toBe(out.length);
+    expect(s.evicted).toBeGreaterThan(0);
+    expect(s.active).toBe(0);
+  });
+
   it('gives the same records for the same packets', () => {
     const run = (): FlowRecord[] => {
       const c = new TcpConversation(web);

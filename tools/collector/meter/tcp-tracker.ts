@@ -73,7 +73,8 @@ export class TcpTracker {
 
   private handshake(ts: number, fromSrc: boolean, syn: boolean, ack: boolean, out: TcpObservations): void {
     if (syn && !ack && fromSrc) {
-      if (this.synMicros === -1) this.synMicros = ts;
+      // The last SYN before the answer: a retried SYN would add the retry timeout to the RTT.
+      if (this.synAckMicros === -1) this.synMicros = ts;
     } else if (syn && ack && !fromSrc) {
       if (this.synMicros !== -1 && this.synAckMicros === -1) this.synAckMicros = ts;
     } else if (!syn && ack && fromSrc && this.synAckMicros !== -1 && !this.rttMeasured) {

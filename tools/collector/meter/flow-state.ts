@@ -64,7 +64,7 @@ export interface FlowIdentity {
   srcPort: number;
   dstIp: string;
   dstPort: number;
-  /** True when the initiator is the first packet's receiver (its sender looked like the server). */
+  /** True when the initiator is the first packet's receiver (that packet was an answer). */
   flipped: boolean;
   /** The first ICMP message's type and code (ICMP flows only). */
   icmp?: { type: number; code: number };

@@ -48,7 +48,7 @@ export function inspectDns(payload: Uint8Array, overTcp: boolean): Inspection {
   const rrname = readName(reader);
   const rrtype = reader.u16();
   reader.skip(2); // class
-  if (rrname === undefined || reader.short) return { problem: rrname === undefined ? 'dns.bad_name' : 'dns.truncated' };
+  if (rrname === undefined || reader.short) return { problem: nameProblem(reader) };
 
   const dns: { rrname: string; rrtype: string; rcode?: string; answers?: string[] } = { rrname, rrtype: rrTypeName(rrtype) };
   const hints = { app_name: 'DNS', dns };
@@ -57,7 +57,7 @@ export function inspectDns(payload: Uint8Array, overTcp: boolean): Inspection {
 
   // Only the first question is reported; the rest (rare in practice) are skipped to the answers.
   for (let q = 1; q < questions && !reader.short; q++) {
-    if (readName(reader) === undefined) return { hints, problem: 'dns.bad_name' };
+    if (readName(reader) === undefined) return { hints, problem: nameProblem(reader) };
     reader.skip(4);
   }
   const found = readAnswers(reader, answers);
@@ -69,7 +69,7 @@ function readAnswers(reader: ByteReader, count: number): { values: string[]; pro
   const values: string[] = [];
   const records = Math.min(count, MAX_RECORDS_READ);
   for (let i = 0; i < records && values.length < MAX_ANSWERS; i++) {
-    if (readName(reader) === undefined) return { values, problem: 'dns.bad_name' };
+    if (readName(reader) === undefined) return { values, problem: nameProblem(reader) };
     const type = reader.u16();
     reader.skip(6); // class, TTL
     const rdata = reader.take(reader.u16());
@@ -78,6 +78,11 @@ function readAnswers(reader: ByteReader, count: number): { values: string[]; pro
     if (value !== undefined) values.push(value);
   }
   return { values };
+}
+
+/** A name that ran past the bytes was cut by the capture; any other bad name is malformed. */
+function nameProblem(reader: ByteReader): string {
+  return reader.short ? 'dns.truncated' : 'dns.bad_name';
 }
 
 function answerText(type: number, rdata: ByteReader): string | undefined {

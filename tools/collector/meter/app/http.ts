@@ -19,17 +19,15 @@ export function looksLikeHttpRequest(payload: Uint8Array): boolean {
 
 export function inspectHttp(payload: Uint8Array): Inspection {
   const text = latin1(payload, 0, Math.min(payload.length, WINDOW));
-  const lines = text.split('\r\n');
+  const headEnd = text.indexOf('\r\n\r\n');
+  const lines = (headEnd >= 0 ? text.slice(0, headEnd) : text).split('\r\n');
+  // Without the blank line the last line may be cut mid-value: a cut Host would mislead, so it goes.
+  const complete = headEnd >= 0 ? lines.length : lines.length - 1;
   const [method, uri, protocol] = lines[0].split(' ', 3);
   const http: NonNullable<AppHints['http']> = { method };
-  if (uri) http.uri = clean(uri, MAX_URI);
-  let headersEnded = false;
-  for (let i = 1; i < lines.length; i++) {
+  if (protocol !== undefined) http.uri = clean(uri, MAX_URI); // the space after it says it is whole
+  for (let i = 1; i < complete; i++) {
     const line = lines[i];
-    if (line === '') {
-      headersEnded = true;
-      break;
-    }
     const colon = line.indexOf(':');
     if (colon <= 0) continue;
     const name = line.slice(0, colon).trim().toLowerCase();
@@ -38,8 +36,9 @@ export function inspectHttp(payload: Uint8Array): Inspection {
     else if (name === 'user-agent' && http.user_agent === undefined) http.user_agent = value;
   }
   const hints: AppHints = { app_name: 'HTTP', http };
-  if (!protocol?.startsWith('HTTP/1.')) return { hints, problem: lines.length > 1 ? 'http.bad_request_line' : 'http.truncated' };
-  return headersEnded ? { hints } : { hints, problem: 'http.truncated' };
+  if (complete === 0) return { hints, problem: 'http.truncated' }; // the request line itself is cut
+  if (!protocol?.startsWith('HTTP/1.')) return { hints, problem: 'http.bad_request_line' };
+  return headEnd >= 0 ? { hints } : { hints, problem: 'http.truncated' };
 }
 
 function latin1(bytes: Uint8Array, start: number, end: number): string {

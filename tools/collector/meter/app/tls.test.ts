@@ -125,4 +125,22 @@ describe('TLS hellos from curl (OpenSSL) and openssl s_server', () => {
     expect(client?.ja4).toMatch(/^t12d\d{4}h1_/);
     expect(fromServer(serverHello, port).hints).toEqual({ app_name: 'HTTPS', tls: { version: 'TLS 1.2', alpn: ['http/1.1'] } });
   });
+
+  it('keeps what precedes any cut of a real hello, fingerprints only whole ones, and never throws', async () => {
+    const handshakeBytes = await handshake(['--http2'], 'sni.example.test');
+    const firstRecord = (bytes: Buffer) => bytes.subarray(0, 5 + bytes.readUInt16BE(3)); // later records follow on the stream
+    const [clientHello, serverHello, port] = [firstRecord(handshakeBytes.clientHello), firstRecord(handshakeBytes.serverHello), handshakeBytes.port];
+    const whole = fromClient(clientHello, port).hints?.tls;
+    expect(whole?.ja4).toBeDefined();
+    for (let end = 1; end < clientHello.length; end++) {
+      const cut = fromClient(clientHello.subarray(0, end), port);
+      expect(cut.hints?.tls?.ja4).toBeUndefined();
+      if (end > 5) expect(cut.problem).toBe('tls.truncated');
+      if (cut.hints?.tls?.sni !== undefined) expect(cut.hints.tls.sni).toBe(whole?.sni);
+    }
+    for (let end = 1; end <= serverHello.length; end++) {
+      const version = fromServer(serverHello.subarray(0, end), port).hints?.tls?.version;
+      if (version !== undefined) expect(['TLS 1.2', 'TLS 1.3']).toContain(version); // 1.2 is the legacy field before supported_versions
+    }
+  });
 });

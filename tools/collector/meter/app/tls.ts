@@ -3,7 +3,7 @@
 // version and, before TLS 1.3 encrypts it, its ALPN choice. A hello cut short by the capture
 // still yields what precedes the cut; the fingerprint needs the whole hello.
 
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { AppHints } from '../packet.js';
 import { ByteReader, type Inspection, printable } from './inspection.js';
 
@@ -177,13 +177,17 @@ export function ja4(hello: ClientHello): string {
 
 /** JA4_b and JA4_c from their raw comma-separated lists ("000000000000" for an empty one). */
 export function truncatedSha256(list: string): string {
-  return list === '' ? '000000000000' : createHash('sha256').update(list).digest('hex').slice(0, 12);
+  return list === '' ? '000000000000' : hash('sha256', list).slice(0, 12);
 }
 
+const BYTE_HEX = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, '0'));
+
+/** Four lower-case hex digits each; numeric order is the hex order JA4 sorts by, and cheaper. */
 function hexList(values: number[], sorted: boolean): string {
-  const hex = values.map((v) => v.toString(16).padStart(4, '0'));
-  if (sorted) hex.sort();
-  return hex.join(',');
+  const ordered = sorted ? values.slice().sort((x, y) => x - y) : values;
+  let text = '';
+  for (let i = 0; i < ordered.length; i++) text += (i > 0 ? ',' : '') + BYTE_HEX[ordered[i] >> 8] + BYTE_HEX[ordered[i] & 0xff];
+  return text;
 }
 
 function twoDigits(count: number): string {

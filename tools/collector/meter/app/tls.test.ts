@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inspect } from './index.js';
 import { freePort, packetWith, type Recording, runTool, startTool, stopTool, tcpRelay } from './testing/loopback.js';
-import { type ClientHello, ja4 } from './tls.js';
+import { type ClientHello, ja4, truncatedSha256 } from './tls.js';
 
 let dir: string;
 let server: ChildProcess;
@@ -75,6 +75,20 @@ describe('JA4', () => {
       signatureAlgorithms: hex('0403,0804,0401,0503,0805,0501,0806,0601'),
     };
     expect(ja4(hello)).toBe('t13d1516h2_8daaf6152771_d8a2da3f94cd');
+  });
+
+  it('follows the spec for a hello without extensions and for ALPN values that are not alphanumeric', () => {
+    const bare = { version: 0x0302, ciphers: [0x002f, 0x0a0a], extensions: [], alpn: [], supportedVersions: [], signatureAlgorithms: [] };
+    expect(ja4(bare)).toBe(`t11i010000_${truncatedSha256('002f')}_000000000000`);
+    const binaryAlpn = { ...bare, extensions: [0x0010, 0x000a], alpn: [Uint8Array.from([0xab, 0x61, 0xcd])] };
+    expect(ja4(binaryAlpn)).toBe(`t11i0102ad_${truncatedSha256('002f')}_${truncatedSha256('000a')}`);
+  });
+
+  it('reads a ClientHello that has no extensions (allowed before TLS 1.3) as whole', () => {
+    const body = [0x03, 0x01, ...new Array(32).fill(7), 0, 0x00, 0x02, 0x00, 0x2f, 0x01, 0x00];
+    const handshake = [0x01, 0, 0, body.length, ...body];
+    const record = Uint8Array.from([0x16, 0x03, 0x01, 0, handshake.length, ...handshake]);
+    expect(fromClient(record, 8443)).toEqual({ hints: { app_name: 'TLS', tls: { version: 'TLS 1.0', ja4: `t10i010000_${truncatedSha256('002f')}_000000000000` } } });
   });
 
   it('is computed from the same lists OpenSSL traces for its own ClientHello', async () => {

@@ -46,17 +46,18 @@ export interface ClientHello {
   signatureAlgorithms: number[];
 }
 
-/** Inspects a payload starting with a TLS handshake record. */
+/** Inspects a payload starting with a TLS handshake record; only hellos say anything. */
 export function inspectTls(payload: Uint8Array): Inspection {
   const recordEnd = 5 + ((payload[3] << 8) | payload[4]);
   const body = new ByteReader(payload, 5, Math.min(recordEnd, payload.length));
   const type = body.u8();
   const hello = body.take(body.u24());
-  // The record may hold more than the capture: the hello then ends where the bytes end.
-  const cut = hello.short || recordEnd > payload.length;
+  // A hello longer than its record's captured bytes was cut by the capture (or continues in the
+  // next record, which this one-packet view cannot join): it ends where the bytes end.
+  const cut = hello.short;
   if (type === CLIENT_HELLO) return clientHelloInspection(hello, cut);
   if (type === SERVER_HELLO) return serverHelloInspection(hello, cut);
-  return { problem: 'tls.not_a_hello' };
+  return {}; // a later handshake message (TLS 1.2 key exchange, an encrypted Finished): nothing to say
 }
 
 function clientHelloInspection(reader: ByteReader, cut: boolean): Inspection {
@@ -83,6 +84,7 @@ export function readClientHello(reader: ByteReader): ClientHello | undefined {
   const hello: ClientHello = { version, ciphers: [], extensions: [], alpn: [], supportedVersions: [], signatureAlgorithms: [] };
   while (cipherBytes.remaining >= 2) hello.ciphers.push(cipherBytes.u16());
   reader.skip(reader.u8()); // compression methods
+  if (reader.remaining === 0 && !reader.short) return hello; // no extensions at all: allowed before TLS 1.3
   const extensions = reader.take(reader.u16());
   while (extensions.remaining >= 4) {
     const type = extensions.u16();
@@ -105,7 +107,7 @@ function serverHelloInspection(reader: ByteReader, cut: boolean): Inspection {
   reader.skip(3); // cipher suite, compression method
   if (reader.short) return { problem: 'tls.truncated' };
   let alpn: string[] = [];
-  const extensions = reader.take(reader.u16());
+  const extensions = reader.remaining > 0 ? reader.take(reader.u16()) : reader.take(0); // none before TLS 1.3 is fine
   while (extensions.remaining >= 4) {
     const type = extensions.u16();
     const data = extensions.take(extensions.u16());

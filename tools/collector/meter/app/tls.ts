@@ -51,24 +51,24 @@ export function inspectTls(payload: Uint8Array): Inspection {
   const recordEnd = 5 + ((payload[3] << 8) | payload[4]);
   const body = new ByteReader(payload, 5, Math.min(recordEnd, payload.length));
   const type = body.u8();
-  const hello = body.take(body.u24());
   // A hello longer than its record's captured bytes was cut by the capture (or continues in the
-  // next record, which this one-packet view cannot join): it ends where the bytes end.
-  const cut = hello.short;
-  if (type === CLIENT_HELLO) return clientHelloInspection(hello, cut);
-  if (type === SERVER_HELLO) return serverHelloInspection(hello, cut);
+  // next record, which this one-packet view cannot join): its reader starts `short`.
+  const hello = body.take(body.u24());
+  if (type === CLIENT_HELLO) return clientHelloInspection(hello);
+  if (type === SERVER_HELLO) return serverHelloInspection(hello);
   return {}; // a later handshake message (TLS 1.2 key exchange, an encrypted Finished): nothing to say
 }
 
-function clientHelloInspection(reader: ByteReader, cut: boolean): Inspection {
+function clientHelloInspection(reader: ByteReader): Inspection {
   const hello = readClientHello(reader);
   if (hello === undefined) return { problem: 'tls.truncated' };
+  const complete = !reader.short;
   const tls: NonNullable<AppHints['tls']> = {};
-  const offered = highestVersion(hello);
-  if (VERSION_NAMES[offered]) tls.version = VERSION_NAMES[offered];
+  // A cut hello's legacy version (always TLS 1.2 from modern clients) would hide a 1.3 offer past the cut.
+  const offered = complete || hello.supportedVersions.length > 0 ? highestVersion(hello) : undefined;
+  if (offered !== undefined && VERSION_NAMES[offered]) tls.version = VERSION_NAMES[offered];
   if (hello.sni !== undefined) tls.sni = hello.sni;
   if (hello.alpn.length > 0) tls.alpn = hello.alpn.map(alpnText);
-  const complete = !cut && !reader.short;
   if (complete) tls.ja4 = ja4(hello);
   const hints: AppHints = { tls };
   return complete ? { hints } : { hints, problem: 'tls.truncated' };
@@ -100,26 +100,30 @@ export function readClientHello(reader: ByteReader): ClientHello | undefined {
   return hello;
 }
 
-function serverHelloInspection(reader: ByteReader, cut: boolean): Inspection {
-  let version = reader.u16();
+function serverHelloInspection(reader: ByteReader): Inspection {
+  const legacyVersion = reader.u16();
   reader.skip(32); // random
   reader.skip(reader.u8()); // session id
   reader.skip(3); // cipher suite, compression method
   if (reader.short) return { problem: 'tls.truncated' };
+  let selectedVersion: number | undefined;
   let alpn: string[] = [];
   const extensions = reader.remaining > 0 ? reader.take(reader.u16()) : reader.take(0); // none before TLS 1.3 is fine
   while (extensions.remaining >= 4) {
     const type = extensions.u16();
     const data = extensions.take(extensions.u16());
     if (data.short) break;
-    if (type === EXT_SUPPORTED_VERSIONS) version = data.u16(); // TLS 1.3 negotiates here (RFC 8446 §4.2.1)
+    if (type === EXT_SUPPORTED_VERSIONS) selectedVersion = data.u16(); // TLS 1.3 negotiates here (RFC 8446 §4.2.1)
     else if (type === EXT_ALPN) alpn = readAlpn(data).map(alpnText);
   }
+  if (extensions.remaining > 0) reader.short = true;
+  // As in the ClientHello, a cut hello's legacy version says nothing about a selection past the cut.
+  const version = selectedVersion ?? (reader.short ? undefined : legacyVersion);
   const tls: NonNullable<AppHints['tls']> = {};
-  if (VERSION_NAMES[version]) tls.version = VERSION_NAMES[version];
+  if (version !== undefined && VERSION_NAMES[version]) tls.version = VERSION_NAMES[version];
   if (alpn.length > 0) tls.alpn = alpn;
   const hints: AppHints = { tls };
-  return cut || reader.short ? { hints, problem: 'tls.truncated' } : { hints };
+  return reader.short ? { hints, problem: 'tls.truncated' } : { hints };
 }
 
 function readServerName(data: ByteReader): string | undefined {

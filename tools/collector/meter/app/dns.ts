@@ -3,6 +3,7 @@
 // compression pointers only backwards, so a pointer loop cannot exist; labels are bounded by
 // RFC 1035's 255-byte name limit.
 
+import type { AppHints } from '../packet.js';
 import { ByteReader, type Inspection, printable } from './inspection.js';
 
 /** Type names as flowgen and Suricata spell them; others as RFC 3597's `TYPEnnn`. */
@@ -50,8 +51,8 @@ export function inspectDns(payload: Uint8Array, overTcp: boolean): Inspection {
   reader.skip(2); // class
   if (rrname === undefined || reader.short) return { problem: nameProblem(reader) };
 
-  const dns: { rrname: string; rrtype: string; rcode?: string; answers?: string[] } = { rrname, rrtype: rrTypeName(rrtype) };
-  const hints = { app_name: 'DNS', dns };
+  const dns: NonNullable<AppHints['dns']> = { rrname, rrtype: rrTypeName(rrtype) };
+  const hints: AppHints = { app_name: 'DNS', dns };
   if (!(flags & 0x8000)) return { hints }; // a query: no rcode, no answers
   dns.rcode = rcodeName(flags & 0x0f);
 
@@ -95,8 +96,9 @@ function answerText(type: number, rdata: ByteReader): string | undefined {
 
 /**
  * Reads a possibly compressed name in presentation form without the trailing dot ("." for the
- * root); undefined when malformed. A pointer must point before the label that holds it, which
- * makes every chain finite; the 255-byte limit bounds the work and the text.
+ * root); undefined when malformed. Each pointer must point before where the name, or the last
+ * jump, started: the targets strictly decrease, so no chain loops. The hop and 255-byte limits
+ * bound the work and the text.
  */
 export function readName(reader: ByteReader): string | undefined {
   const bytes = reader.bytes;

@@ -47,6 +47,5 @@ function latin1(bytes: Uint8Array, start: number, end: number): string {
 
 /** Control characters would corrupt logs and UIs downstream; they are dropped, and the text bounded. */
 function clean(value: string, max: number): string {
-  // eslint-disable-next-line no-control-regex
   return value.replace(/[\x00-\x1f\x7f]/g, '').slice(0, max);
 }

@@ -33,7 +33,7 @@ afterAll(async () => {
 async function lookup(name: string, type: string, overTcp = false): Promise<{ query: Buffer; response: Buffer }> {
   const relay: Recording = await (overTcp ? tcpRelay : udpRelay)(dnsPort);
   try {
-    const run = await runTool('dig', ['@127.0.0.1', '-p', String(relay.port), name, type, '+tries=1', '+time=3', ...(overTcp ? ['+tcp'] : [])]);
+    const run = await runTool('dig', ['@127.0.0.1', '-p', String(relay.port), name, type, '+tries=1', '+time=3', ...(overTcp ? ['+tcp'] : ['+ignore'])]);
     expect(run.code, run.stderr + run.stdout).toBe(0);
     return { query: Buffer.concat(relay.fromClient), response: Buffer.concat(relay.fromServer) };
   } finally {
@@ -69,6 +69,22 @@ describe('DNS messages from dig and dnsmasq', () => {
     expect(udpResponse(missing.response).hints?.dns).toEqual({ rrname: 'missing.example.test', rrtype: 'A', rcode: 'NXDOMAIN' });
     const txt = await lookup('txt.example.test', 'TXT');
     expect(udpResponse(txt.response).hints?.dns).toEqual({ rrname: 'txt.example.test', rrtype: 'TXT', rcode: 'NOERROR' });
+  });
+
+  it('names REFUSED (dnsmasq has no upstream for other domains)', async () => {
+    const { response } = await lookup('elsewhere.example.org', 'A');
+    expect(udpResponse(response).hints?.dns).toEqual({ rrname: 'elsewhere.example.org', rrtype: 'A', rcode: 'REFUSED' });
+  });
+
+  it('spells the types dig asks for as flowgen does', async () => {
+    for (const type of ['NS', 'CNAME', 'SOA', 'PTR', 'MX', 'TXT', 'SRV', 'HTTPS', 'CAA']) {
+      const { query } = await lookup('www.example.test', type);
+      expect(udpQuery(query).hints?.dns?.rrtype).toBe(type);
+    }
+    expect(udpQuery((await lookup('www.example.test', 'TYPE4000')).query).hints?.dns?.rrtype).toBe('TYPE4000');
+    // dig 9.18 asks for ANY over TCP only (nothing reaches a UDP relay), so it is relayed over TCP.
+    const any = await lookup('www.example.test', 'ANY', true);
+    expect(inspect(packetWith(any.query, { protocol: 6, srcPort: 40000, dstPort: 53 }), true).hints?.dns?.rrtype).toBe('ANY');
   });
 
   it('reads DNS over TCP behind its length prefix', async () => {

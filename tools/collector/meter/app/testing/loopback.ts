@@ -10,7 +10,7 @@ const LOOPBACK = '127.0.0.1';
 
 /** A port free on loopback for both TCP and UDP at the time of asking. */
 export async function freePort(): Promise<number> {
-  for (;;) {
+  for (let attempt = 0; attempt < 20; attempt++) {
     const server = createServer();
     await new Promise<void>((resolve) => server.listen(0, LOOPBACK, resolve));
     const port = (server.address() as AddressInfo).port;
@@ -23,6 +23,7 @@ export async function freePort(): Promise<number> {
     udp.close();
     if (udpFree) return port;
   }
+  throw new Error('no loopback port free for both TCP and UDP after 20 attempts');
 }
 
 /** Runs a tool with an empty stdin to its end (or its deadline); its exit status is the caller's to judge. */

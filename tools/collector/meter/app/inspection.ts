@@ -1,0 +1,80 @@
+// What one protocol inspector returns: the hints it found and, when the bytes were cut short or
+// malformed, why it stopped (a drop-count key such as "tls.truncated"). A truncated message may
+// still yield hints: what was read before the cut is kept.
+
+import type { AppHints } from '../packet.js';
+
+export interface Inspection {
+  hints?: AppHints;
+  problem?: string;
+}
+
+/**
+ * Reads big-endian integers from a byte range, never past its end: a read beyond it returns 0 and
+ * sets `short`, so parsers check once after a group of reads instead of before every byte.
+ */
+export class ByteReader {
+  short = false;
+  constructor(
+    readonly bytes: Uint8Array,
+    public pos = 0,
+    readonly end = bytes.length,
+  ) {}
+
+  get remaining(): number {
+    return Math.max(0, this.end - this.pos);
+  }
+
+  u8(): number {
+    if (this.pos + 1 > this.end) return this.overrun();
+    return this.bytes[this.pos++];
+  }
+
+  u16(): number {
+    if (this.pos + 2 > this.end) return this.overrun();
+    const value = (this.bytes[this.pos] << 8) | this.bytes[this.pos + 1];
+    this.pos += 2;
+    return value;
+  }
+
+  u24(): number {
+    if (this.pos + 3 > this.end) return this.overrun();
+    const value = (this.bytes[this.pos] << 16) | (this.bytes[this.pos + 1] << 8) | this.bytes[this.pos + 2];
+    this.pos += 3;
+    return value;
+  }
+
+  skip(count: number): void {
+    if (this.pos + count > this.end) this.overrun();
+    else this.pos += count;
+  }
+
+  /** A sub-reader over the next `length` bytes (cut at this reader's end, with `short` set if cut). */
+  take(length: number): ByteReader {
+    const end = Math.min(this.pos + length, this.end);
+    const sub = new ByteReader(this.bytes, this.pos, end);
+    if (end < this.pos + length) {
+      sub.short = true;
+      this.short = true;
+    }
+    this.pos = end;
+    return sub;
+  }
+
+  private overrun(): number {
+    this.short = true;
+    this.pos = this.end;
+    return 0;
+  }
+}
+
+/** Printable ASCII as is; anything else as a `\DDD` escape (dig's presentation format). */
+export function printable(bytes: Uint8Array, start: number, end: number, escapeDot = false): string {
+  let text = '';
+  for (let i = start; i < end; i++) {
+    const b = bytes[i];
+    if (b > 0x20 && b < 0x7f && b !== 0x5c && !(escapeDot && b === 0x2e)) text += String.fromCharCode(b);
+    else text += '\\' + b.toString().padStart(3, '0');
+  }
+  return text;
+}

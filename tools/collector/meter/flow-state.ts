@@ -117,22 +117,33 @@ export class FlowState implements RecencyNode<FlowState> {
     else this.inspectedDst++;
     for (const inspector of inspectors) {
       const found = inspector(p, fromSrc);
-      if (found !== undefined) mergeHints(this.hints, found);
+      if (found !== undefined) mergeHints(this.hints, found, !fromSrc);
     }
   }
 }
 
 type HintGroup = 'dns' | 'tls' | 'http';
 
-/** The first non-empty value of each field wins: the earliest packet that said something is believed. */
-export function mergeHints(into: AppHints, from: AppHints): void {
+/**
+ * Fields the responder settles: a ClientHello offers versions, the ServerHello names the one
+ * negotiated, and it comes later.
+ */
+const SETTLED_BY_RESPONDER: Partial<Record<HintGroup, readonly string[]>> = { tls: ['version'] };
+
+/**
+ * The first non-empty value of each field wins (the earliest packet that said something is
+ * believed), except that the responder's word on a field it settles replaces the initiator's.
+ */
+export function mergeHints(into: AppHints, from: AppHints, fromResponder = false): void {
   if (isEmpty(into.app_name) && !isEmpty(from.app_name)) into.app_name = from.app_name;
   for (const group of ['dns', 'tls', 'http'] as HintGroup[]) {
     const source = from[group] as Record<string, unknown> | undefined;
     if (source === undefined) continue;
     const target = (into[group] ??= {} as never) as Record<string, unknown>;
+    const settled = fromResponder ? (SETTLED_BY_RESPONDER[group] ?? []) : [];
     for (const [field, value] of Object.entries(source)) {
-      if (isEmpty(target[field]) && !isEmpty(value)) target[field] = Array.isArray(value) ? value.slice() : value;
+      if (isEmpty(value) || (!isEmpty(target[field]) && !settled.includes(field))) continue;
+      target[field] = Array.isArray(value) ? value.slice() : value;
     }
   }
 }

@@ -364,6 +364,16 @@ describe('payload', () => {
     expect(r.dst.ctx).toEqual({ fqdn: 'a.example' });
   });
 
+  it('takes the TLS version the responder negotiated over the one the initiator offered', () => {
+    const hello: PayloadInspector = (_p, fromInitiator) =>
+      fromInitiator ? { app_name: 'HTTPS', tls: { sni: 'old.example', version: 'TLS 1.3' } } : { tls: { version: 'TLS 1.2', sni: 'ignored.example' } };
+    const c = new TcpConversation({ ...web, dstPort: 8443 });
+    const t = table({ inspectors: [hello] });
+    feed(t, [...c.handshake(T0, 10_000), c.segment(T0 + 100_000, true, PSH | ACK, bytes(200)), c.segment(T0 + 101_000, false, PSH | ACK, bytes(200))]);
+    const [r] = valid(t.flush());
+    expect(r.tls).toEqual({ sni: 'old.example', version: 'TLS 1.2' });
+  });
+
   it('writes a DNS inspector\'s question and answer into the record', () => {
     const dnsHints = (p: DecodedPacket, fromInitiator: boolean): AppHints =>
       fromInitiator ? { app_name: 'DNS', dns: { rrname: 'example.com', rrtype: 'A' } } : { dns: { rrname: 'example.com', rrtype: 'A', rcode: 'NOERROR', answers: ['93.184.216.34'] } };

@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # Installs and starts what the tests need from Debian: PostgreSQL (TEST_DATABASE_URL skips it),
 # Chromium for the browser tests, shellcheck for the collector scripts, tcpdump and ping for the
-# packet meter's captures. Idempotent; CI starts
-# from a machine with none of them running.
+# packet meter's captures. Idempotent; CI starts from a machine with none of them running.
 set -euo pipefail
 
 missing=()

@@ -29,7 +29,7 @@ beforeAll(async () => {
   const capture = await startTcpdump({ iface: 'lo', filter: `port ${peers.udpPort} or (icmp and ip[2:2] = ${20 + 8 + 77})` });
   await peers.sendUdp([1, 60, 500]);
   await ping('127.0.0.1', 77, 2);
-  real = await capture.stop();
+  real = (await capture.stop()).bytes;
   await peers.close();
   frames = readAll([real]).frames;
 });

@@ -34,35 +34,42 @@ const RESPONSE = 'world!';
 const UDP_SIZES = [10, 200, 3000];
 const PING_SIZE = 123;
 
+const captures = new Map<string, Uint8Array>();
+const droppedByKernel = new Map<string, number>();
+let v4: LoopbackPeers;
+let v6: LoopbackPeers;
+
+beforeAll(async () => {
+  v4 = await listenOnLoopback('127.0.0.1');
+  v6 = await listenOnLoopback('::1');
+  // Only this test's ports and ping size: other tests may use the loopback at the same time.
+  const ports = [v4.tcpPort, v4.udpPort, v6.tcpPort, v6.udpPort].map((p) => `port ${p}`).join(' or ');
+  const filter = `${ports} or (icmp and ip[2:2] = ${20 + 8 + PING_SIZE}) or (icmp6 and ip6[4:2] = ${8 + PING_SIZE})`;
+  const running = {
+    ethernet: await startTcpdump({ iface: 'lo', filter }),
+    sll2: await startTcpdump({ iface: 'any', filter, args: ['--time-stamp-precision', 'nano'] }),
+    sll: await startTcpdump({ iface: 'any', filter, args: ['-y', 'LINUX_SLL'] }),
+  };
+  for (const peers of [v4, v6]) {
+    await peers.exchangeTcp(REQUEST, RESPONSE);
+    await peers.sendUdp(UDP_SIZES);
+    await ping(peers.host, PING_SIZE, 2);
+  }
+  for (const [name, capture] of Object.entries(running)) {
+    const { bytes, droppedByKernel: dropped } = await capture.stop();
+    captures.set(name, bytes);
+    droppedByKernel.set(name, dropped);
+  }
+});
+afterAll(async () => {
+  await v4?.close();
+  await v6?.close();
+});
+
 describe('decoding real loopback captures', () => {
-  const captures = new Map<string, Uint8Array>();
-  let v4: LoopbackPeers;
-  let v6: LoopbackPeers;
-
-  beforeAll(async () => {
-    v4 = await listenOnLoopback('127.0.0.1');
-    v6 = await listenOnLoopback('::1');
-    // Only this test's ports and ping size: other tests may use the loopback at the same time.
-    const ports = [v4.tcpPort, v4.udpPort, v6.tcpPort, v6.udpPort].map((p) => `port ${p}`).join(' or ');
-    const filter = `${ports} or (icmp and ip[2:2] = ${20 + 8 + PING_SIZE}) or (icmp6 and ip6[4:2] = ${8 + PING_SIZE})`;
-    const running = {
-      ethernet: await startTcpdump({ iface: 'lo', filter }),
-      sll2: await startTcpdump({ iface: 'any', filter, args: ['--time-stamp-precision', 'nano'] }),
-      sll: await startTcpdump({ iface: 'any', filter, args: ['-y', 'LINUX_SLL'] }),
-    };
-    for (const peers of [v4, v6]) {
-      await peers.exchangeTcp(REQUEST, RESPONSE);
-      await peers.sendUdp(UDP_SIZES);
-      await ping(peers.host, PING_SIZE, 2);
-    }
-    for (const [name, capture] of Object.entries(running)) captures.set(name, await capture.stop());
-  });
-  afterAll(async () => {
-    await v4?.close();
-    await v6?.close();
-  });
-
   it('reads each capture whole, with the link type tcpdump names', () => {
+    // The exact counts below need every packet of the Ethernet capture.
+    expect(droppedByKernel.get('ethernet'), 'tcpdump -i lo reported kernel drops').toBe(0);
     const linkTypes = Object.fromEntries([...captures].map(([name, bytes]) => {
       const { frames, drops } = framesOf(bytes);
       expect(drops).toEqual({});
@@ -119,11 +126,18 @@ describe('decoding real loopback captures', () => {
     for (const name of ['sll', 'sll2']) {
       const { packets, drops } = decodeAll(framesOf(captures.get(name)!).frames);
       expect(drops).toEqual({});
-      expect(packets.map(summary)).toEqual(ethernet.map(summary));
-      packets.forEach((p, i) => {
+      // The "any" device's ring sometimes overflows on this shared machine (tcpdump then reports
+      // kernel drops, counting lo's outgoing copies too); every packet it did write must be the
+      // Ethernet capture's next one, and without drops it wrote them all.
+      if (droppedByKernel.get(name) === 0) expect(packets.length).toBe(ethernet.length);
+      let next = 0;
+      for (const p of packets) {
+        while (next < ethernet.length && JSON.stringify(summary(ethernet[next])) !== JSON.stringify(summary(p))) next++;
+        expect(next, `${name} packet ${JSON.stringify(summary(p))} not in the Ethernet capture`).toBeLessThan(ethernet.length);
         expect(Number.isInteger(p.tsMicros)).toBe(true);
-        expect(Math.abs(p.tsMicros - ethernet[i].tsMicros)).toBeLessThan(50_000);
-      });
+        expect(Math.abs(p.tsMicros - ethernet[next].tsMicros)).toBeLessThan(50_000);
+        next++;
+      }
     }
   });
 });
@@ -141,7 +155,7 @@ describe.skipIf(!isRoot)('decoding real fragments (a network namespace with a 12
     const capture = await startTcpdump({ iface: 'lo', filter: 'ip or ip6', wrapper: inNamespace });
     await ping('127.0.0.1', 3000, 1, inNamespace);
     await ping('::1', 3000, 1, inNamespace);
-    packets = decodeAll(framesOf(await capture.stop()).frames).packets;
+    packets = decodeAll(framesOf((await capture.stop()).bytes).frames).packets;
   });
   afterAll(() => {
     execFileSync('ip', ['netns', 'del', namespace]);
@@ -166,5 +180,135 @@ describe.skipIf(!isRoot)('decoding real fragments (a network namespace with a 12
     ]);
     expect(v6[0].fragmentId).toBe(v6[2].fragmentId);
     expect(v6[0].ipLength).toBe(40 + 8 + 1232);
+  });
+});
+
+describe('framings and headers built from the specifications around real IP packets', () => {
+  /** The IP bytes of the real Ethernet capture's first packet matching `pick`. */
+  function realIp(pick: (p: DecodedPacket) => boolean): Uint8Array {
+    const frame = framesOf(captures.get('ethernet')!).frames.find((f) => {
+      const p = decodeFrame(f, {});
+      return p !== undefined && pick(p);
+    })!;
+    return frame.data.subarray(14);
+  }
+  const udp4 = () => realIp((p) => p.ipVersion === 4 && p.protocol === 17);
+  const syn6 = () => realIp((p) => p.ipVersion === 6 && p.tcp?.flags === TcpFlag.SYN);
+  const ethernet = (etherType: number, ip: Uint8Array, tags: [number, number][] = []) =>
+    Buffer.concat([Buffer.alloc(12, 0x02), ...tags.map(([tpid, vid]) => Buffer.from([tpid >> 8, tpid & 0xff, vid >> 8, vid & 0xff])), Buffer.from([etherType >> 8, etherType & 0xff]), ip]);
+  const frame = (linkType: number, data: Uint8Array): CapturedFrame => ({ tsMicros: 1, linkType, wireLength: data.length, data });
+  const decode = (f: CapturedFrame) => {
+    const drops: DropCounts = {};
+    return { packet: decodeFrame(f, drops), drops };
+  };
+  const expectSame = (f: CapturedFrame, ip: Uint8Array) => {
+    const { packet, drops } = decode(f);
+    expect(drops).toEqual({});
+    expect(summary(packet!)).toEqual(summary(decodeFrame(frame(1, ethernet(ip[0] >> 4 === 6 ? 0x86dd : 0x0800, ip)), {})!));
+    return packet!;
+  };
+
+  it('keeps the outer VLAN id of 802.1Q and 802.1ad (QinQ) tags', () => {
+    const ip = udp4();
+    expect(expectSame(frame(1, ethernet(0x0800, ip, [[0x8100, 7]])), ip).vlan).toBe(7);
+    expect(expectSame(frame(1, ethernet(0x0800, ip, [[0x88a8, 0x2000 | 100], [0x8100, 7]])), ip).vlan).toBe(100);
+    const tooMany = Array.from({ length: 5 }, (): [number, number] => [0x8100, 1]);
+    expect(decode(frame(1, ethernet(0x0800, ip, tooMany))).drops).toEqual({ too_many_vlan_tags: 1 });
+  });
+
+  it('reads raw IP (101, 12, 14) and BSD loopback in either byte order', () => {
+    const [ip4, ip6] = [udp4(), syn6()];
+    for (const type of [101, 12]) expectSame(frame(type, ip4), ip4);
+    for (const type of [101, 14]) expectSame(frame(type, ip6), ip6);
+    expectSame(frame(0, Buffer.concat([Buffer.from([2, 0, 0, 0]), ip4])), ip4);
+    expectSame(frame(0, Buffer.concat([Buffer.from([0, 0, 0, 2]), ip4])), ip4);
+    for (const family of [24, 28, 30]) expectSame(frame(0, Buffer.concat([Buffer.from([family, 0, 0, 0]), ip6])), ip6);
+    expect(decode(frame(0, Buffer.concat([Buffer.from([7, 0, 0, 0]), ip4]))).drops).toEqual({ not_ip: 1 });
+  });
+
+  it('counts ARP as not IP and an unknown link type as unsupported', () => {
+    expect(decode(frame(1, ethernet(0x0806, new Uint8Array(28)))).drops).toEqual({ not_ip: 1 });
+    expect(decode(frame(147, udp4())).drops).toEqual({ unsupported_link_type: 1 });
+  });
+
+  it('skips IPv4 options and Ethernet padding', () => {
+    const ip = udp4();
+    const withOptions = Buffer.concat([ip.subarray(0, 20), Buffer.from([1, 1, 1, 0]), ip.subarray(20)]);
+    withOptions[0] = 0x46;
+    withOptions.writeUInt16BE(ip.length + 4, 2);
+    const { packet } = decode(frame(1, ethernet(0x0800, withOptions)));
+    expect(packet).toMatchObject({ ipLength: ip.length + 4, payloadLength: ip.length - 28, srcPort: decodeFrame(frame(101, ip), {})!.srcPort });
+    const padded = decode(frame(1, Buffer.concat([ethernet(0x0800, ip), Buffer.alloc(30, 0xee)]))).packet!;
+    expect(Buffer.from(padded.payload)).toEqual(Buffer.from(ip.subarray(28)));
+  });
+
+  it('walks hop-by-hop, destination options and routing headers to the transport', () => {
+    const ip = syn6();
+    const padN = [1, 4, 0, 0, 0, 0];
+    const extensions = Buffer.from([60, 0, ...padN, 43, 0, ...padN, 6, 0, 4, 0, 0, 0, 0, 0]);
+    const chained = Buffer.concat([ip.subarray(0, 40), extensions, ip.subarray(40)]);
+    chained[6] = 0; // hop-by-hop first
+    chained.writeUInt16BE(((ip[4] << 8) | ip[5]) + extensions.length, 4);
+    const plain = decodeFrame(frame(101, ip), {})!;
+    const { packet, drops } = decode(frame(101, chained));
+    expect(drops).toEqual({});
+    expect(packet).toMatchObject({ protocol: 6, srcPort: plain.srcPort, dstPort: plain.dstPort, payloadLength: plain.payloadLength, ipLength: plain.ipLength + 24 });
+    const endless = Buffer.concat([ip.subarray(0, 40), Buffer.alloc(8 * 9)]);
+    for (let i = 0; i < 9; i++) endless[40 + 8 * i] = 60;
+    endless[6] = 60;
+    endless.writeUInt16BE(8 * 9, 4);
+    expect(decode(frame(101, endless)).drops).toEqual({ too_many_ipv6_extensions: 1 });
+  });
+
+  it('counts IPv4 headers that cannot be', () => {
+    const ip = Buffer.from(udp4());
+    const shortIhl = Buffer.from(ip);
+    shortIhl[0] = 0x44;
+    const shortTotal = Buffer.from(ip);
+    shortTotal.writeUInt16BE(19, 2);
+    for (const bad of [shortIhl, shortTotal]) expect(decode(frame(1, ethernet(0x0800, bad))).drops).toEqual({ bad_ip_header: 1 });
+    expect(decode(frame(1, ethernet(0x86dd, ip))).drops).toEqual({ bad_ip_header: 1 });
+  });
+});
+
+describe('hostile frames', () => {
+  const known = new Set(['truncated_link', 'truncated_ip', 'truncated_transport', 'bad_ip_header', 'bad_transport_header', 'not_ip', 'unsupported_link_type', 'too_many_vlan_tags', 'too_many_ipv6_extensions']);
+
+  it('counts a real frame cut at every byte by the layer the cut falls in', () => {
+    const frames = framesOf(captures.get('ethernet')!).frames;
+    for (const f of frames) {
+      const whole = decodeFrame(f, {})!;
+      const ipHeader = whole.ipVersion === 4 ? 20 : 40;
+      const transport = whole.tcp?.headerLength ?? 8;
+      for (let cut = 0; cut < f.data.length; cut++) {
+        const drops: DropCounts = {};
+        const packet = decodeFrame({ ...f, data: f.data.subarray(0, cut) }, drops);
+        const reason = cut < 14 ? 'truncated_link' : cut < 14 + ipHeader ? 'truncated_ip' : cut < 14 + ipHeader + transport ? 'truncated_transport' : undefined;
+        if (reason === undefined) {
+          expect([packet?.payloadLength, packet?.srcPort, packet?.payload.length]).toEqual([whole.payloadLength, whole.srcPort, cut - 14 - ipHeader - transport]);
+        } else {
+          expect(drops).toEqual({ [reason]: 1 });
+        }
+      }
+    }
+  });
+
+  it('never throws on random frames of any link type, and counts every one it drops by a known reason', () => {
+    let x = 12345;
+    const next = () => {
+      x ^= x << 13; x >>>= 0; x ^= x >>> 17; x ^= x << 5; x >>>= 0;
+      return x;
+    };
+    const drops: DropCounts = {};
+    let decoded = 0;
+    for (let i = 0; i < 20_000; i++) {
+      const data = Uint8Array.from({ length: next() % 120 }, () => next() & 0xff);
+      // Half the frames start as IP so that the random bytes reach the deeper layers.
+      if (data.length > 0 && i % 2 === 0) data[0] = i % 4 === 0 ? 0x45 : 0x60;
+      const linkType = [1, 113, 276, 101, 12, 14, 0, 7][i % 8];
+      if (decodeFrame({ tsMicros: 0, linkType, wireLength: data.length, data }, drops)) decoded++;
+    }
+    expect(Object.keys(drops).filter((reason) => !known.has(reason))).toEqual([]);
+    expect(decoded + Object.values(drops).reduce((a, b) => a + b, 0)).toBe(20_000);
   });
 });

@@ -21,7 +21,13 @@ export interface TcpdumpOptions {
 
 /** A running tcpdump writing to a temporary file; stop() ends it and returns the file's bytes. */
 export interface RunningCapture {
-  stop(): Promise<Uint8Array>;
+  stop(): Promise<FinishedCapture>;
+}
+
+export interface FinishedCapture {
+  bytes: Uint8Array;
+  /** What tcpdump says the kernel dropped: on a loaded machine the "any" device's ring sometimes overflows. */
+  droppedByKernel: number;
 }
 
 export async function startTcpdump(options: TcpdumpOptions): Promise<RunningCapture> {
@@ -53,7 +59,8 @@ export async function startTcpdump(options: TcpdumpOptions): Promise<RunningCapt
       await exited;
       clearTimeout(killer);
       try {
-        return new Uint8Array(readFileSync(file));
+        const dropped = /(\d+) packets? dropped by kernel/.exec(stderr);
+        return { bytes: new Uint8Array(readFileSync(file)), droppedByKernel: Number(dropped?.[1] ?? 0) };
       } finally {
         rmSync(dir, { recursive: true, force: true });
       }

@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # Installs and starts what the tests need from Debian: PostgreSQL (TEST_DATABASE_URL skips it),
-# Chromium for the browser tests, shellcheck for the collector scripts. Idempotent; CI starts
-# from a machine with none of them running.
+# Chromium for the browser tests, shellcheck for the collector scripts, tcpdump and ping for the
+# packet meter's captures. Idempotent; CI starts from a machine with none of them running.
 set -euo pipefail
 
 missing=()
 if [ -z "${TEST_DATABASE_URL:-}" ] && ! ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1; then missing+=(postgresql); fi
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 command -v shellcheck >/dev/null 2>&1 || missing+=(shellcheck)
+# The packet meter's tests capture their own loopback traffic; the fragment test uses a namespace.
+command -v tcpdump >/dev/null 2>&1 || missing+=(tcpdump)
+command -v ping >/dev/null 2>&1 || missing+=(iputils-ping)
+command -v ip >/dev/null 2>&1 || missing+=(iproute2)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "ensure-test-tools: installing ${missing[*]}" >&2
   (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}") >&2

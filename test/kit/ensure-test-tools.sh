@@ -12,6 +12,8 @@ command -v shellcheck >/dev/null 2>&1 || missing+=(shellcheck)
 command -v tcpdump >/dev/null 2>&1 || missing+=(tcpdump)
 command -v ping >/dev/null 2>&1 || missing+=(iputils-ping)
 command -v ip >/dev/null 2>&1 || missing+=(iproute2)
+# The collector's --pcap end-to-end test fetches a page with curl while tcpdump captures it.
+command -v curl >/dev/null 2>&1 || missing+=(curl)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "ensure-test-tools: installing ${missing[*]}" >&2
   (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}") >&2

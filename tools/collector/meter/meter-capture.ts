@@ -56,7 +56,9 @@ export async function checkCaptureFile(path: string): Promise<void> {
   if (head.length === 0) throw new CaptureFileError(`capture file ${path} is empty`);
   const reader = new CaptureReader();
   reader.push(head);
-  if (reader.stoppedReason !== undefined) throw new CaptureFileError(`${path} is not a pcap or pcapng capture (${reader.stoppedReason})`);
+  // Damage after the header (an impossible record length) is the run's to count, not a refusal.
+  const reason = reader.stoppedReason;
+  if (reason === 'unknown_file_format' || reason === 'bad_section_header') throw new CaptureFileError(`${path} is not a pcap or pcapng capture (${reason})`);
 }
 
 export interface MeterOptions extends FlowTableOptions {

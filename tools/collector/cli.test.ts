@@ -88,6 +88,7 @@ describe('parseCli', () => {
     [['run', '--pcap', 'a.pcap', '--diurnal'], /--diurnal .* --pcap/],
     [['run', '--pcap', 'a.pcap', '--seed', '1'], /--seed .* --pcap/],
     [['run', '--pcap', ''], /--pcap must not be empty/],
+    [['run', '--pcap', 'a.pcap', '--seconds', '0'], /--seconds 0 would meter nothing/],
     [['run', '--idle-timeout', '5'], /--idle-timeout applies to metered captures; give --pcap FILE/],
     [['run', '--pcap', 'a.pcap', '--active-timeout', '0'], /--active-timeout must be a number from 1/],
   ])('%j is a usage error', (argv, message) => {

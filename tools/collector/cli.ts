@@ -61,9 +61,9 @@ Flags:
                           (default 30); batches already sent are still waited for
   --log-level LEVEL       ${LOG_LEVELS.join(', ')} (default info); logs are JSON lines on stderr
   --pcap FILE             meter a capture file (pcap or pcapng) with its packets' own times;
-                          repeat for several, metered in order through one flow table. Not
-                          with ${GENERATOR_FLAGS.map((f) => '--' + f).join(', ')}; --seconds
-                          then bounds the run
+                          repeat for several, metered in order through one flow table; not
+                          with --flows-per-second, --backfill-hours, --scenario, --diurnal or
+                          --seed; --seconds then bounds the run (not 0)
   --idle-timeout S        with --pcap: a flow idle this long (packet time) is exported (default 30)
   --active-timeout S      with --pcap: a longer flow is exported in parts this long (default 300)
 
@@ -174,6 +174,7 @@ export function parseCli(argv: string[]): ParsedCli {
   if (pcapFiles.length > 0) {
     const generatorFlag = GENERATOR_FLAGS.find((flag) => values[flag] !== undefined);
     if (generatorFlag) throw new UsageError(`--${generatorFlag} sets up generated flows; it cannot be combined with --pcap`);
+    if (Number(values.seconds) === 0) throw new UsageError('--seconds 0 would meter nothing; with --pcap give a positive bound or none');
   } else {
     const meterFlag = ['idle-timeout', 'active-timeout'].find((flag) => values[flag] !== undefined);
     if (meterFlag) throw new UsageError(`--${meterFlag} applies to metered captures; give --pcap FILE`);

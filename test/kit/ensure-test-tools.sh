@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
 # Installs and starts what the tests need from Debian: PostgreSQL (TEST_DATABASE_URL skips it),
-# Chromium for the browser tests, shellcheck for the collector scripts. Idempotent; CI starts
-# from a machine with none of them running.
+# Chromium for the browser tests, shellcheck for the collector scripts, tcpdump and ping for the
+# packet meter's captures. Idempotent; CI starts from a machine with none of them running.
 set -euo pipefail
 
 missing=()
 if [ -z "${TEST_DATABASE_URL:-}" ] && ! ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1; then missing+=(postgresql); fi
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 command -v shellcheck >/dev/null 2>&1 || missing+=(shellcheck)
-# The meter's payload inspectors are tested on bytes these tools send on loopback (dnsmasq-base:
-# the binary without the system service).
+# The packet meter's tests capture their own loopback traffic (tcpdump; the fragment test uses a
+# namespace), and its payload inspectors and the collector's --pcap test read bytes these tools
+# send on loopback (dnsmasq-base: the binary without the system service).
+command -v tcpdump >/dev/null 2>&1 || missing+=(tcpdump)
+command -v ping >/dev/null 2>&1 || missing+=(iputils-ping)
+command -v ip >/dev/null 2>&1 || missing+=(iproute2)
 command -v curl >/dev/null 2>&1 || missing+=(curl)
 command -v openssl >/dev/null 2>&1 || missing+=(openssl)
 command -v dig >/dev/null 2>&1 || missing+=(dnsutils)

@@ -40,7 +40,15 @@ describe('parseCli', () => {
       diurnal: false,
       batchFlows: undefined,
       maxQueuedFlows: undefined,
+      pcapFiles: [],
     });
+  });
+
+  it('reads capture files in order, with the meter timeouts', () => {
+    const parsed = parseCli(['run', '--base-url', 'http://h:1', '--pcap', 'a.pcap', '--pcap', 'b.pcapng', '--idle-timeout', '5', '--active-timeout', '60', '--seconds', '10']);
+    expect(parsed).toMatchObject({ pcapFiles: ['a.pcap', 'b.pcapng'], idleTimeoutSeconds: 5, activeTimeoutSeconds: 60, seconds: 10 });
+    expect(resolveRun(parsed as Extract<typeof parsed, { command: 'run' }>, { PROPHET_STATE_DIR: tempDir(), PROPHET_ACCESS_KEY: 'k.s' }))
+      .toMatchObject({ pcapFiles: ['a.pcap', 'b.pcapng'], idleTimeoutSecs: 5, activeTimeoutSecs: 60 });
   });
 
   it('reads numbers, scenarios (repeated, comma-separated, all) and seeds', () => {
@@ -74,6 +82,15 @@ describe('parseCli', () => {
     [['run', '--log-level', 'loud'], /--log-level must be one of/],
     [['run', '--hostname', ''], /must not be empty/],
     [['enroll', '--machine-id', 'x'.repeat(257)], /--machine-id must be at most 256 characters/],
+    [['run', '--pcap', 'a.pcap', '--flows-per-second', '10'], /--flows-per-second sets up generated flows; it cannot be combined with --pcap/],
+    [['run', '--pcap', 'a.pcap', '--backfill-hours', '1'], /--backfill-hours .* --pcap/],
+    [['run', '--scenario', 'scan', '--pcap', 'a.pcap'], /--scenario .* --pcap/],
+    [['run', '--pcap', 'a.pcap', '--diurnal'], /--diurnal .* --pcap/],
+    [['run', '--pcap', 'a.pcap', '--seed', '1'], /--seed .* --pcap/],
+    [['run', '--pcap', ''], /--pcap must not be empty/],
+    [['run', '--pcap', 'a.pcap', '--seconds', '0'], /--seconds 0 would meter nothing/],
+    [['run', '--idle-timeout', '5'], /--idle-timeout applies to metered captures; give --pcap FILE/],
+    [['run', '--pcap', 'a.pcap', '--active-timeout', '0'], /--active-timeout must be a number from 1/],
   ])('%j is a usage error', (argv, message) => {
     expect(() => parseCli(argv)).toThrow(UsageError);
     expect(() => parseCli(argv)).toThrow(message);
@@ -129,6 +146,22 @@ describe('main', () => {
     expect(await main(['run', '--seconds', 'soon'], c.io)).toBe(2);
     expect(c.err()).toMatch(/--seconds must be a number.*\n.*collector help/);
     expect(c.out()).toBe('');
+  });
+
+  it('refuses a --pcap file that is missing or no capture, naming it, exit 1, before contacting the service', async () => {
+    const dir = tempDir();
+    const text = join(dir, 'notes.txt');
+    writeFileSync(text, 'not packets');
+    for (const [file, message] of [
+      [join(dir, 'missing.pcap'), `cannot read capture file ${join(dir, 'missing.pcap')}: no such file`],
+      [text, `${text} is not a pcap or pcapng capture`],
+    ]) {
+      const c = capture({ PROPHET_STATE_DIR: dir, PROPHET_ACCESS_KEY: 'k.s' });
+      // Port 1 refuses connections: a contacted service would show in the message.
+      expect(await main(['run', '--base-url', 'http://127.0.0.1:1', '--pcap', file], c.io)).toBe(1);
+      expect(c.err()).toContain(`collector: ${message}`);
+      expect(c.out()).toBe('');
+    }
   });
 
   it('run without a key is a usage error', async () => {

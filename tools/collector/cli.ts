@@ -10,8 +10,12 @@ import { EnrollError, enroll } from './enroll.js';
 import { SCENARIO_KINDS, type ScenarioKind } from './flowgen/index.js';
 import { LOG_LEVELS, type LogLevel, createLogger } from './logring.js';
 import { hostMachineId } from './machine-id.js';
+import { checkCaptureFile } from './meter/meter-capture.js';
 import { StateDir, defaultStateDir } from './state.js';
 import { COLLECTOR_VERSION } from './version.js';
+
+/** Flags of the flow generator, which make no sense when metering captures. */
+const GENERATOR_FLAGS = ['flows-per-second', 'backfill-hours', 'scenario', 'diurnal', 'seed'] as const;
 
 export const USAGE = `Reference collector ${COLLECTOR_VERSION}
 
@@ -21,6 +25,10 @@ Usage:
                 [--backfill-hours H] [--scenario KIND]... [--seed N] [--machine-id ID]
                 [--state-dir DIR] [--hostname H] [--diurnal] [--batch-flows N]
                 [--max-queued-flows N] [--flush-timeout S] [--log-level LEVEL]
+  collector run --pcap FILE [--pcap FILE]... [--idle-timeout S] [--active-timeout S]
+                [--base-url URL] [--access-key KEY] [--seconds S] [--machine-id ID]
+                [--state-dir DIR] [--hostname H] [--batch-flows N] [--max-queued-flows N]
+                [--flush-timeout S] [--log-level LEVEL]
   collector machine-id [--machine-id ID]
   collector version | help
 
@@ -29,7 +37,8 @@ enroll   Device flow: prints the approval URL on stdout, waits for an operator, 
          or expired.
 run      Exchanges the access key for tokens, holds the control channel (hello, heartbeats,
          commands), generates flows and ships them. Runs until SIGINT/SIGTERM unless --seconds
-         is given; then flushes what is queued and exits 0.
+         is given; then flushes what is queued and exits 0. With --pcap, meters the capture
+         files instead of generating flows, and exits once their flows are acknowledged.
 
 Flags:
   --base-url URL          service address (run: default the one stored by enroll)
@@ -51,9 +60,15 @@ Flags:
   --flush-timeout S       on stop, seconds to wait for queued flows to be acknowledged
                           (default 30); batches already sent are still waited for
   --log-level LEVEL       ${LOG_LEVELS.join(', ')} (default info); logs are JSON lines on stderr
+  --pcap FILE             meter a capture file (pcap or pcapng) with its packets' own times;
+                          repeat for several, metered in order through one flow table; not
+                          with --flows-per-second, --backfill-hours, --scenario, --diurnal or
+                          --seed; --seconds then bounds the run (not 0)
+  --idle-timeout S        with --pcap: a flow idle this long (packet time) is exported (default 30)
+  --active-timeout S      with --pcap: a longer flow is exported in parts this long (default 300)
 
-Exit status: 0 done, every generated flow stored; 1 refused/failed, or flows lost (the
-summary's queued or failed is not 0); 2 usage error.
+Exit status: 0 done, every generated or metered flow stored; 1 refused/failed, a --pcap file
+missing or not a capture, or flows lost (the summary's queued or failed is not 0); 2 usage error.
 `;
 
 export class UsageError extends Error {
@@ -83,6 +98,9 @@ const OPTIONS = {
     'batch-flows': { type: 'string' },
     'max-queued-flows': { type: 'string' },
     'flush-timeout': { type: 'string' },
+    pcap: { type: 'string', multiple: true },
+    'idle-timeout': { type: 'string' },
+    'active-timeout': { type: 'string' },
   },
   'machine-id': { 'machine-id': { type: 'string' }, help: { type: 'boolean', short: 'h' } },
 } as const satisfies Record<string, ParseArgsConfig['options']>;
@@ -112,6 +130,10 @@ export type ParsedCli =
       batchFlows?: number;
       maxQueuedFlows?: number;
       flushTimeoutSeconds?: number;
+      /** Capture files to meter instead of generating flows; empty for none. */
+      pcapFiles: string[];
+      idleTimeoutSeconds?: number;
+      activeTimeoutSeconds?: number;
     } & Common);
 
 /** Parses argv (without node and the script); throws UsageError. */
@@ -145,6 +167,18 @@ export function parseCli(argv: string[]): ParsedCli {
   if (command === 'enroll') return { command, ...shared };
 
   const seed = str('seed');
+  const pcapFiles = ((values.pcap as string[] | undefined) ?? []).map((file) => {
+    if (file.trim() === '') throw new UsageError('--pcap must not be empty');
+    return file;
+  });
+  if (pcapFiles.length > 0) {
+    const generatorFlag = GENERATOR_FLAGS.find((flag) => values[flag] !== undefined);
+    if (generatorFlag) throw new UsageError(`--${generatorFlag} sets up generated flows; it cannot be combined with --pcap`);
+    if (Number(values.seconds) === 0) throw new UsageError('--seconds 0 would meter nothing; with --pcap give a positive bound or none');
+  } else {
+    const meterFlag = ['idle-timeout', 'active-timeout'].find((flag) => values[flag] !== undefined);
+    if (meterFlag) throw new UsageError(`--${meterFlag} applies to metered captures; give --pcap FILE`);
+  }
   return {
     command: 'run',
     ...shared,
@@ -158,6 +192,9 @@ export function parseCli(argv: string[]): ParsedCli {
     batchFlows: number(values, 'batch-flows', { min: 1, max: 10_000, integer: true }),
     maxQueuedFlows: number(values, 'max-queued-flows', { min: 1, max: 10_000_000, integer: true }),
     flushTimeoutSeconds: number(values, 'flush-timeout', { min: 0, max: 3600 }),
+    pcapFiles,
+    idleTimeoutSeconds: number(values, 'idle-timeout', { min: 1, max: 86_400 }),
+    activeTimeoutSeconds: number(values, 'active-timeout', { min: 1, max: 86_400 }),
   };
 }
 
@@ -217,6 +254,9 @@ export function resolveRun(parsed: Extract<ParsedCli, { command: 'run' }>, env: 
     maxQueuedFlows: parsed.maxQueuedFlows,
     flushTimeoutMs: parsed.flushTimeoutSeconds === undefined ? undefined : parsed.flushTimeoutSeconds * 1000,
     logLevel: parsed.logLevel,
+    pcapFiles: parsed.pcapFiles,
+    idleTimeoutSecs: parsed.idleTimeoutSeconds,
+    activeTimeoutSecs: parsed.activeTimeoutSeconds,
   };
 }
 
@@ -318,6 +358,8 @@ async function runEnroll(parsed: Extract<ParsedCli, { command: 'enroll' }>, io: 
 }
 
 async function runCollector(options: CollectorOptions, io: Io): Promise<number> {
+  // A file that cannot be metered is refused before the service is contacted.
+  for (const file of options.pcapFiles ?? []) await checkCaptureFile(file);
   const collector: RunningCollector = await startCollector({ ...options, waitForWelcome: false, log: (line) => io.stderr(line + '\n') });
   let signals = 0;
   const unregister = io.onSignal((signal) => {
@@ -347,7 +389,16 @@ async function runCollector(options: CollectorOptions, io: Io): Promise<number> 
 
 function summary(collector: RunningCollector) {
   const s = collector.stats();
-  return { node_id: s.node_id, machine_id: s.machine_id, version: s.version, flows_generated: s.flows.generated, ...s.ingest };
+  const source = s.meter
+    ? {
+        files: s.meter.files,
+        packets_read: s.meter.packets_read,
+        packets_decoded: s.meter.packets_decoded,
+        packets_dropped: s.meter.dropped,
+        flows_emitted: s.meter.flows_emitted,
+      }
+    : { flows_generated: s.flows.generated };
+  return { node_id: s.node_id, machine_id: s.machine_id, version: s.version, ...source, ...s.ingest };
 }
 
 const invokedDirectly = (() => {

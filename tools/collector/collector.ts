@@ -14,6 +14,8 @@ import { type Fetch, joinUrl } from './http.js';
 import { DEFAULT_BATCH_FLOWS, DEFAULT_MAX_QUEUED_FLOWS, IngestQueue, type IngestStats, batchIdPrefix } from './ingest.js';
 import { createLogger, type Logger, type LogLevel } from './logring.js';
 import { hostMachineId } from './machine-id.js';
+import { CaptureMeter, type MeterStats } from './meter/meter-capture.js';
+import type { PayloadInspector } from './meter/packet.js';
 import { RuntimeMonitor } from './runtime.js';
 import { StateDir, defaultStateDir } from './state.js';
 import { COLLECTOR_VERSION } from './version.js';
@@ -27,8 +29,18 @@ export interface CollectorOptions {
   hostname?: string;
   /** Default defaultStateDir(). */
   stateDir?: string;
-  /** Mean rate of generated flows; 0 generates none. Default 50. */
+  /** Mean rate of generated flows; 0 generates none. Default 50, and none when metering captures. */
   flowsPerSecond?: number;
+  /**
+   * Capture files (pcap, pcapng) metered in order, through one flow table, instead of generated
+   * flows; the collector stops once they are metered and their flows acknowledged.
+   */
+  pcapFiles?: readonly string[];
+  /** The meter's flow timeouts (seconds). Defaults 30 and 300. */
+  idleTimeoutSecs?: number;
+  activeTimeoutSecs?: number;
+  /** Payload inspectors that add app hints (DNS, TLS, HTTP, …) to metered flows. */
+  inspectors?: readonly PayloadInspector[];
   /** Seconds of live flows; undefined = until stop(), 0 = none (exit after the backfill). */
   seconds?: number;
   backfillHours?: number;
@@ -68,6 +80,8 @@ export interface CollectorStats {
   control: ControlStats;
   ingest: IngestStats;
   flows: FlowStats;
+  /** The packet meter's counts when metering captures, else null. */
+  meter: MeterStats | null;
   token_expires_at: string | null;
 }
 
@@ -98,7 +112,9 @@ export async function startCollector(options: CollectorOptions): Promise<Running
   let version = stored.collector_version ?? COLLECTOR_VERSION;
   let updateChannel = options.updateChannel ?? stored.update_channel ?? 'stable';
   let config: unknown;
-  const flowsPerSecond = options.flowsPerSecond ?? 50;
+  const pcapFiles = options.pcapFiles ?? [];
+  const metering = pcapFiles.length > 0;
+  const flowsPerSecond = metering ? 0 : (options.flowsPerSecond ?? 50);
 
   const tokens = new TokenSource({ baseUrl: options.baseUrl, accessKey: options.accessKey, logger, fetch: options.fetch });
   const secrets = [options.accessKey.trim(), options.accessKey.trim().slice(options.accessKey.trim().indexOf('.') + 1)];
@@ -137,6 +153,7 @@ export async function startCollector(options: CollectorOptions): Promise<Running
   });
 
   let pump: FlowPump | undefined;
+  let meter: CaptureMeter | undefined;
   const status = () => ({
     state: fatal ? 'refused' : 'running',
     node_id: control.nodeId ?? null,
@@ -156,6 +173,7 @@ export async function startCollector(options: CollectorOptions): Promise<Running
     control: control.stats(),
     ingest: ingest.stats(),
     flows: pump?.stats() ?? { generated: 0, backfill_generated: 0, live_generated: 0, backfill_done: false, last_timestamp: null },
+    meter: meter?.stats() ?? null,
     token_expires_at: tokens.expiresAtMs ? new Date(tokens.expiresAtMs).toISOString() : null,
   });
 
@@ -184,6 +202,8 @@ export async function startCollector(options: CollectorOptions): Promise<Running
     fetch: options.fetch,
   };
 
+  const idleTimeoutSecs = options.idleTimeoutSecs ?? 30;
+  const activeTimeoutSecs = options.activeTimeoutSecs ?? 300;
   const services = {
     flowgen: {
       enabled: flowsPerSecond > 0,
@@ -193,6 +213,7 @@ export async function startCollector(options: CollectorOptions): Promise<Running
       diurnal: options.diurnal ?? false,
     },
     ingest: { batch_flows: options.batchFlows ?? DEFAULT_BATCH_FLOWS, max_queued_flows: ingest.maxQueuedFlows },
+    ...(metering ? { meter: { source: 'pcap', files: pcapFiles.length, idle_timeout_secs: idleTimeoutSecs, active_timeout_secs: activeTimeoutSecs } } : {}),
   };
   const control: ControlChannel = new ControlChannel({
     baseUrl: options.baseUrl,
@@ -249,6 +270,7 @@ export async function startCollector(options: CollectorOptions): Promise<Running
     backfill_hours: options.backfillHours ?? 0,
     seconds: options.seconds ?? null,
     scenarios: options.scenarios ?? [],
+    pcap_files: pcapFiles,
   });
   control.start();
 
@@ -258,6 +280,24 @@ export async function startCollector(options: CollectorOptions): Promise<Running
     if (generation.signal.aborted) return;
     // The flows carry the tenant id (the service overwrites it anyway), which the token tells.
     const customerId = tokens.customerId ?? 'unknown';
+    if (metering) {
+      meter = new CaptureMeter(
+        {
+          customerId,
+          sensor: { id: machineId, type: 'packet', name: 'reference-collector', hostname, interface: 'pcap' },
+          tags: [],
+          idleTimeoutSecs,
+          activeTimeoutSecs,
+          inspectors: options.inspectors,
+          batchFlows: options.batchFlows ?? DEFAULT_BATCH_FLOWS,
+        },
+        ingest,
+      );
+      logger.info('meter.started', { files: pcapFiles });
+      await meter.run(pcapFiles, generation.signal);
+      logger.info('meter.done', { ...meter.stats() });
+      return;
+    }
     pump = new FlowPump(
       {
         customerId,
@@ -297,8 +337,15 @@ export async function startCollector(options: CollectorOptions): Promise<Running
       return { unsent };
     })());
 
-  // Finished on its own: the flows ran out (--seconds, or backfill only with 0), then stop() flushes.
-  if (options.seconds !== undefined) {
+  // Finished on its own: the flows ran out (--seconds, or backfill only with 0, or the captures were
+  // metered), then stop() flushes. With captures, --seconds bounds the whole run.
+  if (metering) {
+    void flowsDone.then(() => stop());
+    if (options.seconds !== undefined) {
+      const limit = setTimeout(() => void stop(), options.seconds * 1000);
+      void done.catch(() => undefined).finally(() => clearTimeout(limit));
+    }
+  } else if (options.seconds !== undefined) {
     void flowsDone.then(async () => {
       if (flowsPerSecond <= 0) await sleep(options.seconds! * 1000, generation.signal);
       if (!generation.signal.aborted) await stop();

@@ -1,0 +1,154 @@
+/**
+ * `npm run bench:meter [-- PACKETS]`: packets/s and flows/s of the packet meter (capture file →
+ * decode → flow table, `CaptureMeter`) beside softflowd metering the same file in the same run.
+ *
+ * The file is real traffic replayed: tcpdump (snap length 128, as flow meters capture) records a
+ * few TCP conversations and UDP exchanges of this run on lo; their frames are copied into groups
+ * of 1,000 concurrent replicas, each replica with its own client (10.g.r.r) and server
+ * (198.18.r.r, the benchmarking range) and the checksums adjusted, groups 40 s apart so that
+ * idle flows expire between them. Rates are per CPU second of one core (user + system), for
+ * softflowd as /usr/bin/time reports it.
+ */
+import { execFile } from 'node:child_process';
+import { createSocket } from 'node:dgram';
+import { closeSync, mkdtempSync, openSync, rmSync, statSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { CaptureReader } from '../collector/meter/capture.js';
+import { CaptureMeter } from '../collector/meter/meter-capture.js';
+import type { CapturedFrame } from '../collector/meter/packet.js';
+import { listenOnLoopback, startTcpdump } from '../collector/meter/testing/tcpdump.js';
+import { writePcap } from '../collector/meter/testing/write-capture.js';
+
+const run = promisify(execFile);
+const targetPackets = Number(process.argv[2] ?? 1_000_000);
+const REPLICAS_PER_GROUP = 1000;
+const GROUP_GAP_MICROS = 40e6;
+const ETHERNET = 14;
+
+/** A real capture of this run's loopback traffic: TCP conversations of several sizes, UDP exchanges. */
+async function captureTemplate(): Promise<{ frames: CapturedFrame[]; serverPorts: Set<number> }> {
+  const peers = await listenOnLoopback('127.0.0.1');
+  const capture = await startTcpdump({ iface: 'lo', filter: `port ${peers.tcpPort} or port ${peers.udpPort}`, args: ['-s', '128'] });
+  const traffic = async () => {
+    for (const size of [300, 1500, 6000, 20000]) await peers.exchangeTcp('GET /'.padEnd(200, 'x'), 'y'.repeat(size));
+    await peers.sendUdp([60, 120, 300, 60]);
+  };
+  const made = await traffic().then(() => undefined, (error: unknown) => error);
+  const { bytes } = await capture.stop();
+  await peers.close();
+  if (made !== undefined) throw made;
+  return { frames: new CaptureReader().push(bytes), serverPorts: new Set([peers.tcpPort, peers.udpPort]) };
+}
+
+/** RFC 1624: the one's complement checksum at `at` after a 16-bit word changed from `old` to `now`. */
+function adjustChecksum(data: Uint8Array, at: number, old: number, now: number): void {
+  const checksum = (data[at] << 8) | data[at + 1];
+  let sum = (~checksum & 0xffff) + (~old & 0xffff) + now;
+  sum = (sum & 0xffff) + (sum >>> 16);
+  sum = (sum & 0xffff) + (sum >>> 16);
+  const next = ~sum & 0xffff;
+  data[at] = next >> 8;
+  data[at + 1] = next & 0xff;
+}
+
+/** The frame with its IPv4 addresses replaced (client or server end by the port it uses), checksums kept right. */
+function readdress(frame: CapturedFrame, serverPorts: Set<number>, client: number[], server: number[], tsMicros: number): CapturedFrame {
+  const data = frame.data.slice();
+  const ihl = (data[ETHERNET] & 0x0f) * 4;
+  const l4 = ETHERNET + ihl;
+  const protocol = data[ETHERNET + 9];
+  const fromServer = serverPorts.has((data[l4] << 8) | data[l4 + 1]);
+  const [src, dst] = fromServer ? [server, client] : [client, server];
+  const transportChecksum = protocol === 6 ? l4 + 16 : protocol === 17 && ((data[l4 + 6] << 8) | data[l4 + 7]) !== 0 ? l4 + 6 : -1;
+  const next = [...src, ...dst];
+  for (let word = 0; word < 4; word++) {
+    const at = ETHERNET + 12 + word * 2;
+    const old = (data[at] << 8) | data[at + 1];
+    const now = (next[word * 2] << 8) | next[word * 2 + 1];
+    data[at] = next[word * 2];
+    data[at + 1] = next[word * 2 + 1];
+    adjustChecksum(data, ETHERNET + 10, old, now);
+    if (transportChecksum >= 0 && transportChecksum + 2 <= data.length) adjustChecksum(data, transportChecksum, old, now);
+  }
+  return { ...frame, data, tsMicros };
+}
+
+/** Writes ≥ targetPackets replayed frames; returns how many. */
+function writeReplay(path: string, template: CapturedFrame[], serverPorts: Set<number>): number {
+  const start = template[0].tsMicros;
+  const span = template[template.length - 1].tsMicros - start;
+  // Template frame j of replica r lands at j·slot + r µs in its group: replicas interleave in time order.
+  const slot = REPLICAS_PER_GROUP;
+  const groups = Math.ceil(targetPackets / (template.length * REPLICAS_PER_GROUP));
+  const linkType = template[0].linkType;
+  const fd = openSync(path, 'w');
+  let written = 0;
+  try {
+    writeSync(fd, writePcap([], { linkType }));
+    for (let g = 0; g < groups; g++) {
+      const groupStart = start + g * (template.length * slot + span + GROUP_GAP_MICROS);
+      const frames: CapturedFrame[] = [];
+      template.forEach((frame, j) => {
+        for (let r = 0; r < REPLICAS_PER_GROUP; r++) {
+          frames.push(readdress(frame, serverPorts, [10, g & 255, r >> 8, r & 255], [198, 18, r >> 8, r & 255], groupStart + j * slot + r));
+        }
+      });
+      writeSync(fd, writePcap(frames, { linkType }).subarray(24)); // the records, without a second file header
+      written += frames.length;
+    }
+  } finally {
+    closeSync(fd);
+  }
+  return written;
+}
+
+async function meterInProcess(path: string) {
+  let records = 0;
+  const meter = new CaptureMeter(
+    { customerId: 'bench', sensor: { id: 'bench', type: 'packet', name: 'bench', hostname: 'bench', interface: 'pcap' }, tags: [], batchFlows: 2000 },
+    { push: async (flows) => void (records += flows.length) },
+  );
+  const cpu = process.cpuUsage();
+  const wall = performance.now();
+  await meter.run([path], new AbortController().signal);
+  const used = process.cpuUsage(cpu);
+  return { stats: meter.stats(), records, cpuSecs: (used.user + used.system) / 1e6, wallSecs: (performance.now() - wall) / 1000 };
+}
+
+/** softflowd reading the file in the foreground (-d), no control socket (with one, 1.1.0 waits on accept), NetFlow v5 to a local socket. */
+async function softflowd(path: string, dir: string) {
+  const sink = createSocket('udp4');
+  let exported = 0;
+  sink.on('message', (message) => (exported += message.readUInt16BE(2))); // a v5 header's record count
+  await new Promise<void>((resolve) => sink.bind(0, '127.0.0.1', resolve));
+  try {
+    const args = ['-f', '%e %U %S', 'softflowd', '-r', path, '-n', `127.0.0.1:${sink.address().port}`, '-d', '-c', 'none', '-p', join(dir, 'softflowd.pid'), '-m', '100000'];
+    for (const timeout of ['tcp=30', 'udp=30', 'icmp=30', 'general=30', 'maxlife=300']) args.push('-t', timeout);
+    const { stderr } = await run('/usr/bin/time', args, { timeout: 300_000 });
+    const [wallSecs, user, system] = stderr.trim().split('\n').at(-1)!.split(' ').map(Number);
+    await new Promise((resolve) => setTimeout(resolve, 200)); // the last export datagrams
+    return { cpuSecs: user + system, wallSecs, exported };
+  } finally {
+    sink.close();
+  }
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'bench-meter-'));
+try {
+  const { frames: template, serverPorts } = await captureTemplate();
+  const path = join(dir, 'replay.pcap');
+  const packets = writeReplay(path, template, serverPorts);
+  console.log(`capture: ${packets} packets (${template.length}-frame tcpdump template × replicas), ${(statSync(path).size / 2 ** 20).toFixed(0)} MiB`);
+
+  const ours = await meterInProcess(path);
+  const theirs = await softflowd(path, dir);
+  const rate = (n: number, secs: number) => Math.round(n / secs).toLocaleString('en');
+  const dropped = Object.values(ours.stats.dropped).reduce((n, d) => n + Object.values(d).reduce((a, b) => a + b, 0), 0);
+  console.log(`meter:     ${rate(packets, ours.cpuSecs)} packets/s, ${rate(ours.records, ours.cpuSecs)} flows/s CPU (${ours.cpuSecs.toFixed(2)} s CPU, ${ours.wallSecs.toFixed(2)} s wall; ${ours.records} flows, ${ours.stats.packets_decoded} decoded, ${dropped} dropped)`);
+  console.log(`softflowd: ${rate(packets, theirs.cpuSecs)} packets/s CPU (${theirs.cpuSecs.toFixed(2)} s CPU, ${theirs.wallSecs.toFixed(2)} s wall; ${theirs.exported} flows received)`);
+  console.log(`ratio:     ${(theirs.cpuSecs / ours.cpuSecs).toFixed(2)}× softflowd's packets/s (goal ≥ 0.5×)`);
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}

@@ -10,6 +10,7 @@ import { EnrollError, enroll } from './enroll.js';
 import { SCENARIO_KINDS, type ScenarioKind } from './flowgen/index.js';
 import { LOG_LEVELS, type LogLevel, createLogger } from './logring.js';
 import { hostMachineId } from './machine-id.js';
+import { inspectPayload } from './meter/app/index.js';
 import { checkCaptureFile } from './meter/meter-capture.js';
 import { StateDir, defaultStateDir } from './state.js';
 import { COLLECTOR_VERSION } from './version.js';
@@ -257,6 +258,7 @@ export function resolveRun(parsed: Extract<ParsedCli, { command: 'run' }>, env: 
     pcapFiles: parsed.pcapFiles,
     idleTimeoutSecs: parsed.idleTimeoutSeconds,
     activeTimeoutSecs: parsed.activeTimeoutSeconds,
+    inspectors: [inspectPayload],
   };
 }
 

@@ -178,6 +178,9 @@ describe('collector run --pcap against the service', () => {
     expect(byServerPort(ports.tcp)).toMatchObject(expected(seen, 'TCP', ports.tcp));
     expect(byServerPort(ports.udp)).toMatchObject(expected(seen, 'UDP', ports.udp));
     expect(byServerPort(ports.http)).toMatchObject(expected(seen, 'TCP', ports.http));
+    // curl's request, read by the payload inspectors on a port no table names.
+    expect(byServerPort(ports.http)).toMatchObject({ app_name: 'HTTP', http: { method: 'GET', host: `127.0.0.1:${ports.http}`, uri: '/' } });
+    expect(byServerPort(ports.http).http.user_agent).toMatch(/^curl\//);
     // The UDP exchange: two datagrams each way, the answers twice the size (IP + UDP headers: 28 bytes).
     expect(byServerPort(ports.udp).stats.volume.bytes).toMatchObject({ src: { count: 2, sum: 40 + 90 + 56 }, dst: { count: 2, sum: 80 + 180 + 56 } });
   }, 30_000);

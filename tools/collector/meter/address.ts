@@ -26,7 +26,12 @@ export function formatIPv6(d: Uint8Array, at: number): string {
     }
     i = j;
   }
-  const hex = (from: number, to: number): string => groups.slice(from, to).map((g) => g.toString(16)).join(':');
-  if (bestStart < 0) return hex(0, 8);
-  return `${hex(0, bestStart)}::${hex(bestStart + bestLength, 8)}`;
+  if (bestStart < 0) return hexGroups(groups, 0, 8);
+  return `${hexGroups(groups, 0, bestStart)}::${hexGroups(groups, bestStart + bestLength, 8)}`;
+}
+
+function hexGroups(groups: number[], from: number, to: number): string {
+  let text = '';
+  for (let i = from; i < to; i++) text += (i > from ? ':' : '') + groups[i].toString(16);
+  return text;
 }

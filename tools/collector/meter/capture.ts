@@ -242,11 +242,15 @@ function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
   return joined;
 }
 
-/** The frames of a capture file, read in 1 MiB chunks; what could not be read is counted in `drops`. */
-export async function* readCaptureFile(path: string, drops: DropCounts = {}): AsyncGenerator<CapturedFrame> {
+/**
+ * The frames of a capture file, a batch per 1 MiB chunk read (one await per frame would cost more
+ * than decoding it); what could not be read is counted in `drops`.
+ */
+export async function* readCaptureFile(path: string, drops: DropCounts = {}): AsyncGenerator<CapturedFrame[]> {
   const reader = new CaptureReader(drops);
   for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20 })) {
-    yield* reader.push(chunk as Buffer);
+    const frames = reader.push(chunk as Buffer);
+    if (frames.length > 0) yield frames;
   }
   reader.end();
 }

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { inspectDns, ipv6Text } from './dns.js';
+import { inspectDns } from './dns.js';
 import { inspect } from './index.js';
 import { freePort, packetWith, type Recording, runTool, startTool, stopTool, tcpRelay, udpRelay } from './testing/loopback.js';
 
@@ -134,13 +134,3 @@ describe('hostile DNS', () => {
   });
 });
 
-describe('ipv6Text', () => {
-  it('writes RFC 5952 text', () => {
-    const bytes = (hex: string) => Buffer.from(hex, 'hex');
-    expect(ipv6Text(bytes('20010db8000000000000000000000001'))).toBe('2001:db8::1');
-    expect(ipv6Text(bytes('20010db8000100000001000000000000'))).toBe('2001:db8:1:0:1::');
-    expect(ipv6Text(bytes('00000000000000000000000000000000'))).toBe('::');
-    expect(ipv6Text(bytes('20010db8000000010001000100010001'))).toBe('2001:db8:0:1:1:1:1:1');
-    expect(ipv6Text(bytes('20010000000000010000000000000001'))).toBe('2001:0:0:1::1');
-  });
-});

@@ -4,6 +4,7 @@
 // RFC 1035's 255-byte name limit.
 
 import type { AppHints } from '../packet.js';
+import { formatIPv6 } from '../address.js';
 import { ByteReader, type Inspection, printable } from './inspection.js';
 
 /** Type names as flowgen and Suricata spell them; others as RFC 3597's `TYPEnnn`. */
@@ -89,7 +90,7 @@ function nameProblem(reader: ByteReader): string {
 function answerText(type: number, rdata: ByteReader): string | undefined {
   const length = rdata.end - rdata.pos;
   if (type === 1 && length === 4) return Array.from(rdata.bytes.subarray(rdata.pos, rdata.end)).join('.');
-  if (type === 28 && length === 16) return ipv6Text(rdata.bytes.subarray(rdata.pos, rdata.end));
+  if (type === 28 && length === 16) return formatIPv6(rdata.bytes, rdata.pos);
   if (type === 5) return readName(new ByteReader(rdata.bytes, rdata.pos)); // may point anywhere before it
   return undefined;
 }
@@ -145,23 +146,3 @@ export function readName(reader: ByteReader): string | undefined {
   return labels.length === 0 ? '.' : labels.join('.');
 }
 
-/** RFC 5952 text: lower-case hex, leading zeros dropped, the longest run (≥ 2) of zero groups as "::". */
-export function ipv6Text(address: Uint8Array): string {
-  const groups: number[] = [];
-  for (let i = 0; i < 16; i += 2) groups.push((address[i] << 8) | address[i + 1]);
-  let bestStart = -1;
-  let bestLength = 1;
-  for (let i = 0; i < 8; ) {
-    if (groups[i] !== 0) {
-      i++;
-      continue;
-    }
-    let j = i;
-    while (j < 8 && groups[j] === 0) j++;
-    if (j - i > bestLength) [bestStart, bestLength] = [i, j - i];
-    i = j;
-  }
-  const hex = groups.map((g) => g.toString(16));
-  if (bestStart < 0) return hex.join(':');
-  return `${hex.slice(0, bestStart).join(':')}::${hex.slice(bestStart + bestLength).join(':')}`;
-}

@@ -8,6 +8,8 @@ missing=()
 if [ -z "${TEST_DATABASE_URL:-}" ] && ! ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1; then missing+=(postgresql); fi
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 command -v shellcheck >/dev/null 2>&1 || missing+=(shellcheck)
+command -v tcpdump >/dev/null 2>&1 || missing+=(tcpdump)
+command -v softflowd >/dev/null 2>&1 || missing+=(softflowd)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "ensure-test-tools: installing ${missing[*]}" >&2
   (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}") >&2

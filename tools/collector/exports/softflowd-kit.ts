@@ -68,7 +68,7 @@ export async function captureLoopback(dir: string, t: LoopbackTraffic): Promise<
     tcpdump.on('exit', () => reject(new Error('tcpdump exited')));
   });
   await makeTraffic(t);
-  await sleep(200);
+  await sleep(500); // let tcpdump write the last packets before it is stopped
   const exited = new Promise((r) => tcpdump.on('exit', r));
   tcpdump.kill('SIGINT');
   await exited;

@@ -76,27 +76,34 @@ export async function captureLoopback(dir: string, t: LoopbackTraffic): Promise<
 }
 
 /**
- * softflowd's export of `pcap` as datagrams, in arrival order. `-c none`: with
- * a control socket softflowd 1.1.0 blocks in accept() before reading the file.
+ * Runs softflowd over `pcap`, exporting to 127.0.0.1:`port`; returns its -D
+ * output. `-c none`: with a control socket softflowd 1.1.0 blocks in
+ * accept() before reading the file.
  */
+export async function runSoftflowd(pcap: string, port: number, version: '5' | '9' | '10', extraArgs: string[] = []): Promise<string> {
+  const args = ['-D', '-r', pcap, '-n', `127.0.0.1:${port}`, '-v', version, '-c', 'none', '-p', join(pcap, '..', 'softflowd.pid'), ...extraArgs];
+  const child = spawn('softflowd', args, { stdio: ['ignore', 'pipe', 'pipe'], timeout: 10_000 });
+  let verbose = '';
+  child.stdout.on('data', (d: Buffer) => (verbose += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (verbose += d.toString()));
+  const status = await new Promise<number | null>((r) => child.on('close', r));
+  await sleep(200); // the last datagrams reach the receiving socket
+  if (status !== 0) throw new Error(`softflowd failed (${status}): ${verbose}`);
+  return verbose;
+}
+
+/** softflowd's export of `pcap` as datagrams, in arrival order, with its -D output. */
 export async function softflowdExport(pcap: string, version: '5' | '9' | '10', extraArgs: string[] = []): Promise<{ datagrams: Buffer[]; port: number; verbose: string }> {
   const socket = dgram.createSocket('udp4');
   const datagrams: Buffer[] = [];
   socket.on('message', (m) => datagrams.push(m));
   await new Promise<void>((r) => socket.bind(0, '127.0.0.1', r));
   const port = socket.address().port;
-  const child = spawn('softflowd', ['-D', '-r', pcap, '-n', `127.0.0.1:${port}`, '-v', version, '-c', 'none', '-p', join(pcap, '..', 'softflowd.pid'), ...extraArgs], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    timeout: 10_000,
-  });
-  let verbose = '';
-  child.stdout.on('data', (d: Buffer) => (verbose += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (verbose += d.toString()));
-  const status = await new Promise<number | null>((r) => child.on('close', r));
-  await sleep(200);
-  socket.close();
-  if (status !== 0) throw new Error(`softflowd failed (${status}): ${verbose}`);
-  return { datagrams, port, verbose };
+  try {
+    return { datagrams, port, verbose: await runSoftflowd(pcap, port, version, extraArgs) };
+  } finally {
+    socket.close();
+  }
 }
 
 export function withTempDir(): { dir: string; remove: () => void } {

@@ -129,6 +129,19 @@ describe.each(VERSIONS.filter((v) => v.name !== 'v5'))('softflowd $name template
   });
 });
 
+it("learns softflowd's IPFIX numbering from two messages when it joins the stream midway", () => {
+  const e = exports.get('IPFIX')!;
+  // As if softflowd had exported 1,000 records before this decoder started listening.
+  const later = e.datagrams.map((d) => {
+    const copy = Buffer.from(d);
+    copy.writeUInt32BE(d.readUInt32BE(8) + 1000, 8);
+    return copy;
+  });
+  expect(decodeAll(later, e.port).decoder.sequence).toEqual({ gaps: 0, missing: 0 });
+  const lost = decodeAll(later.slice(0, 3), e.port).records.length - decodeAll(later.slice(0, 2), e.port).records.length;
+  expect(decodeAll([...later.slice(0, 2), ...later.slice(3)], e.port).decoder.sequence).toEqual({ gaps: 1, missing: lost });
+});
+
 it('counts a lost NetFlow v5 datagram as the flows it carried', () => {
   const e = exports.get('v5')!;
   const lost = e.datagrams[1].readUInt16BE(2);

@@ -146,14 +146,12 @@ export class ExportDecoder {
         }
       } else if (id >= 256) {
         const template = state.template(domain, id);
-        const held = template ? this.decodeData(b, body, setEnd, template, ctx, state, out) : 0;
-        if (template && template.scopeCount > 0) optionRecords += held;
-        else if (template) flowRecords += held;
         if (!template) {
           waited = true;
           const pushedOut = state.wait({ domain, templateId: id, bytes: b.slice(body, setEnd), context: ctx });
           if (pushedOut > 0) countDrop(this.drops, 'unknown_template', pushedOut);
-        }
+        } else if (template.scopeCount > 0) optionRecords += this.decodeData(b, body, setEnd, template, ctx, state, out);
+        else flowRecords += this.decodeData(b, body, setEnd, template, ctx, state, out);
       } else countDrop(this.drops, 'reserved_set_id');
       off = setEnd;
     }
@@ -170,14 +168,28 @@ export class ExportDecoder {
 
   /**
    * IPFIX numbers data records: RFC 7011 gives the count before this message.
-   * softflowd 1.1.0 gives the count after it, of flow records only; its first
-   * message gives that away (sequence = its own flow records, not 0), and the
-   * domain is read that way from then on.
+   * softflowd 1.1.0 gives the count after it, of flow records only. Which one
+   * a domain uses shows in its first message (softflowd's: its own flow
+   * records, not 0) or, when the stream is joined midway, in the first two
+   * (this number minus this message's flow records is the previous number).
    */
   private checkIpfixSequence(state: State, domain: number, sequence: number, flowRecords: number, optionRecords: number): void {
-    if (!state.countsAfter.has(domain)) state.countsAfter.set(domain, sequence !== 0 && sequence === flowRecords);
-    if (state.countsAfter.get(domain)) this.checkSequence(state, domain, sequence - flowRecords, sequence);
-    else this.checkSequence(state, domain, sequence, sequence + flowRecords + optionRecords);
+    const before = sequence;
+    const after = (sequence - flowRecords + UPTIME_WRAP) % UPTIME_WRAP;
+    let countsAfter = state.countsAfter.get(domain);
+    if (countsAfter === undefined) {
+      const previous = state.lastSequence.get(domain);
+      state.lastSequence.set(domain, sequence);
+      if (sequence !== 0 && after === 0) countsAfter = true;
+      else if (previous !== undefined) countsAfter = after === previous;
+      else if (sequence === 0) countsAfter = false;
+      if (countsAfter === undefined) return this.checkSequence(state, domain, undefined, before + flowRecords + optionRecords);
+      state.countsAfter.set(domain, countsAfter);
+      // Learnt from this very pair of numbers: nothing to check them against.
+      if (countsAfter && previous !== undefined) return this.checkSequence(state, domain, undefined, sequence);
+    }
+    if (countsAfter) this.checkSequence(state, domain, after, sequence);
+    else this.checkSequence(state, domain, before, before + flowRecords + optionRecords);
   }
 
   /** Stores or withdraws a template; true when one was stored. */

@@ -49,6 +49,8 @@ export class ExporterState<C> {
   readonly nextSequence = new Map<number, number>();
   /** IPFIX domains whose sequence counts records after the message (see checkIpfixSequence). */
   readonly countsAfter = new Map<number, boolean>();
+  /** The last IPFIX sequence number of a domain whose convention is not known yet. */
+  readonly lastSequence = new Map<number, number>();
   readonly sampling = new Map<number, number>();
   readonly systemInitMs = new Map<number, number>();
 

@@ -7,7 +7,7 @@ import { ExportDecoder } from './decode.js';
 import type { ExportRecord } from './record.js';
 import { captureLoopback, softflowdExport, withTempDir, type LoopbackTraffic } from './softflowd-kit.js';
 
-const TRAFFIC: LoopbackTraffic = { tcpPort: 47101, udpPort: 47102, closedPort: 47103, tcpBytesEachWay: 1000, udpPayloads: [100, 200], udpFlows: 150 };
+const TRAFFIC: LoopbackTraffic = { tcpPort: 47101, udpPort: 47102, closedPort: 47103, tcpBytesEachWay: 1000, udpPayloads: [100, 200], udpFlows: 300 };
 const VERSIONS = [
   { name: 'v5', args: ['5'], kind: 'netflow_v5' },
   { name: 'v9', args: ['9'], kind: 'netflow_v9' },
@@ -131,6 +131,7 @@ describe.each(VERSIONS.filter((v) => v.name !== 'v5'))('softflowd $name template
 
 it("learns softflowd's IPFIX numbering from two messages when it joins the stream midway", () => {
   const e = exports.get('IPFIX')!;
+  expect(e.datagrams.length).toBeGreaterThan(3); // two to learn from, one lost, one after
   // As if softflowd had exported 1,000 records before this decoder started listening.
   const later = e.datagrams.map((d) => {
     const copy = Buffer.from(d);
@@ -191,7 +192,8 @@ describe('hostile input', () => {
   it('survives every truncation of every real datagram and counts what it lost', () => {
     for (const v of VERSIONS) {
       const e = exports.get(v.name)!;
-      e.datagrams.forEach((full, index) => {
+      // The first (templates) and two more: every cut of each.
+      e.datagrams.slice(0, 3).forEach((full, index) => {
         const primed = index === 0 ? [] : [e.datagrams[0]];
         const whole = decodeAll([...primed, full], e.port).records.length - decodeAll(primed, e.port).records.length;
         for (let cut = 0; cut < full.length; cut++) {

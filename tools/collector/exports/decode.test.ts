@@ -24,6 +24,7 @@ interface Export {
 
 const exports = new Map<string, Export>();
 let temp: ReturnType<typeof withTempDir>;
+let pcap: string;
 
 /** "proto srcport>dstport bytes/packets", from softflowd's EXPIRED lines. */
 function fromVerbose(verbose: string): string[] {
@@ -50,7 +51,7 @@ function decodeAll(datagrams: Buffer[], port: number): { records: ExportRecord[]
 
 beforeAll(async () => {
   temp = withTempDir();
-  const pcap = await captureLoopback(temp.dir, TRAFFIC);
+  pcap = await captureLoopback(temp.dir, TRAFFIC);
   for (const v of VERSIONS) {
     const e = await softflowdExport(pcap, v.args[0], v.args.slice(1));
     exports.set(v.name, { datagrams: e.datagrams, port: e.port, expired: fromVerbose(e.verbose) });
@@ -141,6 +142,15 @@ it("learns softflowd's IPFIX numbering from two messages when it joins the strea
   expect(decodeAll(later, e.port).decoder.sequence).toEqual({ gaps: 0, missing: 0 });
   const lost = decodeAll(later.slice(0, 3), e.port).records.length - decodeAll(later.slice(0, 2), e.port).records.length;
   expect(decodeAll([...later.slice(0, 2), ...later.slice(3)], e.port).decoder.sequence).toEqual({ gaps: 1, missing: lost });
+});
+
+it.each(['5', '9', '10'] as const)('multiplies counts by the sampling softflowd -s 2 -v %s announces', async (version) => {
+  const e = await softflowdExport(pcap, version, ['-s', '2']);
+  const { records, decoder } = decodeAll(e.datagrams, e.port);
+  expect(decoder.drops).toEqual({});
+  const doubled = fromVerbose(e.verbose).map((line) => line.replace(/(\d+)\/(\d+)$/, (_, bytes, packets) => `${2 * Number(bytes)}/${2 * Number(packets)}`));
+  expect(records.map(summary).sort()).toEqual(doubled);
+  for (const r of records) expect(r.path[0].sampling_interval).toBe(2);
 });
 
 it('counts a lost NetFlow v5 datagram as the flows it carried', () => {

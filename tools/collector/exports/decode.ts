@@ -236,9 +236,14 @@ export class ExportDecoder {
     return count;
   }
 
-  /** Options records describe the exporter: its sampling interval and boot time. */
+  /**
+   * Options records describe the exporter: its sampling and boot time. PSAMP
+   * (RFC 5476) selects samplingPacketInterval packets, then skips
+   * samplingPacketSpace: one packet in (interval + space) / interval.
+   */
   private learnOptions(f: FlowFields, state: State, domain: number): void {
-    if (f.samplingInterval !== undefined) state.sampling.set(domain, Math.max(1, f.samplingInterval));
+    const interval = f.samplingInterval;
+    if (interval !== undefined && interval > 0) state.sampling.set(domain, f.samplingSpace === undefined ? interval : (interval + f.samplingSpace) / interval);
     if (f.systemInitMs !== undefined) state.systemInitMs.set(domain, f.systemInitMs);
   }
 

@@ -34,8 +34,9 @@ export interface FlowFields {
   /** Absolute epoch milliseconds (IPFIX flowStart/End*). */
   startMs?: number;
   endMs?: number;
-  /** Options records: the exporter's sampling interval and boot time. */
+  /** Options records: the exporter's sampling (1 in N, or PSAMP's packets taken and skipped) and boot time. */
   samplingInterval?: number;
+  samplingSpace?: number;
   systemInitMs?: number;
 }
 
@@ -122,6 +123,7 @@ export function applyField(f: FlowFields, ie: number, pen: number, buf: Uint8Arr
     case 155: case 157: if (len !== 8) return false; f.endMs = ntpMs(buf, off); return true;
     case 160: f.systemInitMs = readUint(buf, off, len); return len === 8;
     case 34: case 50: case 305: f.samplingInterval = readUint(buf, off, len); return len <= 4;
+    case 306: f.samplingSpace = readUint(buf, off, len); return len <= 4;
     default: return true;
   }
 }

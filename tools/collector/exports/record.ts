@@ -24,7 +24,7 @@ export interface ExportPathEntry extends PathEntry {
   dst_as?: number;
   src_tos?: number;
   ip_next_hop?: string;
-  /** extra: 1-in-N packet sampling the exporter announced; counts are already multiplied by it. */
+  /** extra: the exporter sampled 1 packet in this many; counts are already multiplied by it. */
   sampling_interval?: number;
 }
 
@@ -123,10 +123,10 @@ export function buildExportRecord(f: FlowFields, kind: ExportKind, exporter: Exp
   const start = Math.floor(times.startMs);
   const durationSecs = Math.max(0, times.endMs - times.startMs) / 1000;
   const window = Math.max(durationSecs, 0.001);
-  const srcBytes = f.bytes * sampling;
-  const dstBytes = f.reverseBytes * sampling;
-  const srcPackets = f.packets * sampling;
-  const dstPackets = f.reversePackets * sampling;
+  const srcBytes = Math.round(f.bytes * sampling);
+  const dstBytes = Math.round(f.reverseBytes * sampling);
+  const srcPackets = Math.round(f.packets * sampling);
+  const dstPackets = Math.round(f.reversePackets * sampling);
   const tuple = `${f.srcIp}|${f.srcPort ?? 0}|${f.dstIp}|${f.dstPort ?? 0}|${f.proto}`;
   const h = stringHash(tuple, 0x9e3779b1);
   const session = stringHash(`${f.srcIp}|${f.dstIp}|${f.dstPort ?? 0}|${f.proto}`, 0x85ebca6b);

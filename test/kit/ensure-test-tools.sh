@@ -10,6 +10,7 @@ command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 command -v shellcheck >/dev/null 2>&1 || missing+=(shellcheck)
 command -v tcpdump >/dev/null 2>&1 || missing+=(tcpdump)
 command -v softflowd >/dev/null 2>&1 || missing+=(softflowd)
+command -v nfcapd >/dev/null 2>&1 || missing+=(nfdump)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "ensure-test-tools: installing ${missing[*]}" >&2
   (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}") >&2

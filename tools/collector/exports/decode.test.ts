@@ -26,20 +26,23 @@ const exports = new Map<string, Export>();
 let temp: ReturnType<typeof withTempDir>;
 let pcap: string;
 
+/** ICMP and ICMPv6 flows: compared without ports (v9/IPFIX carry none, softflowd prints type/code). */
+const ICMP = new Set([1, 58]);
+
 /** "proto srcport>dstport bytes/packets", from softflowd's EXPIRED lines. */
 function fromVerbose(verbose: string): string[] {
   const lines = verbose.split('\n').filter((l) => l.startsWith('EXPIRED:'));
   return lines
     .map((l) => {
       const m = /\]:(\d+) <> \[[^\]]+\]:(\d+) proto:(\d+) octets>:(\d+) packets>:(\d+)/.exec(l)!;
-      const ports = m[3] === '1' ? '' : `${m[1]}>${m[2]}`;
+      const ports = ICMP.has(Number(m[3])) ? '' : `${m[1]}>${m[2]}`;
       return `${m[3]} ${ports} ${m[4]}/${m[5]}`;
     })
     .sort();
 }
 
 function summary(r: ExportRecord): string {
-  const ports = r.transport.proto_num === 1 ? '' : `${r.src.port}>${r.dst.port}`;
+  const ports = ICMP.has(r.transport.proto_num) ? '' : `${r.src.port}>${r.dst.port}`;
   return `${r.transport.proto_num} ${ports} ${r.stats.volume.bytes.src.sum}/${r.stats.volume.packets.src}`;
 }
 
@@ -151,6 +154,17 @@ it.each(['5', '9', '10'] as const)('multiplies counts by the sampling softflowd 
   const doubled = fromVerbose(e.verbose).map((line) => line.replace(/(\d+)\/(\d+)$/, (_, bytes, packets) => `${2 * Number(bytes)}/${2 * Number(packets)}`));
   expect(records.map(summary).sort()).toEqual(doubled);
   for (const r of records) expect(r.path[0].sampling_interval).toBe(2);
+});
+
+it.each(['9', '10'] as const)('decodes IPv6 flows from softflowd -6 -v %s', async (version) => {
+  const v6 = await captureLoopback(temp.dir, { host: '::1', tcpPort: 47111, udpPort: 47112, closedPort: 47113, tcpBytesEachWay: 300, udpPayloads: [40], udpFlows: 3 });
+  const e = await softflowdExport(v6, version, ['-6']);
+  const { records, decoder } = decodeAll(e.datagrams, e.port);
+  expect(decoder.drops).toEqual({});
+  expect(records.map(summary).sort()).toEqual(fromVerbose(e.verbose));
+  const udp = records.find((r) => r.dst.port === 47112 && r.stats.volume.packets.src === 1 && r.stats.volume.bytes.src.sum === 40 + 48)!; // IPv6 + UDP headers
+  expect(udp).toMatchObject({ ip: { version: 6 }, src: { ip: '::1' }, dst: { ip: '::1' } });
+  expect(records.find((r) => r.transport.proto === 'ICMPv6')?.icmp).toEqual({ type: 1, code: 4 }); // port unreachable
 });
 
 it('counts a lost NetFlow v5 datagram as the flows it carried', () => {

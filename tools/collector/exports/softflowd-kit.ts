@@ -11,6 +11,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 export interface LoopbackTraffic {
+  /** 127.0.0.1 by default; ::1 for IPv6 flows. */
+  host?: '127.0.0.1' | '::1';
   tcpPort: number;
   udpPort: number;
   /** A UDP port nobody listens on: its datagram draws an ICMP port unreachable. */
@@ -25,26 +27,28 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 
 /** One TCP echo exchange, UDP datagrams, one to a closed port, then many one-datagram UDP flows. */
 async function makeTraffic(t: LoopbackTraffic): Promise<void> {
+  const host = t.host ?? '127.0.0.1';
+  const udpType = host === '::1' ? 'udp6' : 'udp4';
   const server = net.createServer((c) => {
     c.on('data', (d) => c.write(d));
     c.on('end', () => c.end());
   });
-  await new Promise<void>((r) => server.listen(t.tcpPort, '127.0.0.1', r));
+  await new Promise<void>((r) => server.listen(t.tcpPort, host, r));
   await new Promise<void>((resolve, reject) => {
-    const c = net.connect(t.tcpPort, '127.0.0.1', () => c.end(Buffer.alloc(t.tcpBytesEachWay, 1)));
+    const c = net.connect(t.tcpPort, host, () => c.end(Buffer.alloc(t.tcpBytesEachWay, 1)));
     c.on('data', () => undefined);
     c.on('close', () => resolve());
     c.on('error', reject);
   });
   await new Promise<void>((r) => server.close(() => r()));
-  const receiver = dgram.createSocket('udp4');
-  await new Promise<void>((r) => receiver.bind(t.udpPort, '127.0.0.1', r));
-  const sender = dgram.createSocket('udp4');
-  for (const size of t.udpPayloads) await new Promise<void>((r) => sender.send(Buffer.alloc(size), t.udpPort, '127.0.0.1', () => r()));
-  await new Promise<void>((r) => sender.send(Buffer.alloc(10), t.closedPort, '127.0.0.1', () => r()));
+  const receiver = dgram.createSocket(udpType);
+  await new Promise<void>((r) => receiver.bind(t.udpPort, host, r));
+  const sender = dgram.createSocket(udpType);
+  for (const size of t.udpPayloads) await new Promise<void>((r) => sender.send(Buffer.alloc(size), t.udpPort, host, () => r()));
+  await new Promise<void>((r) => sender.send(Buffer.alloc(10), t.closedPort, host, () => r()));
   for (let i = 0; i < t.udpFlows; i++) {
-    const one = dgram.createSocket('udp4');
-    await new Promise<void>((r) => one.send(Buffer.alloc(20 + i), t.udpPort, '127.0.0.1', () => r()));
+    const one = dgram.createSocket(udpType);
+    await new Promise<void>((r) => one.send(Buffer.alloc(20 + i), t.udpPort, host, () => r()));
     one.close();
   }
   await sleep(100);
@@ -55,7 +59,7 @@ async function makeTraffic(t: LoopbackTraffic): Promise<void> {
 /** A pcap of the traffic, made by tcpdump on lo with a filter for the chosen ports. */
 export async function captureLoopback(dir: string, t: LoopbackTraffic): Promise<string> {
   const file = join(dir, 'capture.pcap');
-  const filter = `host 127.0.0.1 and (port ${t.tcpPort} or port ${t.udpPort} or port ${t.closedPort} or icmp)`;
+  const filter = `host ${t.host ?? '127.0.0.1'} and (port ${t.tcpPort} or port ${t.udpPort} or port ${t.closedPort} or icmp or icmp6)`;
   const tcpdump = spawn('tcpdump', ['-i', 'lo', '-Z', 'root', '--immediate-mode', '-U', '-w', file, filter], { stdio: ['ignore', 'ignore', 'pipe'] });
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error('tcpdump did not start')), 5000);

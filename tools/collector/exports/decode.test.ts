@@ -262,6 +262,15 @@ describe('hostile input', () => {
     }
   });
 
+  it('counts a data set too short for one record of its template', () => {
+    const e = exports.get('IPFIX')!;
+    const decoder = new ExportDecoder({ customerId: 'c1' });
+    decoder.decode(e.datagrams[0], '127.0.0.1', e.port);
+    const dataSetId = e.datagrams[1].readUInt16BE(16);
+    expect(decoder.decode(ipfixMessage([Buffer.from([dataSetId >> 8, dataSetId & 255, 0, 8, 127, 0, 0, 1])]), '127.0.0.1', e.port)).toEqual([]);
+    expect(decoder.drops).toEqual({ short_data_set: 1 });
+  });
+
   it('keeps at most 1,000 data sets or 1 MiB waiting for a template, dropping the oldest', () => {
     const e = exports.get('IPFIX')!;
     const decoder = new ExportDecoder({ customerId: 'c1' });

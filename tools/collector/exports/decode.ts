@@ -233,6 +233,8 @@ export class ExportDecoder {
       if (template.scopeCount > 0) this.learnOptions(f, state, domain);
       else this.emit(f, ctx, state.sampling.get(domain) ?? 1, state.systemInitMs.get(domain), out);
     }
+    // Padding follows records; a set too short for even one record is not padding.
+    if (count === 0 && end > off) countDrop(this.drops, 'short_data_set');
     return count;
   }
 

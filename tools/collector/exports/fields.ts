@@ -3,7 +3,7 @@
 // (NetFlow v9 uses the same numbers below 128). RFC 5103 reverse elements are
 // the same numbers under private enterprise 29305.
 
-export const REVERSE_PEN = 29305;
+const REVERSE_PEN = 29305;
 
 /** The fields a flow record is built from; absent ones stay undefined. */
 export interface FlowFields {
@@ -56,7 +56,7 @@ function ipv4(buf: Uint8Array, off: number): string {
 }
 
 /** RFC 5952 text: lowercase, longest zero run (≥ 2 groups) as "::". */
-export function ipv6(buf: Uint8Array, off: number): string {
+function ipv6(buf: Uint8Array, off: number): string {
   const groups: number[] = [];
   for (let i = 0; i < 8; i++) groups.push(buf[off + 2 * i] * 256 + buf[off + 2 * i + 1]);
   let bestAt = -1;

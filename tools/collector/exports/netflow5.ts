@@ -2,8 +2,8 @@
 
 import { emptyFields, readUint, type FlowFields } from './fields.js';
 
-export const V5_HEADER = 24;
-export const V5_RECORD = 48;
+const V5_HEADER = 24;
+const V5_RECORD = 48;
 const V5_MAX_RECORDS = 30;
 
 export interface V5Header {

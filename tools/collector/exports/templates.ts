@@ -55,13 +55,14 @@ function readFields(b: Uint8Array, off: number, end: number, count: number, ipfi
 export function parseTemplateSet(b: Uint8Array, off: number, end: number, ipfix: boolean, options: boolean, drops: DropCounts): TemplateRecord[] {
   const records: TemplateRecord[] = [];
   const headerLength = options ? 6 : 4;
-  while (off + headerLength <= end) {
+  // Withdrawals are 4 bytes in options template sets too; what is shorter than 4 is padding.
+  while (off + 4 <= end) {
     const id = u16(b, off);
     let fieldCount: number;
     let scopeCount: number;
     if (options && ipfix) {
       fieldCount = u16(b, off + 2);
-      scopeCount = u16(b, off + 4);
+      scopeCount = fieldCount === 0 || off + headerLength > end ? 0 : u16(b, off + 4);
     } else if (options) {
       // v9 gives scope and option lengths in bytes, four per field specifier.
       scopeCount = u16(b, off + 2) / 4;
@@ -77,7 +78,7 @@ export function parseTemplateSet(b: Uint8Array, off: number, end: number, ipfix:
       off += 4;
       continue;
     }
-    if (id < 256 || !Number.isInteger(scopeCount) || !Number.isInteger(fieldCount) || scopeCount > fieldCount) {
+    if (id < 256 || off + headerLength > end || !Number.isInteger(scopeCount) || !Number.isInteger(fieldCount) || scopeCount > fieldCount) {
       countDrop(drops, 'bad_template');
       return records;
     }
@@ -89,7 +90,6 @@ export function parseTemplateSet(b: Uint8Array, off: number, end: number, ipfix:
       return records;
     }
     records.push({ id, template: { fields, scopeCount, minLength: length } });
-    // v9 options templates pad to a 4-byte boundary; what remains is too short to be a record.
     off = next;
   }
   return records;

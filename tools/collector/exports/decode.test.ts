@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkFlowRecord } from '../flowgen/wire-check.js';
 import { ExportDecoder } from './decode.js';
 import type { ExportRecord } from './record.js';
-import { captureLoopback, softflowdExport, withTempDir, type LoopbackTraffic } from './softflowd-kit.js';
+import { captureLoopback, softflowdExport, withTempDir, type LoopbackTraffic } from '../testing/softflowd.js';
 
 const TRAFFIC: LoopbackTraffic = { tcpPort: 47101, udpPort: 47102, closedPort: 47103, tcpBytesEachWay: 1000, udpPayloads: [100, 200], udpFlows: 300 };
 const VERSIONS = [

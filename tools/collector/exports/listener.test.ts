@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { ExportListener } from './listener.js';
 import type { ExportRecord } from './record.js';
-import { captureLoopback, runSoftflowd, withTempDir } from './softflowd-kit.js';
+import { captureLoopback, runSoftflowd, withTempDir } from '../testing/softflowd.js';
 
 let temp: ReturnType<typeof withTempDir>;
 let pcap: string;

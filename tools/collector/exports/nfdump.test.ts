@@ -8,7 +8,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { ExportDecoder } from './decode.js';
-import { captureLoopback, runSoftflowd, withTempDir } from './softflowd-kit.js';
+import { captureLoopback, runSoftflowd, withTempDir } from '../testing/softflowd.js';
 
 let temp: ReturnType<typeof withTempDir>;
 let pcap: string;

@@ -59,7 +59,10 @@ async function makeTraffic(t: LoopbackTraffic): Promise<void> {
 /** A pcap of the traffic, made by tcpdump on lo with a filter for the chosen ports. */
 export async function captureLoopback(dir: string, t: LoopbackTraffic): Promise<string> {
   const file = join(dir, 'capture.pcap');
-  const filter = `host ${t.host ?? '127.0.0.1'} and (port ${t.tcpPort} or port ${t.udpPort} or port ${t.closedPort} or icmp or icmp6)`;
+  // ICMP only when it quotes a datagram to our closed port (the quoted UDP destination port,
+  // after an IPv4 header without options or IPv6's fixed one): other tests' ICMP adds no flows.
+  const icmp = `(icmp and icmp[30:2] = ${t.closedPort}) or (icmp6 and ip6[90:2] = ${t.closedPort})`;
+  const filter = `host ${t.host ?? '127.0.0.1'} and (port ${t.tcpPort} or port ${t.udpPort} or port ${t.closedPort} or ${icmp})`;
   const tcpdump = spawn('tcpdump', ['-i', 'lo', '-Z', 'root', '--immediate-mode', '-U', '-w', file, filter], { stdio: ['ignore', 'ignore', 'pipe'] });
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error('tcpdump did not start')), 5000);

@@ -115,13 +115,15 @@ describe.each(VERSIONS)('softflowd $name', (v) => {
 describe.each(VERSIONS.filter((v) => v.name !== 'v5'))('softflowd $name templates and sequence', (v) => {
   it('holds data sets that arrive before their template and decodes them when it comes', () => {
     const e = exports.get(v.name)!;
-    const inOrder = decodeAll(e.datagrams, e.port).records.map(summary).sort();
+    // softflowd re-sends its templates now and then: keep the datagrams that carry none.
+    const dataOnly = e.datagrams.slice(1).filter((d) => !carriesTemplates(d));
+    expect(dataOnly.length).toBeGreaterThan(1);
+    const inOrder = decodeAll([e.datagrams[0], ...dataOnly], e.port).records.map(summary).sort();
     const decoder = new ExportDecoder({ customerId: 'c1' });
-    const late = e.datagrams.slice(1).flatMap((d) => decoder.decode(d, '127.0.0.1', e.port));
+    const late = dataOnly.flatMap((d) => decoder.decode(d, '127.0.0.1', e.port));
     expect(late).toEqual([]);
-    // At least one data set each; more when other loopback traffic (ICMPv6) adds an IPv6 set.
-    expect(decoder.waitingSets()).toBeGreaterThanOrEqual(e.datagrams.length - 1);
-    const all = [...late, ...decoder.decode(e.datagrams[0], '127.0.0.1', e.port)];
+    expect(decoder.waitingSets()).toBeGreaterThanOrEqual(dataOnly.length);
+    const all = decoder.decode(e.datagrams[0], '127.0.0.1', e.port);
     expect(all.map(summary).sort()).toEqual(inOrder);
     expect(decoder.waitingSets()).toBe(0);
   });
@@ -210,6 +212,17 @@ function templateSet(ids: number[]): Buffer {
     set.writeUInt16BE(4, 10 + i * 8);
   });
   return set;
+}
+
+/** Whether a v9 or IPFIX datagram holds a template or options template set. */
+function carriesTemplates(d: Buffer): boolean {
+  const ipfix = d.readUInt16BE(0) === 10;
+  for (let off = ipfix ? 16 : 20; off + 4 <= d.length; ) {
+    const id = d.readUInt16BE(off);
+    if (id < 256) return true;
+    off += Math.max(4, d.readUInt16BE(off + 2));
+  }
+  return false;
 }
 
 const totalDrops = (d: ExportDecoder): number => Object.values(d.drops).reduce((a, b) => a + b, 0);

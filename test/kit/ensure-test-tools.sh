@@ -10,7 +10,8 @@ command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 command -v shellcheck >/dev/null 2>&1 || missing+=(shellcheck)
 # The packet meter's tests capture their own loopback traffic (tcpdump; the fragment test uses a
 # namespace), and its payload inspectors and the collector's --pcap test read bytes these tools
-# send on loopback (dnsmasq-base: the binary without the system service).
+# send on loopback (dnsmasq-base: the binary without the system service); the flow-export
+# decoder reads softflowd's exports of such captures, with nfdump as a second reader.
 command -v tcpdump >/dev/null 2>&1 || missing+=(tcpdump)
 command -v ping >/dev/null 2>&1 || missing+=(iputils-ping)
 command -v ip >/dev/null 2>&1 || missing+=(iproute2)
@@ -19,6 +20,8 @@ command -v openssl >/dev/null 2>&1 || missing+=(openssl)
 command -v dig >/dev/null 2>&1 || missing+=(dnsutils)
 command -v dnsmasq >/dev/null 2>&1 || missing+=(dnsmasq-base)
 command -v ssh >/dev/null 2>&1 || missing+=(openssh-client)
+command -v softflowd >/dev/null 2>&1 || missing+=(softflowd)
+command -v nfcapd >/dev/null 2>&1 || missing+=(nfdump)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "ensure-test-tools: installing ${missing[*]}" >&2
   (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}") >&2

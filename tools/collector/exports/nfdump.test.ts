@@ -1,0 +1,78 @@
+// A second, independent reader of the same exports: Debian's nfcapd receives
+// softflowd's export and nfdump prints it; our decoder must read the same
+// flows (protocol, ports, packets, bytes) from the same softflowd run.
+
+import { spawn, spawnSync } from 'node:child_process';
+import dgram from 'node:dgram';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { ExportDecoder } from './decode.js';
+import { captureLoopback, runSoftflowd, withTempDir } from '../testing/softflowd.js';
+
+let temp: ReturnType<typeof withTempDir>;
+let pcap: string;
+
+beforeAll(async () => {
+  temp = withTempDir();
+  pcap = await captureLoopback(temp.dir, { tcpPort: 47301, udpPort: 47302, closedPort: 47303, tcpBytesEachWay: 700, udpPayloads: [50, 60, 70], udpFlows: 30 });
+}, 30_000);
+
+afterAll(() => temp?.remove());
+
+async function freeUdpPort(): Promise<number> {
+  const socket = dgram.createSocket('udp4');
+  await new Promise<void>((r) => socket.bind(0, '127.0.0.1', r));
+  const port = socket.address().port;
+  await new Promise<void>((r) => socket.close(() => r()));
+  return port;
+}
+
+/** "proto sport>dport bytes/packets" of each TCP/UDP flow nfdump reads from nfcapd's files. */
+async function nfdumpFlows(version: '5' | '9' | '10'): Promise<string[]> {
+  const dir = join(temp.dir, `nfcapd-v${version}`);
+  mkdirSync(dir);
+  const port = await freeUdpPort();
+  const nfcapd = spawn('nfcapd', ['-p', String(port), '-b', '127.0.0.1', '-w', dir, '-t', '60'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const started = new Promise<void>((resolve) => {
+    const ready = (d: Buffer): void => void (d.toString().includes('Startup') && resolve());
+    nfcapd.stdout.on('data', ready);
+    nfcapd.stderr.on('data', ready);
+  });
+  await Promise.race([started, new Promise((r) => setTimeout(r, 3000))]);
+  try {
+    await runSoftflowd(pcap, port, version);
+  } finally {
+    const exited = new Promise((r) => nfcapd.on('exit', r));
+    nfcapd.kill('SIGTERM'); // nfcapd writes its file on the way out
+    await exited;
+  }
+  const csv = spawnSync('nfdump', ['-R', dir, '-q', '-o', 'fmt:%pr %sp %dp %byt %pkt', '-N'], { encoding: 'utf8', timeout: 10_000 });
+  return csv.stdout
+    .split('\n')
+    .map((l) => l.trim().split(/\s+/))
+    .filter((f) => f[0] === '6' || f[0] === '17') // -N: protocols and counts as plain numbers
+    .map(([pr, sp, dp, byt, pkt]) => `${pr} ${sp}>${dp} ${byt}/${pkt}`)
+    .sort();
+}
+
+it.each(['5', '9', '10'] as const)('reads the TCP and UDP flows nfdump reads from softflowd -v %s', async (version) => {
+  const expected = await nfdumpFlows(version);
+  const socket = dgram.createSocket('udp4');
+  const decoder = new ExportDecoder({ customerId: 'c1' });
+  const records: string[] = [];
+  socket.on('message', (m, from) => {
+    for (const r of decoder.decode(m, from.address, from.port)) {
+      if (r.transport.proto_num === 6 || r.transport.proto_num === 17) records.push(`${r.transport.proto_num} ${r.src.port}>${r.dst.port} ${r.stats.volume.bytes.src.sum}/${r.stats.volume.packets.src}`);
+    }
+  });
+  await new Promise<void>((r) => socket.bind(0, '127.0.0.1', r));
+  try {
+    await runSoftflowd(pcap, socket.address().port, version);
+  } finally {
+    socket.close();
+  }
+  expect(expected.length).toBeGreaterThan(20);
+  expect(records.sort()).toEqual(expected);
+  expect(decoder.drops).toEqual({});
+});

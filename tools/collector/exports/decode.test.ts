@@ -80,7 +80,7 @@ describe.each(VERSIONS)('softflowd $name', (v) => {
     expect(udp.stats.volume.bytes.src.sum).toBe(2 * 28 + 100 + 200); // IP + UDP headers each
     const tcp = records.find((r) => r.dst.port === TRAFFIC.tcpPort)!;
     expect(tcp.tcp?.flags).toEqual(expect.arrayContaining(['SYN', 'ACK', 'FIN']));
-    expect(records.find((r) => r.transport.proto === 'ICMP')?.icmp).toEqual({ type: 3, code: 3 }); // port unreachable
+    expect(records.find((r) => r.transport.proto === 'ICMP')?.icmp).toEqual({ type: 3, type_map: 'destination-unreachable', code: 3 }); // port unreachable
     for (const r of records) {
       expect(r.meta.flow_types).toEqual([v.kind]);
       expect(r.path[0].sensor).toMatchObject({ type: v.kind, hostname: '127.0.0.1' });
@@ -168,7 +168,7 @@ it.each(['9', '10'] as const)('decodes IPv6 flows from softflowd -6 -v %s', asyn
   expect(records.map(summary).sort()).toEqual(fromVerbose(e.verbose));
   const udp = records.find((r) => r.dst.port === 47112 && r.stats.volume.packets.src === 1 && r.stats.volume.bytes.src.sum === 40 + 48)!; // IPv6 + UDP headers
   expect(udp).toMatchObject({ ip: { version: 6 }, src: { ip: '::1' }, dst: { ip: '::1' } });
-  expect(records.find((r) => r.transport.proto === 'ICMPv6')?.icmp).toEqual({ type: 1, code: 4 }); // port unreachable
+  expect(records.find((r) => r.transport.proto === 'IPv6-ICMP')?.icmp).toEqual({ type: 1, type_map: 'destination-unreachable', code: 4 }); // port unreachable
 });
 
 it('counts a lost NetFlow v5 datagram as the flows it carried', () => {

@@ -3,8 +3,7 @@
 // (bytes) only, and what needs per-packet values (squares and cubes, sizes,
 // RTT, inter-arrival times, entropy) is absent rather than invented.
 
-import { TcpFlag } from '../meter/packet.js';
-import { isPrivate } from '../flowgen/ip.js';
+import { flagNames, icmpTypeName, isPrivateAddress, transportName } from '../meter/well-known.js';
 import { mix32 } from '../flowgen/prng.js';
 import type { DirectionFields, FlowRecord, PathEntry } from '../flowgen/types.js';
 import type { FlowFields } from './fields.js';
@@ -48,7 +47,6 @@ export interface ExportRecord extends Omit<FlowRecord, 'stats' | 'app_name' | 't
   transport: { proto: string; proto_num: number };
   path: ExportPathEntry[];
   stats: ExportStats;
-  icmp?: { type: number; code: number };
 }
 
 /** Who sent the export: its address and port and the observation domain (v9 source id). */
@@ -65,24 +63,14 @@ export interface RecordTimes {
   exportMs: number;
 }
 
-const PROTO_NAMES: Record<number, string> = { 1: 'ICMP', 6: 'TCP', 17: 'UDP', 58: 'ICMPv6', 132: 'SCTP', 47: 'GRE', 50: 'ESP' };
-const FLAG_ORDER = ['SYN', 'ACK', 'PSH', 'FIN', 'RST', 'URG', 'ECE', 'CWR'] as const;
 const HOUR_MS = 3_600_000;
 const DAY_MS = 86_400_000;
 const round3 = (n: number): number => Math.round(n * 1000) / 1000;
 
-function flagNames(bits: number): string[] {
-  return FLAG_ORDER.filter((name) => (bits & TcpFlag[name]) !== 0);
-}
 
-/** IPv4 labels follow flowgen (RFC 1918); IPv6 unique-local and link-local are private. */
-function addressType(ip: string): 'private' | 'public' {
-  if (!ip.includes(':')) return isPrivate(ip) ? 'private' : 'public';
-  return /^f[cd]|^fe[89ab]/i.test(ip) ? 'private' : 'public';
-}
 
 function endpoint(ip: string, port: number | undefined): ExportRecord['src'] {
-  const d: ExportRecord['src'] = { ip, address_type: addressType(ip), geo: {}, ctx: {} };
+  const d: ExportRecord['src'] = { ip, address_type: isPrivateAddress(ip, ip.includes(':') ? 6 : 4) ? 'private' : 'public', geo: {}, ctx: {} };
   if (port !== undefined) d.port = port;
   return d;
 }
@@ -139,7 +127,7 @@ export function buildExportRecord(f: FlowFields, kind: ExportKind, exporter: Exp
     src: endpoint(f.srcIp, f.srcPort),
     dst: endpoint(f.dstIp, f.dstPort),
     ip: { version: f.ipVersion ?? (f.srcIp.includes(':') ? 6 : 4) },
-    transport: { proto: PROTO_NAMES[f.proto] ?? String(f.proto), proto_num: f.proto },
+    transport: { proto: transportName(f.proto), proto_num: f.proto },
     path: [pathEntry(f, kind, exporter, sampling)],
     meta: {
       '@ingest_time': Math.max(start, Math.floor(times.exportMs)),
@@ -166,8 +154,8 @@ export function buildExportRecord(f: FlowFields, kind: ExportKind, exporter: Exp
   if (f.proto === 6) record.tcp = { flags: flagNames(f.tcpFlags) };
   if (f.proto === 1 || f.proto === 58) {
     // NetFlow v5 (and exporters like it) put ICMP type and code in the destination port.
-    if (f.icmpType !== undefined) record.icmp = { type: f.icmpType, code: f.icmpCode ?? 0 };
-    else if (f.dstPort !== undefined) record.icmp = { type: f.dstPort >> 8, code: f.dstPort & 255 };
+    const icmp = f.icmpType !== undefined ? { type: f.icmpType, code: f.icmpCode ?? 0 } : f.dstPort !== undefined ? { type: f.dstPort >> 8, code: f.dstPort & 255 } : undefined;
+    if (icmp) record.icmp = { type: icmp.type, type_map: icmpTypeName(f.proto, icmp.type), code: icmp.code };
   }
   return record;
 }

@@ -3,13 +3,11 @@
 // except by what only real traffic has.
 
 import { hex16, timeHash } from '../flowgen/record.js';
-import { isPrivate } from '../flowgen/ip.js';
 import { momentsOf, round3, round4, round6, Tally } from '../flowgen/packets.js';
 import { mix32 } from '../flowgen/prng.js';
 import type { DirectionFields, FlowRecord, SensorInfo } from '../flowgen/types.js';
 import type { FlowState } from './flow-state.js';
-import { TcpFlag } from './packet.js';
-import { appByPort, icmpTypeName, transportName } from './well-known.js';
+import { appByPort, flagNames, icmpTypeName, isPrivateAddress, transportName } from './well-known.js';
 
 export interface RecordContext {
   customerId: string;
@@ -20,17 +18,6 @@ export interface RecordContext {
 
 const HOUR_MS = 3_600_000;
 const DAY_MS = 86_400_000;
-/** Flag names in flowgen's order (SYN, ACK, PSH, FIN, then RST). */
-const FLAG_NAMES: ReadonlyArray<[number, string]> = [
-  [TcpFlag.SYN, 'SYN'],
-  [TcpFlag.ACK, 'ACK'],
-  [TcpFlag.PSH, 'PSH'],
-  [TcpFlag.FIN, 'FIN'],
-  [TcpFlag.RST, 'RST'],
-  [TcpFlag.URG, 'URG'],
-  [TcpFlag.ECE, 'ECE'],
-  [TcpFlag.CWR, 'CWR'],
-];
 const BOTH_DIRECTIONS = new Tally();
 
 /** `exportMicros` is the packet time at which the record leaves the table: its meta.@ingest_time. */
@@ -126,19 +113,7 @@ function direction(ip: string, version: 4 | 6, port: number, fqdn: string | unde
   return { ip, port, address_type: isPrivateAddress(ip, version) ? 'private' : 'public', geo: {}, ctx: fqdn ? { fqdn } : {} };
 }
 
-/** flowgen's rule for IPv4 (RFC 1918); for IPv6 unique-local fc00::/7 and link-local fe80::/10. */
-export function isPrivateAddress(ip: string, version: 4 | 6): boolean {
-  if (version === 4) return isPrivate(ip);
-  const colon = ip.indexOf(':');
-  const first = colon <= 0 ? 0 : parseInt(ip.slice(0, colon), 16);
-  return (first & 0xfe00) === 0xfc00 || (first & 0xffc0) === 0xfe80;
-}
 
-function flagNames(bits: number): string[] {
-  const names: string[] = [];
-  for (const [bit, name] of FLAG_NAMES) if ((bits & bit) !== 0) names.push(name);
-  return names;
-}
 
 /** "host:port" → "host"; a bracketed IPv6 literal keeps its brackets off. */
 function hostOnly(host: string | undefined): string | undefined {

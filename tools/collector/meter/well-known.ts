@@ -1,5 +1,10 @@
-// Names a packet sensor gives what it sees before any payload is read: the app behind a port
-// (as flowgen names apps), the transport behind a protocol number, the ICMP message behind a type.
+// Names a flow sensor gives what it sees before any payload is read: the app behind a port
+// (as flowgen names apps), the transport behind a protocol number, the ICMP message behind a type,
+// TCP flags, and whether an address is private. The packet meter and the flow-export decoder
+// both name things this way.
+
+import { isPrivate } from '../flowgen/ip.js';
+import { TcpFlag } from './packet.js';
 
 /** Service ports as flowgen's catalog uses them; the table is small on purpose (payload hints refine it). */
 const TCP_APPS: ReadonlyMap<number, string> = new Map([
@@ -100,4 +105,31 @@ export function isIcmpEcho(protocol: number, type: number): boolean {
 
 export function isIcmpEchoReply(protocol: number, type: number): boolean {
   return protocol === PROTO_ICMP ? type === 0 : type === 129;
+}
+
+/** Flag names in flowgen's order (SYN, ACK, PSH, FIN, then RST). */
+const FLAG_NAMES: ReadonlyArray<[number, string]> = [
+  [TcpFlag.SYN, 'SYN'],
+  [TcpFlag.ACK, 'ACK'],
+  [TcpFlag.PSH, 'PSH'],
+  [TcpFlag.FIN, 'FIN'],
+  [TcpFlag.RST, 'RST'],
+  [TcpFlag.URG, 'URG'],
+  [TcpFlag.ECE, 'ECE'],
+  [TcpFlag.CWR, 'CWR'],
+];
+
+/** The names of the flags set in `bits`, in flowgen's order. */
+export function flagNames(bits: number): string[] {
+  const names: string[] = [];
+  for (const [bit, name] of FLAG_NAMES) if ((bits & bit) !== 0) names.push(name);
+  return names;
+}
+
+/** flowgen's rule for IPv4 (RFC 1918); for IPv6 unique-local fc00::/7 and link-local fe80::/10. */
+export function isPrivateAddress(ip: string, version: 4 | 6): boolean {
+  if (version === 4) return isPrivate(ip);
+  const colon = ip.indexOf(':');
+  const first = colon <= 0 ? 0 : parseInt(ip.slice(0, colon), 16);
+  return (first & 0xfe00) === 0xfc00 || (first & 0xffc0) === 0xfe80;
 }

@@ -12,7 +12,8 @@ function start(args: string[], env: Record<string, string>, until: RegExp, { ipc
     env: { ...parentEnv, ...env },
     stdio: ipc ? ['ignore', 'pipe', 'inherit', 'ipc'] : ['ignore', 'pipe', 'inherit'],
   });
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  // The exit code, or the signal that ended it, so that a failure says which.
+  const exited = new Promise<number | NodeJS.Signals | null>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal)));
   const output = new Promise<string>((resolve) => {
     let out = '';
     child.stdout!.on('data', (chunk: Buffer) => {

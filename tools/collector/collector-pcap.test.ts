@@ -5,9 +5,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type CollectorOptions, startCollector } from './collector.js';
+import type { CollectorOptions } from './collector.js';
+import { collectorOnFakeService } from './testing/collector-on-fake.js';
 import { listenOnLoopback, startTcpdump } from './meter/testing/tcpdump.js';
-import { type FakeServiceOptions, startFakeService } from './testing/fake-service.js';
+import type { FakeServiceOptions } from './testing/fake-service.js';
 
 let dir: string;
 let capture: string;
@@ -30,13 +31,8 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function setup(serviceOptions: FakeServiceOptions, options: Partial<CollectorOptions>) {
-  const service = await startFakeService(serviceOptions);
-  cleanups.push(() => service.close());
-  const collector = await startCollector({ baseUrl: service.url, accessKey: 'cid.secret', machineId: 'pcap-1', stateDir: join(dir, `state-${Date.now()}`), log: null, ...options });
-  cleanups.push(async () => void (await collector.stop()));
-  return { service, collector };
-}
+const setup = (serviceOptions: FakeServiceOptions, options: Partial<CollectorOptions>) =>
+  collectorOnFakeService(cleanups, serviceOptions, { machineId: 'pcap-1', ...options });
 
 describe('startCollector with capture files', () => {
   it('meters the files, stores every flow, then stops on its own; hello names the meter', async () => {

@@ -1,33 +1,15 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type CollectorOptions, startCollector } from './collector.js';
-import { type FakeServiceOptions, eventually, startFakeService } from './testing/fake-service.js';
+import type { CollectorOptions } from './collector.js';
+import { collectorOnFakeService } from './testing/collector-on-fake.js';
+import { type FakeServiceOptions, eventually } from './testing/fake-service.js';
 
 const cleanups: Array<() => unknown> = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function setup(serviceOptions: FakeServiceOptions, options: Partial<CollectorOptions>) {
-  const service = await startFakeService(serviceOptions);
-  cleanups.push(() => service.close());
-  const stateDir = mkdtempSync(join(tmpdir(), 'collector-run-'));
-  cleanups.push(() => rmSync(stateDir, { recursive: true, force: true }));
-  const collector = await startCollector({
-    baseUrl: service.url,
-    accessKey: 'cid.secret',
-    machineId: 'machine-run-1',
-    stateDir,
-    log: null,
-    ingestBackoff: { initialMs: 20, maxMs: 100 },
-    reconnect: { initialMs: 20, maxMs: 100 },
-    ...options,
-  });
-  cleanups.push(async () => void (await collector.stop()));
-  return { service, collector };
-}
+const setup = (serviceOptions: FakeServiceOptions, options: Partial<CollectorOptions>) =>
+  collectorOnFakeService(cleanups, serviceOptions, { ...options });
 
 const signature = (f: any) => `${f.src.ip}>${f.dst.ip}:${f.dst.port ?? ''}/${f.transport?.proto}`;
 

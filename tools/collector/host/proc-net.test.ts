@@ -33,7 +33,7 @@ describe('parseSocketTable', () => {
     });
   }
 
-  it('counts lines that are not sockets and reads no more than maxRows', () => {
+  it('counts lines that are not sockets, skips sockets nobody holds, and reads no more than maxRows', () => {
     const header = '  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n';
     const good = '   0: 0100007F:0050 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 1234 1 0 100 0 0 10 0\n';
     const hostile = [
@@ -44,7 +44,8 @@ describe('parseSocketTable', () => {
       '\u0000'.repeat(50),
     ].join('\n');
     const bad = counts();
-    const rows = parseSocketTable(header + good + hostile + '\n' + good + good, 'TCP', 2, bad);
+    const timeWait = '   2: 0100007F:0050 0100007F:9C40 06 00000000:00000000 03:00000768 00000000     0        0 0 3 0\n';
+    const rows = parseSocketTable(header + timeWait + good + hostile + '\n' + good + good, 'TCP', 2, bad);
     expect(rows).toHaveLength(2);
     expect(rows[0]).toMatchObject({ localIp: '127.0.0.1', localPort: 80, unconnected: true, inode: '1234' });
     expect(bad).toEqual({ lines: 5, overLimit: 1 });

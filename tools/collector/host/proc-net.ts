@@ -18,7 +18,7 @@ export interface SocketRow {
   unconnected: boolean;
   /** The socket's owner (the creating process's fs uid). */
   uid: number;
-  /** The socket inode, as `/proc/<pid>/fd/*` links name it (`socket:[inode]`); "0" once the owner has let go (TIME_WAIT). */
+  /** The socket inode, as `/proc/<pid>/fd/*` links name it (`socket:[inode]`). */
   inode: string;
 }
 
@@ -61,7 +61,8 @@ function parseAddress(field: string): { ip: string; port: number } | undefined {
 
 /**
  * The rows of one table's text, at most `maxRows`; a line that does not read as a socket (the
- * header aside) counts in `bad`. Never throws.
+ * header aside) counts in `bad`. Sockets no process holds any more (inode 0: TIME_WAIT, a
+ * connection waiting to be accepted) are skipped: they have no owner to find. Never throws.
  */
 export function parseSocketTable(text: string, transport: SocketTransport, maxRows: number, bad: { lines: number; overLimit: number }): SocketRow[] {
   const rows: SocketRow[] = [];
@@ -69,12 +70,13 @@ export function parseSocketTable(text: string, transport: SocketTransport, maxRo
   for (let i = 1; i < lines.length; i++) {
     const line = lines[i];
     if (line.trim() === '') continue;
+    // sl local remote st tx:rx tr:when retrnsmt uid timeout inode ...
+    const f = line.trim().split(/\s+/);
+    if (f[9] === '0') continue;
     if (rows.length >= maxRows) {
       bad.overLimit++;
       continue;
     }
-    // sl local remote st tx:rx tr:when retrnsmt uid timeout inode ...
-    const f = line.trim().split(/\s+/);
     const local = f.length >= 10 ? parseAddress(f[1]) : undefined;
     const remote = local ? parseAddress(f[2]) : undefined;
     if (!local || !remote || !DECIMAL.test(f[7]) || !DECIMAL.test(f[9])) {

@@ -174,7 +174,7 @@ export class ProcessSockets {
     const fresh: SocketRow[] = [];
     const wanted = new Map<string, number>();
     for (const row of this.readTables()) {
-      if (row.inode === '0' || listed.has(row.inode)) continue;
+      if (listed.has(row.inode)) continue;
       listed.add(row.inode);
       if (this.index.has(row.inode)) {
         this.index.touch(row, now);

@@ -275,6 +275,24 @@ describe('bounds', () => {
     expect(sampler.stats().pids_scanned - after).toBeLessThan(after * 5);
   });
 
+  it('stops watching a young process whose sockets are not in the tables (unix sockets)', async () => {
+    // Only young processes may read the tables here: the full sample waits a minute.
+    const sampler = new ProcessSockets({ periodMs: 10, tablePeriodMs: 60_000 });
+    sampler.start();
+    // A unix server in the abstract namespace and a connection to it every 30 ms: new sockets on
+    // every few ticks, none of them TCP/UDP.
+    const script = `const net = require('net'); const p = '\\0host-context-' + process.pid;
+      net.createServer().listen(p, () => setInterval(() => net.connect(p), 30));
+      setTimeout(() => process.exit(0), 800);`;
+    const child = spawn(process.execPath, ['-e', script], { stdio: 'ignore' });
+    await new Promise((resolve) => child.once('exit', resolve));
+    sampler.stop();
+    const stats = sampler.stats();
+    expect(stats.young_given_up).toBeGreaterThan(0);
+    // Some 80 ticks; without the limit, two reads for every connection the process opened.
+    expect(stats.samples).toBeLessThan(stats.ticks / 2);
+  });
+
   it('refuses options that would unbound it', () => {
     expect(() => new ProcessSockets({ maxSockets: 0 })).toThrow(/maxSockets must be a positive number/);
     expect(() => new ProcessSockets({ periodMs: Number.NaN })).toThrow(/periodMs/);

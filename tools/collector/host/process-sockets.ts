@@ -66,6 +66,8 @@ export interface ProcessSocketsStats extends OwnerSearchCounts, SocketIndexCount
   rows_over_limit: number;
   /** Processes started since the last tick that did not fit in `maxYoung`. */
   young_over_limit: number;
+  /** Young processes no longer watched: their sockets sent 4 table reads that found none of them. */
+  young_given_up: number;
   /** Sockets remembered now, and of them still open. */
   sockets: number;
   sockets_open: number;
@@ -84,14 +86,24 @@ interface Pending {
   settlesWithCycle: number;
 }
 
-/** A process watched on every tick: since when, and how often each of its sockets sent a tick to the tables. */
+/**
+ * A process watched on every tick: since when, how often each of its sockets sent a tick to the
+ * tables, and how many of those reads found none of them.
+ */
 interface Young {
   sinceMs: number;
   tries: Map<string, number>;
+  misses: number;
 }
 
 /** A young process's socket missing from the tables this often is not a TCP/UDP one (unix, netlink): left alone. */
 const TRIES_PER_SOCKET = 2;
+/**
+ * A young process whose sockets sent this many table reads for nothing is no longer watched, so
+ * the reads young processes cause stay bounded by how fast processes start (a program opening
+ * unix sockets one after another would otherwise cost a read every tick).
+ */
+const MISSES_PER_PROCESS = 4;
 const HOST_ADDRESSES_TTL_MS = 10_000;
 
 export class ProcessSockets {
@@ -100,7 +112,7 @@ export class ProcessSockets {
   private readonly pending = new Map<string, Pending>();
   private readonly users: UserNames;
   private readonly search = emptyOwnerSearchCounts();
-  private readonly counts = { ticks: 0, tick_ms_total: 0, samples: 0, bad_lines: 0, rows_over_limit: 0, young_over_limit: 0, records: 0, src_attributed: 0, dst_attributed: 0 };
+  private readonly counts = { ticks: 0, tick_ms_total: 0, samples: 0, bad_lines: 0, rows_over_limit: 0, young_over_limit: 0, young_given_up: 0, records: 0, src_attributed: 0, dst_attributed: 0 };
   private readonly unreadable = new Set<string>();
   private readonly young = new Map<number, Young>();
   private pids = new Set<number>();
@@ -158,6 +170,7 @@ export class ProcessSockets {
     const started = performance.now();
     const claimed = this.youngSockets(Date.now());
     if (Date.now() - this.lastSampleMs >= this.options.tablePeriodMs || claimed.size > 0) this.sample(claimed);
+    this.countMisses(claimed);
     this.counts.ticks++;
     this.counts.tick_ms_total += performance.now() - started;
   }
@@ -246,7 +259,7 @@ export class ProcessSockets {
       if (this.pids.has(pid)) continue;
       // Newest first: the first maxYoung are the ones kept.
       if (this.young.size >= this.options.maxYoung) this.counts.young_over_limit++;
-      else this.young.set(pid, { sinceMs: now, tries: new Map() });
+      else this.young.set(pid, { sinceMs: now, tries: new Map(), misses: 0 });
     }
     this.pids = new Set(pids);
     const claimed = new Map<string, number>();
@@ -263,6 +276,17 @@ export class ProcessSockets {
       }
     }
     return claimed;
+  }
+
+  private countMisses(claimed: ReadonlyMap<string, number>): void {
+    const placed = new Set<number>();
+    for (const [inode, pid] of claimed) if (this.index.has(inode)) placed.add(pid);
+    for (const pid of new Set(claimed.values())) {
+      const young = this.young.get(pid);
+      if (young === undefined || placed.has(pid) || ++young.misses < MISSES_PER_PROCESS) continue;
+      this.young.delete(pid);
+      this.counts.young_given_up++;
+    }
   }
 
   private resolve(fresh: SocketRow[], wanted: Map<string, number>, now: number): void {

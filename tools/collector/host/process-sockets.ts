@@ -75,6 +75,8 @@ export interface ProcessSocketsStats extends OwnerSearchCounts, SocketIndexCount
   search_pending: boolean;
   /** Open sockets whose owner no search could find (another user's, when unprivileged; or no process holds them). */
   sockets_unowned: number;
+  /** Open sockets still being searched for: a search over every process begun after they appeared has not ended. */
+  sockets_searching: number;
   records: number;
   src_attributed: number;
   dst_attributed: number;
@@ -153,6 +155,7 @@ export class ProcessSockets {
   stats(): ProcessSocketsStats {
     let unowned = 0;
     for (const p of this.pending.values()) if (this.settled(p)) unowned++;
+    const searching = this.pending.size - unowned;
     return {
       ...this.counts,
       ...this.search,
@@ -161,15 +164,21 @@ export class ProcessSockets {
       sockets: this.index.size,
       sockets_open: this.index.openCount,
       sockets_unowned: unowned,
+      sockets_searching: searching,
       search_pending: this.resume !== undefined,
     };
   }
 
-  /** A full sample when one is due, else a look at the young processes' sockets. */
+  /**
+   * A look at the young processes' sockets, reading the tables when one holds a socket not yet
+   * placed; and a full sample when one is due. Only a full sample searches for owners: a tick
+   * that reads the tables for a young process stays as short as the read.
+   */
   tick(): void {
     const started = performance.now();
     const claimed = this.youngSockets(Date.now());
-    if (Date.now() - this.lastSampleMs >= this.options.tablePeriodMs || claimed.size > 0) this.sample(claimed);
+    const due = Date.now() - this.lastSampleMs >= this.options.tablePeriodMs;
+    if (due || claimed.size > 0) this.sample(claimed, due);
     this.countMisses(claimed);
     this.counts.ticks++;
     this.counts.tick_ms_total += performance.now() - started;
@@ -177,11 +186,11 @@ export class ProcessSockets {
 
   /**
    * One read of the socket tables. Sockets in `claimed` (inode → the young process holding it)
-   * get that owner; other sockets new since the last sample are searched for.
+   * get that owner; other sockets new since the last full sample are searched for when `full`.
    */
-  sample(claimed: ReadonlyMap<string, number> = new Map()): void {
+  sample(claimed: ReadonlyMap<string, number> = new Map(), full = true): void {
     const now = Date.now();
-    this.lastSampleMs = now;
+    if (full) this.lastSampleMs = now;
     this.counts.samples++;
     const listed = new Set<string>();
     const fresh: SocketRow[] = [];
@@ -211,7 +220,7 @@ export class ProcessSockets {
     }
     this.index.sweep(listed, now);
     for (const inode of this.pending.keys()) if (!listed.has(inode)) this.pending.delete(inode);
-    if (wanted.size > 0) this.resolve(fresh, wanted, now);
+    if (full && wanted.size > 0) this.resolve(fresh, wanted, now);
   }
 
   /**

@@ -1,5 +1,5 @@
 import { FLOWS_TABLE, type FlowEngine } from '../../flowstore/index.js';
-import { DST_INTERNAL, DST_ORG, EGRESS, SRC_INTERNAL, textField } from './flow-fields.js';
+import { DST_INTERNAL, DST_ORG, EGRESS, SRC_INTERNAL, SRC_PROCESS_CONTEXT, SRC_PROCESS_HAS_PID, textField } from './flow-fields.js';
 
 /** [fromMs, toMs): the flows a detection run looks at. */
 export interface TimeWindow {
@@ -37,11 +37,13 @@ const HOPPING = `arrayJoin([0, 1]) AS phase,
  * rows met the engine's threads and parts, and an episode must come out the same on every run:
  * a run over data it has already seen changes nothing.
  */
-const distinct = (max: number, expr: string) => `arraySort(groupUniqArray(${max})(${expr}))`;
+const distinct = (max: number, expr: string, where?: string) =>
+  where === undefined ? `arraySort(groupUniqArray(${max})(${expr}))` : `arraySort(groupUniqArrayIf(${max})(${expr}, ${where}))`;
 
 /** The columns every candidate carries for the narrative: who, which collectors, which alerts. */
 const CONTEXT = `${distinct(8, 'node_id')} AS node_ids, countIf(ifNull(suricata_flow_alerted, false)) AS alerts,
   ${distinct(4, ALERT)} AS alert_signatures, ${distinct(4, SRC_PROCESS)} AS processes,
+  ${distinct(4, `(${SRC_PROCESS}, ${SRC_PROCESS_CONTEXT})`, `${SRC_PROCESS} IS NOT NULL AND ${SRC_PROCESS_HAS_PID}`)} AS observed_processes,
   anyIf(src_ctx_fqdn, ${SRC_INTERNAL}) AS source_fqdn,
   toUnixTimestamp64Milli(min(timestamp)) AS first_ms, toUnixTimestamp64Milli(max(timestamp)) AS last_ms`;
 
@@ -50,6 +52,8 @@ interface Context {
   alerts: number;
   alert_signatures: string[];
   processes: string[];
+  /** [name, the rest of src.process as JSON] of flows whose process carries a pid. */
+  observed_processes: [string, string][];
   source_fqdn: string | null;
   first_ms: number;
   last_ms: number;

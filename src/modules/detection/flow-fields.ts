@@ -25,6 +25,14 @@ export function textField(path: ExtraField): string {
   return column ? `nullIf(\`${column.column}\`, '')` : json;
 }
 
+/**
+ * Host context of the source process (wire extras: pid, executable, user, as the reference
+ * collector's host module writes them): the JSON text of `src.process` without the promoted name.
+ * Only flows whose process carries a pid have it: a name alone is a label, not an observed process.
+ */
+export const SRC_PROCESS_CONTEXT = "JSONExtractRaw(`extras`, 'src', 'process')";
+export const SRC_PROCESS_HAS_PID = "JSONHas(`extras`, 'src', 'process', 'pid')";
+
 /** Whether a traffic-link PQL sentence may filter on `path` (it needs a filterable registry column). */
 export const filterable = (path: string): boolean => columnForPath(path)?.filterable ?? false;
 

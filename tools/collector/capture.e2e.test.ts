@@ -58,7 +58,8 @@ describe('collector run --capture against the service', () => {
     });
     expect(provisioned.status).toBe(201);
     const started = Date.now();
-    const args = ['run', '--capture', pair.a.iface, '--seconds', String(RUN_SECONDS), '--idle-timeout', '2', '--base-url', `http://127.0.0.1:${bridge.port}`];
+    // Also the namespace's lo, which carries the collector's own connection to the bridge: two interfaces, one flow table.
+    const args = ['run', '--capture', pair.a.iface, '--capture', 'lo', '--seconds', String(RUN_SECONDS), '--idle-timeout', '2', '--base-url', `http://127.0.0.1:${bridge.port}`];
     const cli = spawnCli([...args, '--access-key', provisioned.body.access_key, '--machine-id', machineId, '--state-dir', join(dir, 'state')], cleanups, { prefix: pair.a.exec });
     await eventually(() => cli.stderr().includes('"meter.listening"'), 10_000, 'the collector capturing');
 
@@ -93,14 +94,18 @@ describe('collector run --capture against the service', () => {
     const summary = cli.summary();
     expect(summary).toMatchObject({
       machine_id: machineId,
-      interfaces: [{ name: pair.a.iface, dropped_by_kernel: 0, dropped_by_interface: 0 }],
+      interfaces: [
+        { name: pair.a.iface, dropped_by_kernel: 0, dropped_by_interface: 0 },
+        { name: 'lo', dropped_by_kernel: 0, dropped_by_interface: 0 },
+      ],
       packets_dropped: { capture: {}, flow_table: {} },
       queued: 0,
       failed: 0,
     });
     // The veth also carries IPv6 neighbour discovery: more packets and flows than the test's own.
     expect(summary.packets_read).toBeGreaterThanOrEqual(seen.length);
-    expect(summary.interfaces[0].captured).toBe(summary.packets_read);
+    expect(summary.interfaces[0].captured + summary.interfaces[1].captured).toBe(summary.packets_read);
+    expect(summary.interfaces[1].captured).toBeGreaterThan(0);
     expect(summary.sent).toBe(summary.flows_emitted);
     expect(summary.flows_emitted).toBeGreaterThanOrEqual(2);
 
@@ -113,6 +118,8 @@ describe('collector run --capture against the service', () => {
     }
     // The UDP exchange: two datagrams each way, the answers twice the size (IP + UDP headers: 28 bytes).
     expect(byServerPort(ports.udp)).toMatchObject({ stats: { volume: { bytes: { src: { count: 2, sum: 40 + 90 + 56 }, dst: { count: 2, sum: 80 + 180 + 56 } } } } });
-    expect(byServerPort(ports.tcp)).toMatchObject({ path: [{ sensor: { id: machineId, interface: pair.a.iface } }] });
+    expect(byServerPort(ports.tcp)).toMatchObject({ path: [{ sensor: { id: machineId, interface: `${pair.a.iface},lo` } }] });
+    // The collector's own connections to the bridge, metered on lo (flushed at the end at the latest).
+    await eventually(async () => (await search()).some((f) => f.dst.port === bridge.port), 10_000, 'a flow to the bridge');
   }, 60_000);
 });

@@ -179,6 +179,7 @@ describe('main', () => {
     expect(await main(['help'], c.io)).toBe(0);
     expect(c.out()).toBe(USAGE);
     expect(USAGE).toMatch(/--flows-per-second/);
+    expect(USAGE).toMatch(/--capture IFACE .*\n(.*\n)*.*--ipfix-listen HOST:PORT/);
   });
 
   it('answers a usage error with exit 2 and a hint on stderr', async () => {

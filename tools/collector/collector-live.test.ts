@@ -8,6 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { listenOnLoopback } from './meter/testing/tcpdump.js';
+import { LiveCapture } from './meter/live-capture.js';
+import { CaptureMeter } from './meter/meter-capture.js';
 import { CaptureInterfaceError, TcpdumpProcess } from './meter/tcpdump-process.js';
 import { spawnCli } from './testing/cli-process.js';
 import { collectorOnFakeService } from './testing/collector-on-fake.js';
@@ -46,6 +48,28 @@ describe('startCollector with a live interface', () => {
     expect(meter).toMatchObject({ files: 0, active_flows: 0 });
     expect(service.hellos[0].services).toMatchObject({ flowgen: { enabled: false }, meter: { source: 'live', interfaces: ['lo'], idle_timeout_secs: 1 } });
   }, 40_000);
+});
+
+describe('LiveCapture', () => {
+  it("asks tcpdump for its counts while it runs (SIGUSR1), not only at exit", async () => {
+    const peers = await listenOnLoopback('127.0.0.1');
+    cleanups.push(() => peers.close());
+    const sensor = { id: 'live-2', type: 'packet', name: 'test', hostname: 'h', interface: 'lo' };
+    const meter = new CaptureMeter({ customerId: 'c1', sensor, tags: [], batchFlows: 100 }, { push: async () => undefined });
+    let listening!: () => void;
+    const started = new Promise<void>((resolve) => (listening = resolve));
+    const live = new LiveCapture(['lo'], meter, { tickMs: 100, countsEveryMs: 300, onListening: () => listening() });
+    const stop = new AbortController();
+    const running = live.run(stop.signal);
+    cleanups.push(() => (stop.abort(), running.catch(() => undefined)));
+    await started;
+    await peers.sendUdp([10, 20, 30]);
+    const counts = await eventually(() => (live.stats()[0].captured >= 3 ? live.stats()[0] : undefined), 5_000, 'counts while running');
+    expect(counts).toMatchObject({ name: 'lo', dropped_by_interface: 0 });
+    stop.abort();
+    await running;
+    expect(live.stats()[0].captured).toBe(meter.stats().packets_read);
+  });
 });
 
 describe('collector run --capture (process)', () => {

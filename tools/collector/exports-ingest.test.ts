@@ -2,6 +2,7 @@
 // with `exportListen` against the fake service (hello names it, --seconds bounds the run, every
 // record stored), and the bounded backlog while ingest holds back.
 
+import { spawn } from 'node:child_process';
 import dgram from 'node:dgram';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ExportIngest } from './exports-ingest.js';
@@ -66,5 +67,26 @@ describe('ExportIngest', () => {
     await running;
     expect(pushed.flat()).toHaveLength(15);
     expect(ingest.stats()).toMatchObject({ flows_emitted: 15, listen: `127.0.0.1:${port}` });
+  });
+
+  it('counts the datagrams the kernel dropped while the collector could not read them', async () => {
+    const ingest = new ExportIngest({ customerId: 'c1', host: '127.0.0.1', port: 0, batchFlows: 100 }, { push: async () => undefined });
+    const port = await ingest.listen();
+    const stop = new AbortController();
+    const running = ingest.run(stop.signal);
+    // Another process sends 8 MB while this one's event loop is blocked: the receive buffer overflows.
+    const flood = `const s = require('node:dgram').createSocket('udp4'); let left = 6000;
+      const next = () => (left-- > 0 ? s.send(Buffer.alloc(1400, 1), ${port}, '127.0.0.1', next) : s.close()); next();`;
+    const child = spawn(process.execPath, ['-e', flood], { stdio: 'ignore' });
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    for (const until = Date.now() + 2_000; Date.now() < until; );
+    await exited;
+    const dropped = ingest.stats().dropped.socket_buffer;
+    expect(dropped).toBeGreaterThan(0);
+    expect(ingest.stats().datagrams + dropped).toBeLessThanOrEqual(6000);
+    stop.abort();
+    await running;
+    // The socket is closed, its count kept.
+    expect(ingest.stats().dropped.socket_buffer).toBeGreaterThanOrEqual(dropped);
   });
 });

@@ -4,6 +4,8 @@
 // beyond it is dropped and counted (`ingest_backlog`), like the exporter's own losses are counted
 // as sequence gaps.
 
+import { readFileSync } from 'node:fs';
+import { isIPv6 } from 'node:net';
 import type { FlowSink } from './flows.js';
 import { type ExportDiagnostics, ExportListener } from './exports/listener.js';
 import type { ExportRecord } from './exports/record.js';
@@ -30,7 +32,10 @@ export interface ExportIngestStats extends Omit<ExportDiagnostics, 'drops' | 'wa
   waiting_sets: number;
   /** Records handed to ingest. */
   flows_emitted: number;
-  /** The decoder's drops by reason, and `ingest_backlog`: records dropped while ingest was full. */
+  /**
+   * The decoder's drops by reason, `ingest_backlog`: records dropped while ingest was full, and
+   * `socket_buffer`: datagrams the kernel dropped because the socket's receive buffer was full.
+   */
   dropped: DropCounts;
 }
 
@@ -51,6 +56,26 @@ function explainBindFailure(host: string, port: number, error: NodeJS.ErrnoExcep
     EAI_AGAIN: 'the host name does not resolve',
   };
   return `cannot listen for flow exports on ${hostPort(host, port)}: ${reasons[error.code ?? ''] ?? error.message}`;
+}
+
+/**
+ * Datagrams the kernel dropped for UDP sockets bound to `port` in this network namespace: the last
+ * column of /proc/net/udp (udp6 for IPv6). 0 where there is no such file (not Linux).
+ */
+export function kernelUdpDrops(port: number, ipv6: boolean): number {
+  let table: string;
+  try {
+    table = readFileSync(ipv6 ? '/proc/net/udp6' : '/proc/net/udp', 'utf8');
+  } catch {
+    return 0;
+  }
+  const hexPort = port.toString(16).toUpperCase().padStart(4, '0');
+  let drops = 0;
+  for (const line of table.split('\n').slice(1)) {
+    const fields = line.trim().split(/\s+/);
+    if (fields.length >= 13 && fields[1].endsWith(`:${hexPort}`)) drops += Number(fields[fields.length - 1]) || 0;
+  }
+  return drops;
 }
 
 /** Binds a listener, or throws ExportListenError. */
@@ -75,6 +100,8 @@ export class ExportIngest {
   private backlogDropped = 0;
   private flowsEmitted = 0;
   private boundPort: number | undefined;
+  /** The kernel's count as the socket closed (its /proc line goes with it). */
+  private closedSocketDrops: number | undefined;
   /** Wakes the pump early once a batch is full. */
   private wake: (() => void) | undefined;
 
@@ -93,12 +120,17 @@ export class ExportIngest {
 
   stats(): ExportIngestStats {
     const { drops, waitingSets, ...rest } = this.listener.diagnostics();
+    const socketDrops = this.closedSocketDrops ?? this.socketDrops();
     return {
       listen: hostPort(this.options.host, this.boundPort ?? this.options.port),
       ...rest,
       waiting_sets: waitingSets,
       flows_emitted: this.flowsEmitted,
-      dropped: this.backlogDropped > 0 ? { ...drops, ingest_backlog: this.backlogDropped } : drops,
+      dropped: {
+        ...drops,
+        ...(this.backlogDropped > 0 ? { ingest_backlog: this.backlogDropped } : {}),
+        ...(socketDrops > 0 ? { socket_buffer: socketDrops } : {}),
+      },
     };
   }
 
@@ -119,8 +151,13 @@ export class ExportIngest {
       });
       await this.send(signal);
     }
+    this.closedSocketDrops = this.socketDrops();
     await this.listener.close();
     await this.send(signal);
+  }
+
+  private socketDrops(): number {
+    return this.boundPort === undefined ? 0 : kernelUdpDrops(this.boundPort, isIPv6(this.options.host));
   }
 
   private accept(record: ExportRecord): void {

@@ -6,7 +6,6 @@
 // sequence gap shows in diagnostics over REST and in the summary. SIGTERM ends the run; the search
 // API returns each exporter's flows with the packets and IP bytes tcpdump counted.
 
-import { randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,10 +15,10 @@ import { call } from '../../test/kit/http.js';
 import { seedTree } from '../../test/kit/seed.js';
 import { startTcpdump } from './meter/testing/tcpdump.js';
 import { expectedFlow, readWithTcpdump, type Seen } from './meter/testing/tcpdump-reference.js';
-import { spawnCli } from './testing/cli-process.js';
+import { startCliInNamespace } from './testing/cli-in-namespace.js';
 import { runPmacctd, startFprobe } from './testing/exporters.js';
 import { eventually } from './testing/fake-service.js';
-import { bridgeLoopback, createNamespacePair, type NamespacePair, startPeer } from './testing/netns.js';
+import { createNamespacePair, type NamespacePair, startPeer } from './testing/netns.js';
 import { captureLoopback, type LoopbackTraffic, runSoftflowd } from './testing/softflowd.js';
 
 type Flow = {
@@ -63,20 +62,8 @@ describe('collector run --ipfix-listen against the service, with real exporters'
   });
 
   it('stores what softflowd (v5, v9, IPFIX), pmacctd (IPFIX) and fprobe (v5) export; a lost datagram is a gap', async () => {
-    const bridge = await bridgeLoopback(pair.a, Number(new URL(t.url).port), join(dir, 'service.sock'));
-    cleanups.push(() => bridge.close());
-    const machineId = `exports-${randomUUID()}`;
-    const provisioned = await call(t.url, 'POST', '/rest/nodes/provision/1.0', {
-      token: tree.mspCaller.token,
-      body: { customer_id: tree.childA.id, machine_id: machineId, description: 'exports e2e' },
-    });
-    expect(provisioned.status).toBe(201);
     const started = Date.now();
-    const cli = spawnCli(
-      ['run', '--ipfix-listen', '127.0.0.1:0', '--base-url', `http://127.0.0.1:${bridge.port}`, '--access-key', provisioned.body.access_key, '--machine-id', machineId, '--state-dir', join(dir, 'state')],
-      cleanups,
-      { prefix: pair.a.exec },
-    );
+    const { cli, machineId } = await startCliInNamespace({ t, tree, end: pair.a, dir, args: ['--ipfix-listen', '127.0.0.1:0'], cleanups });
     const logged = (event: string) => cli.stderr().split('\n').filter((line) => line.includes(`"${event}"`)).map((line) => JSON.parse(line));
     const first = async (event: string) => (await eventually(() => logged(event)[0], 15_000, event))!;
     const port = Number(/:(\d+)$/.exec((await first('exports.listening')).listen)![1]);

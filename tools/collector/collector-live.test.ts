@@ -73,19 +73,20 @@ describe('LiveCapture', () => {
 });
 
 describe('collector run --capture (process)', () => {
-  it('SIGTERM stops tcpdump, flushes the open flows and exits 0 with tcpdump\'s counts', async () => {
+  it('Ctrl-C (SIGINT to the process group) stops tcpdump, flushes the open flows and exits 0 with tcpdump\'s counts', async () => {
     const service = await startFakeService({});
     cleanups.push(() => service.close());
     const peers = await listenOnLoopback('127.0.0.1');
     cleanups.push(() => peers.close());
     const stateDir = mkdtempSync(join(tmpdir(), 'collector-live-'));
     cleanups.push(() => rmSync(stateDir, { recursive: true, force: true }));
-    const cli = spawnCli(['run', '--capture', 'lo', '--base-url', service.url, '--access-key', 'cid.secret', '--state-dir', stateDir, '--machine-id', 'live-proc'], cleanups);
+    const cli = spawnCli(['run', '--capture', 'lo', '--base-url', service.url, '--access-key', 'cid.secret', '--state-dir', stateDir, '--machine-id', 'live-proc'], cleanups, { group: true });
     await eventually(() => cli.stderr().includes('"meter.listening"'), 15_000, 'tcpdump listening');
     await peers.sendUdp([10, 20]);
     // On a loaded machine tcpdump may not have been scheduled yet; packets sent as it stops are not captured.
     await new Promise((resolve) => setTimeout(resolve, 500));
-    cli.kill('SIGTERM');
+    // tcpdump is in a group of its own: the signal reaches only the collector, which stops it.
+    cli.kill('SIGINT');
     expect(await cli.exited, cli.stderr()).toBe(0);
 
     const summary = cli.summary();

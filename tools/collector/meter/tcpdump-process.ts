@@ -83,7 +83,9 @@ export class TcpdumpProcess {
 
   /** Starts tcpdump and waits until it listens; throws CaptureInterfaceError when it cannot. */
   static async start(iface: string, command = 'tcpdump'): Promise<TcpdumpProcess> {
-    const child = spawn(command, ['-i', iface, '-w', '-', '-U', '--immediate-mode', '-s', String(LIVE_SNAPLEN), '-n'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    // Its own process group: a Ctrl-C at the terminal goes to the collector, which stops tcpdump
+    // itself after the packets in flight; tcpdump ending first would look like a failure.
+    const child = spawn(command, ['-i', iface, '-w', '-', '-U', '--immediate-mode', '-s', String(LIVE_SNAPLEN), '-n'], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     const capture = new TcpdumpProcess(iface, child);
     const failure = await new Promise<string | undefined>((resolve) => {
       const timer = setTimeout(() => resolve(`cannot capture on ${iface}: tcpdump did not start listening within ${START_TIMEOUT_MS / 1000} s`), START_TIMEOUT_MS);

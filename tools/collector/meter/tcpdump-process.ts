@@ -1,7 +1,7 @@
-// Live capture through Debian's tcpdump: `tcpdump -i IFACE -w - -U --immediate-mode -s SNAPLEN -n`
-// writes pcap to its stdout, which the meter reads with the same CaptureReader as a file.
-// Immediate mode hands each packet over as it comes (libpcap's TPACKET_V3 would otherwise hold a
-// block up to a second, and a block still held when tcpdump is stopped is lost). A native libpcap binding
+// Live capture through Debian's tcpdump: `tcpdump -i IFACE -w - -U -s SNAPLEN -n` writes pcap to
+// its stdout, which the meter reads with the same CaptureReader as a file. Not --immediate-mode:
+// waking per packet made the kernel drop half of a 60k packets/s flood that block delivery (up to
+// LIBPCAP_BLOCK_MS late) took without a loss; the stop waits for that delay. A native libpcap binding
 // would need building an npm addon against libpcap-dev, which this project cannot install; tcpdump
 // is libpcap's own front end, drops privileges itself and reports the kernel's drop counts.
 // tcpdump's failures (no such interface, no permission, not installed) become one sentence.
@@ -9,6 +9,8 @@
 import { type ChildProcessByStdio, spawn } from 'node:child_process';
 import type { Readable } from 'node:stream';
 
+/** tcpdump's libpcap timeout: TPACKET_V3 hands a block of packets over when it fills or after this long. */
+export const LIBPCAP_BLOCK_MS = 1_000;
 /** Big enough for any IPv4 packet and any GRO-merged segment up to 64 KiB; the payload inspectors read far less. */
 export const LIVE_SNAPLEN = 65_535;
 /** tcpdump opens the device within milliseconds; a slow machine gets ample room. */
@@ -83,7 +85,9 @@ export class TcpdumpProcess {
 
   /** Starts tcpdump and waits until it listens; throws CaptureInterfaceError when it cannot. */
   static async start(iface: string, command = 'tcpdump'): Promise<TcpdumpProcess> {
-    const child = spawn(command, ['-i', iface, '-w', '-', '-U', '--immediate-mode', '-s', String(LIVE_SNAPLEN), '-n'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    // Its own process group: a Ctrl-C at the terminal goes to the collector, which stops tcpdump
+    // itself after the packets in flight; tcpdump ending first would look like a failure.
+    const child = spawn(command, ['-i', iface, '-w', '-', '-U', '-s', String(LIVE_SNAPLEN), '-n'], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     const capture = new TcpdumpProcess(iface, child);
     const failure = await new Promise<string | undefined>((resolve) => {
       const timer = setTimeout(() => resolve(`cannot capture on ${iface}: tcpdump did not start listening within ${START_TIMEOUT_MS / 1000} s`), START_TIMEOUT_MS);

@@ -3,7 +3,8 @@
 // an active-timeout cut.
 
 import { Tally } from '../flowgen/packets.js';
-import type { AppHints, DecodedPacket, PayloadInspector } from './packet.js';
+import type { Indexed } from './flow-index.js';
+import type { AppHints, PacketHeaders, PayloadInspector } from './packet.js';
 import { payloadEntropy } from './payload-entropy.js';
 import type { RecencyNode } from './recency-list.js';
 import { isIcmpEchoReply, PROTO_TCP } from './well-known.js';
@@ -34,7 +35,7 @@ export class FlowCounters implements TcpObservations {
     this.lastMicros = startMicros;
   }
 
-  count(p: DecodedPacket, fromSrc: boolean): void {
+  count(p: PacketHeaders, fromSrc: boolean): void {
     const gap = (p.tsMicros - this.lastMicros) / 1e6;
     if (this.srcBytes.count + this.dstBytes.count > 0) {
       // Out-of-order timestamps (merged captures) count as no gap rather than a negative one.
@@ -46,10 +47,10 @@ export class FlowCounters implements TcpObservations {
     if (p.tsMicros > this.lastMicros) this.lastMicros = p.tsMicros;
     (fromSrc ? this.srcBytes : this.dstBytes).add(1, p.ipLength);
     this.frames.add(1, p.wireLength);
-    if (p.payload.length > 1) this.entropy.add(1, Math.round(payloadEntropy(p.payload) * 1e4) / 1e4);
-    if (p.tcp !== undefined) {
-      this.flags |= p.tcp.flags;
-      this.window.add(1, p.tcp.window);
+    if (p.capturedPayload > 1) this.entropy.add(1, Math.round(payloadEntropy(p.data, p.payloadStart, p.payloadEnd) * 1e4) / 1e4);
+    if (p.hasTcp) {
+      this.flags |= p.tcpFlags;
+      this.window.add(1, p.tcpWindow);
     }
     if (p.fragment !== 'none') this.fragments++;
   }
@@ -64,14 +65,19 @@ export interface FlowIdentity {
   srcPort: number;
   dstIp: string;
   dstPort: number;
+  /** Whether each end's address is private (well-known.ts), judged once from its bytes. */
+  srcPrivate: boolean;
+  dstPrivate: boolean;
   /** True when the initiator is the first packet's receiver (that packet was an answer). */
   flipped: boolean;
   /** The first ICMP message's type and code (ICMP flows only). */
   icmp?: { type: number; code: number };
 }
 
-export class FlowState implements RecencyNode<FlowState> {
+export class FlowState implements RecencyNode<FlowState>, Indexed {
   counters: FlowCounters;
+  /** Where the flow index keeps it. */
+  slot = -1;
   older: FlowState | undefined = undefined;
   newer: FlowState | undefined = undefined;
   readonly tcp: TcpTracker | undefined;
@@ -83,26 +89,26 @@ export class FlowState implements RecencyNode<FlowState> {
   done = false;
 
   constructor(
-    readonly key: string,
     readonly id: FlowIdentity,
+    /** Whether the initiator is the lower end of the flow key (flow-key.ts orders the ends). */
+    private readonly initiatorFirst: boolean,
     startMicros: number,
   ) {
     this.counters = new FlowCounters(startMicros);
     this.tcp = id.protocol === PROTO_TCP ? new TcpTracker() : undefined;
   }
 
-  /** Whether a packet of this flow travels src → dst. */
-  fromSrc(p: DecodedPacket): boolean {
-    const id = this.id;
-    if (p.src !== p.dst) return p.src === id.srcIp;
+  /** Whether a packet of this flow travels src → dst; `srcFirst` is what writeFlowKey said of it. */
+  fromSrc(p: PacketHeaders, srcFirst: boolean): boolean {
+    if (!p.sameAddresses()) return srcFirst === this.initiatorFirst;
     // Both ends on one address (loopback): for ICMP the message tells, else the ports do.
-    if (p.icmp !== undefined) return !isIcmpEchoReply(id.protocol, p.icmp.type);
-    return (p.srcPort ?? 0) === id.srcPort;
+    if (p.icmpType >= 0) return !isIcmpEchoReply(this.id.protocol, p.icmpType);
+    return p.srcPort === this.id.srcPort;
   }
 
-  add(p: DecodedPacket, fromSrc: boolean): void {
+  add(p: PacketHeaders, fromSrc: boolean): void {
     this.counters.count(p, fromSrc);
-    if (this.tcp !== undefined && p.tcp !== undefined) this.tcp.observe(p, fromSrc, this.counters);
+    if (this.tcp !== undefined && p.hasTcp) this.tcp.observe(p, fromSrc, this.counters);
   }
 
   /** Starts the next record of a long flow; TCP and inspection state carry over. */
@@ -110,13 +116,16 @@ export class FlowState implements RecencyNode<FlowState> {
     this.counters = new FlowCounters(startMicros);
   }
 
-  inspect(p: DecodedPacket, fromSrc: boolean, inspectors: readonly PayloadInspector[], perDirection: number): void {
-    if (p.payload.length === 0) return;
+  inspect(p: PacketHeaders, fromSrc: boolean, inspectors: readonly PayloadInspector[], perDirection: number): void {
+    if (p.capturedPayload === 0) return;
     if (fromSrc ? this.inspectedSrc >= perDirection : this.inspectedDst >= perDirection) return;
     if (fromSrc) this.inspectedSrc++;
     else this.inspectedDst++;
+    // Inspectors take a packet of their own; the flow's address text spares formatting it again.
+    const { srcIp, dstIp } = this.id;
+    const packet = fromSrc ? p.toDecodedPacket(srcIp, dstIp) : p.toDecodedPacket(dstIp, srcIp);
     for (const inspector of inspectors) {
-      const found = inspector(p, fromSrc);
+      const found = inspector(packet, fromSrc);
       if (found !== undefined) mergeHints(this.hints, found, !fromSrc);
     }
   }

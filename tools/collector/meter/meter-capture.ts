@@ -8,9 +8,9 @@ import { open } from 'node:fs/promises';
 import type { FlowRecord } from '../flowgen/types.js';
 import type { FlowSink } from '../flows.js';
 import { CaptureReader } from './capture.js';
-import { decodeFrame } from './decode.js';
+import { decodeHeaders } from './decode.js';
 import { FlowTable, type FlowTableOptions } from './flow-table.js';
-import type { DropCounts } from './packet.js';
+import { PacketHeaders, type DropCounts } from './packet.js';
 
 const CHUNK_BYTES = 1 << 20;
 /** Enough of a file to see its header and first record. */
@@ -74,6 +74,8 @@ export class CaptureMeter {
   private readonly counts = { files: 0, packets_read: 0, packets_decoded: 0, flows_emitted: 0 };
   private lastMicros: number | null = null;
   private batch: FlowRecord[] = [];
+  /** Every frame is decoded into these: no allocation per packet. */
+  private readonly packet = new PacketHeaders();
 
   constructor(
     private readonly options: MeterOptions,
@@ -113,11 +115,11 @@ export class CaptureMeter {
       for await (const chunk of stream) {
         for (const frame of reader.push(chunk as Buffer)) {
           this.counts.packets_read++;
-          const packet = decodeFrame(frame, this.decodeDrops);
-          if (packet === undefined) continue;
+          const packet = this.packet;
+          if (!decodeHeaders(frame, packet, this.decodeDrops)) continue;
           this.counts.packets_decoded++;
           if (this.lastMicros === null || packet.tsMicros > this.lastMicros) this.lastMicros = packet.tsMicros;
-          this.table.add(packet);
+          this.table.addHeaders(packet);
           this.append(this.table.advance(packet.tsMicros));
         }
         if (this.batch.length >= this.options.batchFlows) await this.send(signal);

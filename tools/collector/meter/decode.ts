@@ -2,7 +2,7 @@
 // never reassembled), then TCP, UDP, ICMP or ICMPv6. Bounded by the frame's length; a frame it
 // cannot use is counted in `drops` by reason. The meter decodes into one reused PacketHeaders
 // (decodeHeaders: no allocation per frame); decodeFrame gives a DecodedPacket of its own.
-import { PacketHeaders, type CapturedFrame, type DecodedPacket, type DropCounts } from './packet.js';
+import { PacketHeaders, type CapturedFrame, type DecodedPacket, type DropCounts, type FrameSpan } from './packet.js';
 
 const ETHERTYPE_IPV4 = 0x0800;
 const ETHERTYPE_IPV6 = 0x86dd;
@@ -29,20 +29,21 @@ const u16 = (d: Uint8Array, at: number): number => (d[at] << 8) | d[at + 1];
 const u32 = (d: Uint8Array, at: number): number => ((d[at] << 24) | (d[at + 1] << 16) | (d[at + 2] << 8) | d[at + 3]) >>> 0;
 
 /**
- * The link header: sets `linkOffset` (where the IP header starts), `linkEtherType` (0 for "read the
- * version nibble") and the packet's VLAN. Module state rather than a result object: nothing is
- * allocated per frame.
+ * The frame is d[s, frameEnd) (offsets are into the chunk it was read from). The link decoders set
+ * `linkOffset` (where the IP header starts), `linkEtherType` (0 for "read the version nibble") and
+ * the packet's VLAN. Module state rather than a result object: nothing is allocated per frame.
  */
+let frameEnd = 0;
 let linkOffset = 0;
 let linkEtherType = 0;
 
-function decodeEthernet(d: Uint8Array, h: PacketHeaders, drops: DropCounts): boolean {
-  if (d.length < 14) return count(drops, 'truncated_link');
-  let etherType = u16(d, 12);
-  let offset = 14;
+function decodeEthernet(d: Uint8Array, s: number, h: PacketHeaders, drops: DropCounts): boolean {
+  if (frameEnd < s + 14) return count(drops, 'truncated_link');
+  let etherType = u16(d, s + 12);
+  let offset = s + 14;
   for (let tags = 0; isVlanTag(etherType); tags++) {
     if (tags === MAX_VLAN_TAGS) return count(drops, 'too_many_vlan_tags');
-    if (d.length < offset + 4) return count(drops, 'truncated_link');
+    if (frameEnd < offset + 4) return count(drops, 'truncated_link');
     if (tags === 0) h.vlan = u16(d, offset) & 0x0fff;
     etherType = u16(d, offset + 2);
     offset += 4;
@@ -60,29 +61,30 @@ function link(offset: number, etherType: number): true {
 }
 
 /** BSD loopback: a 4-byte address family in the capturing host's byte order; inet6 is 24, 28 or 30 depending on the BSD. */
-function decodeNull(d: Uint8Array, drops: DropCounts): boolean {
-  if (d.length < 4) return count(drops, 'truncated_link');
-  const family = d[0] === 0 && d[1] === 0 ? u16(d, 2) : d[0] | (d[1] << 8);
-  if (family === 2) return link(4, ETHERTYPE_IPV4);
-  if (family === 24 || family === 28 || family === 30) return link(4, ETHERTYPE_IPV6);
+function decodeNull(d: Uint8Array, s: number, drops: DropCounts): boolean {
+  if (frameEnd < s + 4) return count(drops, 'truncated_link');
+  const family = d[s] === 0 && d[s + 1] === 0 ? u16(d, s + 2) : d[s] | (d[s + 1] << 8);
+  if (family === 2) return link(s + 4, ETHERTYPE_IPV4);
+  if (family === 24 || family === 28 || family === 30) return link(s + 4, ETHERTYPE_IPV6);
   return count(drops, 'not_ip');
 }
 
-function decodeLink(frame: CapturedFrame, h: PacketHeaders, drops: DropCounts): boolean {
-  const d = frame.data;
+function decodeLink(frame: FrameSpan, h: PacketHeaders, drops: DropCounts): boolean {
+  const d = frame.bytes;
+  const s = frame.start;
   switch (frame.linkType) {
     case 1:
-      return decodeEthernet(d, h, drops);
+      return decodeEthernet(d, s, h, drops);
     case 113: // Linux cooked v1: the protocol is the last field of a 16-byte header
-      return d.length < 16 ? count(drops, 'truncated_link') : link(16, u16(d, 14));
+      return frameEnd < s + 16 ? count(drops, 'truncated_link') : link(s + 16, u16(d, s + 14));
     case 276: // Linux cooked v2: the protocol is the first field of a 20-byte header
-      return d.length < 20 ? count(drops, 'truncated_link') : link(20, u16(d, 0));
+      return frameEnd < s + 20 ? count(drops, 'truncated_link') : link(s + 20, u16(d, s));
     case 101:
     case 12:
     case 14:
-      return link(0, 0);
+      return link(s, 0);
     case 0:
-      return decodeNull(d, drops);
+      return decodeNull(d, s, drops);
     default:
       return count(drops, 'unsupported_link_type');
   }
@@ -101,11 +103,11 @@ function setIp(h: PacketHeaders, ipVersion: 4 | 6, protocol: number, ttl: number
 }
 
 function decodeIPv4(d: Uint8Array, at: number, h: PacketHeaders, drops: DropCounts): boolean {
-  if (d.length < at + 20) return count(drops, 'truncated_ip');
+  if (frameEnd < at + 20) return count(drops, 'truncated_ip');
   const headerLength = (d[at] & 0x0f) * 4;
   const totalLength = u16(d, at + 2);
   if (headerLength < 20 || totalLength < headerLength) return count(drops, 'bad_ip_header');
-  if (d.length < at + headerLength) return count(drops, 'truncated_ip');
+  if (frameEnd < at + headerLength) return count(drops, 'truncated_ip');
   const flagsOffset = u16(d, at + 6);
   const moreFragments = (flagsOffset & 0x2000) !== 0;
   const fragmentOffset = flagsOffset & 0x1fff;
@@ -115,12 +117,12 @@ function decodeIPv4(d: Uint8Array, at: number, h: PacketHeaders, drops: DropCoun
   a[0] = u32(d, at + 12);
   a[4] = u32(d, at + 16);
   // Ethernet pads short frames: bytes past the IP total length are not the packet's.
-  const end = Math.min(d.length, at + totalLength);
+  const end = Math.min(frameEnd, at + totalLength);
   return setIp(h, 4, d[at + 9], d[at + 8], totalLength, at + headerLength, end, totalLength - headerLength);
 }
 
 function decodeIPv6(d: Uint8Array, at: number, h: PacketHeaders, drops: DropCounts): boolean {
-  if (d.length < at + 40) return count(drops, 'truncated_ip');
+  if (frameEnd < at + 40) return count(drops, 'truncated_ip');
   const payloadLength = u16(d, at + 4);
   const packetEnd = at + 40 + payloadLength;
   let next = d[at + 6];
@@ -129,7 +131,7 @@ function decodeIPv6(d: Uint8Array, at: number, h: PacketHeaders, drops: DropCoun
     const isExtension = next === IPV6_HOP_BY_HOP || next === IPV6_ROUTING || next === IPV6_DEST_OPTIONS || next === IPV6_FRAGMENT || next === IPV6_AUTH;
     if (!isExtension) break;
     if (walked === MAX_IPV6_EXTENSIONS) return count(drops, 'too_many_ipv6_extensions');
-    if (d.length < offset + 8) return count(drops, 'truncated_ip');
+    if (frameEnd < offset + 8) return count(drops, 'truncated_ip');
     const length = next === IPV6_FRAGMENT ? 8 : next === IPV6_AUTH ? (d[offset + 1] + 2) * 4 : (d[offset + 1] + 1) * 8;
     if (offset + length > packetEnd) return count(drops, 'bad_ip_header');
     if (next === IPV6_FRAGMENT) {
@@ -146,7 +148,7 @@ function decodeIPv6(d: Uint8Array, at: number, h: PacketHeaders, drops: DropCoun
     a[i] = u32(d, at + 8 + 4 * i);
     a[4 + i] = u32(d, at + 24 + 4 * i);
   }
-  const end = Math.min(d.length, packetEnd);
+  const end = Math.min(frameEnd, packetEnd);
   return setIp(h, 6, next, d[at + 7], 40 + payloadLength, offset, end, packetEnd - offset);
 }
 
@@ -203,10 +205,10 @@ function setPorts(d: Uint8Array, at: number, h: PacketHeaders): void {
 }
 
 /** Fields a frame may not set go back to "absent" before it is decoded. */
-function reset(h: PacketHeaders, frame: CapturedFrame): void {
+function reset(h: PacketHeaders, frame: FrameSpan): void {
   h.tsMicros = frame.tsMicros;
   h.wireLength = frame.wireLength;
-  h.data = frame.data;
+  h.data = frame.bytes;
   h.vlan = -1;
   h.fragment = 'none';
   h.fragmentId = -1;
@@ -220,17 +222,18 @@ function reset(h: PacketHeaders, frame: CapturedFrame): void {
 }
 
 /** One frame into `h` (overwritten whether or not it decodes); false with the reason counted in `drops`. */
-export function decodeHeaders(frame: CapturedFrame, h: PacketHeaders, drops: DropCounts): boolean {
+export function decodeHeaders(frame: FrameSpan, h: PacketHeaders, drops: DropCounts): boolean {
   reset(h, frame);
+  frameEnd = frame.end;
   if (!decodeLink(frame, h, drops)) return false;
-  const d = frame.data;
+  const d = frame.bytes;
   const at = linkOffset;
   let version: number;
   if (linkEtherType === ETHERTYPE_IPV4) version = 4;
   else if (linkEtherType === ETHERTYPE_IPV6) version = 6;
-  else if (linkEtherType === 0 && d.length > at) version = d[at] >> 4;
+  else if (linkEtherType === 0 && frameEnd > at) version = d[at] >> 4;
   else return count(drops, linkEtherType === 0 ? 'truncated_ip' : 'not_ip');
-  if (d.length > at && d[at] >> 4 !== version) return count(drops, 'bad_ip_header');
+  if (frameEnd > at && d[at] >> 4 !== version) return count(drops, 'bad_ip_header');
   const ip = version === 4 ? decodeIPv4(d, at, h, drops) : version === 6 ? decodeIPv6(d, at, h, drops) : count(drops, 'not_ip');
   return ip && decodeTransport(d, h, drops);
 }
@@ -238,6 +241,7 @@ export function decodeHeaders(frame: CapturedFrame, h: PacketHeaders, drops: Dro
 /** One frame to one packet of its own, or undefined with the reason counted in `drops`. */
 export function decodeFrame(frame: CapturedFrame, drops: DropCounts): DecodedPacket | undefined {
   const h = new PacketHeaders();
-  return decodeHeaders(frame, h, drops) ? h.toDecodedPacket() : undefined;
+  const span = { tsMicros: frame.tsMicros, linkType: frame.linkType, wireLength: frame.wireLength, bytes: frame.data, start: 0, end: frame.data.length };
+  return decodeHeaders(span, h, drops) ? h.toDecodedPacket() : undefined;
 }
 

@@ -10,7 +10,7 @@ import type { FlowSink } from '../flows.js';
 import { CaptureReader } from './capture.js';
 import { decodeHeaders } from './decode.js';
 import { FlowTable, type FlowTableOptions } from './flow-table.js';
-import { PacketHeaders, type DropCounts } from './packet.js';
+import { PacketHeaders, type DropCounts, type FrameSpan } from './packet.js';
 
 const CHUNK_BYTES = 1 << 20;
 /** Enough of a file to see its header and first record. */
@@ -113,15 +113,7 @@ export class CaptureMeter {
     const stream = createReadStream(path, { highWaterMark: CHUNK_BYTES });
     try {
       for await (const chunk of stream) {
-        for (const frame of reader.push(chunk as Buffer)) {
-          this.counts.packets_read++;
-          const packet = this.packet;
-          if (!decodeHeaders(frame, packet, this.decodeDrops)) continue;
-          this.counts.packets_decoded++;
-          if (this.lastMicros === null || packet.tsMicros > this.lastMicros) this.lastMicros = packet.tsMicros;
-          this.table.addHeaders(packet);
-          this.append(this.table.advance(packet.tsMicros));
-        }
+        reader.read(chunk as Buffer, this.meterFrame);
         if (this.batch.length >= this.options.batchFlows) await this.send(signal);
         if (signal.aborted || reader.stoppedReason !== undefined) break;
       }
@@ -131,6 +123,16 @@ export class CaptureMeter {
     // A file left early (stopped) is not a cut file.
     if (!signal.aborted) reader.end();
   }
+
+  private readonly meterFrame = (frame: FrameSpan): void => {
+    this.counts.packets_read++;
+    const packet = this.packet;
+    if (!decodeHeaders(frame, packet, this.decodeDrops)) return;
+    this.counts.packets_decoded++;
+    if (this.lastMicros === null || packet.tsMicros > this.lastMicros) this.lastMicros = packet.tsMicros;
+    this.table.addHeaders(packet);
+    this.append(this.table.advance(packet.tsMicros));
+  };
 
   /** One by one: an idle sweep can hand over more records than a call's arguments may hold. */
   private append(records: FlowRecord[]): void {

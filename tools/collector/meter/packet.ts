@@ -15,6 +15,19 @@ export interface CapturedFrame {
   data: Uint8Array;
 }
 
+/**
+ * A frame as the meter's reading path hands it over: bytes[start, end) of the chunk it was read
+ * from, in one object the reader refills for every frame (valid until the visitor returns).
+ */
+export interface FrameSpan {
+  tsMicros: number;
+  linkType: number;
+  wireLength: number;
+  bytes: Uint8Array;
+  start: number;
+  end: number;
+}
+
 /** A frame decoded down to its transport header. */
 export interface DecodedPacket {
   tsMicros: number;

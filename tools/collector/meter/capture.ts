@@ -7,6 +7,8 @@ import type { CapturedFrame, DropCounts, FrameSpan } from './packet.js';
 
 /** A record (pcap) or block (pcapng) larger than this is taken for corruption: tcpdump's largest snap length is 256 KiB. */
 export const MAX_RECORD_BYTES = 256 * 1024 + 64;
+/** Bytes after a cut record that can complete it: its largest body and a pcap record header. */
+const JOIN_BYTES = MAX_RECORD_BYTES + 16;
 
 const PCAP_MICRO = 0xa1b2c3d4;
 const PCAP_NANO = 0xa1b23c4d;
@@ -89,10 +91,30 @@ export class CaptureReader {
    */
   read(chunk: Uint8Array, visit: FrameVisitor): void {
     if (this.format === 'stopped') return;
-    const bytes = this.pending.length === 0 ? chunk : concat(this.pending, chunk);
+    let rest = chunk;
+    const carried = this.pending.length;
+    if (carried > 0) {
+      // The record cut by the last chunk's end is joined with only the bytes it can need: copying
+      // every chunk behind the carried bytes would cost more than reading it.
+      const joined = concat(this.pending, chunk.subarray(0, Math.min(chunk.length, JOIN_BYTES)));
+      const at = this.readRecords(joined, carried, visit);
+      if (at < carried) {
+        // Still cut (or stopped): the joined bytes hold the whole chunk, since JOIN_BYTES exceeds any record.
+        this.pending = this.stoppedReason === undefined ? joined.slice(at) : new Uint8Array(0);
+        return;
+      }
+      rest = chunk.subarray(at - carried);
+    }
+    const at = this.readRecords(rest, rest.length, visit);
+    // Slice rather than keep a view: the rest of a large chunk must not stay alive for a few bytes.
+    this.pending = this.stoppedReason === undefined ? rest.slice(at) : new Uint8Array(0);
+  }
+
+  /** Reads records from the start of `bytes` until one ends at or past `until`, or none is complete; returns where it stopped. */
+  private readRecords(bytes: Uint8Array, until: number, visit: FrameVisitor): number {
     const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     let at = 0;
-    for (;;) {
+    while (at < until) {
       const used = this.format === 'unknown' ? this.readFileHeader(bytes, view, at, visit)
         : this.format === 'pcap' ? this.readPcapRecord(bytes, view, at, visit)
         : this.format === 'pcapng' ? this.readPcapngBlock(bytes, view, at, visit)
@@ -100,8 +122,7 @@ export class CaptureReader {
       if (used === 0) break;
       at += used;
     }
-    // Slice rather than keep a view: the rest of a large chunk must not stay alive for a few bytes.
-    this.pending = this.stoppedReason === undefined ? bytes.slice(at) : new Uint8Array(0);
+    return at;
   }
 
   /** The input has ended: bytes of an unfinished record or header are a cut file. */

@@ -115,7 +115,9 @@ function decodeIPv4(d: Uint8Array, at: number, h: PacketHeaders, drops: DropCoun
   if (h.fragment !== 'none') h.fragmentId = u16(d, at + 4);
   const a = h.addresses;
   a[0] = u32(d, at + 12);
+  a[1] = a[2] = a[3] = 0;
   a[4] = u32(d, at + 16);
+  a[5] = a[6] = a[7] = 0;
   // Ethernet pads short frames: bytes past the IP total length are not the packet's.
   const end = Math.min(frameEnd, at + totalLength);
   return setIp(h, 4, d[at + 9], d[at + 8], totalLength, at + headerLength, end, totalLength - headerLength);
@@ -204,7 +206,7 @@ function setPorts(d: Uint8Array, at: number, h: PacketHeaders): void {
   h.dstPort = u16(d, at + 2);
 }
 
-/** Fields a frame may not set go back to "absent" before it is decoded. */
+/** Fields a frame may not set go back to "absent" before it is decoded (the IP decoders write every address word). */
 function reset(h: PacketHeaders, frame: FrameSpan): void {
   h.tsMicros = frame.tsMicros;
   h.wireLength = frame.wireLength;
@@ -218,7 +220,6 @@ function reset(h: PacketHeaders, frame: FrameSpan): void {
   h.hasTcp = false;
   h.icmpType = -1;
   h.icmpCode = -1;
-  h.addresses.fill(0);
 }
 
 /** One frame into `h` (overwritten whether or not it decodes); false with the reason counted in `drops`. */

@@ -47,6 +47,8 @@ export interface FlowTableCounts {
   dropped: DropCounts;
 }
 
+const NOTHING_READY: FlowRecord[] = Object.freeze([]) as unknown as FlowRecord[];
+
 interface FragmentHome {
   flow: FlowState;
   fromSrc: boolean;
@@ -176,7 +178,9 @@ export class FlowTable {
     this.counts.records++;
   }
 
+  /** The records made ready; nothing ready (most packets) hands back one shared, frozen empty array. */
   private take(): FlowRecord[] {
+    if (this.ready.length === 0) return NOTHING_READY;
     const out = this.ready;
     this.ready = [];
     return out;

@@ -9,8 +9,10 @@
  * idle flows expire between them. Rates are per CPU second (user + system, the garbage
  * collector's helper threads included), for softflowd as /usr/bin/time reports it. The file is
  * read once before either is timed, so both read it from the page cache: what is timed is
- * metering, not the disk. The meter runs as the collector's CLI runs it (payload inspectors on);
- * its peak heap, RSS and active flows are sampled at every batch it hands over.
+ * metering, not the disk. Like softflowd, the meter runs in a process of its own (this script
+ * with --meter-file), so it starts with a clean heap rather than the one that wrote the file; it
+ * meters as the collector's CLI does (payload inspectors on), and reports its peak RSS and the
+ * peak heap and active flows sampled at every batch it hands over.
  */
 import { execFile } from 'node:child_process';
 import { createSocket } from 'node:dgram';
@@ -20,12 +22,13 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { inspectPayload } from '../collector/meter/app/index.js';
 import { CaptureReader } from '../collector/meter/capture.js';
-import { CaptureMeter } from '../collector/meter/meter-capture.js';
+import { CaptureMeter, type MeterStats } from '../collector/meter/meter-capture.js';
 import type { CapturedFrame } from '../collector/meter/packet.js';
 import { listenOnLoopback, startTcpdump } from '../collector/meter/testing/tcpdump.js';
 import { writePcap } from '../collector/meter/testing/write-capture.js';
 
 const run = promisify(execFile);
+const METER_FILE = '--meter-file';
 const targetPackets = Number(process.argv[2] ?? 1_000_000);
 const REPLICAS_PER_GROUP = 1000;
 const GROUP_GAP_MICROS = 40e6;
@@ -108,7 +111,8 @@ function writeReplay(path: string, template: CapturedFrame[], serverPorts: Set<n
   return written;
 }
 
-async function meterInProcess(path: string) {
+/** The child's side: meters the file and prints what it measured as JSON. */
+async function meterFile(path: string): Promise<void> {
   let records = 0;
   const peak = { heapBytes: 0, rssBytes: 0, activeFlows: 0 };
   const meter: CaptureMeter = new CaptureMeter(
@@ -127,7 +131,15 @@ async function meterInProcess(path: string) {
   const wall = performance.now();
   await meter.run([path], new AbortController().signal);
   const used = process.cpuUsage(cpu);
-  return { stats: meter.stats(), records, peak, cpuSecs: (used.user + used.system) / 1e6, wallSecs: (performance.now() - wall) / 1000 };
+  peak.rssBytes = Math.max(peak.rssBytes, process.resourceUsage().maxRSS * 1024);
+  const measured = { stats: meter.stats(), records, peak, cpuSecs: (used.user + used.system) / 1e6, wallSecs: (performance.now() - wall) / 1000 };
+  process.stdout.write(JSON.stringify(measured));
+}
+
+async function meterInChild(path: string) {
+  // execArgv carries tsx's loader, so the child runs this same TypeScript file.
+  const { stdout } = await run(process.execPath, [...process.execArgv, process.argv[1], METER_FILE, path], { timeout: 300_000, maxBuffer: 1 << 20 });
+  return JSON.parse(stdout) as { stats: MeterStats; records: number; peak: { heapBytes: number; rssBytes: number; activeFlows: number }; cpuSecs: number; wallSecs: number };
 }
 
 /** softflowd reading the file in the foreground (-d), no control socket (with one, 1.1.0 waits on accept), NetFlow v5 to a local socket. */
@@ -148,6 +160,7 @@ async function softflowd(path: string, dir: string) {
   }
 }
 
+async function compare(): Promise<void> {
 const dir = mkdtempSync(join(tmpdir(), 'bench-meter-'));
 try {
   const { frames: template, serverPorts } = await captureTemplate();
@@ -156,15 +169,19 @@ try {
   console.log(`capture: ${packets} packets (${template.length}-frame tcpdump template × replicas), ${(statSync(path).size / 2 ** 20).toFixed(0)} MiB`);
   readFileSync(path); // into the page cache, where softflowd will find it too
 
-  const ours = await meterInProcess(path);
+  const ours = await meterInChild(path);
   const theirs = await softflowd(path, dir);
   const rate = (n: number, secs: number) => Math.round(n / secs).toLocaleString('en');
   const dropped = Object.values(ours.stats.dropped).reduce((n, d) => n + Object.values(d).reduce((a, b) => a + b, 0), 0);
   const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
   console.log(`meter:     ${rate(packets, ours.cpuSecs)} packets/s, ${rate(ours.records, ours.cpuSecs)} flows/s CPU (${ours.cpuSecs.toFixed(2)} s CPU, ${ours.wallSecs.toFixed(2)} s wall; ${ours.records} flows, ${ours.stats.packets_decoded} decoded, ${dropped} dropped)`);
-  console.log(`           peak ${ours.peak.activeFlows} active flows, heap ${mib(ours.peak.heapBytes)}, RSS ${mib(ours.peak.rssBytes)} (the process, tsx and the bench included)`);
+  console.log(`           peak ${ours.peak.activeFlows} active flows, heap ${mib(ours.peak.heapBytes)}, RSS ${mib(ours.peak.rssBytes)} (its process, tsx included)`);
   console.log(`softflowd: ${rate(packets, theirs.cpuSecs)} packets/s CPU (${theirs.cpuSecs.toFixed(2)} s CPU, ${theirs.wallSecs.toFixed(2)} s wall; ${theirs.exported} flows received; peak RSS ${mib(theirs.rssBytes)})`);
   console.log(`ratio:     ${(theirs.cpuSecs / ours.cpuSecs).toFixed(2)}× softflowd's packets/s (goal ≥ 0.5×)`);
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }
+}
+
+if (process.argv[2] === METER_FILE) await meterFile(process.argv[3]);
+else await compare();

@@ -85,9 +85,9 @@ export function buildFlowRecord(flow: FlowState, ctx: RecordContext, exportMicro
     record.path[0].src_vlan = id.vlan;
     record.path[0].dst_vlan = id.vlan;
   }
-  if (hints.dns?.rrname) record.dns = structuredClone(hints.dns);
-  if (hints.tls !== undefined && Object.keys(hints.tls).length > 0) record.tls = structuredClone(hints.tls);
-  if (hints.http !== undefined && Object.keys(hints.http).length > 0) record.http = structuredClone(hints.http);
+  if (hints.dns?.rrname) record.dns = copyHints(hints.dns);
+  if (hints.tls !== undefined && Object.keys(hints.tls).length > 0) record.tls = copyHints(hints.tls);
+  if (hints.http !== undefined && Object.keys(hints.http).length > 0) record.http = copyHints(hints.http);
   return record;
 }
 
@@ -113,7 +113,12 @@ function direction(ip: string, isPrivate: boolean, port: number, fqdn: string | 
   return { ip, port, address_type: isPrivate ? 'private' : 'public', geo: {}, ctx: fqdn ? { fqdn } : {} };
 }
 
-
+/** A hint group for the record, its arrays copied too (structuredClone cost more than the rest of the record). */
+function copyHints<T extends object>(group: T): T {
+  const copy = { ...group } as Record<string, unknown>;
+  for (const [field, value] of Object.entries(copy)) if (Array.isArray(value)) copy[field] = value.slice();
+  return copy as T;
+}
 
 /** "host:port" → "host"; a bracketed IPv6 literal keeps its brackets off. */
 function hostOnly(host: string | undefined): string | undefined {

@@ -96,7 +96,8 @@ function setIp(h: PacketHeaders, ipVersion: 4 | 6, protocol: number, ttl: number
   h.protocol = protocol;
   h.ttl = ttl;
   h.ipLength = ipLength;
-  h.payloadStart = start;
+  // A frame cut inside the IP header chain captured none of the payload: an empty range at its end.
+  h.payloadStart = Math.min(start, end);
   h.payloadEnd = end;
   h.payloadLength = payloadLength;
   return true;

@@ -10,10 +10,14 @@ import type { RecencyNode } from './recency-list.js';
 import { isIcmpEchoReply, PROTO_TCP } from './well-known.js';
 import { TcpTracker, type TcpObservations } from './tcp-tracker.js';
 
-/** What one record of a flow counts: from the first packet after the previous record was cut. */
+/**
+ * What one record of a flow counts: from the first packet after the previous record was cut.
+ * Counters are reused (restart) once their record is built: V8 boxes each fractional or large
+ * number field, so new counters per flow would be about a kilobyte of objects to collect.
+ */
 export class FlowCounters implements TcpObservations {
-  startMicros: number;
-  lastMicros: number;
+  startMicros = 0;
+  lastMicros = 0;
   readonly srcBytes = new Tally();
   readonly dstBytes = new Tally();
   readonly frames = new Tally();
@@ -31,8 +35,22 @@ export class FlowCounters implements TcpObservations {
   handshakeRttMicros = -1;
 
   constructor(startMicros: number) {
+    this.restart(startMicros);
+  }
+
+  /** Counts from zero again, for a record starting at `startMicros`. */
+  restart(startMicros: number): this {
     this.startMicros = startMicros;
     this.lastMicros = startMicros;
+    for (const tally of [this.srcBytes, this.dstBytes, this.frames, this.entropy, this.window, this.gaps]) tally.reset();
+    this.minGap = Infinity;
+    this.maxGap = 0;
+    this.flags = 0;
+    this.fragments = 0;
+    this.retransPackets = 0;
+    this.retransBytes = 0;
+    this.handshakeRttMicros = -1;
+    return this;
   }
 
   count(p: PacketHeaders, fromSrc: boolean): void {
@@ -92,9 +110,10 @@ export class FlowState implements RecencyNode<FlowState>, Indexed {
     readonly id: FlowIdentity,
     /** Whether the initiator is the lower end of the flow key (flow-key.ts orders the ends). */
     private readonly initiatorFirst: boolean,
-    startMicros: number,
+    /** Fresh or restarted counters, which the flow owns until its last record is built. */
+    counters: FlowCounters,
   ) {
-    this.counters = new FlowCounters(startMicros);
+    this.counters = counters;
     this.tcp = id.protocol === PROTO_TCP ? new TcpTracker() : undefined;
   }
 
@@ -111,9 +130,9 @@ export class FlowState implements RecencyNode<FlowState>, Indexed {
     if (this.tcp !== undefined && p.hasTcp) this.tcp.observe(p, fromSrc, this.counters);
   }
 
-  /** Starts the next record of a long flow; TCP and inspection state carry over. */
+  /** Starts the next record of a long flow, once the last one is built; TCP and inspection state carry over. */
   cut(startMicros: number): void {
-    this.counters = new FlowCounters(startMicros);
+    this.counters.restart(startMicros);
   }
 
   inspect(p: PacketHeaders, fromSrc: boolean, inspectors: readonly PayloadInspector[], perDirection: number): void {

@@ -14,7 +14,7 @@
 import { buildFlowRecord, type RecordContext } from './flow-record.js';
 import { FLOW_KEY_WORDS, FlowIndex } from './flow-index.js';
 import { identityOf, writeFlowKey } from './flow-key.js';
-import { FlowState } from './flow-state.js';
+import { FlowCounters, FlowState } from './flow-state.js';
 import { PacketHeaders, type DecodedPacket, type DropCounts, type PayloadInspector } from './packet.js';
 import type { FlowRecord } from '../flowgen/types.js';
 import { RecencyList } from './recency-list.js';
@@ -72,6 +72,8 @@ export class FlowTable {
   private closing: Array<{ flow: FlowState; deadline: number }> = [];
   private closingHead = 0;
   private readonly fragmentHomes = new Map<string, FragmentHome>();
+  /** Counters of finished flows, for the next flows to restart: at most as many as flows were ever active at once. */
+  private readonly spareCounters: FlowCounters[] = [];
   private ready: FlowRecord[] = [];
   private clock = 0;
   private readonly counts: FlowTableCounts = { packets: 0, flows: 0, records: 0, active: 0, evicted: 0, activeCuts: 0, fragments: 0, dropped: {} };
@@ -167,7 +169,8 @@ export class FlowTable {
     }
     this.counts.flows++;
     const id = identityOf(p);
-    return new FlowState(id, srcFirst !== id.flipped, p.tsMicros);
+    const counters = this.spareCounters.pop()?.restart(p.tsMicros) ?? new FlowCounters(p.tsMicros);
+    return new FlowState(id, srcFirst !== id.flipped, counters);
   }
 
   private finish(flow: FlowState): void {
@@ -176,6 +179,8 @@ export class FlowTable {
     flow.done = true;
     this.ready.push(buildFlowRecord(flow, this.context, this.clock));
     this.counts.records++;
+    // A done flow's counters are read no more: fragments and the closing queue check `done`.
+    this.spareCounters.push(flow.counters);
   }
 
   /** The records made ready; nothing ready (most packets) hands back one shared, frozen empty array. */

@@ -137,6 +137,8 @@ export class CaptureMeter {
 
   /** One by one: an idle sweep can hand over more records than a call's arguments may hold. */
   private append(records: FlowRecord[]): void {
+    // Most packets end no flow: skip the loop (iterating the table's frozen empty array allocates).
+    if (records.length === 0) return;
     for (const record of records) this.batch.push(record);
   }
 

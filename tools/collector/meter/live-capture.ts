@@ -96,7 +96,7 @@ export class LiveCapture {
     try {
       for await (const chunk of tcpdump.stdout) {
         this.lastChunkMs = Date.now();
-        this.meter.meterFrames(reader.push(chunk as Buffer));
+        this.meter.meterChunk(reader, chunk as Buffer);
         if (reader.stoppedReason !== undefined) return `cannot capture on ${tcpdump.iface}: tcpdump's output could not be read (${reader.stoppedReason})`;
         this.readersSending++;
         try {

@@ -4,9 +4,9 @@
 // the same packets as the reference. The TCP flow leaves at its FINs, the UDP flow when idle: with
 // no packet on the veth to move the flow table on, the wall-clock timer does, while the run goes on.
 // --seconds ends the run: exit 0, and the search API returns each flow with the ports, packets and
-// IP bytes tcpdump read.
+// IP bytes tcpdump read, and the collector's own connection with the process /proc names as its owner.
 
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -109,7 +109,12 @@ describe('collector run --capture against the service', () => {
     // The UDP exchange: two datagrams each way, the answers twice the size (IP + UDP headers: 28 bytes).
     expect(byServerPort(ports.udp)).toMatchObject({ stats: { volume: { bytes: { src: { count: 2, sum: 40 + 90 + 56 }, dst: { count: 2, sum: 80 + 180 + 56 } } } } });
     expect(byServerPort(ports.tcp)).toMatchObject({ path: [{ sensor: { id: machineId, interface: `${pair.a.iface},lo` } }] });
+    // Nothing of the far namespace is this host's: no process on the servers' end.
+    expect((byServerPort(ports.tcp) as unknown as { dst: { process?: unknown } }).dst.process).toBeUndefined();
     // The collector's own connections to the bridge, metered on lo (flushed at the end at the latest).
-    await eventually(async () => (await search()).some((f) => f.dst.port === bridgePort), 10_000, 'a flow to the bridge');
+    const toBridge = await eventually(async () => (await search()).find((f) => f.dst.port === bridgePort), 10_000, 'a flow to the bridge');
+    // Host context: /proc names the collector itself as the owner of its connection.
+    expect((toBridge as unknown as { src: { process?: unknown } }).src.process).toMatchObject({ name: 'node', executable: realpathSync(process.execPath), user: { id: 0, name: 'root' } });
+    expect(summary.host_context.src_attributed).toBeGreaterThanOrEqual(1);
   }, 60_000);
 });

@@ -448,6 +448,7 @@ function summary(collector: RunningCollector) {
   const source = s.meter
     ? {
         ...(s.meter.interfaces ? { interfaces: s.meter.interfaces } : { files: s.meter.files }),
+        ...(s.meter.host_context ? { host_context: s.meter.host_context } : {}),
         packets_read: s.meter.packets_read,
         packets_decoded: s.meter.packets_decoded,
         packets_dropped: s.meter.dropped,

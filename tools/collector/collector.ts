@@ -8,7 +8,8 @@ import { type BackoffOptions, sleep } from './backoff.js';
 import { createCommands, type CollectorContext } from './commands/index.js';
 import { ControlChannel, type ControlStats, type Welcome } from './control.js';
 import { hostFacts } from './facts.js';
-import { FlowPump, type FlowStats } from './flows.js';
+import { FlowPump, type FlowSink, type FlowStats } from './flows.js';
+import { ProcessSockets, type ProcessSocketsStats, withHostContext } from './host/process-sockets.js';
 import type { Incident, ScenarioKind } from './flowgen/index.js';
 import { type Fetch, joinUrl } from './http.js';
 import { DEFAULT_BATCH_FLOWS, DEFAULT_MAX_QUEUED_FLOWS, IngestQueue, type IngestStats, batchIdPrefix } from './ingest.js';
@@ -95,8 +96,11 @@ export interface CollectorStats {
   control: ControlStats;
   ingest: IngestStats;
   flows: FlowStats;
-  /** The packet meter's counts when metering captures, else null; `interfaces`: tcpdump's counts of a live capture. */
-  meter: (MeterStats & { interfaces?: InterfaceStats[] }) | null;
+  /**
+   * The packet meter's counts when metering captures, else null; `interfaces`: tcpdump's counts of
+   * a live capture; `host_context`: what /proc told of the owning processes (live capture only).
+   */
+  meter: (MeterStats & { interfaces?: InterfaceStats[]; host_context?: ProcessSocketsStats }) | null;
   /** The flow-export listener's counts when receiving exports, else null. */
   exports: ExportIngestStats | null;
   token_expires_at: string | null;
@@ -178,6 +182,7 @@ export async function startCollector(options: CollectorOptions): Promise<Running
   let pump: FlowPump | undefined;
   let meter: CaptureMeter | undefined;
   let live: LiveCapture | undefined;
+  let hostContext: ProcessSockets | undefined;
   let exports: ExportIngest | undefined;
   const status = () => ({
     state: fatal ? 'refused' : 'running',
@@ -198,7 +203,7 @@ export async function startCollector(options: CollectorOptions): Promise<Running
     control: control.stats(),
     ingest: ingest.stats(),
     flows: pump?.stats() ?? { generated: 0, backfill_generated: 0, live_generated: 0, backfill_done: false, last_timestamp: null },
-    meter: meter ? { ...meter.stats(), ...(live ? { interfaces: live.stats() } : {}) } : null,
+    meter: meter ? { ...meter.stats(), ...(live ? { interfaces: live.stats() } : {}), ...(hostContext ? { host_context: hostContext.stats() } : {}) } : null,
     exports: exports?.stats() ?? null,
     token_expires_at: tokens.expiresAtMs ? new Date(tokens.expiresAtMs).toISOString() : null,
   });
@@ -318,6 +323,10 @@ export async function startCollector(options: CollectorOptions): Promise<Running
     // The flows carry the tenant id (the service overwrites it anyway), which the token tells.
     const customerId = tokens.customerId ?? 'unknown';
     if (metering) {
+      // Live packets are this host's now: their local ends are looked up in /proc (docs/meter.md
+      // "Host context"). A capture file's packets are past, their sockets long gone.
+      if (captureInterfaces.length > 0) hostContext = new ProcessSockets();
+      const sink: FlowSink = hostContext ? withHostContext(hostContext, ingest) : ingest;
       meter = new CaptureMeter(
         {
           customerId,
@@ -328,12 +337,17 @@ export async function startCollector(options: CollectorOptions): Promise<Running
           inspectors: options.inspectors,
           batchFlows: options.batchFlows ?? DEFAULT_BATCH_FLOWS,
         },
-        ingest,
+        sink,
       );
       if (captureInterfaces.length > 0) {
         live = new LiveCapture(captureInterfaces, meter, { onListening: () => logger.info('meter.listening', { interfaces: captureInterfaces }) });
         logger.info('meter.started', { interfaces: captureInterfaces });
-        await live.run(generation.signal);
+        hostContext!.start();
+        try {
+          await live.run(generation.signal);
+        } finally {
+          hostContext!.stop();
+        }
       } else {
         logger.info('meter.started', { files: pcapFiles });
         await meter.run(pcapFiles, generation.signal);

@@ -15,6 +15,7 @@
 import { readFileSync } from 'node:fs';
 import { networkInterfaces } from 'node:os';
 import type { DirectionFields, FlowRecord, ProcessInfo } from '../flowgen/types.js';
+import type { FlowSink } from '../flows.js';
 import { parseSocketTable, plainIp, SOCKET_TABLES, type SocketRow, type SocketTransport } from './proc-net.js';
 import { emptyOwnerSearchCounts, findSocketOwners, pidsNewestFirst, readProcess, socketInodesOf, type OwnerSearchCounts, type SearchResume } from './proc-owners.js';
 import { SocketIndex, type SocketIndexCounts } from './socket-index.js';
@@ -347,4 +348,14 @@ export class ProcessSockets {
 /** Each record gets its own copy: records are changed downstream (the sink, tests). */
 function copyProcess(p: ProcessInfo): ProcessInfo {
   return p.user === undefined ? { ...p } : { ...p, user: { ...p.user } };
+}
+
+/** A sink that gives each metered record its owning processes before handing it on. */
+export function withHostContext(sockets: ProcessSockets, sink: FlowSink): FlowSink {
+  return {
+    push(records, signal) {
+      for (const record of records as readonly FlowRecord[]) sockets.attachProcess(record);
+      return sink.push(records, signal);
+    },
+  };
 }

@@ -99,7 +99,7 @@ try {
   log(`flows: ${have} of tenant ${customerId}, ${((span.hi - span.lo) / 86_400_000).toFixed(1)} days; ${runs} runs per view (chDB, in-process)`);
 
   const session = { customerId, requireScope() {}, tenantScope: async () => ({ customerId, tenantIds: new Set([customerId]) }) } as unknown as Session;
-  const explore = new ExploreService(engine, dataset);
+  const explore = new ExploreService(engine, dataset, async () => []);
   const request = { instanceIds: [customerId], ...window };
   const list = await explore.organizations(session, { ...request, size: 50 });
   const top = list.organizations[0]!.name!;

@@ -25,7 +25,7 @@ export {
   type RunOptions,
 } from './search.js';
 export { DEFAULT_SIZE, MAX_SIZE } from './search-request.js';
-export { COLUMNS, FIELD_ALIASES, columnForPath, filterableFields, sortableFields, type ColumnDef, type ValueKind } from './columns.js';
+export { COLUMNS, FIELD_ALIASES, HIDDEN_COLUMNS, columnForPath, filterableFields, sortableFields, type ColumnDef, type ValueKind } from './columns.js';
 export { parsePql, printPql, readSentence } from './pql/index.js';
 export { resolveDateTimeFilter, parseIsoDate, type DateTimeFilter } from './time.js';
 export { advanceFlowsRemoval, latestFlowsRemoval, startFlowsRemoval, tenantFlowCount, type FlowsRemovalProgress } from './tenant-data.js';

@@ -33,7 +33,7 @@ export { ParamBag, named, type Params } from './sql.js';
 export { parseIp, formatIpv6 } from './ip.js';
 export { EGRESS_SQL, EGRESS_EXPR, SRC_INTERNAL_EXPR, DST_EXTERNAL_EXPR, SRC_INTERNAL_SQL, DST_EXTERNAL_SQL, COLLECTOR_ORG_SQL, datasetOrgSql } from './egress.js';
 export { DATASET_IP_SQL, EGRESS_ROLLUPS, INTER_ARRIVAL_FIELDS, egressRows, type EgressWindow, type Rollup } from './egress-rollups.js';
-export { ownJoinSql, ownKindSql, ownNameSql, ownSegments, type OwnNetworkRange, type OwnSegment } from './own-networks.js';
+export { PLAIN_FLOWS, ownFlowView, ownJoinSql, ownKindSql, ownNameSql, ownSegments, reclassifies, type FlowView, type OwnNetworkRange, type OwnSegment } from './own-networks.js';
 export {
   IpOrgDataset,
   dictionarySourceFromUrl,

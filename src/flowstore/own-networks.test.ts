@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ChdbEngine } from './chdb-engine.js';
 import { formatIpv6, parseCidr, parseIp } from './ip.js';
-import { ownJoinSql, ownKindSql, ownNameSql, ownSegments, type OwnNetworkRange } from './own-networks.js';
+import { ownJoinSql, ownKindSql, ownNameSql, ownSegments, reclassifies, type OwnNetworkRange } from './own-networks.js';
 import { ParamBag, named } from './sql.js';
 
 const net = (customerId: string, cidr: string, name: string, internal = false): OwnNetworkRange => ({ customerId, ...parseCidr(cidr)!, name, internal });
@@ -28,6 +28,18 @@ describe('own network segments', () => {
   it('keeps tenants apart, and a network that starts where its parent does', () => {
     const segments = ownSegments([net('b', '192.0.2.0/24', 'B'), net('a', '192.0.2.0/24', 'A'), net('a', '192.0.2.0/25', 'A low')]);
     expect(segments.map((s) => `${s.customerId} ${s.name} ${s.hi - s.lo + 1n}`)).toEqual(['a A low 128', 'a A 128', 'b B 256']);
+  });
+});
+
+describe('networks that change which flows are egress', () => {
+  it('are internal ones outside the private ranges and external ones over them', () => {
+    expect(reclassifies(net('a', '10.20.0.0/16', 'Lab', true))).toBe(false);
+    expect(reclassifies(net('a', 'fd00::/8', 'ULA', true))).toBe(false);
+    expect(reclassifies(net('a', '198.51.100.0/24', 'DMZ', true))).toBe(true);
+    expect(reclassifies(net('a', '0.0.0.0/0', 'Everything', true))).toBe(true);
+    expect(reclassifies(net('a', '198.51.100.0/24', 'Partner', false))).toBe(false);
+    expect(reclassifies(net('a', '10.99.0.0/16', 'Lab Internet', false))).toBe(true);
+    expect(reclassifies(net('a', '8.0.0.0/5', 'Wide', false))).toBe(true);
   });
 });
 

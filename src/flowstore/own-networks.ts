@@ -13,7 +13,10 @@
  * A binary search needs segments that do not overlap, while networks nest (most specific wins):
  * `ownSegments` cuts them into disjoint segments, each carrying its most specific network.
  */
-import { formatIpv6 } from './ip.js';
+import { COLUMNS, HIDDEN_COLUMNS } from './columns.js';
+import { FLOWS_TABLE } from './ddl.js';
+import { COLLECTOR_ORG_SQL, DST_EXTERNAL_SQL, EGRESS_SQL, INTERNAL_RANGES, SRC_INTERNAL_SQL } from './egress.js';
+import { formatIpv6, parseIp } from './ip.js';
 import type { ParamBag } from './sql.js';
 
 export interface OwnNetworkRange {
@@ -91,3 +94,70 @@ export const ownNameSql = (alias: string, ipExpr: string) => `if(${matched(alias
 
 /** 1 when an internal own network holds the address, 2 when an external one does, 0 when none. */
 export const ownKindSql = (alias: string, ipExpr: string) => `multiIf(NOT ${matched(alias, ipExpr)}, 0, ${alias}_internal = 1, 1, 2)`;
+
+/**
+ * Flows as a statement about one side of them reads them: `from`, which sides are internal,
+ * egress, and the external organization of a destination.
+ */
+export interface FlowView {
+  from: string;
+  /** The source is an internal host. */
+  srcInternal: string;
+  /** The destination is an internal host (not external, and an address). */
+  dstInternal: string;
+  /** Internal source to external destination (egress.ts). */
+  egress: string;
+  /** The external organization of a destination: the service, else the AS holder, else an own network, else the address. */
+  dstOrg: string;
+}
+
+/** Without own networks: the flows table and its classification materialized at insert. */
+export const PLAIN_FLOWS: FlowView = {
+  from: FLOWS_TABLE,
+  srcInternal: `(${SRC_INTERNAL_SQL}) = 1`,
+  dstInternal: `((${DST_EXTERNAL_SQL}) = 0 AND \`dst_ip_addr\` IS NOT NULL)`,
+  egress: EGRESS_SQL,
+  dstOrg: `coalesce(${COLLECTOR_ORG_SQL}, \`dst_ip\`)`,
+};
+
+/** `SELECT *` leaves MATERIALIZED columns out; statements read some of them. */
+const MATERIALIZED = [...COLUMNS.filter((c) => c.materialized), ...HIDDEN_COLUMNS].map((c) => `\`${c.column}\``);
+
+/**
+ * The flows matching `scope` (a condition on the flows table: tenant first, then time) joined with
+ * the networks holding their source and their destination. A network's kind decides whether its
+ * side is internal, over the collector's address_type and the address ranges; an external
+ * network's name is the organization when the collector named none. Rows no network touches keep
+ * the classification materialized at insert.
+ */
+export function ownFlowView(own: readonly OwnSegment[], scope: string, p: ParamBag): FlowView {
+  if (!own.length) return PLAIN_FLOWS;
+  const from =
+    `(SELECT f.*, ${ownKindSql('own_src', 'f.src_ip_addr')} AS src_own_kind, ` +
+    `${ownKindSql('own_dst', 'f.dst_ip_addr')} AS dst_own_kind, ${ownNameSql('own_dst', 'f.dst_ip_addr')} AS dst_own_org ` +
+    `FROM (SELECT *, ${MATERIALIZED.join(', ')} FROM ${FLOWS_TABLE} WHERE ${scope}) AS f` +
+    `${ownJoinSql(own, p, 'own_src', 'f.customer_id', 'f.src_ip_addr')}${ownJoinSql(own, p, 'own_dst', 'f.customer_id', 'f.dst_ip_addr')})`;
+  const srcInternal = `multiIf(src_own_kind = 1, 1, src_own_kind = 2, 0, ${SRC_INTERNAL_SQL}) = 1`;
+  const dstExternal = `multiIf(dst_own_kind = 1, 0, dst_own_kind = 2, 1, ${DST_EXTERNAL_SQL}) = 1`;
+  return {
+    from,
+    srcInternal,
+    dstInternal: `(NOT ${dstExternal} AND \`dst_ip_addr\` IS NOT NULL)`,
+    egress: `if(src_own_kind = 0 AND dst_own_kind = 0, ${EGRESS_SQL}, ${srcInternal} AND ${dstExternal})`,
+    dstOrg: `coalesce(${COLLECTOR_ORG_SQL}, dst_own_org, \`dst_ip\`)`,
+  };
+}
+
+const INTERNAL = INTERNAL_RANGES.map(([a, b]) => ({ lo: parseIp(a)!, hi: parseIp(b)! }));
+
+/**
+ * Whether a network can turn flows that were not egress at insert into egress ones: an internal
+ * network outside the private ranges (public sources of the tenant's), or an external one over
+ * them (private addresses of a partner or a lab's "internet"). Explore reads such tenants' other
+ * flows too (egress-rollups.ts), which costs a read of rows; networks that only name public
+ * addresses cost nothing of the kind.
+ */
+export function reclassifies(n: OwnNetworkRange): boolean {
+  if (n.internal) return !INTERNAL.some((r) => n.lo >= r.lo && n.hi <= r.hi);
+  return INTERNAL.some((r) => n.lo <= r.hi && n.hi >= r.lo);
+}

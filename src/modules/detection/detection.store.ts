@@ -1,5 +1,5 @@
-import { FLOWS_TABLE, type FlowEngine, type OwnNetworkRange, ownSegments } from '../../flowstore/index.js';
-import { type FlowView, flowView, textField } from './flow-fields.js';
+import { FLOWS_TABLE, type FlowEngine, type FlowView, type OwnNetworkRange, ParamBag, type Params, ownFlowView, ownSegments } from '../../flowstore/index.js';
+import { textField } from './flow-fields.js';
 
 /** [fromMs, toMs): the flows a detection run looks at. */
 export interface TimeWindow {
@@ -167,8 +167,9 @@ export class DetectionStore {
   ) {}
 
   /** What the statements read for the tenant: the flows table, or the flows joined with its own networks. */
-  private async view(customerId: string): Promise<FlowView> {
-    return flowView(ownSegments(await this.ownNetworks([customerId])), SCOPE);
+  private async view(customerId: string): Promise<FlowView & { params: Params }> {
+    const p = new ParamBag();
+    return { ...ownFlowView(ownSegments(await this.ownNetworks([customerId])), SCOPE, p), params: p.values };
   }
 
   /** Which of `customerIds` have flows in the window (the tenants worth a scheduled run). */

@@ -7,7 +7,7 @@
 import { Scopes } from '../../auth/scopes.js';
 import type { Session } from '../../auth/session.js';
 import { DomainError, authorizationError } from '../../errors.js';
-import { FlowQueryError, type FlowEngine, formatIpv6, type IpOrgDataset, type OwnNetworkRange, ownSegments, parseIp, resolveDateTimeFilter } from '../../flowstore/index.js';
+import { FlowQueryError, type FlowEngine, formatIpv6, type IpOrgDataset, type OwnNetworkRange, ownSegments, parseIp, reclassifies, resolveDateTimeFilter } from '../../flowstore/index.js';
 import { cadenceOf, type Cadence } from './cadence.js';
 import * as store from './explore.store.js';
 
@@ -233,9 +233,12 @@ export class ExploreService {
       throw new DomainError(e.status, e.code, e.message, { details: e.details, body: { unauthorized_instance_ids: unauthorized } });
     }
     void this.dataset.ensure();
-    const own = ownSegments(await this.ownNetworks(customerIds));
+    const networks = await this.ownNetworks(customerIds);
+    const reclassifying = new Set(networks.filter(reclassifies).map((n) => n.customerId));
+    const own = ownSegments(networks);
+    const reclassified = own.filter((s) => reclassifying.has(s.customerId));
     return {
-      scope: { customerIds, startMs, endMs, ...(srcIp !== undefined ? { srcIp } : {}), withDataset: this.dataset.ready, own },
+      scope: { customerIds, startMs, endMs, ...(srcIp !== undefined ? { srcIp } : {}), withDataset: this.dataset.ready, own, ...(reclassified.length ? { reclassified } : {}) },
       envelope: (readout) => ({ status: 'success', results_for: customerIds, timestamp: envelopeTimestamp(this.now()), readout }),
     };
   }

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { insertFlowBatch } from '../../flowstore/index.js';
 import { type TestApp, startTestApp } from '../../../test/kit/app.js';
 import { call, graphql } from '../../../test/kit/http.js';
-import { seedTree } from '../../../test/kit/seed.js';
+import { seedCaller, seedTenant, seedTree } from '../../../test/kit/seed.js';
 import { ACME, BASE, BEAT, WINDOW, flow, instanceAFlows } from '../explore/explore.fixtures.js';
 
 const LIST = '/rest/explore/1.0/egress/organizations';
@@ -55,6 +55,13 @@ describe('own networks in explore', () => {
   it('names addresses by the tenant\'s networks before the dataset, most specific first, and drops internal ones', async () => {
     const before = await get(LIST, { instance_ids: [a], ...WINDOW });
     expect(names(before)).toEqual([ACME, BEAT, 'Geo Only Inc', 'Google LLC', 'Quad9', 'My DNS']);
+    // Networks that only name public addresses: the rollups answer, the names joined on top.
+    await setNetworks(a, A_NETWORKS.filter((n) => n.kind === 'EXTERNAL'));
+    const named = await get(LIST, { instance_ids: [a], ...WINDOW });
+    expect(names(named)).toEqual([ACME, BEAT, 'Geo Only Inc', 'Partner DNS', 'Lab resolver', 'My DNS']);
+    expect(named.body.coverage).toEqual({ classified_in_page: 30, total_flows: 31 });
+    expect((await get(org('Partner DNS'), { instance_ids: [a], ...WINDOW })).body).toMatchObject({ upload: 20, download: 40, sources: 2, endpoints: 1 });
+    // An internal network on public addresses (the DMZ) changes which flows are egress: A's flows are read row by row.
     await setNetworks(a, A_NETWORKS);
     const res = await get(LIST, { instance_ids: [a], ...WINDOW });
     expect(res.status).toBe(200);
@@ -99,6 +106,45 @@ describe('own networks in explore', () => {
     expect(google.body.sources).toEqual([{ ip: '10.9.0.1', upload: 7, download: 7, flows: 1 }]);
     const partner = await get(org('Partner DNS'), { instance_ids: [a, b], ...WINDOW }, tree.mspCaller.token);
     expect(partner.body).toMatchObject({ upload: 20, download: 40, sources: 2 });
+  });
+
+  it('reclassifies flows: a lab\'s private "internet" is egress, a public branch is internal, a public DMZ is not egress', async () => {
+    const lab = await seedTenant(t.app, { parentId: tree.msp.id });
+    const token = (await seedCaller(t.app, lab.id)).token;
+    await insertFlowBatch(t.app.flows, {
+      customerId: lab.id,
+      nodeId: 'n1',
+      batchId: 'own-lab',
+      flows: [
+        flow({ at: BASE + 1_000, src: '10.0.0.5', dst: '10.99.0.7', up: 100, down: 200 }),
+        flow({ at: BASE + 2_000, src: '10.0.0.5', dst: '10.0.0.9', up: 1, down: 1, types: false }),
+        flow({ at: BASE + 3_000, src: '198.18.5.5', dst: '8.8.8.8', up: 10, down: 30, types: false }),
+        flow({ at: BASE + 4_000, src: '10.0.0.6', dst: '203.0.113.50', up: 5, down: 5, org: ACME }),
+      ],
+    });
+    const before = await get(LIST, { instance_ids: [lab.id], ...WINDOW }, token);
+    expect(names(before)).toEqual([ACME]);
+    await setNetworks(lab.id, [
+      { cidr: '10.99.0.0/16', name: 'Lab Internet', kind: 'EXTERNAL' },
+      { cidr: '198.18.0.0/15', name: 'Branch', kind: 'INTERNAL' },
+      { cidr: '203.0.113.0/24', name: 'DMZ', kind: 'INTERNAL' },
+    ]);
+    const res = await get(LIST, { instance_ids: [lab.id], ...WINDOW }, token);
+    expect(res.body.organizations).toEqual([
+      { name: 'Lab Internet', bytes: 300, upload: 100, download: 200, flows: 1, sources: 1 },
+      { name: 'Google LLC', bytes: 40, upload: 10, download: 30, flows: 1, sources: 1 },
+    ]);
+    expect(res.body.coverage).toEqual({ classified_in_page: 2, total_flows: 2 });
+    expect((await get(org('Lab Internet'), { instance_ids: [lab.id], ...WINDOW }, token)).body).toMatchObject({ upload: 100, download: 200, sources: 1, endpoints: 1 });
+    expect((await get(org('Google LLC', 'reach'), { instance_ids: [lab.id], ...WINDOW }, token)).body.sources.map((r: { ip: string }) => r.ip)).toEqual(['198.18.5.5']);
+    expect((await get(org(ACME), { instance_ids: [lab.id], ...WINDOW }, token)).body).toMatchObject({ upload: 0, download: 0, sources: 0 });
+    // Merged with a tenant read from the rollups, each keeps its own classification.
+    const merged = await get(LIST, { instance_ids: [lab.id, b], ...WINDOW }, tree.mspCaller.token);
+    expect(merged.body.organizations).toEqual([
+      { name: 'Lab Internet', bytes: 300, upload: 100, download: 200, flows: 1, sources: 1 },
+      { name: 'Google LLC', bytes: 54, upload: 17, download: 37, flows: 2, sources: 2 },
+    ]);
+    expect(merged.body.coverage.total_flows).toBe(4);
   });
 
   it('takes effect on the next query, in another server process too, without a restart', async () => {

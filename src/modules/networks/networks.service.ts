@@ -46,24 +46,26 @@ export class OwnNetworkService {
 
   /** Makes `networks` the tenant's whole list (an empty one clears it). */
   replace(session: Session, customerId: string | null | undefined, networks: readonly OwnNetworkInput[]): Promise<OwnNetworkList> {
-    const wanted = readNetworks(networks, 'networks');
-    return this.change(session, customerId, () => wanted.map((n) => n.row));
+    return this.change(session, customerId, replacing(readNetworks(networks)));
   }
 
   /** Adds networks to the tenant's list; a network it already has is refused (409), not overwritten. */
   add(session: Session, customerId: string | null | undefined, networks: readonly OwnNetworkInput[]): Promise<OwnNetworkList> {
-    const adding = readNetworks(networks, 'networks');
-    return this.change(session, customerId, (current) => {
-      const have = new Map(current.map((n) => [n.cidr, n]));
-      const clash = adding.find((n) => have.has(n.row.cidr));
-      if (clash) {
-        throw new DomainError(409, 'own_network_exists', `${clash.row.cidr} is already mapped to ${have.get(clash.row.cidr)!.name}; remove it first, or replace the list`, {
-          body: { field: clash.field },
-          details: { field: clash.field },
-        });
-      }
-      return [...current.map(({ cidr, name, kind }) => ({ cidr, name, kind: kind as OwnNetworkKind })), ...adding.map((n) => n.row)];
-    });
+    return this.change(session, customerId, adding(readNetworks(networks)));
+  }
+
+  /** One tenant's networks by address, for the admin CLI (the operator holds the database: no session). */
+  async listOf(customerId: string): Promise<OwnNetwork[]> {
+    return byAddress(await this.store.list({ customerId, tenantIds: new Set([customerId]) }));
+  }
+
+  /**
+   * The admin CLI's import of a file (networks.file.ts): the operator holds the database, so no
+   * session; the same checks and limits, each entry named by `at` (its line).
+   */
+  async importFile(customerId: string, networks: readonly OwnNetworkInput[], mode: 'replace' | 'add', at: (i: number) => string): Promise<OwnNetworkList> {
+    const rows = readNetworks(networks, at);
+    return this.write({ customerId, tenantIds: new Set([customerId]) }, customerId, mode === 'replace' ? replacing(rows) : adding(rows));
   }
 
   /** Removes networks by CIDR (any spelling of the same network); a CIDR the tenant does not have is a 404 and nothing is removed. */
@@ -73,7 +75,7 @@ export class OwnNetworkService {
     return this.change(session, customerId, (current) => {
       const missing = [...removing].filter((cidr) => !current.some((n) => n.cidr === cidr));
       if (missing.length) throw notFound('own_network_not_found', `Not among the tenant's networks: ${missing.slice(0, 10).join(', ')}`);
-      return current.filter((n) => !removing.has(n.cidr)).map(({ cidr, name, kind }) => ({ cidr, name, kind: kind as OwnNetworkKind }));
+      return rowsOf(current.filter((n) => !removing.has(n.cidr)));
     });
   }
 
@@ -90,9 +92,12 @@ export class OwnNetworkService {
     });
   }
 
-  private async change(session: Session, customerId: string | null | undefined, next: (current: OwnNetwork[]) => OwnNetworkRow[]): Promise<OwnNetworkList> {
+  private async change(session: Session, customerId: string | null | undefined, next: Change): Promise<OwnNetworkList> {
     const scope = await this.scope(session);
-    const id = await this.visibleCustomer(session, customerId || session.customerId);
+    return this.write(scope, await this.visibleCustomer(session, customerId || session.customerId), next);
+  }
+
+  private async write(scope: TenantScope, id: string, next: Change): Promise<OwnNetworkList> {
     const networks = await this.store
       .change(scope, id, (current) => {
         const wanted = next(current);
@@ -121,20 +126,41 @@ export class OwnNetworkService {
   }
 }
 
+/** What a change makes of the tenant's current list (it may throw to refuse). */
+type Change = (current: OwnNetwork[]) => OwnNetworkRow[];
+type Checked = { row: OwnNetworkRow; field: string }[];
+
+const rowsOf = (networks: OwnNetwork[]): OwnNetworkRow[] => networks.map(({ cidr, name, kind }) => ({ cidr, name, kind: kind as OwnNetworkKind }));
+
+const replacing = (wanted: Checked): Change => () => wanted.map((n) => n.row);
+
+const adding = (added: Checked): Change => (current) => {
+  const have = new Map(current.map((n) => [n.cidr, n]));
+  const clash = added.find((n) => have.has(n.row.cidr));
+  if (clash) {
+    throw new DomainError(409, 'own_network_exists', `${clash.field}: ${clash.row.cidr} is already mapped to ${have.get(clash.row.cidr)!.name}; remove it first, or replace the list`, {
+      body: { field: clash.field },
+      details: { field: clash.field },
+    });
+  }
+  return [...rowsOf(current), ...added.map((n) => n.row)];
+};
+
 /**
  * Checks a list: every CIDR valid and canonical-able, every name a proper name, every kind known,
  * no network twice (in any spelling). Nested networks are fine: the most specific one wins.
+ * `at` names entry i in messages (`networks[i]`, or a file's line).
  */
-export function readNetworks(networks: readonly OwnNetworkInput[], field: string): { row: OwnNetworkRow; field: string }[] {
-  if (networks.length > OWN_NETWORK_LIMITS.perTenant) throw invalid(field, `at most ${OWN_NETWORK_LIMITS.perTenant} networks per tenant`);
+export function readNetworks(networks: readonly OwnNetworkInput[], at: (i: number) => string = (i) => `networks[${i}]`): Checked {
+  if (networks.length > OWN_NETWORK_LIMITS.perTenant) throw invalid('networks', `at most ${OWN_NETWORK_LIMITS.perTenant} networks per tenant`);
   const seen = new Map<string, string>();
   return networks.map((n, i) => {
-    const at = `${field}[${i}]`;
-    const cidr = readCidr(n.cidr, `${at}.cidr`);
+    const entry = at(i);
+    const cidr = readCidr(n.cidr, `${entry}.cidr`);
     const twice = seen.get(cidr.text);
-    if (twice) throw invalid(`${at}.cidr`, `${at}.cidr ${cidr.text} is given twice (also ${twice})`);
-    seen.set(cidr.text, at);
-    return { row: { cidr: cidr.text, name: readName(n.name, `${at}.name`), kind: readKind(n.kind, `${at}.kind`) }, field: `${at}.cidr` };
+    if (twice) throw invalid(`${entry}.cidr`, `${entry}.cidr ${cidr.text} is given twice (also ${twice})`);
+    seen.set(cidr.text, entry);
+    return { row: { cidr: cidr.text, name: readName(n.name, `${entry}.name`), kind: readKind(n.kind, `${entry}.kind`) }, field: `${entry}.cidr` };
   });
 }
 

@@ -90,7 +90,7 @@ describe('own networks through GraphQL', () => {
   it('refuses adding a network the tenant has (409) and removing one it has not (404), atomically', async () => {
     await gql(replace, { networks: lab });
     const again = await gql(add, { networks: [{ cidr: '203.0.113.0/24', name: 'New', kind: 'EXTERNAL' }, { cidr: '10.20.0.0/16', name: 'Lab 2', kind: 'INTERNAL' }] });
-    expect(error(again)).toMatchObject({ code: 'own_network_exists', field: 'networks[1].cidr', message: '10.20.0.0/16 is already mapped to Lab; remove it first, or replace the list' });
+    expect(error(again)).toMatchObject({ code: 'own_network_exists', field: 'networks[1].cidr', message: 'networks[1].cidr: 10.20.0.0/16 is already mapped to Lab; remove it first, or replace the list' });
     const missing = await gql(remove, { cidrs: ['10.0.0.0/8', '10.30.0.0/16'] });
     expect(error(missing)).toMatchObject({ code: 'own_network_not_found', message: "Not among the tenant's networks: 10.30.0.0/16" });
     expect((await gql(list, {})).data.ownNetworks.map((n: Net) => n.cidr)).toEqual(['10.0.0.0/8', '10.20.0.0/16', '198.51.100.0/24', '2001:db8::/32']);

@@ -116,7 +116,7 @@ describe('own networks in explore', () => {
       nodeId: 'n1',
       batchId: 'own-lab',
       flows: [
-        flow({ at: BASE + 1_000, src: '10.0.0.5', dst: '10.99.0.7', up: 100, down: 200 }),
+        flow({ at: BASE + 1_000, src: '10.0.0.5', dst: '10.99.0.7', up: 100, down: 200, types: false }),
         flow({ at: BASE + 2_000, src: '10.0.0.5', dst: '10.0.0.9', up: 1, down: 1, types: false }),
         flow({ at: BASE + 3_000, src: '198.18.5.5', dst: '8.8.8.8', up: 10, down: 30, types: false }),
         flow({ at: BASE + 4_000, src: '10.0.0.6', dst: '203.0.113.50', up: 5, down: 5, org: ACME }),
@@ -124,6 +124,7 @@ describe('own networks in explore', () => {
     });
     const before = await get(LIST, { instance_ids: [lab.id], ...WINDOW }, token);
     expect(names(before)).toEqual([ACME]);
+    expect(before.body.coverage.total_flows).toBe(1);
     await setNetworks(lab.id, [
       { cidr: '10.99.0.0/16', name: 'Lab Internet', kind: 'EXTERNAL' },
       { cidr: '198.18.0.0/15', name: 'Branch', kind: 'INTERNAL' },

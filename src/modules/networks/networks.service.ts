@@ -84,8 +84,8 @@ export class OwnNetworkService {
    * detection run's tenant), as address ranges for the flow store.
    */
   async rangesOf(customerIds: readonly string[]): Promise<OwnNetworkRange[]> {
-    const scope: TenantScope = { customerId: customerIds[0] ?? '', tenantIds: new Set(customerIds) };
     if (!customerIds.length) return [];
+    const scope: TenantScope = { customerId: customerIds[0]!, tenantIds: new Set(customerIds) };
     return (await this.store.list(scope)).map((n) => {
       const cidr = parseNetwork(n.cidr) as Cidr;
       return { customerId: n.customerId, lo: cidr.lo, hi: cidr.hi, name: n.name, internal: n.kind === 'internal' };

@@ -46,12 +46,12 @@ export class OwnNetworkService {
 
   /** Makes `networks` the tenant's whole list (an empty one clears it). */
   replace(session: Session, customerId: string | null | undefined, networks: readonly OwnNetworkInput[]): Promise<OwnNetworkList> {
-    return this.change(session, customerId, replacing(readNetworks(networks)));
+    return this.change(session, customerId, () => replacing(readNetworks(networks)));
   }
 
   /** Adds networks to the tenant's list; a network it already has is refused (409), not overwritten. */
   add(session: Session, customerId: string | null | undefined, networks: readonly OwnNetworkInput[]): Promise<OwnNetworkList> {
-    return this.change(session, customerId, adding(readNetworks(networks)));
+    return this.change(session, customerId, () => adding(readNetworks(networks)));
   }
 
   /** One tenant's networks by address, for the admin CLI (the operator holds the database: no session). */
@@ -70,12 +70,14 @@ export class OwnNetworkService {
 
   /** Removes networks by CIDR (any spelling of the same network); a CIDR the tenant does not have is a 404 and nothing is removed. */
   remove(session: Session, customerId: string | null | undefined, cidrs: readonly string[]): Promise<OwnNetworkList> {
-    if (cidrs.length > OWN_NETWORK_LIMITS.perTenant) throw invalid('cidrs', `at most ${OWN_NETWORK_LIMITS.perTenant} cidrs per request`);
-    const removing = new Set(cidrs.map((raw, i) => readCidr(raw, `cidrs[${i}]`).text));
-    return this.change(session, customerId, (current) => {
-      const missing = [...removing].filter((cidr) => !current.some((n) => n.cidr === cidr));
-      if (missing.length) throw notFound('own_network_not_found', `Not among the tenant's networks: ${missing.slice(0, 10).join(', ')}`);
-      return rowsOf(current.filter((n) => !removing.has(n.cidr)));
+    return this.change(session, customerId, () => {
+      if (cidrs.length > OWN_NETWORK_LIMITS.perTenant) throw invalid('cidrs', `at most ${OWN_NETWORK_LIMITS.perTenant} cidrs per request`);
+      const removing = new Set(cidrs.map((raw, i) => readCidr(raw, `cidrs[${i}]`).text));
+      return (current) => {
+        const missing = [...removing].filter((cidr) => !current.some((n) => n.cidr === cidr));
+        if (missing.length) throw notFound('own_network_not_found', `Not among the tenant's networks: ${missing.slice(0, 10).join(', ')}`);
+        return rowsOf(current.filter((n) => !removing.has(n.cidr)));
+      };
     });
   }
 
@@ -92,8 +94,10 @@ export class OwnNetworkService {
     });
   }
 
-  private async change(session: Session, customerId: string | null | undefined, next: Change): Promise<OwnNetworkList> {
+  /** The scope first (403), then the request (400), then the tenant (404), then the write. */
+  private async change(session: Session, customerId: string | null | undefined, checked: () => Change): Promise<OwnNetworkList> {
     const scope = await this.scope(session);
+    const next = checked();
     return this.write(scope, await this.visibleCustomer(session, customerId || session.customerId), next);
   }
 

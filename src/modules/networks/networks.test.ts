@@ -132,5 +132,7 @@ describe('own networks through GraphQL', () => {
     const searchOnly = await seedCaller(t.app, tree.childA.id, [Scopes.searchApi]);
     expect(error(await gql(list, {}, searchOnly.token))).toMatchObject({ code: 'authorization_error' });
     expect(error(await gql(replace, { networks: [] }, searchOnly.token))).toMatchObject({ code: 'authorization_error' });
+    // Before looking at the request.
+    expect(error(await gql(replace, { networks: [{ cidr: 'nonsense', name: '', kind: 'INTERNAL' }] }, searchOnly.token))).toMatchObject({ code: 'authorization_error' });
   });
 });

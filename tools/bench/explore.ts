@@ -14,8 +14,9 @@
  * Environment: BENCH_FLOWS (10000000), BENCH_RUNS (15), BENCH_SEED_FPS (5), BENCH_DIR (a chDB
  * data directory to reuse between runs; default a temporary one), BENCH_OWN_NETWORKS (0): with N,
  * the views run twice more with the tenant's own networks (docs/networks.md): N external /24s over
- * the busiest destinations no collector named (joined on the rollups), then the same plus an
- * external network over a private range, which makes explore read the tenant's rows.
+ * the busiest egress destinations (joined on the rollups; they name only the flows no collector
+ * named), then the same plus an external network over a private range, which makes explore read
+ * the tenant's rows.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -174,10 +175,10 @@ try {
   if (ownNetworks > 0) {
     const busiest = await engine.query<{ net: string }>(
       named(
-        'bench:unnamed_destinations',
-        `SELECT DISTINCT concat(IPv4NumToString(bitAnd(IPv4StringToNumOrDefault(dst_ip), 4294967040)), '/24') AS net FROM flows ` +
-          `WHERE customer_id = {c:String} AND is_egress = 1 AND collector_org IS NULL AND isIPv4String(dst_ip) ` +
-          `GROUP BY dst_ip ORDER BY count() DESC LIMIT {n:UInt32}`,
+        'bench:busiest_networks',
+        `SELECT DISTINCT net FROM (SELECT concat(IPv4NumToString(bitAnd(IPv4StringToNumOrDefault(dst_ip), 4294967040)), '/24') AS net, count() AS n FROM flows ` +
+          `WHERE customer_id = {c:String} AND is_egress = 1 AND isIPv4String(dst_ip) ` +
+          `GROUP BY net ORDER BY n DESC LIMIT {n:UInt32})`,
       ),
       { c: customerId, n: ownNetworks },
     );

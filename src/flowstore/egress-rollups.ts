@@ -20,7 +20,7 @@
 import { DOWNLOAD_SQL, EGRESS_SQL, UPLOAD_SQL } from './egress.js';
 import { FLOWS_TABLE } from './ddl.js';
 import { HOUR_SQL, hourSplit } from './hour-split.js';
-import { type OwnSegment, ownFlowView } from './own-networks.js';
+import { type OwnSegment, inlineEgressSql, ownFlowView } from './own-networks.js';
 import { named, type ParamBag } from './sql.js';
 
 const BYTES_SQL = `(${UPLOAD_SQL} + ${DOWNLOAD_SQL})`;
@@ -184,8 +184,13 @@ export function egressRows<K extends string, V extends string>(
     selects.push(...times.map((time) => `SELECT ${columns} FROM ${FLOWS_TABLE} WHERE ${scope} AND ${time}${where}${groupBy}`));
   }
   if (byRows.size) {
-    const view = ownFlowView(w.reclassified!, `${scopeWhere([...byRows], w, p)} AND (${times.join(' OR ')})`, p);
-    selects.push(`SELECT ${columns} FROM ${view.from} WHERE ${view.egress}${where}${groupBy}`);
+    const scope = `${scopeWhere([...byRows], w, p)} AND (${times.join(' OR ')})`;
+    const inline = inlineEgressSql(w.reclassified!, p);
+    if (inline) selects.push(`SELECT ${columns} FROM ${FLOWS_TABLE} WHERE ${scope} AND ${inline}${where}${groupBy}`);
+    else {
+      const view = ownFlowView(w.reclassified!, scope, p);
+      selects.push(`SELECT ${columns} FROM ${view.from} WHERE ${view.egress}${where}${groupBy}`);
+    }
   }
   return `(${selects.join(' UNION ALL ')})`;
 }

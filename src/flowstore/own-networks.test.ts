@@ -4,7 +4,9 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ChdbEngine } from './chdb-engine.js';
 import { formatIpv6, parseCidr, parseIp } from './ip.js';
-import { ownJoinSql, ownKindSql, ownNameSql, ownSegments, reclassifies, type OwnNetworkRange } from './own-networks.js';
+import { insertFlowBatch } from './ingest.js';
+import { MAX_INLINE_SEGMENTS, inlineEgressSql, ownFlowView, ownJoinSql, ownKindSql, ownNameSql, ownSegments, reclassifies, type OwnNetworkRange } from './own-networks.js';
+import { migrateFlowStore } from './schema.js';
 import { ParamBag, named } from './sql.js';
 
 const net = (customerId: string, cidr: string, name: string, internal = false): OwnNetworkRange => ({ customerId, ...parseCidr(cidr)!, name, internal });
@@ -82,4 +84,42 @@ describe('own networks joined in ClickHouse', () => {
       ...['2001:db8::1', '::ffff:10.1.2.3', '::ffff:10.9.0.1', '::ffff:8.8.8.8', 'null'].map((ip) => `c ${ip} null 0`),
     ]);
   });
+
+  it('classifies egress the same inline and joined, and joins past the inline limit', async () => {
+    await migrateFlowStore(engine);
+    const at = Date.now() - 3_600_000;
+    const pairs = [
+      ['10.0.0.5', '10.99.0.7'], // lab "internet" (external over private): egress
+      ['10.0.0.5', '10.0.0.9'], // east-west: not
+      ['198.18.5.5', '8.8.8.8'], // public branch (internal): egress
+      ['10.0.0.6', '203.0.113.50'], // DMZ (internal over public): not
+      ['10.0.0.6', '1.1.1.1'], // untouched egress
+      ['10.99.0.7', '1.1.1.1'], // a lab "internet" host out: not
+      ['10.20.1.1', '10.99.5.5'], // inside Corp's nested lab (internal) to the lab internet: egress
+    ];
+    const flows = pairs.map(([src, dst], i) => ({ '@timestamp': at + i * 1000, src: { ip: src, port: 5000 + i }, dst: { ip: dst, port: 443 }, transport: { proto: 'TCP' } }));
+    for (const c of ['a', 'b']) await insertFlowBatch(engine, { customerId: c, nodeId: 'n', batchId: `own-${c}`, flows });
+    const segments = ownSegments([
+      net('a', '10.99.0.0/16', 'Lab Internet'),
+      net('a', '198.18.0.0/15', 'Branch', true),
+      net('a', '203.0.113.0/24', 'DMZ', true),
+      net('a', '10.0.0.0/8', 'Corp', true),
+    ]);
+    const egressOf = async (how: 'inline' | 'joined') => {
+      const p = new ParamBag();
+      const scope = `customer_id IN ${p.add(['a', 'b'], 'Array(String)')}`;
+      const view = ownFlowView(segments, scope, p);
+      const sql =
+        how === 'inline'
+          ? `SELECT customer_id, src_ip, dst_ip FROM flows WHERE ${scope} AND ${inlineEgressSql(segments, p)!} ORDER BY ALL`
+          : `SELECT customer_id, src_ip, dst_ip FROM ${view.from} WHERE ${view.egress} ORDER BY ALL`;
+      return (await engine.query<{ customer_id: string; src_ip: string; dst_ip: string }>(named(`flowstore:test.egress_${how}`, sql), p.values)).map((r) => `${r.customer_id} ${r.src_ip}>${r.dst_ip}`);
+    };
+    const expected = ['a 10.0.0.5>10.99.0.7', 'a 10.0.0.6>1.1.1.1', 'a 10.20.1.1>10.99.5.5', 'a 198.18.5.5>8.8.8.8', 'b 10.0.0.6>1.1.1.1', 'b 10.0.0.6>203.0.113.50', 'b 10.99.0.7>1.1.1.1'];
+    expect(await egressOf('inline')).toEqual(expected);
+    expect(await egressOf('joined')).toEqual(expected);
+    const many = ownSegments(Array.from({ length: MAX_INLINE_SEGMENTS + 1 }, (_, i) => net('a', `10.${100 + i}.0.0/16`, `Lab ${i}`)));
+    expect(inlineEgressSql(many, new ParamBag())).toBeUndefined();
+  });
 });
+

@@ -148,6 +148,37 @@ export function ownFlowView(own: readonly OwnSegment[], scope: string, p: ParamB
   };
 }
 
+/** Most segments a statement tests inline (each one a comparison per row); beyond, it joins. */
+export const MAX_INLINE_SEGMENTS = 32;
+
+/**
+ * Egress as a row condition for flows of tenants with networks that reclassify (explore's rows
+ * path), or undefined when there are too many such segments to test inline (then `ownFlowView`).
+ * Only the segments that reclassify can make a row's egress differ from `is_egress`, and there
+ * are usually one to three (a lab's "internet", a DMZ), so they are tested with a `multiIf` of
+ * ranges instead of the two joins: measured on 2M rows, ~50 ms for one range against 0.2–0.25 s
+ * per joined side. Segments that agree with the address ranges are left out, so where the
+ * collector's address_type contradicts one of those, explore follows the collector
+ * (docs/networks.md).
+ */
+export function inlineEgressSql(segments: readonly OwnSegment[], p: ParamBag): string | undefined {
+  const moving = segments.filter(reclassifies);
+  if (moving.length > MAX_INLINE_SEGMENTS) return undefined;
+  const kind = (col: string) => {
+    if (!moving.length) return '0';
+    const arms = moving.map((s) => {
+      const within = `${col} BETWEEN toIPv6(${p.add(formatIpv6(s.lo), 'String')}) AND toIPv6(${p.add(formatIpv6(s.hi), 'String')})`;
+      return `\`customer_id\` = ${p.add(s.customerId, 'String')} AND ${within}, ${s.internal ? 1 : 2}`;
+    });
+    return `multiIf(${arms.join(', ')}, 0)`;
+  };
+  const src = kind('`src_ip_addr`');
+  const dst = kind('`dst_ip_addr`');
+  const srcInternal = `multiIf(${src} = 1, 1, ${src} = 2, 0, ${SRC_INTERNAL_SQL}) = 1`;
+  const dstExternal = `multiIf(${dst} = 1, 0, ${dst} = 2, 1, ${DST_EXTERNAL_SQL}) = 1`;
+  return `if(${src} = 0 AND ${dst} = 0, ${EGRESS_SQL}, ${srcInternal} AND ${dstExternal})`;
+}
+
 const INTERNAL = INTERNAL_RANGES.map(([a, b]) => ({ lo: parseIp(a)!, hi: parseIp(b)! }));
 
 /**

@@ -156,7 +156,7 @@ export const MAX_INLINE_SEGMENTS = 32;
  * path), or undefined when there are too many such segments to test inline (then `ownFlowView`).
  * Only the segments that reclassify can make a row's egress differ from `is_egress`, and there
  * are usually one to three (a lab's "internet", a DMZ), so they are tested with a `multiIf` of
- * ranges instead of the two joins: on 2M rows the explore views took 0.36–2.3 s so, 0.44–3.9 s
+ * ranges instead of the two joins: on 2M rows the explore views took 0.36–2.3 s, against 0.44–3.9 s
  * joined (docs/networks.md). Segments that agree with the address ranges are left out, so where the
  * collector's address_type contradicts one of those, explore follows the collector
  * (docs/networks.md).

@@ -12,7 +12,8 @@
  * metering, not the disk. Like softflowd, the meter runs in a process of its own (this script
  * with --meter-file), so it starts with a clean heap rather than the one that wrote the file; it
  * meters as the collector's CLI does (payload inspectors on), and reports its peak RSS and the
- * peak heap and active flows sampled at every batch it hands over.
+ * peak heap and active flows sampled at every batch it hands over. Last, softflowd exports the
+ * same capture as IPFIX, and the export decoder's records/s over those datagrams is printed.
  */
 import { execFile } from 'node:child_process';
 import { createSocket } from 'node:dgram';
@@ -20,12 +21,14 @@ import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, write
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { ExportDecoder } from '../collector/exports/decode.js';
 import { inspectPayload } from '../collector/meter/app/index.js';
 import { CaptureReader } from '../collector/meter/capture.js';
 import { CaptureMeter, type MeterStats } from '../collector/meter/meter-capture.js';
 import type { CapturedFrame } from '../collector/meter/packet.js';
 import { listenOnLoopback, startTcpdump } from '../collector/meter/testing/tcpdump.js';
 import { writePcap } from '../collector/meter/testing/write-capture.js';
+import { softflowdExport } from '../collector/testing/softflowd.js';
 
 const run = promisify(execFile);
 const METER_FILE = '--meter-file';
@@ -160,6 +163,16 @@ async function softflowd(path: string, dir: string) {
   }
 }
 
+/** The export decoder over datagrams received once: CPU seconds for the records they hold. */
+function decodeExports(datagrams: readonly Buffer[], port: number): { records: number; cpuSecs: number } {
+  const decoder = new ExportDecoder({ customerId: 'bench' });
+  const cpu = process.cpuUsage();
+  let records = 0;
+  for (const datagram of datagrams) records += decoder.decode(datagram, '127.0.0.1', port).length;
+  const used = process.cpuUsage(cpu);
+  return { records, cpuSecs: (used.user + used.system) / 1e6 };
+}
+
 async function compare(): Promise<void> {
 const dir = mkdtempSync(join(tmpdir(), 'bench-meter-'));
 try {
@@ -178,6 +191,10 @@ try {
   console.log(`           peak ${ours.peak.activeFlows} active flows, heap ${mib(ours.peak.heapBytes)}, RSS ${mib(ours.peak.rssBytes)} (its process, tsx included)`);
   console.log(`softflowd: ${rate(packets, theirs.cpuSecs)} packets/s CPU (${theirs.cpuSecs.toFixed(2)} s CPU, ${theirs.wallSecs.toFixed(2)} s wall; ${theirs.exported} flows received; peak RSS ${mib(theirs.rssBytes)})`);
   console.log(`ratio:     ${(theirs.cpuSecs / ours.cpuSecs).toFixed(2)}× softflowd's packets/s (goal ≥ 0.5×)`);
+
+  const exported = await softflowdExport(path, '10');
+  const decoded = decodeExports(exported.datagrams, exported.port);
+  console.log(`exports:   ${rate(decoded.records, decoded.cpuSecs)} records/s CPU decoding softflowd's IPFIX of the same capture (${decoded.records} records in ${exported.datagrams.length} datagrams; goal ≥ 200,000)`);
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

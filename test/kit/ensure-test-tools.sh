@@ -29,6 +29,13 @@ command -v fprobe >/dev/null 2>&1 || missing+=(fprobe)
 command -v setpriv >/dev/null 2>&1 || missing+=(util-linux)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "ensure-test-tools: installing ${missing[*]}" >&2
+  # Packages such as fprobe, pmacct or nginx ship services their install would start (capturing
+  # this machine's interfaces, listening on its ports): tests start their own, inside namespaces.
+  policy=/usr/sbin/policy-rc.d
+  if [ ! -e "$policy" ]; then
+    printf '#!/bin/sh\nexit 101\n' >"$policy" && chmod 755 "$policy"
+    trap 'rm -f "$policy"' EXIT
+  fi
   (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}") >&2
 fi
 

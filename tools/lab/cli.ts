@@ -1,0 +1,162 @@
+// `npm run lab`: an office network in namespaces on this machine, the breach-detection server in
+// its embedded default, a collector on the router, benign activity and attacks made with real
+// tools, then detection and what it found. docs/lab.md describes it.
+
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { ensurePackages } from './packages.js';
+import { Cleanup, run } from './proc.js';
+import { detectAndReport, formatReport } from './report.js';
+import { type Expected, SCENARIO_NAMES, type ScenarioName, playScenarios, scenario } from './scenarios.js';
+import { startPacketSensor } from './sensors.js';
+import { createTenant, provisionCollector, startServer } from './server.js';
+import { makeCredentials, startServices } from './services.js';
+import { buildTopology, namespaceNames, removeStaleLabs } from './topology.js';
+
+const USAGE = `usage: npm run lab -- [--scenario NAME]... [--keep] [--wan-delay-ms N] [--seed N] [--report FILE]
+
+  --scenario NAME   benign, scan, bruteforce, dns-tunnel, beacon, exfil or all (default);
+                    repeat or comma-separate
+  --keep            after the summary, leave everything running until Ctrl-C
+  --wan-delay-ms N  one-way delay on the internet link (tc netem), default 10; 0 = none
+  --seed N          seed of the timing jitter and choices (default: the pid)
+  --report FILE     also write the result as JSON
+
+Runs as root (network namespaces). Exit 0 when every attack played opened exactly one
+investigation of its detector, source and destination, and nothing else was opened.`;
+
+export interface LabOptions {
+  scenarios: ScenarioName[];
+  keep: boolean;
+  wanDelayMs: number;
+  seed: number;
+  report?: string;
+}
+
+export function parseLabArgs(argv: string[]): LabOptions {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      scenario: { type: 'string', multiple: true },
+      keep: { type: 'boolean', default: false },
+      'wan-delay-ms': { type: 'string', default: '10' },
+      seed: { type: 'string' },
+      report: { type: 'string' },
+      help: { type: 'boolean', default: false },
+    },
+    strict: true,
+  });
+  if (values.help) throw new UsageError('');
+  const asked = (values.scenario ?? ['all']).flatMap((s) => s.split(',')).map((s) => s.trim());
+  const scenarios = new Set<ScenarioName>();
+  for (const name of asked) {
+    if (name === 'all') for (const all of SCENARIO_NAMES) scenarios.add(all);
+    else if ((SCENARIO_NAMES as readonly string[]).includes(name)) scenarios.add(name as ScenarioName);
+    else throw new UsageError(`unknown scenario "${name}"`);
+  }
+  const wanDelayMs = Number(values['wan-delay-ms']);
+  if (!Number.isInteger(wanDelayMs) || wanDelayMs < 0 || wanDelayMs > 500) throw new UsageError('--wan-delay-ms must be an integer from 0 to 500');
+  const seed = values.seed === undefined ? process.pid : Number(values.seed);
+  if (!Number.isSafeInteger(seed)) throw new UsageError('--seed must be an integer');
+  return { scenarios: SCENARIO_NAMES.filter((s) => scenarios.has(s)), keep: values.keep, wanDelayMs, seed, report: values.report };
+}
+
+class UsageError extends Error {}
+
+/** mulberry32: the jitter and choices of a run, repeatable from its seed. */
+function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Detection reads the whole run: the lab lasts minutes, this covers it with room. */
+const DETECTION_WINDOW_MINUTES = 30;
+
+async function runLab(options: LabOptions, cleanup: Cleanup): Promise<boolean> {
+  const started = Date.now();
+  const log = (line: string) => process.stderr.write(`[lab ${((Date.now() - started) / 1000).toFixed(1).padStart(5)} s] ${line}\n`);
+  if (process.getuid?.() !== 0) throw new Error('the lab creates network namespaces: run it as root');
+  await ensurePackages(log);
+  await removeStaleLabs(log);
+
+  const dir = mkdtempSync(join(tmpdir(), 'bdlab-'));
+  cleanup.add(`remove ${dir}`, () => rmSync(dir, { recursive: true, force: true }));
+  const names = namespaceNames(process.pid);
+  log(`building namespaces ${names.router}, ${names.inet}, ${names.server}, ${Object.values(names.hosts).join(', ')}`);
+  const { wanDelay } = await buildTopology(names, { wanDelayMs: options.wanDelayMs }, cleanup);
+  log(`topology up (internet link delay: ${wanDelay}); starting the server and the services; files in ${dir}`);
+  const [server, files] = await Promise.all([
+    startServer({ ns: names.server, apiNs: names.router, dir }, cleanup),
+    makeCredentials(dir).then(async (files) => {
+      await startServices(names, files, cleanup);
+      return files;
+    }),
+  ]);
+  const runId = `${process.pid}`;
+  const tenant = await createTenant(server, runId);
+  log(`server up, tenant ${tenant.customerId}`);
+  const accessKey = await provisionCollector(server, tenant, `lab-${runId}-router`);
+  const sensor = await startPacketSensor({ name: 'router', machineId: `lab-${runId}-router`, accessKey, ns: names.router, dir }, cleanup);
+  log(`capturing on the router; playing ${options.scenarios.join(', ')}`);
+
+  const random = seededRandom(options.seed);
+  await playScenarios(options.scenarios, {
+    names,
+    files,
+    cleanup,
+    random,
+    log,
+    async on(host, argv, timeoutMs) {
+      const result = await run(argv, { ns: names.hosts[host], timeoutMs, cwd: dir });
+      if (result.code !== 0) log(`${host}: ${argv[0]} exited ${result.code}: ${result.stderr.trim().split('\n').slice(-3).join(' | ')}`);
+      return result;
+    },
+  });
+  log('traffic done; metering the capture');
+  const { summary } = await sensor.finish();
+  log(`collector: ${JSON.stringify(summary)}`);
+
+  const expected: Expected[] = options.scenarios.flatMap((name) => scenario(name).expected ?? []);
+  log('running detection');
+  const report = await detectAndReport(server, tenant, DETECTION_WINDOW_MINUTES, expected);
+  process.stdout.write(`${formatReport(report)}\n`);
+  log(`finished in ${((Date.now() - started) / 1000).toFixed(0)} s`);
+  if (options.report) writeFileSync(options.report, JSON.stringify({ seed: options.seed, scenarios: options.scenarios, collector: summary, ...report }, null, 2));
+
+  if (options.keep) {
+    log(`--keep: namespaces stay up (ip netns exec ${names.hosts.ws1} bash), server at ${names.server}; Ctrl-C removes everything`);
+    await new Promise(() => undefined);
+  }
+  return report.outcomes.every((o) => o.matches.length === 1) && report.unexpected.length === 0;
+}
+
+async function main(): Promise<number> {
+  let options: LabOptions;
+  try {
+    options = parseLabArgs(process.argv.slice(2));
+  } catch (error) {
+    const message = (error as Error).message;
+    process.stderr.write(`${message ? `lab: ${message}\n` : ''}${USAGE}\n`);
+    return error instanceof UsageError && !message ? 0 : 2;
+  }
+  const cleanup = new Cleanup();
+  cleanup.onSignals();
+  try {
+    return (await runLab(options, cleanup)) ? 0 : 1;
+  } catch (error) {
+    process.stderr.write(`lab: ${(error as Error).message}\n`);
+    return 1;
+  } finally {
+    await cleanup.run();
+  }
+}
+
+main().then((code) => process.exit(code));

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs and starts what the tests need from Debian: PostgreSQL (TEST_DATABASE_URL skips it),
 # Chromium for the browser tests, shellcheck for the collector scripts, tcpdump and ping for the
-# packet meter's captures. Idempotent; CI starts from a machine with none of them running.
+# packet meter's captures, the lab's attack tools. Idempotent; CI starts from a machine with none
+# of them running.
 set -euo pipefail
 
 missing=()
@@ -22,6 +23,11 @@ command -v dnsmasq >/dev/null 2>&1 || missing+=(dnsmasq-base)
 command -v ssh >/dev/null 2>&1 || missing+=(openssh-client)
 command -v softflowd >/dev/null 2>&1 || missing+=(softflowd)
 command -v nfcapd >/dev/null 2>&1 || missing+=(nfdump)
+# The lab (tools/lab, docs/lab.md) plays attacks with these, inside network namespaces it creates.
+command -v nmap >/dev/null 2>&1 || missing+=(nmap)
+command -v hydra >/dev/null 2>&1 || missing+=(hydra)
+[ -x /usr/sbin/iodined ] || missing+=(iodine)
+[ -x /usr/sbin/sshd ] || missing+=(openssh-server)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "ensure-test-tools: installing ${missing[*]}" >&2
   (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}") >&2

@@ -54,8 +54,10 @@ export const EXFIL_BYTES = 240 * 1024 * 1024;
  */
 const HYDRA_PASSWORDS = 480;
 const HYDRA_TASKS = 32;
-/** Seconds the tunnel carries traffic. */
-const TUNNEL_PINGS = 60;
+/** Through the tunnel: ~1,100 questions per 200 KB measured here (iodine 0.7, NULL records, Base128). */
+const TUNNEL_UPLOAD_BYTES = 400 * 1024;
+const TUNNELED_SITE = INTERNET.sites[2];
+const TUNNEL_PINGS = 20;
 
 const SCENARIOS: Scenario[] = [
   {
@@ -105,6 +107,10 @@ const SCENARIOS: Scenario[] = [
       );
       try {
         await waitForOutput(iodine, /Connection setup complete/, 60_000);
+        // The tunnel carries what a tunnel is for: a file sent to a site reached through it
+        // (a host route on ws4 only), then a while of pings.
+        await ctx.on('ws4', ['ip', 'route', 'add', `${TUNNELED_SITE.ip}/32`, 'via', TUNNEL.serverIp], 10_000);
+        await ctx.on('ws4', ['sh', '-c', `head -c ${TUNNEL_UPLOAD_BYTES} /dev/urandom | curl -sS --max-time 60 -o /dev/null -T - http://${TUNNELED_SITE.ip}/upload`], 70_000);
         await ctx.on('ws4', ['ping', '-q', '-c', String(TUNNEL_PINGS), '-i', '0.5', '-s', '400', TUNNEL.serverIp], TUNNEL_PINGS * 1_000 + 30_000);
       } catch (error) {
         ctx.log(`dns-tunnel: ${(error as Error).message}`);

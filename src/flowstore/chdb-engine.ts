@@ -7,6 +7,9 @@
  * session runs its statements one at a time, and an aborted single-shot query keeps computing
  * until its max_execution_time stops it (which is why every SELECT carries one).
  */
+import { mkdirSync } from 'node:fs';
+import { rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { Session, drainPending, type ChdbResult } from 'chdb';
 import {
   type FlowEngine,
@@ -15,10 +18,13 @@ import {
   type QueryOptions,
   type RowSeparation,
   engineErrorFromClickHouse,
+  insertHead,
+  insertSettings,
   linesOutput,
   parseEachRow,
   renderSettingsClause,
   selectSettings,
+  stringLiteral,
   withDeadline,
 } from './engine.js';
 import { requireQueryName, type Params } from './sql.js';
@@ -63,13 +69,24 @@ function mapChdbError(queryName: string, err: unknown, timeoutMs: number): Error
   return engineErrorFromClickHouse(queryName, code, message, timeoutMs, err);
 }
 
+/**
+ * Where Native blocks wait for their insert: chDB's raw insert takes text formats only, so a block
+ * goes through a file that `INSERT ... FROM INFILE` reads (a real insert: deduplication as with
+ * any other). Inside the data directory, readable by its owner only, each file removed once read.
+ */
+const SPOOL_DIR = 'insert-spool';
+let spooled = 0;
+
 export class ChdbEngine implements FlowEngine {
   readonly kind = 'chdb' as const;
   private readonly session: Session;
+  private readonly spoolDir: string;
 
   /** Opens (or creates) the database in `dataDir`. One data directory per process. */
   constructor(readonly dataDir: string) {
     this.session = new Session(dataDir, { connectionArgs: CHDB_CONNECTION_ARGS });
+    this.spoolDir = join(dataDir, SPOOL_DIR);
+    mkdirSync(this.spoolDir, { recursive: true, mode: 0o700 });
   }
 
   async query<T>(sql: string, params: Params, opts: QueryOptions = {}): Promise<T[]> {
@@ -131,12 +148,31 @@ export class ChdbEngine implements FlowEngine {
           table,
           values,
           format: 'JSONEachRow',
-          settings: opts.dedupToken ? { insert_deduplicate: 1, insert_deduplication_token: opts.dedupToken } : {},
+          settings: insertSettings(opts),
           signal,
         });
       },
       (err, timeoutMs) => mapChdbError(name, err, timeoutMs),
     );
+  }
+
+  async insertNative(table: string, columns: readonly string[], block: Buffer, opts: InsertOptions = {}): Promise<void> {
+    const head = insertHead(table, columns);
+    const name = `flowstore:insert.${table}`;
+    const file = join(this.spoolDir, `${process.pid}-${++spooled}.native`);
+    await writeFile(file, block, { mode: 0o600 });
+    try {
+      await withDeadline(
+        name,
+        opts,
+        async (signal) => {
+          await this.session.queryAsync(`${head} FROM INFILE ${stringLiteral(file)} ${renderSettingsClause(insertSettings(opts))} FORMAT Native`, { signal });
+        },
+        (err, timeoutMs) => mapChdbError(name, err, timeoutMs),
+      );
+    } finally {
+      await rm(file, { force: true });
+    }
   }
 
   async ping(): Promise<boolean> {

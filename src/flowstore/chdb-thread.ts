@@ -82,6 +82,11 @@ export class ChdbThreadEngine implements FlowEngine {
     await this.call({ op: 'insert', table, values, opts: rest }, `flowstore:insert.${table}`, opts.signal, transferable(values));
   }
 
+  async insertNative(table: string, columns: readonly string[], block: Buffer, opts: InsertOptions = {}): Promise<void> {
+    const { signal: _signal, ...rest } = opts;
+    await this.call({ op: 'insertNative', table, columns, block, opts: rest }, `flowstore:insert.${table}`, opts.signal, transferable(block));
+  }
+
   async ping(): Promise<boolean> {
     try {
       return (await this.call({ op: 'ping' }, 'flowstore:ping')).alive === true;

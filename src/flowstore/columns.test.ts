@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { COLUMNS, FIELD_ALIASES, columnForPath, filterableFields, sortableFields } from './columns.js';
 import { createFlowsTableSql } from './ddl.js';
 import { FlowIngestError } from './errors.js';
-import { flowToRow, recordId } from './ingest.js';
+import { FLOW_ROW_COLUMNS, flowToRow, recordId, type FlowRow } from './ingest.js';
 import { projectionFor } from './projection.js';
 
 const moments = (p: string) => ['count', 'sum', 'sum_squares', 'sum_cubes'].map((k) => `${p}.${k}`);
@@ -85,15 +85,17 @@ describe('column registry', () => {
 
 describe('rows and records', () => {
   const batch = { customerId: 'c1', nodeId: 'n1', batchId: 'b1', ingestTimeMs: 5 };
+  /** The row's values by column name, absent ones left out. */
+  const byColumn = (row: FlowRow) => Object.fromEntries(FLOW_ROW_COLUMNS.map((c, i) => [c, row[i]]).filter(([, v]) => v !== undefined));
 
   it('flattens a record into columns, keeps unknown keys as extras, owns the tenant', () => {
-    const row = flowToRow(batch, { '@timestamp': 10, src: { ip: '10.0.0.1', region: 'x' }, meta: { customer_id: 'spoofed' }, custom: [1], ip: 'not-an-object' }, 3);
+    const row = byColumn(flowToRow(batch, { '@timestamp': 10, src: { ip: '10.0.0.1', region: 'x' }, meta: { customer_id: 'spoofed' }, custom: [1], ip: 'not-an-object' }, 3));
     expect(row).toMatchObject({ customer_id: 'c1', node_id: 'n1', batch_id: 'b1', id: recordId('c1', 'n1', 'b1', 3), timestamp: 10, src_ip: '10.0.0.1', meta_ingest_time: 5 });
     expect(JSON.parse(row.extras as string)).toEqual({ src: { region: 'x' }, custom: [1], ip: 'not-an-object' });
   });
 
   it('stores promoted extras in their columns and keeps their siblings in extras', () => {
-    const row = flowToRow(batch, { '@timestamp': 1, src: { ip: '10.0.0.1', process: { name: 'chrome.exe', pid: 42 } }, tls: { version: 'TLS 1.3', sni: 'a.example' }, dns: { rrname: 'x.example', rrtype: 'A' } }, 0);
+    const row = byColumn(flowToRow(batch, { '@timestamp': 1, src: { ip: '10.0.0.1', process: { name: 'chrome.exe', pid: 42 } }, tls: { version: 'TLS 1.3', sni: 'a.example' }, dns: { rrname: 'x.example', rrtype: 'A' } }, 0));
     expect(row).toMatchObject({ src_process_name: 'chrome.exe', tls_version: 'TLS 1.3', tls_sni: 'a.example', dns_rrname: 'x.example' });
     expect(JSON.parse(row.extras as string)).toEqual({ src: { process: { pid: 42 } }, dns: { rrtype: 'A' } });
     expect(() => flowToRow(batch, { '@timestamp': 1, tls: { version: 13 } }, 0)).toThrow(/tls.version/);
@@ -109,7 +111,7 @@ describe('rows and records', () => {
   });
 
   it('stores a lone surrogate as U+FFFD, as a UTF-8 encoder would', () => {
-    const row = flowToRow(batch, { '@timestamp': 1, app_name: 'cut \ud83d', meta: { tags: ['\udc00x'] } }, 0);
+    const row = byColumn(flowToRow(batch, { '@timestamp': 1, app_name: 'cut \ud83d', meta: { tags: ['\udc00x'] } }, 0));
     expect(row).toMatchObject({ app_name: 'cut \ufffd', meta_tags: ['\ufffdx'] });
     expect(JSON.parse(row.source as string)).toMatchObject({ app_name: 'cut \ufffd', meta: { tags: ['\ufffdx'] } });
   });

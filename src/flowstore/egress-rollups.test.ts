@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFlowGenerator } from '../../tools/collector/flowgen/index.js';
 import { ChdbEngine } from './chdb-engine.js';
 import { EGRESS_ROLLUPS, egressRows, type Rollup } from './egress-rollups.js';
-import { flowToRow, insertFlowBatch } from './ingest.js';
+import { flowToRow, insertFlowBatch, insertFlowRows } from './ingest.js';
 import { migrateFlowStore, waitForMutations } from './schema.js';
 import { named, ParamBag } from './sql.js';
 import { startFlowsRemoval } from './tenant-data.js';
@@ -156,7 +156,7 @@ describe('egress rollups', () => {
     // collapse the copies in one read and not the other.
     await engine.command(named('flowstore:test.stop_merges', 'SYSTEM STOP MERGES flows'), {});
     const rows = late.map((f, i) => flowToRow({ customerId: 'g1', nodeId: 'n1', batchId: 'late', ingestTimeMs: Date.now() }, f, i));
-    await engine.insertJsonEachRow('flows', rows, { dedupToken: 'forgotten' });
+    await insertFlowRows(engine, rows, { dedupToken: 'forgotten' });
     expect(await count()).toBe(before + late.length);
     await expectRollupsMatchRows();
     await engine.command(named('flowstore:test.start_merges', 'SYSTEM START MERGES flows'), {});

@@ -39,6 +39,8 @@ export interface FlowEngine {
   command(sql: string, params?: Params, opts?: QueryOptions): Promise<void>;
   /** Inserts rows (objects keyed by column name, or ready NDJSON text) as JSONEachRow. */
   insertJsonEachRow(table: string, rows: readonly Record<string, unknown>[] | string, opts?: InsertOptions): Promise<void>;
+  /** Inserts one Native block (native-block.ts) of the named columns: the fast path of flow ingest. */
+  insertNative(table: string, columns: readonly string[], block: Buffer, opts?: InsertOptions): Promise<void>;
   ping(): Promise<boolean>;
   close(): Promise<void>;
 }
@@ -101,11 +103,28 @@ export function selectSettings(timeoutMs: number, extra: Record<string, string |
 }
 
 /** Renders settings as a trailing `SETTINGS a = 1, b = 'x'` clause. Names and values are ours, never user input. */
+/** The dedup settings of an insert: the token makes a repeated insert store nothing (ingest.ts). */
+export function insertSettings(opts: InsertOptions): Record<string, string | number> {
+  return opts.dedupToken ? { insert_deduplicate: 1, insert_deduplication_token: opts.dedupToken } : {};
+}
+
+/** `INSERT INTO table (a, b)` for a table and column names of our own, checked rather than trusted. */
+export function insertHead(table: string, columns: readonly string[]): string {
+  if (!/^[A-Za-z_]\w*(\.[A-Za-z_]\w*)?$/.test(table)) throw new Error(`invalid table name ${table}`);
+  for (const c of columns) if (!/^[A-Za-z_]\w*$/.test(c)) throw new Error(`invalid column name ${c}`);
+  return `INSERT INTO ${table} (${columns.map((c) => `\`${c}\``).join(', ')})`;
+}
+
+/** A ClickHouse string literal of `text`. */
+export function stringLiteral(text: string): string {
+  return `'${text.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+}
+
 export function renderSettingsClause(settings: Record<string, string | number>): string {
   const parts = Object.entries(settings).map(([k, v]) => {
     if (!/^[a-z_][a-z0-9_]*$/.test(k)) throw new Error(`invalid setting name ${k}`);
     if (typeof v === 'number') return `${k} = ${v}`;
-    return `${k} = '${String(v).replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+    return `${k} = ${stringLiteral(String(v))}`;
   });
   return parts.length ? `SETTINGS ${parts.join(', ')}` : '';
 }

@@ -4,6 +4,8 @@
  * they never become SQL text.
  */
 import { randomUUID } from 'node:crypto';
+import { Readable } from 'node:stream';
+import { finished } from 'node:stream/promises';
 import { ClickHouseError, ClickHouseLogLevel, createClient, type ClickHouseClient, type ClickHouseSettings } from '@clickhouse/client';
 import {
   type FlowEngine,
@@ -11,6 +13,8 @@ import {
   type QueryOptions,
   type RowSeparation,
   engineErrorFromClickHouse,
+  insertHead,
+  insertSettings,
   linesOutput,
   parseEachRow,
   selectSettings,
@@ -138,10 +142,31 @@ export class HttpEngine implements FlowEngine {
           table,
           values,
           format: 'JSONEachRow',
-          clickhouse_settings: opts.dedupToken ? { insert_deduplicate: 1, insert_deduplication_token: opts.dedupToken } : {},
+          clickhouse_settings: insertSettings(opts) as ClickHouseSettings,
           abort_signal: signal,
           query_id: queryIdFor(name),
         });
+      },
+      (err, timeoutMs) => mapHttpError(name, err, timeoutMs),
+    );
+  }
+
+  async insertNative(table: string, columns: readonly string[], block: Buffer, opts: InsertOptions = {}): Promise<void> {
+    const query = `${insertHead(table, columns)} FORMAT Native`;
+    const name = `flowstore:insert.${table}`;
+    await withDeadline(
+      name,
+      opts,
+      async (signal) => {
+        const { stream } = await this.client.exec({
+          query,
+          values: Readable.from([block]),
+          clickhouse_settings: insertSettings(opts) as ClickHouseSettings,
+          abort_signal: signal,
+          query_id: queryIdFor(name),
+        });
+        stream.resume();
+        await finished(stream);
       },
       (err, timeoutMs) => mapHttpError(name, err, timeoutMs),
     );

@@ -18,13 +18,28 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
+/** The row count of a Native block: the second varint of its header (the first counts its columns). */
+function blockRows(block: Buffer): number {
+  let pos = 0;
+  const varUInt = () => {
+    let n = 0;
+    for (let shift = 0; ; shift += 7) {
+      const byte = block[pos++]!;
+      n += (byte & 0x7f) * 2 ** shift;
+      if (byte < 0x80) return n;
+    }
+  };
+  varUInt();
+  return varUInt();
+}
+
 describe('a batch the engine refuses part of', () => {
   /** The real engine, except that it refuses, as ClickHouse refuses a value it cannot parse, any block holding a `poison` record. */
   const refusing: FlowEngine = Object.assign(Object.create(engine), {
-    insertJsonEachRow: (table: string, rows: readonly Record<string, unknown>[], opts: object) =>
-      rows.some((r) => r.app_name === 'poison')
+    insertNative: (table: string, columns: readonly string[], block: Buffer, opts: object) =>
+      block.includes('poison')
         ? Promise.reject(new FlowEngineError('query flowstore:insert.flows failed: Code: 27. Cannot parse input', { clickhouseCode: 27 }))
-        : engine.insertJsonEachRow(table, rows, opts),
+        : engine.insertNative(table, columns, block, opts),
   });
   const stored = async (nodeId: string) =>
     Number((await engine.query<{ n: number }>('/* test:count */ SELECT count() AS n FROM flows WHERE node_id = {n:String}', { n: nodeId }))[0]!.n);
@@ -57,7 +72,7 @@ describe('a batch the engine refuses part of', () => {
 
   it('still fails the batch (a 503 to retry) when the engine is down, not refusing data', async () => {
     const down: FlowEngine = Object.assign(Object.create(engine), {
-      insertJsonEachRow: () => Promise.reject(new FlowEngineError('connection refused')),
+      insertNative: () => Promise.reject(new FlowEngineError('connection refused')),
     });
     await expect(ingestFlowBatch(down, batch('n-down'))).rejects.toThrow('connection refused');
     expect(await stored('n-down')).toBe(0);
@@ -67,7 +82,7 @@ describe('a batch the engine refuses part of', () => {
 describe('a batch over more days than one insert may write partitions', () => {
   const inserts: number[] = [];
   const counting: FlowEngine = Object.assign(Object.create(engine), {
-    insertJsonEachRow: (table: string, rows: readonly Record<string, unknown>[], opts: object) => (inserts.push(rows.length), engine.insertJsonEachRow(table, rows, opts)),
+    insertNative: (table: string, columns: readonly string[], block: Buffer, opts: object) => (inserts.push(blockRows(block)), engine.insertNative(table, columns, block, opts)),
   });
   const now = Date.now();
   // 150 records, one a day, and two more today: past ClickHouse's 100 partitions per insert block.

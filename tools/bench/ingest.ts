@@ -1,13 +1,20 @@
 /**
- * `npm run bench:ingest`: flows/s accepted end to end (HTTP ingest into the server, which
- * validates, stamps and inserts into chDB) beside the raw insert rate of the same engine, measured
- * in the same run on the same generated flows.
+ * `npm run bench:ingest`: flows/s accepted end to end (HTTP ingest into the server, which parses,
+ * validates, stamps and inserts into chDB), beside what the engine itself does with the same
+ * flows, all measured in the same run on the same generated flows:
+ * - end to end, gzip JSON, BENCH_BATCH-flow batches from BENCH_CONCURRENCY posters on one node;
+ * - end to end, gzip JSON, 200-flow batches from 50 collectors (one node each): many small sites;
+ * - the ceiling: the engine's insert of the same rows, already encoded as Native blocks, into the
+ *   same table (no parse, no validation, no HTTP);
+ * - the floor: the same number of rows into a three-column table, the engine's cost per insert.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { ChdbEngine, insertFlowBatch, migrateFlowStore } from '../../src/flowstore/index.js';
+import { ChdbEngine, FLOWS_TABLE, migrateFlowStore } from '../../src/flowstore/index.js';
+import { encodeNativeBlock, nativeLayout } from '../../src/flowstore/native-block.js';
+import { FLOW_ROW_COLUMNS, flowRowSlot, flowToRow, insertFlowRows, type FlowRow } from '../../src/flowstore/ingest.js';
 import { adminCli } from '../../test/kit/admin-cli.js';
 import { FakeCollector } from '../../test/kit/fake-collector.js';
 import { call } from '../../test/kit/http.js';
@@ -17,58 +24,100 @@ import { startProcess, stopProcess } from './processes.js';
 const totalFlows = Number(process.env.BENCH_FLOWS ?? 200_000);
 const batchSize = Number(process.env.BENCH_BATCH ?? 5_000);
 const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 4);
+const SMALL_SITES = 50;
+const SMALL_BATCH = 200;
 
-const dataDir = mkdtempSync(join(tmpdir(), 'bd-bench-ingest-'));
-const env = { DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'warn', DATABASE_URL: '' };
+const flows = createFlowGenerator({ seed: 7, customerId: 'bench', startMs: Date.now() - 3_600_000, flowsPerSecond: 200, scenarios: [] }).take(totalFlows);
+const slices = (size: number) => Array.from({ length: Math.ceil(flows.length / size) }, (_, i) => flows.slice(i * size, (i + 1) * size));
+const gzipBatches = (size: number, tag: string) => slices(size).map((b, i) => gzipSync(JSON.stringify({ batch_id: `${tag}-${i}`, flows: b })));
 
-const generator = createFlowGenerator({ seed: 7, customerId: 'bench', startMs: Date.now() - 3_600_000, flowsPerSecond: 200, scenarios: [] });
-const flows = generator.take(totalFlows);
-const batches: unknown[][] = [];
-for (let i = 0; i < flows.length; i += batchSize) batches.push(flows.slice(i, i + batchSize));
-const bodies = batches.map((b, i) => gzipSync(JSON.stringify({ batch_id: `bench-${i}`, flows: b })));
+interface Poster {
+  token: string;
+}
 
-const server = await startProcess('src/main.ts', env);
-let httpRate = 0;
-try {
-  const msp = (await adminCli(['tenant', 'create', '--name', 'Bench', '--handle', 'bench', '--msp'], env)).json;
-  const client = (await adminCli(['client', 'create', '--customer', msp.customer_id, '--scopes', 'p.token.scope.node_api'], env)).json;
-  const operator = (await call(server.url, 'POST', '/rest/oauth2/token/1.0', { body: { client_id: client.client_id, client_secret: client.client_secret } })).body.access_token;
-  const provisioned = await call(server.url, 'POST', '/rest/nodes/provision/1.0', { token: operator, body: { customer_id: msp.customer_id, machine_id: 'bench-node' } });
-  const token = await FakeCollector.exchange(server.url, provisioned.body.access_key);
-  const collector = await FakeCollector.connect(server.url, token, { machine_id: 'bench-node', hostname: 'bench', os: 'linux', arch: 'amd64' });
-
+/** Posts every body, `posters.length` at a time, each poster taking the next body; returns flows/s accepted. */
+async function post(url: string, posters: Poster[], bodies: Buffer[]): Promise<number> {
   const started = performance.now();
   let next = 0;
   let accepted = 0;
   await Promise.all(
-    Array.from({ length: concurrency }, async () => {
+    posters.map(async ({ token }) => {
       while (next < bodies.length) {
-        const body = bodies[next++];
-        const res = await call(server.url, 'POST', '/collector/ingest/1.0/flows', { token, rawBody: body, headers: { 'content-encoding': 'gzip' } });
+        const body = bodies[next++]!;
+        const res = await call(url, 'POST', '/collector/ingest/1.0/flows', { token, rawBody: body, headers: { 'content-encoding': 'gzip' } }).catch((e: Error) => {
+          throw new Error(`ingest of ${body.length} bytes failed after ${((performance.now() - started) / 1000).toFixed(1)} s: ${e.message}`);
+        });
         if (res.status !== 200) throw new Error(`ingest answered ${res.status}: ${JSON.stringify(res.body)}`);
         accepted += res.body.accepted;
       }
     }),
   );
-  httpRate = accepted / ((performance.now() - started) / 1000);
-  await collector.close();
-} finally {
-  await stopProcess(server.child);
+  return accepted / ((performance.now() - started) / 1000);
 }
 
-// The same engine, same flows, no HTTP: the ceiling ingest can approach.
-const rawDir = mkdtempSync(join(tmpdir(), 'bd-bench-raw-'));
-const engine = new ChdbEngine(rawDir);
-await migrateFlowStore(engine);
-const rawStarted = performance.now();
-for (let i = 0; i < batches.length; i++) {
-  await insertFlowBatch(engine, { customerId: 'bench', nodeId: 'raw', batchId: `raw-${i}`, flows: batches[i] as Record<string, unknown>[] });
+async function endToEnd(): Promise<{ json: number; smallSites: number }> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'bd-bench-ingest-'));
+  const env = { DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'warn', DATABASE_URL: '' };
+  const server = await startProcess('src/main.ts', env);
+  const collectors: FakeCollector[] = [];
+  try {
+    const msp = (await adminCli(['tenant', 'create', '--name', 'Bench', '--handle', 'bench', '--msp'], env)).json;
+    const client = (await adminCli(['client', 'create', '--customer', msp.customer_id, '--scopes', 'p.token.scope.node_api'], env)).json;
+    const operator = (await call(server.url, 'POST', '/rest/oauth2/token/1.0', { body: { client_id: client.client_id, client_secret: client.client_secret } })).body.access_token;
+    const enrol = async (machineId: string): Promise<Poster> => {
+      const provisioned = await call(server.url, 'POST', '/rest/nodes/provision/1.0', { token: operator, body: { customer_id: msp.customer_id, machine_id: machineId } });
+      const token = await FakeCollector.exchange(server.url, provisioned.body.access_key);
+      collectors.push(await FakeCollector.connect(server.url, token, { machine_id: machineId, hostname: machineId, os: 'linux', arch: 'amd64' }));
+      return { token };
+    };
+    const big = await enrol('bench-node');
+    const json = await post(server.url, Array.from({ length: concurrency }, () => big), gzipBatches(batchSize, 'big'));
+    const sites: Poster[] = [];
+    for (let i = 0; i < SMALL_SITES; i++) sites.push(await enrol(`bench-site-${i}`));
+    const smallSites = await post(server.url, sites, gzipBatches(SMALL_BATCH, 'small'));
+    return { json, smallSites };
+  } finally {
+    await Promise.all(collectors.map((c) => c.close()));
+    await stopProcess(server.child);
+    rmSync(dataDir, { recursive: true, force: true });
+  }
 }
-const rawRate = totalFlows / ((performance.now() - rawStarted) / 1000);
-await engine.close();
-rmSync(rawDir, { recursive: true, force: true });
-rmSync(dataDir, { recursive: true, force: true });
 
-console.log(`${totalFlows} flows in batches of ${batchSize}, ${concurrency} concurrent posters, gzip JSON`);
-console.log(`raw insert (same engine, same rows)  ${rawRate.toFixed(0).padStart(9)} flows/s`);
-console.log(`end to end through HTTP ingest       ${httpRate.toFixed(0).padStart(9)} flows/s  ${(httpRate / rawRate).toFixed(2)}× raw`);
+/** The engine alone on a fresh database: the same rows as Native blocks into `flows`, then a narrow table. */
+async function engineAlone(): Promise<{ ceiling: number; floor: number }> {
+  const dir = mkdtempSync(join(tmpdir(), 'bd-bench-raw-'));
+  const engine = new ChdbEngine(dir);
+  try {
+    await migrateFlowStore(engine);
+    const batches: FlowRow[][] = slices(batchSize).map((b, n) => b.map((f, i) => flowToRow({ customerId: 'bench', nodeId: 'raw', batchId: `raw-${n}`, ingestTimeMs: Date.now() }, f as unknown as Record<string, unknown>, i)));
+    let started = performance.now();
+    for (const [n, rows] of batches.entries()) await insertFlowRows(engine, rows, { dedupToken: `raw-${n}` });
+    const ceiling = totalFlows / ((performance.now() - started) / 1000);
+
+    const narrow = ['customer_id', 'timestamp', 'id'];
+    const slots = narrow.map(flowRowSlot);
+    await engine.command(`/* bench:narrow */ CREATE TABLE narrow (customer_id LowCardinality(String), timestamp DateTime64(3, 'UTC'), id String) ENGINE = MergeTree ORDER BY (customer_id, timestamp, id)`);
+    const layout = nativeLayout([
+      { name: 'customer_id', type: 'LowCardinality(String)' },
+      { name: 'timestamp', type: "DateTime64(3, 'UTC')" },
+      { name: 'id', type: 'String' },
+    ]);
+    const blocks = batches.map((rows) => encodeNativeBlock(layout, rows.map((row) => slots.map((s) => row[s]))));
+    started = performance.now();
+    for (const [n, block] of blocks.entries()) await engine.insertNative('narrow', narrow, block, { dedupToken: `narrow-${n}` });
+    const floor = totalFlows / ((performance.now() - started) / 1000);
+    return { ceiling, floor };
+  } finally {
+    await engine.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const e2e = await endToEnd();
+const alone = await engineAlone();
+const line = (label: string, rate: number, vs?: number) => console.log(`${label.padEnd(52)}${rate.toFixed(0).padStart(9)} flows/s${vs ? `  ${(rate / vs).toFixed(2)}× ceiling` : ''}`);
+console.log(`${totalFlows} generated flows (${FLOW_ROW_COLUMNS.length} columns written into ${FLOWS_TABLE})`);
+line(`end to end, gzip JSON, ${batchSize}-flow batches, ${concurrency} posters`, e2e.json, alone.ceiling);
+line(`end to end, gzip JSON, ${SMALL_BATCH}-flow batches, ${SMALL_SITES} collectors`, e2e.smallSites, alone.ceiling);
+line(`ceiling: the engine's Native insert of the same rows`, alone.ceiling);
+line(`floor: the same rows' key columns into a narrow table`, alone.floor);

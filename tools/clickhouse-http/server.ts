@@ -9,6 +9,7 @@
  * - `default_format`, a trailing `FORMAT`, `query_id`, `database` (only the server's database),
  *   every other URL parameter taken as a setting (applied to SELECT-like statements and INSERTs);
  * - `INSERT INTO t [(cols)] FORMAT F` with the data in the body (gzip request bodies accepted);
+ *   for `FORMAT Native` the statement is in `?query=` and the body is the binary block;
  * - gzip responses when `enable_http_compression=1` and the client accepts gzip;
  * - `X-ClickHouse-Query-Id`, `-Format`, `-Timezone`, `-Server-Display-Name`, `-Summary` headers;
  * - exceptions as `Code: N. DB::Exception: ... (NAME) (version V)` with
@@ -23,11 +24,14 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { mkdirSync } from 'node:fs';
+import { rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { Session, drainPending } from 'chdb';
 import { CHDB_CONNECTION_ARGS } from '../../src/flowstore/chdb-engine.js';
 import { ParamFormatError, paramValue, placeholderTypes } from './params.js';
-import { contentTypeFor, errorNameOf, parseInsert, serverError, statementKind, trailingFormat } from './statement.js';
+import { type InsertHeader, contentTypeFor, errorNameOf, parseInsert, serverError, statementKind, trailingFormat } from './statement.js';
 
 export interface ClickHouseHttpServerOptions {
   /** chDB data directory (one per process). */
@@ -127,6 +131,8 @@ function summary(fields: { readRows?: number; readBytes?: number; writtenRows?: 
 export async function startClickHouseHttpServer(opts: ClickHouseHttpServerOptions): Promise<ClickHouseHttpServer> {
   // Configured as docs/flowstore.md asks of a ClickHouse server (the uncompressed cache).
   const session = new Session(opts.dataDir, { connectionArgs: CHDB_CONNECTION_ARGS });
+  const spoolDir = join(opts.dataDir, 'insert-spool');
+  mkdirSync(spoolDir, { recursive: true, mode: 0o700 });
   const version = String((await session.queryAsync('SELECT version()', { format: 'TabSeparated' })).text()).trim();
   const log: ClickHouseHttpServer['log'] = [];
 
@@ -155,12 +161,21 @@ export async function startClickHouseHttpServer(opts: ClickHouseHttpServerOption
       body = Buffer.alloc(0);
     }
     const urlQuery = fields.get('query') ?? '';
+    const settings: Record<string, string> = {};
+    for (const [k, v] of fields) if (!PROTOCOL_PARAMS.has(k) && !k.startsWith('param_') && !HTTP_SETTINGS.has(k)) settings[k] = v;
+    const nativeInsert = urlQuery ? parseInsert(urlQuery) : undefined;
+    if (nativeInsert?.format === 'Native') {
+      // Binary data: the body is the block, read by the engine from a file (src/flowstore/chdb-engine.ts).
+      log.push({ queryId, query: urlQuery, settings });
+      await insertNativeBlock(nativeInsert, body, settings);
+      res.setHeader('X-ClickHouse-Summary', summary({}));
+      res.end();
+      return;
+    }
     const bodyText = body.toString('utf8');
     const text = urlQuery && bodyText ? `${urlQuery}\n${bodyText}` : urlQuery || bodyText;
     if (!text.trim()) throw new HttpError(62, 'SYNTAX_ERROR', 'Empty query');
 
-    const settings: Record<string, string> = {};
-    for (const [k, v] of fields) if (!PROTOCOL_PARAMS.has(k) && !k.startsWith('param_') && !HTTP_SETTINGS.has(k)) settings[k] = v;
     const gzip = fields.get('enable_http_compression') === '1' && /\bgzip\b/.test(String(req.headers['accept-encoding'] ?? ''));
     const kind = statementKind(text);
     if (req.method === 'GET' && kind !== 'read') throw new HttpError(164, 'READONLY', 'Cannot execute query in readonly mode. For queries over HTTP, method GET implies readonly. You should use method POST for modifying queries');
@@ -222,6 +237,17 @@ export async function startClickHouseHttpServer(opts: ClickHouseHttpServerOption
     }
     const r = Object.keys(params).length ? await session.queryBindAsync(text, params) : await session.queryAsync(text);
     send(200, undefined, '', summary({ elapsedS: r.elapsed }));
+  }
+
+  async function insertNativeBlock(insert: InsertHeader, block: Buffer, settings: Record<string, string>): Promise<void> {
+    const file = join(spoolDir, `${randomUUID()}.native`);
+    await writeFile(file, block, { mode: 0o600 });
+    try {
+      const columns = insert.columns ? ` (${insert.columns.map((c) => `\`${c}\``).join(', ')})` : '';
+      await session.queryAsync(`INSERT INTO ${insert.table}${columns} FROM INFILE '${file}'${renderSettings(settings)} FORMAT Native`);
+    } finally {
+      await rm(file, { force: true });
+    }
   }
 
   const server: Server = createServer((req, res) => {

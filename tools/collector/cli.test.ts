@@ -41,7 +41,15 @@ describe('parseCli', () => {
       batchFlows: undefined,
       maxQueuedFlows: undefined,
       pcapFiles: [],
+      captureInterfaces: [],
     });
+  });
+
+  it('reads live interfaces (repeated, each once) with the meter timeouts', () => {
+    const parsed = parseCli(['run', '--base-url', 'http://h:1', '--capture', 'eth0', '--capture', 'veth-a.10', '--capture', 'eth0', '--idle-timeout', '5', '--seconds', '10']);
+    expect(parsed).toMatchObject({ captureInterfaces: ['eth0', 'veth-a.10'], pcapFiles: [], idleTimeoutSeconds: 5, seconds: 10 });
+    expect(resolveRun(parsed as Extract<typeof parsed, { command: 'run' }>, { PROPHET_STATE_DIR: tempDir(), PROPHET_ACCESS_KEY: 'k.s' }))
+      .toMatchObject({ captureInterfaces: ['eth0', 'veth-a.10'], idleTimeoutSecs: 5 });
   });
 
   it('reads capture files in order, with the meter timeouts', () => {
@@ -89,7 +97,17 @@ describe('parseCli', () => {
     [['run', '--pcap', 'a.pcap', '--seed', '1'], /--seed .* --pcap/],
     [['run', '--pcap', ''], /--pcap must not be empty/],
     [['run', '--pcap', 'a.pcap', '--seconds', '0'], /--seconds 0 would meter nothing/],
-    [['run', '--idle-timeout', '5'], /--idle-timeout applies to metered captures; give --pcap FILE/],
+    [['run', '--idle-timeout', '5'], /--idle-timeout applies to metered captures; give --pcap FILE or --capture IFACE/],
+    [['run', '--capture', 'eth0', '--flows-per-second', '10'], /--flows-per-second sets up generated flows; it cannot be combined with --capture/],
+    [['run', '--capture', 'eth0', '--scenario', 'scan'], /--scenario .* --capture/],
+    [['run', '--capture', 'eth0', '--seed', '1'], /--seed .* --capture/],
+    [['run', '--capture', 'eth0', '--seconds', '0'], /--seconds 0 would meter nothing; with --capture/],
+    [['run', '--capture', 'eth0', '--pcap', 'a.pcap'], /--pcap and --capture cannot be combined/],
+    [['run', '--capture', ''], /--capture "" is not an interface name/],
+    [['run', '--capture', 'a-very-long-interface'], /is not an interface name \(1-15 characters/],
+    [['run', '--capture', 'eth0/1'], /--capture "eth0\/1" is not an interface name/],
+    [['run', '--capture', 'eth 0'], /is not an interface name/],
+    [['run', '--capture', '..'], /is not an interface name/],
     [['run', '--pcap', 'a.pcap', '--active-timeout', '0'], /--active-timeout must be a number from 1/],
   ])('%j is a usage error', (argv, message) => {
     expect(() => parseCli(argv)).toThrow(UsageError);

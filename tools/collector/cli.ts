@@ -12,8 +12,12 @@ import { LOG_LEVELS, type LogLevel, createLogger } from './logring.js';
 import { hostMachineId } from './machine-id.js';
 import { inspectPayload } from './meter/app/index.js';
 import { checkCaptureFile } from './meter/meter-capture.js';
+import { checkCaptureInterface } from './meter/tcpdump-process.js';
 import { StateDir, defaultStateDir } from './state.js';
 import { COLLECTOR_VERSION } from './version.js';
+
+/** Linux interface names: at most 15 bytes, no slash, colon or space (the kernel's dev_valid_name, and tcpdump's `any`). */
+const INTERFACE_NAME = /^(?!\.{1,2}$)[^/:\s]{1,15}$/;
 
 /** Flags of the flow generator, which make no sense when metering captures. */
 const GENERATOR_FLAGS = ['flows-per-second', 'backfill-hours', 'scenario', 'diurnal', 'seed'] as const;
@@ -26,7 +30,8 @@ Usage:
                 [--backfill-hours H] [--scenario KIND]... [--seed N] [--machine-id ID]
                 [--state-dir DIR] [--hostname H] [--diurnal] [--batch-flows N]
                 [--max-queued-flows N] [--flush-timeout S] [--log-level LEVEL]
-  collector run --pcap FILE [--pcap FILE]... [--idle-timeout S] [--active-timeout S]
+  collector run (--pcap FILE [--pcap FILE]... | --capture IFACE [--capture IFACE]...)
+                [--idle-timeout S] [--active-timeout S]
                 [--base-url URL] [--access-key KEY] [--seconds S] [--machine-id ID]
                 [--state-dir DIR] [--hostname H] [--batch-flows N] [--max-queued-flows N]
                 [--flush-timeout S] [--log-level LEVEL]
@@ -40,6 +45,7 @@ run      Exchanges the access key for tokens, holds the control channel (hello, 
          commands), generates flows and ships them. Runs until SIGINT/SIGTERM unless --seconds
          is given; then flushes what is queued and exits 0. With --pcap, meters the capture
          files instead of generating flows, and exits once their flows are acknowledged.
+         With --capture, meters live packets until SIGINT/SIGTERM or --seconds, then flushes.
 
 Flags:
   --base-url URL          service address (run: default the one stored by enroll)
@@ -65,11 +71,17 @@ Flags:
                           repeat for several, metered in order through one flow table; not
                           with --flows-per-second, --backfill-hours, --scenario, --diurnal or
                           --seed; --seconds then bounds the run (not 0)
-  --idle-timeout S        with --pcap: a flow idle this long (packet time) is exported (default 30)
-  --active-timeout S      with --pcap: a longer flow is exported in parts this long (default 300)
+  --capture IFACE         meter live packets from an interface (\`any\` for all) through
+                          \`tcpdump -i IFACE -w -\`, which must be installed and allowed to
+                          capture (root, or CAP_NET_RAW and CAP_NET_ADMIN); repeat for several,
+                          metered through one flow table; not with --pcap or the generator flags
+  --idle-timeout S        with --pcap/--capture: a flow idle this long is exported (default 30)
+  --active-timeout S      with --pcap/--capture: a longer flow is exported in parts this long
+                          (default 300)
 
 Exit status: 0 done, every generated or metered flow stored; 1 refused/failed, a --pcap file
-missing or not a capture, or flows lost (the summary's queued or failed is not 0); 2 usage error.
+missing or not a capture, a --capture interface missing or not allowed, tcpdump missing or
+ended, or flows lost (the summary's queued or failed is not 0); 2 usage error.
 `;
 
 export class UsageError extends Error {
@@ -100,6 +112,7 @@ const OPTIONS = {
     'max-queued-flows': { type: 'string' },
     'flush-timeout': { type: 'string' },
     pcap: { type: 'string', multiple: true },
+    capture: { type: 'string', multiple: true },
     'idle-timeout': { type: 'string' },
     'active-timeout': { type: 'string' },
   },
@@ -133,6 +146,8 @@ export type ParsedCli =
       flushTimeoutSeconds?: number;
       /** Capture files to meter instead of generating flows; empty for none. */
       pcapFiles: string[];
+      /** Interfaces to meter live instead of generating flows; empty for none. */
+      captureInterfaces: string[];
       idleTimeoutSeconds?: number;
       activeTimeoutSeconds?: number;
     } & Common);
@@ -172,13 +187,19 @@ export function parseCli(argv: string[]): ParsedCli {
     if (file.trim() === '') throw new UsageError('--pcap must not be empty');
     return file;
   });
-  if (pcapFiles.length > 0) {
+  const captureInterfaces = ((values.capture as string[] | undefined) ?? []).map((iface) => {
+    if (!INTERFACE_NAME.test(iface)) throw new UsageError(`--capture ${JSON.stringify(iface)} is not an interface name (1-15 characters, no /, : or spaces)`);
+    return iface;
+  });
+  if (pcapFiles.length > 0 && captureInterfaces.length > 0) throw new UsageError('--pcap and --capture cannot be combined: meter files or live interfaces');
+  const source = pcapFiles.length > 0 ? '--pcap' : captureInterfaces.length > 0 ? '--capture' : undefined;
+  if (source) {
     const generatorFlag = GENERATOR_FLAGS.find((flag) => values[flag] !== undefined);
-    if (generatorFlag) throw new UsageError(`--${generatorFlag} sets up generated flows; it cannot be combined with --pcap`);
-    if (Number(values.seconds) === 0) throw new UsageError('--seconds 0 would meter nothing; with --pcap give a positive bound or none');
+    if (generatorFlag) throw new UsageError(`--${generatorFlag} sets up generated flows; it cannot be combined with ${source}`);
+    if (Number(values.seconds) === 0) throw new UsageError(`--seconds 0 would meter nothing; with ${source} give a positive bound or none`);
   } else {
     const meterFlag = ['idle-timeout', 'active-timeout'].find((flag) => values[flag] !== undefined);
-    if (meterFlag) throw new UsageError(`--${meterFlag} applies to metered captures; give --pcap FILE`);
+    if (meterFlag) throw new UsageError(`--${meterFlag} applies to metered captures; give --pcap FILE or --capture IFACE`);
   }
   return {
     command: 'run',
@@ -194,6 +215,7 @@ export function parseCli(argv: string[]): ParsedCli {
     maxQueuedFlows: number(values, 'max-queued-flows', { min: 1, max: 10_000_000, integer: true }),
     flushTimeoutSeconds: number(values, 'flush-timeout', { min: 0, max: 3600 }),
     pcapFiles,
+    captureInterfaces: [...new Set(captureInterfaces)],
     idleTimeoutSeconds: number(values, 'idle-timeout', { min: 1, max: 86_400 }),
     activeTimeoutSeconds: number(values, 'active-timeout', { min: 1, max: 86_400 }),
   };
@@ -256,6 +278,7 @@ export function resolveRun(parsed: Extract<ParsedCli, { command: 'run' }>, env: 
     flushTimeoutMs: parsed.flushTimeoutSeconds === undefined ? undefined : parsed.flushTimeoutSeconds * 1000,
     logLevel: parsed.logLevel,
     pcapFiles: parsed.pcapFiles,
+    captureInterfaces: parsed.captureInterfaces,
     idleTimeoutSecs: parsed.idleTimeoutSeconds,
     activeTimeoutSecs: parsed.activeTimeoutSeconds,
     inspectors: [inspectPayload],
@@ -362,6 +385,8 @@ async function runEnroll(parsed: Extract<ParsedCli, { command: 'enroll' }>, io: 
 async function runCollector(options: CollectorOptions, io: Io): Promise<number> {
   // A file that cannot be metered is refused before the service is contacted.
   for (const file of options.pcapFiles ?? []) await checkCaptureFile(file);
+  // So is an interface tcpdump cannot capture on (missing, no permission, no tcpdump).
+  for (const iface of options.captureInterfaces ?? []) await checkCaptureInterface(iface);
   const collector: RunningCollector = await startCollector({ ...options, waitForWelcome: false, log: (line) => io.stderr(line + '\n') });
   let signals = 0;
   const unregister = io.onSignal((signal) => {
@@ -393,7 +418,7 @@ function summary(collector: RunningCollector) {
   const s = collector.stats();
   const source = s.meter
     ? {
-        files: s.meter.files,
+        ...(s.meter.interfaces ? { interfaces: s.meter.interfaces } : { files: s.meter.files }),
         packets_read: s.meter.packets_read,
         packets_decoded: s.meter.packets_decoded,
         packets_dropped: s.meter.dropped,

@@ -14,6 +14,7 @@ import { type Fetch, joinUrl } from './http.js';
 import { DEFAULT_BATCH_FLOWS, DEFAULT_MAX_QUEUED_FLOWS, IngestQueue, type IngestStats, batchIdPrefix } from './ingest.js';
 import { createLogger, type Logger, type LogLevel } from './logring.js';
 import { hostMachineId } from './machine-id.js';
+import { LiveCapture, type InterfaceStats } from './meter/live-capture.js';
 import { CaptureMeter, type MeterStats } from './meter/meter-capture.js';
 import type { PayloadInspector } from './meter/packet.js';
 import { RuntimeMonitor } from './runtime.js';
@@ -36,6 +37,11 @@ export interface CollectorOptions {
    * flows; the collector stops once they are metered and their flows acknowledged.
    */
   pcapFiles?: readonly string[];
+  /**
+   * Interfaces metered live (tcpdump on each, one flow table) instead of generated flows; runs
+   * until stop() or `seconds`. Not with pcapFiles.
+   */
+  captureInterfaces?: readonly string[];
   /** The meter's flow timeouts (seconds). Defaults 30 and 300. */
   idleTimeoutSecs?: number;
   activeTimeoutSecs?: number;
@@ -80,8 +86,8 @@ export interface CollectorStats {
   control: ControlStats;
   ingest: IngestStats;
   flows: FlowStats;
-  /** The packet meter's counts when metering captures, else null. */
-  meter: MeterStats | null;
+  /** The packet meter's counts when metering captures, else null; `interfaces`: tcpdump's counts of a live capture. */
+  meter: (MeterStats & { interfaces?: InterfaceStats[] }) | null;
   token_expires_at: string | null;
 }
 
@@ -113,7 +119,9 @@ export async function startCollector(options: CollectorOptions): Promise<Running
   let updateChannel = options.updateChannel ?? stored.update_channel ?? 'stable';
   let config: unknown;
   const pcapFiles = options.pcapFiles ?? [];
-  const metering = pcapFiles.length > 0;
+  const captureInterfaces = options.captureInterfaces ?? [];
+  if (pcapFiles.length > 0 && captureInterfaces.length > 0) throw new Error('meter capture files or live interfaces, not both');
+  const metering = pcapFiles.length > 0 || captureInterfaces.length > 0;
   const flowsPerSecond = metering ? 0 : (options.flowsPerSecond ?? 50);
 
   const tokens = new TokenSource({ baseUrl: options.baseUrl, accessKey: options.accessKey, logger, fetch: options.fetch });
@@ -154,6 +162,7 @@ export async function startCollector(options: CollectorOptions): Promise<Running
 
   let pump: FlowPump | undefined;
   let meter: CaptureMeter | undefined;
+  let live: LiveCapture | undefined;
   const status = () => ({
     state: fatal ? 'refused' : 'running',
     node_id: control.nodeId ?? null,
@@ -173,7 +182,7 @@ export async function startCollector(options: CollectorOptions): Promise<Running
     control: control.stats(),
     ingest: ingest.stats(),
     flows: pump?.stats() ?? { generated: 0, backfill_generated: 0, live_generated: 0, backfill_done: false, last_timestamp: null },
-    meter: meter?.stats() ?? null,
+    meter: meter ? { ...meter.stats(), ...(live ? { interfaces: live.stats() } : {}) } : null,
     token_expires_at: tokens.expiresAtMs ? new Date(tokens.expiresAtMs).toISOString() : null,
   });
 
@@ -213,7 +222,15 @@ export async function startCollector(options: CollectorOptions): Promise<Running
       diurnal: options.diurnal ?? false,
     },
     ingest: { batch_flows: options.batchFlows ?? DEFAULT_BATCH_FLOWS, max_queued_flows: ingest.maxQueuedFlows },
-    ...(metering ? { meter: { source: 'pcap', files: pcapFiles.length, idle_timeout_secs: idleTimeoutSecs, active_timeout_secs: activeTimeoutSecs } } : {}),
+    ...(metering
+      ? {
+          meter: {
+            ...(captureInterfaces.length > 0 ? { source: 'live', interfaces: captureInterfaces } : { source: 'pcap', files: pcapFiles.length }),
+            idle_timeout_secs: idleTimeoutSecs,
+            active_timeout_secs: activeTimeoutSecs,
+          },
+        }
+      : {}),
   };
   const control: ControlChannel = new ControlChannel({
     baseUrl: options.baseUrl,
@@ -271,6 +288,7 @@ export async function startCollector(options: CollectorOptions): Promise<Running
     seconds: options.seconds ?? null,
     scenarios: options.scenarios ?? [],
     pcap_files: pcapFiles,
+    capture_interfaces: captureInterfaces,
   });
   control.start();
 
@@ -284,7 +302,7 @@ export async function startCollector(options: CollectorOptions): Promise<Running
       meter = new CaptureMeter(
         {
           customerId,
-          sensor: { id: machineId, type: 'packet', name: 'reference-collector', hostname, interface: 'pcap' },
+          sensor: { id: machineId, type: 'packet', name: 'reference-collector', hostname, interface: captureInterfaces.length > 0 ? captureInterfaces.join(',') : 'pcap' },
           tags: [],
           idleTimeoutSecs,
           activeTimeoutSecs,
@@ -293,9 +311,15 @@ export async function startCollector(options: CollectorOptions): Promise<Running
         },
         ingest,
       );
-      logger.info('meter.started', { files: pcapFiles });
-      await meter.run(pcapFiles, generation.signal);
-      logger.info('meter.done', { ...meter.stats() });
+      if (captureInterfaces.length > 0) {
+        live = new LiveCapture(captureInterfaces, meter, { onListening: () => logger.info('meter.listening', { interfaces: captureInterfaces }) });
+        logger.info('meter.started', { interfaces: captureInterfaces });
+        await live.run(generation.signal);
+      } else {
+        logger.info('meter.started', { files: pcapFiles });
+        await meter.run(pcapFiles, generation.signal);
+      }
+      logger.info('meter.done', { ...stats().meter });
       return;
     }
     pump = new FlowPump(
@@ -338,7 +362,7 @@ export async function startCollector(options: CollectorOptions): Promise<Running
     })());
 
   // Finished on its own: the flows ran out (--seconds, or backfill only with 0, or the captures were
-  // metered), then stop() flushes. With captures, --seconds bounds the whole run.
+  // metered, or the live capture stopped), then stop() flushes. With captures, --seconds bounds the whole run.
   if (metering) {
     void flowsDone.then(() => stop());
     if (options.seconds !== undefined) {

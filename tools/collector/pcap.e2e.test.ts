@@ -3,7 +3,7 @@
 // into the real service, and the search API returns each flow with what tcpdump itself says was
 // on the wire: ports, protocol, packets and IP bytes each way, and the first packet's time.
 
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { createSocket } from 'node:dgram';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -11,49 +11,18 @@ import { connect, createServer, type AddressInfo } from 'node:net';
 import { createServer as createHttpServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestApp, startTestApp } from '../../test/kit/app.js';
 import { call } from '../../test/kit/http.js';
 import { seedTree } from '../../test/kit/seed.js';
 import { startTcpdump } from './meter/testing/tcpdump.js';
+import { expectedFlow, readWithTcpdump } from './meter/testing/tcpdump-reference.js';
+import { spawnCli } from './testing/cli-process.js';
 import { eventually } from './testing/fake-service.js';
 
-const CLI = fileURLToPath(new URL('./cli.ts', import.meta.url));
 const run = promisify(execFile);
 const HTTP_BODY = 'z'.repeat(3000);
-
-/** One packet as `tcpdump -r FILE -nn -tt -v` prints it: the reference the meter is held to. */
-interface Seen {
-  ms: number;
-  proto: string;
-  src: number;
-  dst: number;
-  ipLength: number;
-}
-
-async function readWithTcpdump(file: string): Promise<Seen[]> {
-  const { stdout } = await run('tcpdump', ['-r', file, '-nn', '-tt', '-v'], { timeout: 10_000 });
-  const seen: Seen[] = [];
-  // "1795781656.470832 IP (tos 0x0, ttl 64, …, proto UDP (17), length 128)\n    127.0.0.1.35817 > 127.0.0.1.45999: …"
-  const packet = /^(\d+)\.(\d{6}) IP \(.*proto (\w+) \(\d+\), length (\d+)\)\n\s+127\.0\.0\.1\.(\d+) > 127\.0\.0\.1\.(\d+):/gm;
-  for (const m of stdout.matchAll(packet)) {
-    seen.push({ ms: Number(m[1]) * 1000 + Math.floor(Number(m[2]) / 1000), proto: m[3], src: Number(m[5]), dst: Number(m[6]), ipLength: Number(m[4]) });
-  }
-  return seen;
-}
-
-/** What a flow from client port `client` to server port `server` must show, per tcpdump. */
-function expected(seen: Seen[], proto: string, server: number) {
-  const packets = seen.filter((p) => p.proto === proto && (p.src === server || p.dst === server));
-  const client = packets[0].src === server ? packets[0].dst : packets[0].src;
-  const way = (from: number) => {
-    const sent = packets.filter((p) => p.src === from);
-    return { count: sent.length, sum: sent.reduce((n, p) => n + p.ipLength, 0) };
-  };
-  return { '@timestamp': packets[0].ms, src: { port: client }, dst: { port: server }, transport: { proto }, stats: { volume: { bytes: { src: way(client), dst: way(server) } } } };
-}
 
 describe('collector run --pcap against the service', () => {
   let t: TestApp;
@@ -132,20 +101,10 @@ describe('collector run --pcap against the service', () => {
       body: { customer_id: tree.childA.id, machine_id: machineId, description: 'pcap e2e' },
     });
     expect(provisioned.status).toBe(201);
-    const child = spawn(
-      process.execPath,
-      ['--import', 'tsx', CLI, 'run', '--pcap', file, '--base-url', t.url, '--access-key', provisioned.body.access_key, '--machine-id', machineId, '--state-dir', tempDir()],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    cleanups.push(() => child.kill('SIGKILL'));
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
-    expect(code, stderr).toBe(0);
+    const cli = spawnCli(['run', '--pcap', file, '--base-url', t.url, '--access-key', provisioned.body.access_key, '--machine-id', machineId, '--state-dir', tempDir()], cleanups);
+    expect(await cli.exited, cli.stderr()).toBe(0);
 
-    const summary = JSON.parse(stdout.trim().split('\n').at(-1)!);
+    const summary = cli.summary();
     expect(summary).toMatchObject({
       machine_id: machineId,
       files: 1,
@@ -157,7 +116,7 @@ describe('collector run --pcap against the service', () => {
       queued: 0,
       failed: 0,
     });
-    const events = stderr.trim().split('\n').map((line) => JSON.parse(line).event);
+    const events = cli.events();
     expect(events).toContain('control.welcome');
     expect(events).toContain('meter.done');
 
@@ -175,9 +134,9 @@ describe('collector run --pcap against the service', () => {
       'the three flows searchable',
     );
     const byServerPort = (port: number) => found.find((f: { dst: { port: number } }) => f.dst.port === port);
-    expect(byServerPort(ports.tcp)).toMatchObject(expected(seen, 'TCP', ports.tcp));
-    expect(byServerPort(ports.udp)).toMatchObject(expected(seen, 'UDP', ports.udp));
-    expect(byServerPort(ports.http)).toMatchObject(expected(seen, 'TCP', ports.http));
+    expect(byServerPort(ports.tcp)).toMatchObject(expectedFlow(seen, 'TCP', ports.tcp));
+    expect(byServerPort(ports.udp)).toMatchObject(expectedFlow(seen, 'UDP', ports.udp));
+    expect(byServerPort(ports.http)).toMatchObject(expectedFlow(seen, 'TCP', ports.http));
     // curl's request, read by the payload inspectors on a port no table names.
     expect(byServerPort(ports.http)).toMatchObject({ app_name: 'HTTP', http: { method: 'GET', host: `127.0.0.1:${ports.http}`, uri: '/' } });
     expect(byServerPort(ports.http).http.user_agent).toMatch(/^curl\//);

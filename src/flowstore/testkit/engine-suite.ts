@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { COLUMNS, type ColumnDef } from '../columns.js';
 import type { FlowEngine } from '../engine.js';
 import { FlowQueryAbortedError, FlowQueryError, FlowQueryTimeoutError, PqlSyntaxError } from '../errors.js';
-import { flowToRow, insertFlowBatch, recordId } from '../ingest.js';
+import { flowRowSlot, flowToRow, insertFlowBatch, insertFlowRows, recordId } from '../ingest.js';
 import { checkPql, evaluatePql, parsePql, printPql } from '../pql/index.js';
 import { QUIET_DAY_MERGE_SECONDS, createFlowsTableSql } from '../ddl.js';
 import { MIGRATIONS, currentRetentionDays, migrateFlowStore } from '../schema.js';
@@ -158,7 +158,7 @@ export function defineFlowStoreSuite(label: string, open: () => Promise<OpenedEn
         const threeDaysAgo = Math.floor(nowMs / 86_400_000) * 86_400_000 - 3 * 86_400_000 + 43_200_000;
         for (const batchId of ['b1', 'b2']) {
           const rows = sampleFlows(20, batchId === 'b1' ? 31 : 32, threeDaysAgo).map((f, i) => flowToRow({ customerId: customer('quiet'), nodeId: 'n1', batchId, ingestTimeMs: nowMs }, f, i));
-          await engine.insertJsonEachRow(table, rows);
+          await insertFlowRows(engine, rows, { table });
         }
         const parts = async () => {
           const [row] = await engine.query<{ parts: number; rows: number }>(
@@ -181,7 +181,8 @@ export function defineFlowStoreSuite(label: string, open: () => Promise<OpenedEn
       const flows = [everyLeafFlow(nowMs - 300), ...sampleFlows(5, 21, nowMs - 400)];
       (flows[0] as Record<string, unknown>).custom = { a: [1, { b: null }] };
       const rows = flows.map((f, i) => flowToRow({ customerId: c, nodeId: 'n1', batchId: 'b1', ingestTimeMs: nowMs }, f, i));
-      await engine.insertJsonEachRow('flows', rows.map((r) => ({ ...r, source: '' })));
+      const source = flowRowSlot('source');
+      await insertFlowRows(engine, rows.map((r) => r.map((v, i) => (i === source ? '' : v))));
       const backfill = MIGRATIONS.find((m) => m.version === 2)!;
       for (const sql of backfill.statements({ retentionDays: 30 })) await engine.command(sql);
       await backfill.settle!(engine);
@@ -189,7 +190,7 @@ export function defineFlowStoreSuite(label: string, open: () => Promise<OpenedEn
         named('flowstore:test.sources', 'SELECT source FROM flows WHERE customer_id = {c:String} ORDER BY timestamp DESC'),
         { c },
       );
-      expect(stored.map((r) => JSON.parse(r.source))).toEqual(rows.map((r) => JSON.parse(r.source as string)));
+      expect(stored.map((r) => JSON.parse(r.source))).toEqual(rows.map((r) => JSON.parse(r[source] as string)));
     });
 
     it('returns flows exactly as sent (every leaf, IP text, extras)', async () => {
@@ -217,7 +218,7 @@ export function defineFlowStoreSuite(label: string, open: () => Promise<OpenedEn
       expect(await countRows(c)).toBe(10);
       // A retry that arrives after the dedup window: same record ids, different token.
       const rows = flows.map((f, i) => flowToRow({ customerId: c, nodeId: 'n1', batchId: 'batch-1', ingestTimeMs: nowMs }, f, i));
-      await engine.insertJsonEachRow('flows', rows, { dedupToken: 'window-expired' });
+      await insertFlowRows(engine, rows, { dedupToken: 'window-expired' });
       expect(await countRows(c)).toBe(15);
       await engine.command(named('flowstore:test.optimize', 'OPTIMIZE TABLE flows FINAL'));
       expect(await countRows(c)).toBe(10);

@@ -10,7 +10,7 @@ import type { FlowSink } from '../flows.js';
 import { CaptureReader } from './capture.js';
 import { decodeFrame } from './decode.js';
 import { FlowTable, type FlowTableOptions } from './flow-table.js';
-import type { DropCounts } from './packet.js';
+import type { CapturedFrame, DropCounts } from './packet.js';
 
 const CHUNK_BYTES = 1 << 20;
 /** Enough of a file to see its header and first record. */
@@ -69,7 +69,8 @@ export interface MeterOptions extends FlowTableOptions {
 /** Meters capture files in order through one flow table. */
 export class CaptureMeter {
   private readonly table: FlowTable;
-  private readonly captureDrops: DropCounts = {};
+  /** Shared by every reader of the run (files, or live interfaces). */
+  readonly captureDrops: DropCounts = {};
   private readonly decodeDrops: DropCounts = {};
   private readonly counts = { files: 0, packets_read: 0, packets_decoded: 0, flows_emitted: 0 };
   private lastMicros: number | null = null;
@@ -101,8 +102,7 @@ export class CaptureMeter {
       if (signal.aborted) break;
       await this.meterFile(path, signal);
     }
-    this.append(this.table.flush());
-    await this.send(signal);
+    await this.finish(signal);
   }
 
   private async meterFile(path: string, signal: AbortSignal): Promise<void> {
@@ -111,16 +111,8 @@ export class CaptureMeter {
     const stream = createReadStream(path, { highWaterMark: CHUNK_BYTES });
     try {
       for await (const chunk of stream) {
-        for (const frame of reader.push(chunk as Buffer)) {
-          this.counts.packets_read++;
-          const packet = decodeFrame(frame, this.decodeDrops);
-          if (packet === undefined) continue;
-          this.counts.packets_decoded++;
-          if (this.lastMicros === null || packet.tsMicros > this.lastMicros) this.lastMicros = packet.tsMicros;
-          this.table.add(packet);
-          this.append(this.table.advance(packet.tsMicros));
-        }
-        if (this.batch.length >= this.options.batchFlows) await this.send(signal);
+        this.meterFrames(reader.push(chunk as Buffer));
+        await this.sendWhenFull(signal);
         if (signal.aborted || reader.stoppedReason !== undefined) break;
       }
     } finally {
@@ -130,12 +122,42 @@ export class CaptureMeter {
     if (!signal.aborted) reader.end();
   }
 
+  /** Decodes the frames into the table; the records due by their packets' times wait for a send. */
+  meterFrames(frames: readonly CapturedFrame[]): void {
+    for (const frame of frames) {
+      this.counts.packets_read++;
+      const packet = decodeFrame(frame, this.decodeDrops);
+      if (packet === undefined) continue;
+      this.counts.packets_decoded++;
+      if (this.lastMicros === null || packet.tsMicros > this.lastMicros) this.lastMicros = packet.tsMicros;
+      this.table.add(packet);
+      this.append(this.table.advance(packet.tsMicros));
+    }
+  }
+
+  /** Takes the records due by `nowMicros`: a live capture's clock runs on when no packet comes. */
+  expire(nowMicros: number): void {
+    this.append(this.table.advance(nowMicros));
+  }
+
+  /** Hands every flow still open over: the end of the input. */
+  async finish(signal: AbortSignal): Promise<void> {
+    this.append(this.table.flush());
+    await this.send(signal);
+  }
+
+  /** Sends once a batch is full; until then records wait, so ingest gets whole batches. */
+  async sendWhenFull(signal: AbortSignal): Promise<void> {
+    if (this.batch.length >= this.options.batchFlows) await this.send(signal);
+  }
+
   /** One by one: an idle sweep can hand over more records than a call's arguments may hold. */
   private append(records: FlowRecord[]): void {
     for (const record of records) this.batch.push(record);
   }
 
-  private async send(signal: AbortSignal): Promise<void> {
+  /** Hands the records waiting to the sink (which waits while ingest is full, unless aborted). */
+  async send(signal: AbortSignal): Promise<void> {
     const records = this.batch;
     this.batch = [];
     if (records.length === 0) return;

@@ -85,8 +85,11 @@ export interface Daemon {
   exited: Promise<number | null>;
   /** Output so far (the last 64 KiB of stdout and stderr together). */
   output(): string;
-  /** SIGTERM, then SIGKILL after `graceMs`; resolves once it has exited. */
-  stop(graceMs?: number): Promise<void>;
+  /**
+   * SIGTERM to its group (or to the process alone, `leader`, when it stops its own children), then
+   * SIGKILL to the group after `graceMs`; resolves once it has exited.
+   */
+  stop(graceMs?: number, target?: 'group' | 'leader'): Promise<void>;
 }
 
 const OUTPUT_KEPT = 64 * 1024;
@@ -129,8 +132,9 @@ export function startDaemon(name: string, argv: string[], options: { ns?: string
     child,
     exited,
     output: () => kept,
-    async stop(graceMs = 2_000) {
-      signalGroup('SIGTERM');
+    async stop(graceMs = 2_000, target = 'group') {
+      if (target === 'group') signalGroup('SIGTERM');
+      else if (!done) child.kill('SIGTERM');
       const timer = setTimeout(() => signalGroup('SIGKILL'), graceMs);
       await exited;
       clearTimeout(timer);

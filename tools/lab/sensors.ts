@@ -1,9 +1,9 @@
-// The collector on the router: what it captures on the office bridge reaches the server as flows.
-// Today it captures with tcpdump into a file and meters that file with `collector run --pcap` once
-// the traffic is over; this one function is what changes when the collector captures live.
+// The collector on the router: `collector run --capture br0` inside the router's namespace meters
+// the office bridge live (tcpdump streamed into the meter) and ships flows to the server over the
+// management link while the traffic plays; finishing it flushes every open flow.
 
 import { join } from 'node:path';
-import { type Cleanup, runOk, sleep, startDaemon, waitForOutput } from './proc.js';
+import { type Cleanup, sleep, startDaemon, waitForOutput } from './proc.js';
 import { SERVER_URL } from './server.js';
 import { REPO_ROOT } from './services.js';
 import { CAPTURE_IFACE } from './topology.js';
@@ -27,27 +27,28 @@ export interface SensorOptions {
   dir: string;
 }
 
-/** Payload inspectors read DNS names, TLS SNI and HTTP hosts from the first bytes of a packet. */
-const SNAP_LENGTH = 1024;
+/** The collector's stop: 30 s for queued flows plus the answers on the wire (docs/reference-collector.md). */
+const STOP_GRACE_MS = 90_000;
 
-/** Starts capturing the office bridge in the router's namespace. */
+/** Starts the collector capturing the office bridge in the router's namespace; resolves once tcpdump listens. */
 export async function startPacketSensor(options: SensorOptions, cleanup: Cleanup): Promise<RunningSensor> {
-  const file = join(options.dir, `${options.name}.pcap`);
-  const tcpdump = cleanup.daemon(
-    startDaemon(`${options.name}-tcpdump`, ['tcpdump', '-i', CAPTURE_IFACE, '-n', '-s', String(SNAP_LENGTH), '--immediate-mode', '-U', '-w', file, 'ip'], { ns: options.ns, logFile: join(options.dir, `${options.name}-tcpdump.log`) }),
+  const collector = cleanup.daemon(
+    startDaemon(
+      `${options.name}-collector`,
+      [process.execPath, '--import', 'tsx', 'tools/collector/cli.ts', 'run', '--capture', CAPTURE_IFACE, '--base-url', SERVER_URL, '--machine-id', options.machineId,
+        '--hostname', options.name, '--state-dir', join(options.dir, `${options.name}-state`), '--log-level', 'info'],
+      { ns: options.ns, cwd: REPO_ROOT, logFile: join(options.dir, `${options.name}-collector.log`), env: { PROPHET_ACCESS_KEY: options.accessKey } },
+    ),
   );
-  await waitForOutput(tcpdump, /listening on/, 10_000);
+  await waitForOutput(collector, /"event":"meter\.listening"/, 60_000);
   return {
     async finish() {
       // The last packets of the traffic reach the capture a moment after the tools exit.
       await sleep(1_000);
-      await tcpdump.stop();
-      const out = await runOk(
-        [process.execPath, '--import', 'tsx', 'tools/collector/cli.ts', 'run', '--pcap', file, '--base-url', SERVER_URL, '--machine-id', options.machineId,
-          '--hostname', options.name, '--state-dir', join(options.dir, `${options.name}-state`), '--log-level', 'warn'],
-        { ns: options.ns, cwd: REPO_ROOT, timeoutMs: 180_000, env: { PROPHET_ACCESS_KEY: options.accessKey } },
-      );
-      return { name: options.name, summary: JSON.parse(out.trim().split('\n').at(-1)!) };
+      await collector.stop(STOP_GRACE_MS, 'leader');
+      const line = collector.output().split('\n').findLast((l) => l.startsWith('{"node_id"'));
+      if (!line) throw new Error(`the collector printed no summary:\n${collector.output().slice(-3000)}`);
+      return { name: options.name, summary: JSON.parse(line) };
     },
   };
 }

@@ -55,7 +55,7 @@ async function runLab(options: LabOptions, cleanup: Cleanup): Promise<boolean> {
   log(`server up, tenant ${tenant.customerId}`);
   const accessKey = await provisionCollector(server, tenant, `lab-${runId}-router`);
   const sensor = await startPacketSensor({ name: 'router', machineId: `lab-${runId}-router`, accessKey, ns: names.router, dir }, cleanup);
-  log(`capturing on the router; playing ${options.scenarios.join(', ')}`);
+  log(`collector capturing on the router; playing ${options.scenarios.join(', ')}`);
 
   const random = seededRandom(options.seed);
   await playScenarios(options.scenarios, {
@@ -70,7 +70,7 @@ async function runLab(options: LabOptions, cleanup: Cleanup): Promise<boolean> {
       return result;
     },
   });
-  log('traffic done; metering the capture');
+  log('traffic done; stopping the collector (it exports every open flow)');
   const { summary } = await sensor.finish();
   log(`collector: ${JSON.stringify(summary)}`);
 

@@ -1,10 +1,11 @@
 // The lab end to end (docs/lab.md): `npm run lab` with every scenario must open, for each attack,
 // one investigation of its detector with its source host and destination, and nothing else; a
 // benign-only run must open none. Each run is bounded (6 minutes for all, 4 for benign) and
-// leaves no namespace behind. Needs root (network namespaces); skipped otherwise.
+// leaves no namespace behind, also when interrupted. Needs root (network namespaces); skipped
+// otherwise.
 
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -50,6 +51,12 @@ async function labNamespaces(pid: number | undefined): Promise<string[]> {
   return list.stdout.split('\n').filter((line) => line.startsWith(`bdlab${pid}-`));
 }
 
+/** Command lines of running processes that name `text` (the lab's daemons all name its directory). */
+async function processesNaming(text: string): Promise<string[]> {
+  const ps = await run(['ps', '-eo', 'args='], { timeoutMs: 10_000 });
+  return ps.stdout.split('\n').filter((line) => line.includes(text) && !line.startsWith('ps '));
+}
+
 describe.skipIf(!isRoot)('npm run lab', () => {
   it('opens one investigation per attack, with its detector, source and destination, and nothing else', async () => {
     const lab = await runLab([], 6 * 60_000);
@@ -62,6 +69,26 @@ describe.skipIf(!isRoot)('npm run lab', () => {
     expect(lab.report.collector).toMatchObject({ failed: 0, queued: 0 });
     expect(lab.code).toBe(0);
   }, 7 * 60_000);
+
+  it('on SIGINT mid-run removes its namespaces, processes and files, and exits 130', async () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', CLI, '--scenario', 'benign'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    const deadline = Date.now() + 120_000;
+    while (!stderr.includes('benign: started') && Date.now() < deadline && child.exitCode === null) await new Promise((r) => setTimeout(r, 200));
+    expect(stderr, stderr).toContain('benign: started');
+    const files = /files in (\S+)/.exec(stderr)![1];
+    expect(await labNamespaces(child.pid)).toHaveLength(8);
+    expect(await processesNaming(files)).not.toEqual([]);
+    child.kill('SIGINT');
+    const kill = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    expect(await exited).toBe(130);
+    clearTimeout(kill);
+    expect(await labNamespaces(child.pid)).toEqual([]);
+    expect(await processesNaming(files)).toEqual([]);
+    expect(existsSync(files)).toBe(false);
+  }, 4 * 60_000);
 
   it('opens nothing for benign activity alone, and removes its namespaces', async () => {
     const lab = await runLab(['--scenario', 'benign'], 4 * 60_000);

@@ -24,10 +24,6 @@ export interface LabFiles {
   sshKey: string;
 }
 
-export interface StartedServices {
-  daemons: Daemon[];
-}
-
 /** A self-signed certificate for every web server name, and the admin's ssh key pair. */
 export async function makeCredentials(dir: string): Promise<LabFiles> {
   const caCert = join(dir, 'web.crt');

@@ -30,6 +30,8 @@ import { NodeCommandService } from './modules/control/commands.service.js';
 import { ControlHub } from './modules/control/hub.js';
 import { IngestService } from './modules/ingest/ingest.service.js';
 import { ExploreService } from './modules/explore/explore.service.js';
+import { OwnNetworkService } from './modules/networks/networks.service.js';
+import { OwnNetworkStore } from './modules/networks/networks.store.js';
 import { DetectionService } from './modules/detection/runner.js';
 import { InvestigationService } from './modules/investigations/investigations.service.js';
 import { InvestigationStore } from './modules/investigations/investigations.store.js';
@@ -61,6 +63,7 @@ export interface Services {
   control: ControlHub;
   ingest: IngestService;
   explore: ExploreService;
+  networks: OwnNetworkService;
   search: SearchService;
   nodeCommands: NodeCommandService;
   deletionHooks: TenantDeletionHooks;
@@ -126,6 +129,7 @@ export async function createServices(config: Config, db: Database, flows: FlowEn
     lifetimeSeconds: config.deviceCodeTtlSeconds,
     pollIntervalSeconds: config.devicePollIntervalSeconds,
   }, events);
+  const networks = new OwnNetworkService(new OwnNetworkStore(prisma));
   const automationRunner = new AutomationRunner(automationStore, automationActions, events, pubsub, logger, {
     retryBaseMs: config.automationRetryBaseMs,
   });
@@ -149,7 +153,8 @@ export async function createServices(config: Config, db: Database, flows: FlowEn
     profiles: new ProfileService(new ProfileStore(prisma)),
     control,
     ingest: new IngestService(prisma, flows),
-    explore: new ExploreService(flows, startIpOrgDataset(config, flows, logger)),
+    explore: new ExploreService(flows, startIpOrgDataset(config, flows, logger), (ids) => networks.rangesOf(ids)),
+    networks,
     search: new SearchService(flows, logger),
     nodeCommands,
     deletionHooks,

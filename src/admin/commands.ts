@@ -9,6 +9,7 @@ import type { Database } from '../infra/database.js';
 import { SecretsKey } from '../infra/secrets-key.js';
 import { publishReleaseCommand, releaseUsage } from '../modules/collector/collector.admin.js';
 import { detectRunCommand, detectUsage } from '../modules/detection/detection.admin.js';
+import { importNetworksCommand, listNetworksCommand, networksUsage } from '../modules/networks/networks.admin.js';
 import { TenantDeletionStore } from '../tenancy/tenant-deletions.store.js';
 import { TenantDirectory } from '../tenancy/tenant-directory.js';
 import { TenantService } from '../tenancy/tenants.service.js';
@@ -25,7 +26,8 @@ export const usage = `usage: npm run -s admin -- <command>
   key rotate
   secrets rotate
 ${releaseUsage}
-${detectUsage}`;
+${detectUsage}
+${networksUsage}`;
 
 export const tenantView = (t: Tenant) => ({
   customer_id: t.id,
@@ -111,6 +113,8 @@ const commands: Record<string, Command> = {
   'secrets rotate': rotateSecretsKey,
   'release publish': publishReleaseCommand,
   'detect run': detectRunCommand,
+  'networks import': importNetworksCommand,
+  'networks list': listNetworksCommand,
 };
 
 /**

@@ -20,6 +20,7 @@
 import { DOWNLOAD_SQL, EGRESS_SQL, UPLOAD_SQL } from './egress.js';
 import { FLOWS_TABLE } from './ddl.js';
 import { HOUR_SQL, hourSplit } from './hour-split.js';
+import { type OwnSegment, inlineEgressSql, ownFlowView } from './own-networks.js';
 import { named, type ParamBag } from './sql.js';
 
 const BYTES_SQL = `(${UPLOAD_SQL} + ${DOWNLOAD_SQL})`;
@@ -142,11 +143,17 @@ export interface EgressWindow {
   endMs: number;
   /** One internal source, as canonical IPv6 text. */
   srcIp?: string;
+  /**
+   * The own networks of tenants among `customerIds` whose networks change which flows are egress
+   * (own-networks.ts `reclassifies`): those tenants' flows are read row by row, classified with
+   * their networks, instead of from the rollups.
+   */
+  reclassified?: readonly OwnSegment[];
 }
 
-/** Tenants, egress and source: the start of every WHERE, before the time condition. */
-function scopeWhere(w: EgressWindow, p: ParamBag): string {
-  const clauses = [`\`customer_id\` IN ${p.add([...w.customerIds], 'Array(String)')}`, EGRESS_SQL];
+/** Tenants and source: the start of every WHERE, before egress and the time condition. */
+function scopeWhere(customerIds: readonly string[], w: EgressWindow, p: ParamBag): string {
+  const clauses = [`\`customer_id\` IN ${p.add([...customerIds], 'Array(String)')}`];
   if (w.srcIp !== undefined) clauses.push(`\`src_ip_addr\` = toIPv6(${p.add(w.srcIp, 'String')})`);
   return clauses.join(' AND ');
 }
@@ -165,9 +172,25 @@ export function egressRows<K extends string, V extends string>(
   p: ParamBag,
   pick: { keys: readonly K[]; values: readonly V[]; where?: string; covering?: boolean },
 ): string {
-  const scope = scopeWhere(w, p);
   const columns = [...pick.keys.map((k) => `${r.keys[k]} AS ${k}`), ...pick.values.map((v) => `${r.values[v]} AS ${v}`)].join(', ');
   const groupBy = pick.keys.length ? ` GROUP BY ${pick.keys.join(', ')}` : '';
-  const select = (time: string) => `SELECT ${columns} FROM ${FLOWS_TABLE} WHERE ${scope} AND ${time}${pick.where ? ` AND ${pick.where}` : ''}${groupBy}`;
-  return `(${hourSplit(w.startMs, w.endMs, p, { covering: pick.covering }).map(select).join(' UNION ALL ')})`;
+  const where = pick.where ? ` AND ${pick.where}` : '';
+  const times = hourSplit(w.startMs, w.endMs, p, { covering: pick.covering });
+  const byRows = new Set(w.reclassified?.map((s) => s.customerId));
+  const fromRollups = w.customerIds.filter((id) => !byRows.has(id));
+  const selects: string[] = [];
+  if (fromRollups.length) {
+    const scope = `${scopeWhere(fromRollups, w, p)} AND ${EGRESS_SQL}`;
+    selects.push(...times.map((time) => `SELECT ${columns} FROM ${FLOWS_TABLE} WHERE ${scope} AND ${time}${where}${groupBy}`));
+  }
+  if (byRows.size) {
+    const scope = `${scopeWhere([...byRows], w, p)} AND (${times.join(' OR ')})`;
+    const inline = inlineEgressSql(w.reclassified!, p);
+    if (inline) selects.push(`SELECT ${columns} FROM ${FLOWS_TABLE} WHERE ${scope} AND ${inline}${where}${groupBy}`);
+    else {
+      const view = ownFlowView(w.reclassified!, scope, p);
+      selects.push(`SELECT ${columns} FROM ${view.from} WHERE ${view.egress}${where}${groupBy}`);
+    }
+  }
+  return `(${selects.join(' UNION ALL ')})`;
 }

@@ -17,7 +17,7 @@ import { IP_ORG_DICTIONARY } from './iporg/dataset.js';
 const v4 = (a: string, b: string) => [`::ffff:${a}`, `::ffff:${b}`] as const;
 
 /** Address ranges of internal hosts (as IPv6, IPv4 mapped). */
-const INTERNAL_RANGES = [
+export const INTERNAL_RANGES = [
   v4('10.0.0.0', '10.255.255.255'),
   v4('172.16.0.0', '172.31.255.255'),
   v4('192.168.0.0', '192.168.255.255'),

@@ -25,7 +25,7 @@ export {
   type RunOptions,
 } from './search.js';
 export { DEFAULT_SIZE, MAX_SIZE } from './search-request.js';
-export { COLUMNS, FIELD_ALIASES, columnForPath, filterableFields, sortableFields, type ColumnDef, type ValueKind } from './columns.js';
+export { COLUMNS, FIELD_ALIASES, HIDDEN_COLUMNS, columnForPath, filterableFields, sortableFields, type ColumnDef, type ValueKind } from './columns.js';
 export { parsePql, printPql, readSentence } from './pql/index.js';
 export { resolveDateTimeFilter, parseIsoDate, type DateTimeFilter } from './time.js';
 export { advanceFlowsRemoval, latestFlowsRemoval, startFlowsRemoval, tenantFlowCount, type FlowsRemovalProgress } from './tenant-data.js';
@@ -33,6 +33,7 @@ export { ParamBag, named, type Params } from './sql.js';
 export { parseIp, formatIpv6 } from './ip.js';
 export { EGRESS_SQL, EGRESS_EXPR, SRC_INTERNAL_EXPR, DST_EXTERNAL_EXPR, SRC_INTERNAL_SQL, DST_EXTERNAL_SQL, COLLECTOR_ORG_SQL, datasetOrgSql } from './egress.js';
 export { DATASET_IP_SQL, EGRESS_ROLLUPS, INTER_ARRIVAL_FIELDS, egressRows, type EgressWindow, type Rollup } from './egress-rollups.js';
+export { PLAIN_FLOWS, ownFlowView, ownJoinSql, ownKindSql, ownNameSql, ownSegments, reclassifies, type FlowView, type OwnNetworkRange, type OwnSegment } from './own-networks.js';
 export {
   IpOrgDataset,
   dictionarySourceFromUrl,

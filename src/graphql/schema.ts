@@ -11,6 +11,7 @@ import '../modules/control/control.schema.js';
 import '../modules/events/events.schema.js';
 import '../modules/automation/automation.schema.js';
 import '../modules/explore/explore.schema.js';
+import '../modules/networks/networks.schema.js';
 import '../modules/search/search.schema.js';
 import '../modules/investigations/investigations.schema.js';
 

@@ -12,7 +12,9 @@ command -v shellcheck >/dev/null 2>&1 || missing+=(shellcheck)
 # The packet meter's tests capture their own loopback traffic (tcpdump; the fragment test uses a
 # namespace), and its payload inspectors and the collector's --pcap test read bytes these tools
 # send on loopback (dnsmasq-base: the binary without the system service); the flow-export
-# decoder reads softflowd's exports of such captures, with nfdump as a second reader.
+# decoder reads softflowd's exports of such captures, with nfdump as a second reader, and
+# `collector run --ipfix-listen` receives softflowd's, pmacctd's (pmacct) and fprobe's exports.
+# Live capture tests run the collector as user nobody through setpriv (util-linux).
 command -v tcpdump >/dev/null 2>&1 || missing+=(tcpdump)
 command -v ping >/dev/null 2>&1 || missing+=(iputils-ping)
 command -v ip >/dev/null 2>&1 || missing+=(iproute2)
@@ -23,6 +25,9 @@ command -v dnsmasq >/dev/null 2>&1 || missing+=(dnsmasq-base)
 command -v ssh >/dev/null 2>&1 || missing+=(openssh-client)
 command -v softflowd >/dev/null 2>&1 || missing+=(softflowd)
 command -v nfcapd >/dev/null 2>&1 || missing+=(nfdump)
+command -v pmacctd >/dev/null 2>&1 || missing+=(pmacct)
+command -v fprobe >/dev/null 2>&1 || missing+=(fprobe)
+command -v setpriv >/dev/null 2>&1 || missing+=(util-linux)
 # The lab (tools/lab, docs/lab.md) plays attacks with these, inside network namespaces it creates.
 command -v nmap >/dev/null 2>&1 || missing+=(nmap)
 command -v hydra >/dev/null 2>&1 || missing+=(hydra)

@@ -12,13 +12,18 @@
  * by the migration first, which the bench waits for); the hand-written statements read the rows.
  *
  * Environment: BENCH_FLOWS (10000000), BENCH_RUNS (15), BENCH_SEED_FPS (5), BENCH_DIR (a chDB
- * data directory to reuse between runs; default a temporary one).
+ * data directory to reuse between runs; default a temporary one), BENCH_OWN_NETWORKS (0): with N,
+ * the views run twice more with the tenant's own networks (docs/networks.md): N external /24s over
+ * the busiest egress destinations (joined on the rollups; they name only the flows no collector
+ * named), then the same plus an external network over a private range, which makes explore read
+ * the tenant's rows.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Session } from '../../src/auth/session.js';
-import { ChdbEngine, IpOrgDataset, insertFlowBatch, migrateFlowStore, named } from '../../src/flowstore/index.js';
+import { ChdbEngine, IpOrgDataset, type OwnNetworkRange, insertFlowBatch, migrateFlowStore, named } from '../../src/flowstore/index.js';
+import { parseCidr } from '../../src/flowstore/ip.js';
 import { ExploreService } from '../../src/modules/explore/explore.service.js';
 import { createFlowGenerator } from '../collector/flowgen/index.js';
 
@@ -27,6 +32,7 @@ const target = Number(process.env.BENCH_FLOWS ?? 10_000_000);
 const runs = Number(process.env.BENCH_RUNS ?? 15);
 const seedFps = Number(process.env.BENCH_SEED_FPS ?? 5);
 const reuse = process.env.BENCH_DIR;
+const ownNetworks = Number(process.env.BENCH_OWN_NETWORKS ?? 0);
 const dir = reuse ?? mkdtempSync(join(tmpdir(), 'bd-bench-explore-'));
 const customerId = 'bench-explore';
 const SPAN = 6 * HOUR;
@@ -99,7 +105,8 @@ try {
   log(`flows: ${have} of tenant ${customerId}, ${((span.hi - span.lo) / 86_400_000).toFixed(1)} days; ${runs} runs per view (chDB, in-process)`);
 
   const session = { customerId, requireScope() {}, tenantScope: async () => ({ customerId, tenantIds: new Set([customerId]) }) } as unknown as Session;
-  const explore = new ExploreService(engine, dataset);
+  let networks: OwnNetworkRange[] = [];
+  const explore = new ExploreService(engine, dataset, async () => networks);
   const request = { instanceIds: [customerId], ...window };
   const list = await explore.organizations(session, { ...request, size: 50 });
   const top = list.organizations[0]!.name!;
@@ -164,6 +171,31 @@ try {
   }
   const rareCadence = await p50(() => views.cadence!(rare));
   log(`${`cadence (${rare})`.slice(0, 28).padEnd(28)} ${rareCadence.toFixed(1).padStart(8)} ms`);
+
+  if (ownNetworks > 0) {
+    const busiest = await engine.query<{ net: string }>(
+      named(
+        'bench:busiest_networks',
+        `SELECT DISTINCT net FROM (SELECT concat(IPv4NumToString(bitAnd(IPv4StringToNumOrDefault(dst_ip), 4294967040)), '/24') AS net, count() AS n FROM flows ` +
+          `WHERE customer_id = {c:String} AND is_egress = 1 AND isIPv4String(dst_ip) ` +
+          `GROUP BY net ORDER BY n DESC LIMIT {n:UInt32})`,
+      ),
+      { c: customerId, n: ownNetworks },
+    );
+    const range = (cidr: string, name: string, internal: boolean): OwnNetworkRange => ({ customerId, ...parseCidr(cidr)!, name, internal });
+    const naming = busiest.map((r, i) => range(r.net, `Own ${i}`, false));
+    const modes: [string, OwnNetworkRange[]][] = [
+      [`${naming.length} naming networks`, naming],
+      [`${naming.length} + 1 over 10.250.0.0/16`, [...naming, range('10.250.0.0/16', 'Lab Internet', false)]],
+    ];
+    for (const [mode, list] of modes) {
+      networks = list;
+      const named0 = (await explore.organizations(session, { ...request, size: 25 })).organizations.filter((o) => o.name?.startsWith('Own ')).length;
+      log(`with ${mode} (${named0} of the top 25 named by them):`);
+      for (const [name, fn] of Object.entries(views)) log(`  ${name.padEnd(26)} ${(await p50(() => fn(top))).toFixed(1).padStart(8)} ms`);
+      log(`  ${'header (Own 0)'.padEnd(26)} ${(await p50(() => views.header!('Own 0'))).toFixed(1).padStart(8)} ms`);
+    }
+  }
 } finally {
   await engine.close();
   if (!reuse) rmSync(dir, { recursive: true, force: true });

@@ -6,22 +6,29 @@
  * few TCP conversations and UDP exchanges of this run on lo; their frames are copied into groups
  * of 1,000 concurrent replicas, each replica with its own client (10.g.r.r) and server
  * (198.18.r.r, the benchmarking range) and the checksums adjusted, groups 40 s apart so that
- * idle flows expire between them. Rates are per CPU second of one core (user + system), for
- * softflowd as /usr/bin/time reports it.
+ * idle flows expire between them. Rates are per CPU second (user + system, the garbage
+ * collector's helper threads included), for softflowd as /usr/bin/time reports it. The file is
+ * read once before either is timed, so both read it from the page cache: what is timed is
+ * metering, not the disk. Like softflowd, the meter runs in a process of its own (this script
+ * with --meter-file), so it starts with a clean heap rather than the one that wrote the file; it
+ * meters as the collector's CLI does (payload inspectors on), and reports its peak RSS and the
+ * peak heap and active flows sampled at every batch it hands over.
  */
 import { execFile } from 'node:child_process';
 import { createSocket } from 'node:dgram';
-import { closeSync, mkdtempSync, openSync, rmSync, statSync, writeSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { inspectPayload } from '../collector/meter/app/index.js';
 import { CaptureReader } from '../collector/meter/capture.js';
-import { CaptureMeter } from '../collector/meter/meter-capture.js';
+import { CaptureMeter, type MeterStats } from '../collector/meter/meter-capture.js';
 import type { CapturedFrame } from '../collector/meter/packet.js';
 import { listenOnLoopback, startTcpdump } from '../collector/meter/testing/tcpdump.js';
 import { writePcap } from '../collector/meter/testing/write-capture.js';
 
 const run = promisify(execFile);
+const METER_FILE = '--meter-file';
 const targetPackets = Number(process.argv[2] ?? 1_000_000);
 const REPLICAS_PER_GROUP = 1000;
 const GROUP_GAP_MICROS = 40e6;
@@ -104,17 +111,35 @@ function writeReplay(path: string, template: CapturedFrame[], serverPorts: Set<n
   return written;
 }
 
-async function meterInProcess(path: string) {
+/** The child's side: meters the file and prints what it measured as JSON. */
+async function meterFile(path: string): Promise<void> {
   let records = 0;
-  const meter = new CaptureMeter(
-    { customerId: 'bench', sensor: { id: 'bench', type: 'packet', name: 'bench', hostname: 'bench', interface: 'pcap' }, tags: [], batchFlows: 2000 },
-    { push: async (flows) => void (records += flows.length) },
+  const peak = { heapBytes: 0, rssBytes: 0, activeFlows: 0 };
+  const meter: CaptureMeter = new CaptureMeter(
+    { customerId: 'bench', sensor: { id: 'bench', type: 'packet', name: 'bench', hostname: 'bench', interface: 'pcap' }, tags: [], batchFlows: 2000, inspectors: [inspectPayload] },
+    {
+      push: async (flows) => {
+        records += flows.length;
+        const memory = process.memoryUsage();
+        peak.heapBytes = Math.max(peak.heapBytes, memory.heapUsed);
+        peak.rssBytes = Math.max(peak.rssBytes, memory.rss);
+        peak.activeFlows = Math.max(peak.activeFlows, meter.stats().active_flows);
+      },
+    },
   );
   const cpu = process.cpuUsage();
   const wall = performance.now();
   await meter.run([path], new AbortController().signal);
   const used = process.cpuUsage(cpu);
-  return { stats: meter.stats(), records, cpuSecs: (used.user + used.system) / 1e6, wallSecs: (performance.now() - wall) / 1000 };
+  peak.rssBytes = Math.max(peak.rssBytes, process.resourceUsage().maxRSS * 1024);
+  const measured = { stats: meter.stats(), records, peak, cpuSecs: (used.user + used.system) / 1e6, wallSecs: (performance.now() - wall) / 1000 };
+  process.stdout.write(JSON.stringify(measured));
+}
+
+async function meterInChild(path: string) {
+  // execArgv carries tsx's loader, so the child runs this same TypeScript file.
+  const { stdout } = await run(process.execPath, [...process.execArgv, process.argv[1], METER_FILE, path], { timeout: 300_000, maxBuffer: 1 << 20 });
+  return JSON.parse(stdout) as { stats: MeterStats; records: number; peak: { heapBytes: number; rssBytes: number; activeFlows: number }; cpuSecs: number; wallSecs: number };
 }
 
 /** softflowd reading the file in the foreground (-d), no control socket (with one, 1.1.0 waits on accept), NetFlow v5 to a local socket. */
@@ -124,31 +149,39 @@ async function softflowd(path: string, dir: string) {
   sink.on('message', (message) => (exported += message.readUInt16BE(2))); // a v5 header's record count
   await new Promise<void>((resolve) => sink.bind(0, '127.0.0.1', resolve));
   try {
-    const args = ['-f', '%e %U %S', 'softflowd', '-r', path, '-n', `127.0.0.1:${sink.address().port}`, '-d', '-c', 'none', '-p', join(dir, 'softflowd.pid'), '-m', '100000'];
+    const args = ['-f', '%e %U %S %M', 'softflowd', '-r', path, '-n', `127.0.0.1:${sink.address().port}`, '-d', '-c', 'none', '-p', join(dir, 'softflowd.pid'), '-m', '100000'];
     for (const timeout of ['tcp=30', 'udp=30', 'icmp=30', 'general=30', 'maxlife=300']) args.push('-t', timeout);
     const { stderr } = await run('/usr/bin/time', args, { timeout: 300_000 });
-    const [wallSecs, user, system] = stderr.trim().split('\n').at(-1)!.split(' ').map(Number);
+    const [wallSecs, user, system, maxRssKiB] = stderr.trim().split('\n').at(-1)!.split(' ').map(Number);
     await new Promise((resolve) => setTimeout(resolve, 200)); // the last export datagrams
-    return { cpuSecs: user + system, wallSecs, exported };
+    return { cpuSecs: user + system, wallSecs, exported, rssBytes: maxRssKiB * 1024 };
   } finally {
     sink.close();
   }
 }
 
+async function compare(): Promise<void> {
 const dir = mkdtempSync(join(tmpdir(), 'bench-meter-'));
 try {
   const { frames: template, serverPorts } = await captureTemplate();
   const path = join(dir, 'replay.pcap');
   const packets = writeReplay(path, template, serverPorts);
   console.log(`capture: ${packets} packets (${template.length}-frame tcpdump template × replicas), ${(statSync(path).size / 2 ** 20).toFixed(0)} MiB`);
+  readFileSync(path); // into the page cache, where softflowd will find it too
 
-  const ours = await meterInProcess(path);
+  const ours = await meterInChild(path);
   const theirs = await softflowd(path, dir);
   const rate = (n: number, secs: number) => Math.round(n / secs).toLocaleString('en');
   const dropped = Object.values(ours.stats.dropped).reduce((n, d) => n + Object.values(d).reduce((a, b) => a + b, 0), 0);
+  const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
   console.log(`meter:     ${rate(packets, ours.cpuSecs)} packets/s, ${rate(ours.records, ours.cpuSecs)} flows/s CPU (${ours.cpuSecs.toFixed(2)} s CPU, ${ours.wallSecs.toFixed(2)} s wall; ${ours.records} flows, ${ours.stats.packets_decoded} decoded, ${dropped} dropped)`);
-  console.log(`softflowd: ${rate(packets, theirs.cpuSecs)} packets/s CPU (${theirs.cpuSecs.toFixed(2)} s CPU, ${theirs.wallSecs.toFixed(2)} s wall; ${theirs.exported} flows received)`);
+  console.log(`           peak ${ours.peak.activeFlows} active flows, heap ${mib(ours.peak.heapBytes)}, RSS ${mib(ours.peak.rssBytes)} (its process, tsx included)`);
+  console.log(`softflowd: ${rate(packets, theirs.cpuSecs)} packets/s CPU (${theirs.cpuSecs.toFixed(2)} s CPU, ${theirs.wallSecs.toFixed(2)} s wall; ${theirs.exported} flows received; peak RSS ${mib(theirs.rssBytes)})`);
   console.log(`ratio:     ${(theirs.cpuSecs / ours.cpuSecs).toFixed(2)}× softflowd's packets/s (goal ≥ 0.5×)`);
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }
+}
+
+if (process.argv[2] === METER_FILE) await meterFile(process.argv[3]);
+else await compare();

@@ -4,10 +4,9 @@
 // the same packets as the reference. The TCP flow leaves at its FINs, the UDP flow when idle: with
 // no packet on the veth to move the flow table on, the wall-clock timer does, while the run goes on.
 // --seconds ends the run: exit 0, and the search API returns each flow with the ports, packets and
-// IP bytes tcpdump read.
+// IP bytes tcpdump read, and the collector's own connection with the process /proc names as its owner.
 
-import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -16,9 +15,9 @@ import { call } from '../../test/kit/http.js';
 import { seedTree } from '../../test/kit/seed.js';
 import { startTcpdump } from './meter/testing/tcpdump.js';
 import { expectedFlow, readWithTcpdump } from './meter/testing/tcpdump-reference.js';
-import { spawnCli } from './testing/cli-process.js';
+import { startCliInNamespace } from './testing/cli-in-namespace.js';
 import { eventually } from './testing/fake-service.js';
-import { bridgeLoopback, createNamespacePair, type NamespacePair, startPeer } from './testing/netns.js';
+import { createNamespacePair, type NamespacePair, startPeer } from './testing/netns.js';
 
 /** Long enough for the process to start, connect and capture the traffic; the flows are flushed when it ends. */
 const RUN_SECONDS = 15;
@@ -48,18 +47,10 @@ describe('collector run --capture against the service', () => {
     cleanups.push(() => servers.kill());
     const ports = (await servers.line()) as { tcp: number; udp: number };
     const reference = await startTcpdump({ iface: pair.b.iface, filter: `port ${ports.tcp} or port ${ports.udp}`, wrapper: pair.b.exec });
-    const bridge = await bridgeLoopback(pair.a, Number(new URL(t.url).port), join(dir, 'service.sock'));
-    cleanups.push(() => bridge.close());
-
-    const machineId = `live-${randomUUID()}`;
-    const provisioned = await call(t.url, 'POST', '/rest/nodes/provision/1.0', {
-      token: tree.mspCaller.token,
-      body: { customer_id: tree.childA.id, machine_id: machineId, description: 'live capture e2e' },
-    });
-    expect(provisioned.status).toBe(201);
     const started = Date.now();
-    const args = ['run', '--capture', pair.a.iface, '--seconds', String(RUN_SECONDS), '--idle-timeout', '2', '--base-url', `http://127.0.0.1:${bridge.port}`];
-    const cli = spawnCli([...args, '--access-key', provisioned.body.access_key, '--machine-id', machineId, '--state-dir', join(dir, 'state')], cleanups, { prefix: pair.a.exec });
+    // Also the namespace's lo, which carries the collector's own connection to the bridge: two interfaces, one flow table.
+    const args = ['--capture', pair.a.iface, '--capture', 'lo', '--seconds', String(RUN_SECONDS), '--idle-timeout', '2'];
+    const { cli, machineId, bridgePort } = await startCliInNamespace({ t, tree, end: pair.a, dir, args, cleanups });
     await eventually(() => cli.stderr().includes('"meter.listening"'), 10_000, 'the collector capturing');
 
     const client = startPeer(pair.a, ['client', pair.b.address, String(ports.tcp), String(ports.udp)]);
@@ -93,14 +84,18 @@ describe('collector run --capture against the service', () => {
     const summary = cli.summary();
     expect(summary).toMatchObject({
       machine_id: machineId,
-      interfaces: [{ name: pair.a.iface, dropped_by_kernel: 0, dropped_by_interface: 0 }],
+      interfaces: [
+        { name: pair.a.iface, dropped_by_kernel: 0, dropped_by_interface: 0 },
+        { name: 'lo', dropped_by_kernel: 0, dropped_by_interface: 0 },
+      ],
       packets_dropped: { capture: {}, flow_table: {} },
       queued: 0,
       failed: 0,
     });
     // The veth also carries IPv6 neighbour discovery: more packets and flows than the test's own.
     expect(summary.packets_read).toBeGreaterThanOrEqual(seen.length);
-    expect(summary.interfaces[0].captured).toBe(summary.packets_read);
+    expect(summary.interfaces[0].captured + summary.interfaces[1].captured).toBe(summary.packets_read);
+    expect(summary.interfaces[1].captured).toBeGreaterThan(0);
     expect(summary.sent).toBe(summary.flows_emitted);
     expect(summary.flows_emitted).toBeGreaterThanOrEqual(2);
 
@@ -113,6 +108,13 @@ describe('collector run --capture against the service', () => {
     }
     // The UDP exchange: two datagrams each way, the answers twice the size (IP + UDP headers: 28 bytes).
     expect(byServerPort(ports.udp)).toMatchObject({ stats: { volume: { bytes: { src: { count: 2, sum: 40 + 90 + 56 }, dst: { count: 2, sum: 80 + 180 + 56 } } } } });
-    expect(byServerPort(ports.tcp)).toMatchObject({ path: [{ sensor: { id: machineId, interface: pair.a.iface } }] });
+    expect(byServerPort(ports.tcp)).toMatchObject({ path: [{ sensor: { id: machineId, interface: `${pair.a.iface},lo` } }] });
+    // Nothing of the far namespace is this host's: no process on the servers' end.
+    expect((byServerPort(ports.tcp) as unknown as { dst: { process?: unknown } }).dst.process).toBeUndefined();
+    // The collector's own connections to the bridge, metered on lo (flushed at the end at the latest).
+    const toBridge = await eventually(async () => (await search()).find((f) => f.dst.port === bridgePort), 10_000, 'a flow to the bridge');
+    // Host context: /proc names the collector itself as the owner of its connection.
+    expect((toBridge as unknown as { src: { process?: unknown } }).src.process).toMatchObject({ name: 'node', executable: realpathSync(process.execPath), user: { id: 0, name: 'root' } });
+    expect(summary.host_context.src_attributed).toBeGreaterThanOrEqual(1);
   }, 60_000);
 });

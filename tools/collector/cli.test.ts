@@ -1,3 +1,4 @@
+import { createSocket } from 'node:dgram';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -43,6 +44,17 @@ describe('parseCli', () => {
       pcapFiles: [],
       captureInterfaces: [],
     });
+  });
+
+  it.each([
+    ['0.0.0.0:4739', { host: '0.0.0.0', port: 4739 }],
+    ['[::]:2055', { host: '::', port: 2055 }],
+    ['[::ffff:127.0.0.1]:0', { host: '::ffff:127.0.0.1', port: 0 }],
+    ['localhost:9995', { host: 'localhost', port: 9995 }],
+  ])('reads --ipfix-listen %s', (value, exportListen) => {
+    const parsed = parseCli(['run', '--base-url', 'http://h:1', '--ipfix-listen', value, '--seconds', '5']);
+    expect(parsed).toMatchObject({ exportListen, seconds: 5, pcapFiles: [], captureInterfaces: [] });
+    expect(resolveRun(parsed as Extract<typeof parsed, { command: 'run' }>, { PROPHET_STATE_DIR: tempDir(), PROPHET_ACCESS_KEY: 'k.s' })).toMatchObject({ exportListen });
   });
 
   it('reads live interfaces (repeated, each once) with the meter timeouts', () => {
@@ -102,11 +114,21 @@ describe('parseCli', () => {
     [['run', '--capture', 'eth0', '--scenario', 'scan'], /--scenario .* --capture/],
     [['run', '--capture', 'eth0', '--seed', '1'], /--seed .* --capture/],
     [['run', '--capture', 'eth0', '--seconds', '0'], /--seconds 0 would meter nothing; with --capture/],
-    [['run', '--capture', 'eth0', '--pcap', 'a.pcap'], /--pcap and --capture cannot be combined/],
+    [['run', '--capture', 'eth0', '--pcap', 'a.pcap'], /--pcap and --capture cannot be combined: one source of flows per run/],
     [['run', '--capture', ''], /--capture "" is not an interface name/],
     [['run', '--capture', 'a-very-long-interface'], /is not an interface name \(1-15 characters/],
     [['run', '--capture', 'eth0/1'], /--capture "eth0\/1" is not an interface name/],
     [['run', '--capture', 'eth 0'], /is not an interface name/],
+    [['run', '--ipfix-listen', '4739'], /--ipfix-listen "4739" is not HOST:PORT/],
+    [['run', '--ipfix-listen', ':::4739'], /is not HOST:PORT/],
+    [['run', '--ipfix-listen', '0.0.0.0:65536'], /is not HOST:PORT \(e.g. 0.0.0.0:4739, \[::\]:4739; port 0 to 65535\)/],
+    [['run', '--ipfix-listen', '0.0.0.0:'], /is not HOST:PORT/],
+    [['run', '--ipfix-listen', '0.0.0.0:4739', '--pcap', 'a.pcap'], /--pcap and --ipfix-listen cannot be combined: one source of flows per run/],
+    [['run', '--ipfix-listen', '0.0.0.0:4739', '--capture', 'eth0'], /--capture and --ipfix-listen cannot be combined/],
+    [['run', '--ipfix-listen', '0.0.0.0:4739', '--flows-per-second', '5'], /--flows-per-second sets up generated flows; it cannot be combined with --ipfix-listen/],
+    [['run', '--ipfix-listen', '0.0.0.0:4739', '--backfill-hours', '1'], /--backfill-hours .* --ipfix-listen/],
+    [['run', '--ipfix-listen', '0.0.0.0:4739', '--seconds', '0'], /--seconds 0 would receive nothing; with --ipfix-listen/],
+    [['run', '--ipfix-listen', '0.0.0.0:4739', '--idle-timeout', '5'], /--idle-timeout applies to metered captures/],
     [['run', '--capture', '..'], /is not an interface name/],
     [['run', '--pcap', 'a.pcap', '--active-timeout', '0'], /--active-timeout must be a number from 1/],
   ])('%j is a usage error', (argv, message) => {
@@ -157,6 +179,7 @@ describe('main', () => {
     expect(await main(['help'], c.io)).toBe(0);
     expect(c.out()).toBe(USAGE);
     expect(USAGE).toMatch(/--flows-per-second/);
+    expect(USAGE).toMatch(/--capture IFACE .*\n(.*\n)*.*--ipfix-listen HOST:PORT/);
   });
 
   it('answers a usage error with exit 2 and a hint on stderr', async () => {
@@ -179,6 +202,26 @@ describe('main', () => {
       expect(await main(['run', '--base-url', 'http://127.0.0.1:1', '--pcap', file], c.io)).toBe(1);
       expect(c.err()).toContain(`collector: ${message}`);
       expect(c.out()).toBe('');
+    }
+  });
+
+  it('refuses an --ipfix-listen address it cannot bind, exit 1, before contacting the service', async () => {
+    const taken = createSocket('udp4');
+    await new Promise<void>((resolve) => taken.bind(0, '127.0.0.1', resolve));
+    const port = taken.address().port;
+    try {
+      for (const [address, message] of [
+        [`127.0.0.1:${port}`, `cannot listen for flow exports on 127.0.0.1:${port}: the port is in use`],
+        // TEST-NET-1: an address no interface here has.
+        ['192.0.2.1:4739', 'cannot listen for flow exports on 192.0.2.1:4739: no local interface has that address'],
+      ]) {
+        const c = capture({ PROPHET_STATE_DIR: tempDir(), PROPHET_ACCESS_KEY: 'k.s' });
+        expect(await main(['run', '--base-url', 'http://127.0.0.1:1', '--ipfix-listen', address], c.io)).toBe(1);
+        expect(c.err()).toBe(`collector: ${message}\n`);
+        expect(c.out()).toBe('');
+      }
+    } finally {
+      taken.close();
     }
   });
 

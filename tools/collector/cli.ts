@@ -13,6 +13,7 @@ import { hostMachineId } from './machine-id.js';
 import { inspectPayload } from './meter/app/index.js';
 import { checkCaptureFile } from './meter/meter-capture.js';
 import { checkCaptureInterface } from './meter/tcpdump-process.js';
+import { checkExportListen } from './exports-ingest.js';
 import { StateDir, defaultStateDir } from './state.js';
 import { COLLECTOR_VERSION } from './version.js';
 
@@ -35,6 +36,9 @@ Usage:
                 [--base-url URL] [--access-key KEY] [--seconds S] [--machine-id ID]
                 [--state-dir DIR] [--hostname H] [--batch-flows N] [--max-queued-flows N]
                 [--flush-timeout S] [--log-level LEVEL]
+  collector run --ipfix-listen HOST:PORT [--base-url URL] [--access-key KEY] [--seconds S]
+                [--machine-id ID] [--state-dir DIR] [--hostname H] [--batch-flows N]
+                [--max-queued-flows N] [--flush-timeout S] [--log-level LEVEL]
   collector machine-id [--machine-id ID]
   collector version | help
 
@@ -46,6 +50,7 @@ run      Exchanges the access key for tokens, holds the control channel (hello, 
          is given; then flushes what is queued and exits 0. With --pcap, meters the capture
          files instead of generating flows, and exits once their flows are acknowledged.
          With --capture, meters live packets until SIGINT/SIGTERM or --seconds, then flushes.
+         With --ipfix-listen, receives flow exports until SIGINT/SIGTERM or --seconds.
 
 Flags:
   --base-url URL          service address (run: default the one stored by enroll)
@@ -75,13 +80,17 @@ Flags:
                           \`tcpdump -i IFACE -w -\`, which must be installed and allowed to
                           capture (root, or CAP_NET_RAW and CAP_NET_ADMIN); repeat for several,
                           metered through one flow table; not with --pcap or the generator flags
+  --ipfix-listen HOST:PORT  receive NetFlow v5, v9 and IPFIX over UDP on this address
+                          (0.0.0.0:4739, [::]:2055; port 0 picks one, logged as
+                          exports.listening); not with --pcap, --capture or the generator flags
   --idle-timeout S        with --pcap/--capture: a flow idle this long is exported (default 30)
   --active-timeout S      with --pcap/--capture: a longer flow is exported in parts this long
                           (default 300)
 
 Exit status: 0 done, every generated or metered flow stored; 1 refused/failed, a --pcap file
 missing or not a capture, a --capture interface missing or not allowed, tcpdump missing or
-ended, or flows lost (the summary's queued or failed is not 0); 2 usage error.
+ended, an --ipfix-listen address that cannot be bound, or flows lost (the summary's queued or
+failed is not 0); 2 usage error.
 `;
 
 export class UsageError extends Error {
@@ -113,6 +122,7 @@ const OPTIONS = {
     'flush-timeout': { type: 'string' },
     pcap: { type: 'string', multiple: true },
     capture: { type: 'string', multiple: true },
+    'ipfix-listen': { type: 'string' },
     'idle-timeout': { type: 'string' },
     'active-timeout': { type: 'string' },
   },
@@ -148,6 +158,8 @@ export type ParsedCli =
       pcapFiles: string[];
       /** Interfaces to meter live instead of generating flows; empty for none. */
       captureInterfaces: string[];
+      /** Where to receive flow exports instead of generating flows. */
+      exportListen?: { host: string; port: number };
       idleTimeoutSeconds?: number;
       activeTimeoutSeconds?: number;
     } & Common);
@@ -191,13 +203,16 @@ export function parseCli(argv: string[]): ParsedCli {
     if (!INTERFACE_NAME.test(iface)) throw new UsageError(`--capture ${JSON.stringify(iface)} is not an interface name (1-15 characters, no /, : or spaces)`);
     return iface;
   });
-  if (pcapFiles.length > 0 && captureInterfaces.length > 0) throw new UsageError('--pcap and --capture cannot be combined: meter files or live interfaces');
-  const source = pcapFiles.length > 0 ? '--pcap' : captureInterfaces.length > 0 ? '--capture' : undefined;
+  const exportListen = values['ipfix-listen'] === undefined ? undefined : hostAndPort(values['ipfix-listen'] as string);
+  const sources = [pcapFiles.length > 0 && '--pcap', captureInterfaces.length > 0 && '--capture', exportListen && '--ipfix-listen'].filter((s) => typeof s === 'string');
+  if (sources.length > 1) throw new UsageError(`${sources.join(' and ')} cannot be combined: one source of flows per run`);
+  const source = sources[0];
   if (source) {
     const generatorFlag = GENERATOR_FLAGS.find((flag) => values[flag] !== undefined);
     if (generatorFlag) throw new UsageError(`--${generatorFlag} sets up generated flows; it cannot be combined with ${source}`);
-    if (Number(values.seconds) === 0) throw new UsageError(`--seconds 0 would meter nothing; with ${source} give a positive bound or none`);
-  } else {
+    if (Number(values.seconds) === 0) throw new UsageError(`--seconds 0 would ${exportListen ? 'receive' : 'meter'} nothing; with ${source} give a positive bound or none`);
+  }
+  if (!source || exportListen) {
     const meterFlag = ['idle-timeout', 'active-timeout'].find((flag) => values[flag] !== undefined);
     if (meterFlag) throw new UsageError(`--${meterFlag} applies to metered captures; give --pcap FILE or --capture IFACE`);
   }
@@ -216,9 +231,20 @@ export function parseCli(argv: string[]): ParsedCli {
     flushTimeoutSeconds: number(values, 'flush-timeout', { min: 0, max: 3600 }),
     pcapFiles,
     captureInterfaces: [...new Set(captureInterfaces)],
+    exportListen,
     idleTimeoutSeconds: number(values, 'idle-timeout', { min: 1, max: 86_400 }),
     activeTimeoutSeconds: number(values, 'active-timeout', { min: 1, max: 86_400 }),
   };
+}
+
+/** `HOST:PORT`, `[IPv6]:PORT`; port 0 to 65535. */
+function hostAndPort(value: string): { host: string; port: number } {
+  const match = /^(?:\[([0-9A-Fa-f:.]+)\]|([^\s:\[\]]+)):(\d{1,5})$/.exec(value.trim());
+  const port = Number(match?.[3]);
+  if (!match || port > 65_535) {
+    throw new UsageError(`--ipfix-listen ${JSON.stringify(value)} is not HOST:PORT (e.g. 0.0.0.0:4739, [::]:4739; port 0 to 65535)`);
+  }
+  return { host: match[1] ?? match[2], port };
 }
 
 function checkUrl(value: string): void {
@@ -279,6 +305,7 @@ export function resolveRun(parsed: Extract<ParsedCli, { command: 'run' }>, env: 
     logLevel: parsed.logLevel,
     pcapFiles: parsed.pcapFiles,
     captureInterfaces: parsed.captureInterfaces,
+    exportListen: parsed.exportListen,
     idleTimeoutSecs: parsed.idleTimeoutSeconds,
     activeTimeoutSecs: parsed.activeTimeoutSeconds,
     inspectors: [inspectPayload],
@@ -387,6 +414,8 @@ async function runCollector(options: CollectorOptions, io: Io): Promise<number> 
   for (const file of options.pcapFiles ?? []) await checkCaptureFile(file);
   // So is an interface tcpdump cannot capture on (missing, no permission, no tcpdump).
   for (const iface of options.captureInterfaces ?? []) await checkCaptureInterface(iface);
+  // And an address flow exports cannot be received on (in use, not local, privileged).
+  if (options.exportListen) await checkExportListen(options.exportListen.host, options.exportListen.port);
   const collector: RunningCollector = await startCollector({ ...options, waitForWelcome: false, log: (line) => io.stderr(line + '\n') });
   let signals = 0;
   const unregister = io.onSignal((signal) => {
@@ -419,12 +448,15 @@ function summary(collector: RunningCollector) {
   const source = s.meter
     ? {
         ...(s.meter.interfaces ? { interfaces: s.meter.interfaces } : { files: s.meter.files }),
+        ...(s.meter.host_context ? { host_context: s.meter.host_context } : {}),
         packets_read: s.meter.packets_read,
         packets_decoded: s.meter.packets_decoded,
         packets_dropped: s.meter.dropped,
         flows_emitted: s.meter.flows_emitted,
       }
-    : { flows_generated: s.flows.generated };
+    : s.exports
+      ? { exports: s.exports, flows_emitted: s.exports.flows_emitted }
+      : { flows_generated: s.flows.generated };
   return { node_id: s.node_id, machine_id: s.machine_id, version: s.version, ...source, ...s.ingest };
 }
 

@@ -8,6 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { listenOnLoopback } from './meter/testing/tcpdump.js';
+import { LiveCapture } from './meter/live-capture.js';
+import { CaptureMeter } from './meter/meter-capture.js';
 import { CaptureInterfaceError, TcpdumpProcess } from './meter/tcpdump-process.js';
 import { spawnCli } from './testing/cli-process.js';
 import { collectorOnFakeService } from './testing/collector-on-fake.js';
@@ -48,20 +50,43 @@ describe('startCollector with a live interface', () => {
   }, 40_000);
 });
 
+describe('LiveCapture', () => {
+  it("asks tcpdump for its counts while it runs (SIGUSR1), not only at exit", async () => {
+    const peers = await listenOnLoopback('127.0.0.1');
+    cleanups.push(() => peers.close());
+    const sensor = { id: 'live-2', type: 'packet', name: 'test', hostname: 'h', interface: 'lo' };
+    const meter = new CaptureMeter({ customerId: 'c1', sensor, tags: [], batchFlows: 100 }, { push: async () => undefined });
+    let listening!: () => void;
+    const started = new Promise<void>((resolve) => (listening = resolve));
+    const live = new LiveCapture(['lo'], meter, { tickMs: 100, countsEveryMs: 300, onListening: () => listening() });
+    const stop = new AbortController();
+    const running = live.run(stop.signal);
+    cleanups.push(() => (stop.abort(), running.catch(() => undefined)));
+    await started;
+    await peers.sendUdp([10, 20, 30]);
+    const counts = await eventually(() => (live.stats()[0].captured >= 3 ? live.stats()[0] : undefined), 5_000, 'counts while running');
+    expect(counts).toMatchObject({ name: 'lo', dropped_by_interface: 0 });
+    stop.abort();
+    await running;
+    expect(live.stats()[0].captured).toBe(meter.stats().packets_read);
+  });
+});
+
 describe('collector run --capture (process)', () => {
-  it('SIGTERM stops tcpdump, flushes the open flows and exits 0 with tcpdump\'s counts', async () => {
+  it('Ctrl-C (SIGINT to the process group) stops tcpdump, flushes the open flows and exits 0 with tcpdump\'s counts', async () => {
     const service = await startFakeService({});
     cleanups.push(() => service.close());
     const peers = await listenOnLoopback('127.0.0.1');
     cleanups.push(() => peers.close());
     const stateDir = mkdtempSync(join(tmpdir(), 'collector-live-'));
     cleanups.push(() => rmSync(stateDir, { recursive: true, force: true }));
-    const cli = spawnCli(['run', '--capture', 'lo', '--base-url', service.url, '--access-key', 'cid.secret', '--state-dir', stateDir, '--machine-id', 'live-proc'], cleanups);
+    const cli = spawnCli(['run', '--capture', 'lo', '--base-url', service.url, '--access-key', 'cid.secret', '--state-dir', stateDir, '--machine-id', 'live-proc'], cleanups, { group: true });
     await eventually(() => cli.stderr().includes('"meter.listening"'), 15_000, 'tcpdump listening');
     await peers.sendUdp([10, 20]);
     // On a loaded machine tcpdump may not have been scheduled yet; packets sent as it stops are not captured.
     await new Promise((resolve) => setTimeout(resolve, 500));
-    cli.kill('SIGTERM');
+    // tcpdump is in a group of its own: the signal reaches only the collector, which stops it.
+    cli.kill('SIGINT');
     expect(await cli.exited, cli.stderr()).toBe(0);
 
     const summary = cli.summary();

@@ -8,12 +8,14 @@ import { type BackoffOptions, sleep } from './backoff.js';
 import { createCommands, type CollectorContext } from './commands/index.js';
 import { ControlChannel, type ControlStats, type Welcome } from './control.js';
 import { hostFacts } from './facts.js';
-import { FlowPump, type FlowStats } from './flows.js';
+import { FlowPump, type FlowSink, type FlowStats } from './flows.js';
+import { ProcessSockets, type ProcessSocketsStats, withHostContext } from './host/process-sockets.js';
 import type { Incident, ScenarioKind } from './flowgen/index.js';
 import { type Fetch, joinUrl } from './http.js';
 import { DEFAULT_BATCH_FLOWS, DEFAULT_MAX_QUEUED_FLOWS, IngestQueue, type IngestStats, batchIdPrefix } from './ingest.js';
 import { createLogger, type Logger, type LogLevel } from './logring.js';
 import { hostMachineId } from './machine-id.js';
+import { ExportIngest, type ExportIngestStats, hostPort } from './exports-ingest.js';
 import { LiveCapture, type InterfaceStats } from './meter/live-capture.js';
 import { CaptureMeter, type MeterStats } from './meter/meter-capture.js';
 import type { PayloadInspector } from './meter/packet.js';
@@ -42,6 +44,14 @@ export interface CollectorOptions {
    * until stop() or `seconds`. Not with pcapFiles.
    */
   captureInterfaces?: readonly string[];
+  /**
+   * Receive NetFlow v5/v9 and IPFIX exports on this UDP address (port 0: a free one, logged as
+   * `exports.listening`) instead of generating flows; runs until stop() or `seconds`. Not with
+   * captures.
+   */
+  exportListen?: { host: string; port: number };
+  /** Export records held while ingest is full; beyond it they are dropped and counted. Default 50,000. */
+  maxExportBacklog?: number;
   /** The meter's flow timeouts (seconds). Defaults 30 and 300. */
   idleTimeoutSecs?: number;
   activeTimeoutSecs?: number;
@@ -86,8 +96,13 @@ export interface CollectorStats {
   control: ControlStats;
   ingest: IngestStats;
   flows: FlowStats;
-  /** The packet meter's counts when metering captures, else null; `interfaces`: tcpdump's counts of a live capture. */
-  meter: (MeterStats & { interfaces?: InterfaceStats[] }) | null;
+  /**
+   * The packet meter's counts when metering captures, else null; `interfaces`: tcpdump's counts of
+   * a live capture; `host_context`: what /proc told of the owning processes (live capture only).
+   */
+  meter: (MeterStats & { interfaces?: InterfaceStats[]; host_context?: ProcessSocketsStats }) | null;
+  /** The flow-export listener's counts when receiving exports, else null. */
+  exports: ExportIngestStats | null;
   token_expires_at: string | null;
 }
 
@@ -122,7 +137,11 @@ export async function startCollector(options: CollectorOptions): Promise<Running
   const captureInterfaces = options.captureInterfaces ?? [];
   if (pcapFiles.length > 0 && captureInterfaces.length > 0) throw new Error('meter capture files or live interfaces, not both');
   const metering = pcapFiles.length > 0 || captureInterfaces.length > 0;
-  const flowsPerSecond = metering ? 0 : (options.flowsPerSecond ?? 50);
+  const exportListen = options.exportListen;
+  if (metering && exportListen) throw new Error('meter captures or receive flow exports, not both');
+  // Flows from captures or exporters, not the generator: the run ends when they do, or at `seconds`.
+  const observing = metering || exportListen !== undefined;
+  const flowsPerSecond = observing ? 0 : (options.flowsPerSecond ?? 50);
 
   const tokens = new TokenSource({ baseUrl: options.baseUrl, accessKey: options.accessKey, logger, fetch: options.fetch });
   const secrets = [options.accessKey.trim(), options.accessKey.trim().slice(options.accessKey.trim().indexOf('.') + 1)];
@@ -163,6 +182,8 @@ export async function startCollector(options: CollectorOptions): Promise<Running
   let pump: FlowPump | undefined;
   let meter: CaptureMeter | undefined;
   let live: LiveCapture | undefined;
+  let hostContext: ProcessSockets | undefined;
+  let exports: ExportIngest | undefined;
   const status = () => ({
     state: fatal ? 'refused' : 'running',
     node_id: control.nodeId ?? null,
@@ -182,7 +203,8 @@ export async function startCollector(options: CollectorOptions): Promise<Running
     control: control.stats(),
     ingest: ingest.stats(),
     flows: pump?.stats() ?? { generated: 0, backfill_generated: 0, live_generated: 0, backfill_done: false, last_timestamp: null },
-    meter: meter ? { ...meter.stats(), ...(live ? { interfaces: live.stats() } : {}) } : null,
+    meter: meter ? { ...meter.stats(), ...(live ? { interfaces: live.stats() } : {}), ...(hostContext ? { host_context: hostContext.stats() } : {}) } : null,
+    exports: exports?.stats() ?? null,
     token_expires_at: tokens.expiresAtMs ? new Date(tokens.expiresAtMs).toISOString() : null,
   });
 
@@ -231,6 +253,7 @@ export async function startCollector(options: CollectorOptions): Promise<Running
           },
         }
       : {}),
+    ...(exportListen ? { exports: { listen: hostPort(exportListen.host, exportListen.port) } } : {}),
   };
   const control: ControlChannel = new ControlChannel({
     baseUrl: options.baseUrl,
@@ -289,6 +312,7 @@ export async function startCollector(options: CollectorOptions): Promise<Running
     scenarios: options.scenarios ?? [],
     pcap_files: pcapFiles,
     capture_interfaces: captureInterfaces,
+    export_listen: exportListen ?? null,
   });
   control.start();
 
@@ -299,6 +323,10 @@ export async function startCollector(options: CollectorOptions): Promise<Running
     // The flows carry the tenant id (the service overwrites it anyway), which the token tells.
     const customerId = tokens.customerId ?? 'unknown';
     if (metering) {
+      // Live packets are this host's now: their local ends are looked up in /proc (docs/meter.md
+      // "Host context"). A capture file's packets are past, their sockets long gone.
+      if (captureInterfaces.length > 0) hostContext = new ProcessSockets();
+      const sink: FlowSink = hostContext ? withHostContext(hostContext, ingest) : ingest;
       meter = new CaptureMeter(
         {
           customerId,
@@ -309,17 +337,33 @@ export async function startCollector(options: CollectorOptions): Promise<Running
           inspectors: options.inspectors,
           batchFlows: options.batchFlows ?? DEFAULT_BATCH_FLOWS,
         },
-        ingest,
+        sink,
       );
       if (captureInterfaces.length > 0) {
         live = new LiveCapture(captureInterfaces, meter, { onListening: () => logger.info('meter.listening', { interfaces: captureInterfaces }) });
         logger.info('meter.started', { interfaces: captureInterfaces });
-        await live.run(generation.signal);
+        hostContext!.start();
+        try {
+          await live.run(generation.signal);
+        } finally {
+          hostContext!.stop();
+        }
       } else {
         logger.info('meter.started', { files: pcapFiles });
         await meter.run(pcapFiles, generation.signal);
       }
       logger.info('meter.done', { ...stats().meter });
+      return;
+    }
+    if (exportListen) {
+      exports = new ExportIngest(
+        { customerId, ...exportListen, batchFlows: options.batchFlows ?? DEFAULT_BATCH_FLOWS, maxBacklog: options.maxExportBacklog },
+        ingest,
+      );
+      await exports.listen();
+      logger.info('exports.listening', { listen: exports.stats().listen });
+      await exports.run(generation.signal);
+      logger.info('exports.done', { ...exports.stats() });
       return;
     }
     pump = new FlowPump(
@@ -362,8 +406,9 @@ export async function startCollector(options: CollectorOptions): Promise<Running
     })());
 
   // Finished on its own: the flows ran out (--seconds, or backfill only with 0, or the captures were
-  // metered, or the live capture stopped), then stop() flushes. With captures, --seconds bounds the whole run.
-  if (metering) {
+  // metered, or the live capture or the export listener stopped), then stop() flushes. With
+  // captures and exports, --seconds bounds the whole run.
+  if (observing) {
     void flowsDone.then(() => stop());
     if (options.seconds !== undefined) {
       const limit = setTimeout(() => void stop(), options.seconds * 1000);

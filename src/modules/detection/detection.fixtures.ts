@@ -20,7 +20,8 @@ export interface FlowSpec {
   /** Packets back (0 = no answer). */
   answered?: boolean;
   flags?: string[];
-  process?: string;
+  /** src.process: a name (given a fixed pid, as host logs give one), or the whole object as a collector sends it. */
+  process?: string | Record<string, unknown>;
   rrname?: string;
   rrtype?: string;
   srcFqdn?: string;
@@ -44,7 +45,7 @@ export function flowRecord(f: FlowSpec): Record<string, unknown> {
   });
   return {
     '@timestamp': Math.floor(f.at),
-    src: { ...side(f.src, 50_000, f.srcFqdn, undefined), ...(f.process ? { process: { name: f.process, pid: 4242 } } : {}) },
+    src: { ...side(f.src, 50_000, f.srcFqdn, undefined), ...(f.process ? { process: typeof f.process === 'string' ? { name: f.process, pid: 4242 } : f.process } : {}) },
     dst: side(f.dst, f.port, f.dstFqdn, f.org),
     transport: { proto: f.proto ?? 'TCP', proto_num: (f.proto ?? 'TCP') === 'TCP' ? 6 : 17 },
     ...((f.proto ?? 'TCP') === 'TCP' ? { tcp: { flags: f.flags ?? (answered ? ['SYN', 'ACK', 'FIN'] : ['SYN']) } } : {}),

@@ -1,5 +1,5 @@
-import { FLOWS_TABLE, type FlowEngine } from '../../flowstore/index.js';
-import { DST_INTERNAL, DST_ORG, EGRESS, SRC_INTERNAL, textField } from './flow-fields.js';
+import { FLOWS_TABLE, type FlowEngine, type FlowView, type OwnNetworkRange, ParamBag, type Params, ownFlowView, ownSegments } from '../../flowstore/index.js';
+import { SRC_PROCESS_CONTEXT, SRC_PROCESS_HAS_PID, textField } from './flow-fields.js';
 
 /** [fromMs, toMs): the flows a detection run looks at. */
 export interface TimeWindow {
@@ -47,12 +47,14 @@ const REGISTERED_DOMAIN = `cutToFirstSignificantSubdomain(arrayStringConcat(arra
  * rows met the engine's threads and parts, and an episode must come out the same on every run:
  * a run over data it has already seen changes nothing.
  */
-const distinct = (max: number, expr: string) => `arraySort(groupUniqArray(${max})(${expr}))`;
+const distinct = (max: number, expr: string, where?: string) =>
+  where === undefined ? `arraySort(groupUniqArray(${max})(${expr}))` : `arraySort(groupUniqArrayIf(${max})(${expr}, ${where}))`;
 
 /** The columns every candidate carries for the narrative: who, which collectors, which alerts. */
-const CONTEXT = `${distinct(8, 'node_id')} AS node_ids, countIf(ifNull(suricata_flow_alerted, false)) AS alerts,
+const context = (v: FlowView) => `${distinct(8, 'node_id')} AS node_ids, countIf(ifNull(suricata_flow_alerted, false)) AS alerts,
   ${distinct(4, ALERT)} AS alert_signatures, ${distinct(4, SRC_PROCESS)} AS processes,
-  anyIf(src_ctx_fqdn, ${SRC_INTERNAL}) AS source_fqdn,
+  ${distinct(4, `(${SRC_PROCESS}, ${SRC_PROCESS_CONTEXT})`, `${SRC_PROCESS} IS NOT NULL AND ${SRC_PROCESS_HAS_PID}`)} AS observed_processes,
+  anyIf(src_ctx_fqdn, ${v.srcInternal}) AS source_fqdn,
   toUnixTimestamp64Milli(min(timestamp)) AS first_ms, toUnixTimestamp64Milli(max(timestamp)) AS last_ms`;
 
 interface Context {
@@ -60,6 +62,8 @@ interface Context {
   alerts: number;
   alert_signatures: string[];
   processes: string[];
+  /** [name, the rest of src.process as JSON] of flows whose process carries a pid. */
+  observed_processes: [string, string][];
   source_fqdn: string | null;
   first_ms: number;
   last_ms: number;
@@ -170,7 +174,17 @@ export interface FollowOnRow {
  * the documented thresholds in TypeScript (docs/detections.md).
  */
 export class DetectionStore {
-  constructor(private readonly engine: FlowEngine) {}
+  constructor(
+    private readonly engine: FlowEngine,
+    /** The tenant's own networks (networks.service.ts), read per statement so a change applies to the next run. */
+    private readonly ownNetworks: (customerIds: readonly string[]) => Promise<OwnNetworkRange[]>,
+  ) {}
+
+  /** What the statements read for the tenant: the flows table, or the flows joined with its own networks. */
+  private async view(customerId: string): Promise<FlowView & { params: Params }> {
+    const p = new ParamBag();
+    return { ...ownFlowView(ownSegments(await this.ownNetworks([customerId])), SCOPE, p), params: p.values };
+  }
 
   /** Which of `customerIds` have flows in the window (the tenants worth a scheduled run). */
   async tenantsWithFlows(customerIds: string[], window: TimeWindow): Promise<string[]> {
@@ -186,10 +200,11 @@ export class DetectionStore {
   }
 
   /** (internal source, external organization) pairs with many sessions at a regular cadence. */
-  beaconCandidates(customerId: string, window: TimeWindow, f: { minSessions: number; maxGapCv: number; minGapMs: number; maxGapMs: number }) {
+  async beaconCandidates(customerId: string, window: TimeWindow, f: { minSessions: number; maxGapCv: number; minGapMs: number; maxGapMs: number }) {
+    const v = await this.view(customerId);
     return this.engine.query<BeaconRow>(
       `/* detection:beacon.candidates */ SELECT * EXCEPT (times, gaps) FROM (
-        SELECT src_ip AS source, ${DST_ORG} AS destination, count() AS sessions,
+        SELECT src_ip AS source, ${v.dstOrg} AS destination, count() AS sessions,
           arraySort(groupArray(200000)(toUnixTimestamp64Milli(timestamp))) AS times,
           arrayPopFront(arrayDifference(times)) AS gaps,
           arrayReduce('quantileExact(0.5)', gaps) AS median_gap_ms,
@@ -199,63 +214,66 @@ export class DetectionStore {
           ${distinct(4, `coalesce(${TLS_SNI}, dst_ctx_fqdn)`)} AS fqdns, ${distinct(4, TLS_VERSION)} AS tls_versions,
           countIf(ifNull(beacon_session_level_is_beacon, false)) AS sensor_beacon_flows,
           max(beacon_interval_value_ms) AS sensor_interval_ms, max(beacon_confidence) AS sensor_confidence,
-          ${CONTEXT}
-        FROM ${FLOWS_TABLE}
-        WHERE ${SCOPE} AND ${EGRESS}
+          ${context(v)}
+        FROM ${v.from}
+        WHERE ${SCOPE} AND ${v.egress}
         GROUP BY source, destination
         HAVING sessions >= {minSessions:UInt32})
       WHERE gap_cv <= {maxGapCv:Float64} AND median_gap_ms >= {minGapMs:Float64} AND median_gap_ms <= {maxGapMs:Float64}
       ORDER BY source, destination`,
-      { ...scope(customerId, window), ...f },
+      { ...scope(customerId, window), ...f, ...v.params },
     );
   }
 
   /** (internal source, external organization) pairs that uploaded much more than they downloaded. */
-  exfilCandidates(customerId: string, window: TimeWindow, f: { minUploadBytes: number; minUploadToDownload: number }) {
+  async exfilCandidates(customerId: string, window: TimeWindow, f: { minUploadBytes: number; minUploadToDownload: number }) {
+    const v = await this.view(customerId);
     return this.engine.query<ExfilRow>(
-      `/* detection:exfil.candidates */ SELECT src_ip AS source, ${DST_ORG} AS destination, count() AS flows,
+      `/* detection:exfil.candidates */ SELECT src_ip AS source, ${v.dstOrg} AS destination, count() AS flows,
         sum(${UP}) AS up, sum(${DOWN}) AS down,
         avgIf(stats_size_payload_entropy_sum / stats_size_payload_entropy_count, ifNull(stats_size_payload_entropy_count, 0) > 0) AS entropy,
         ${distinct(8, 'dst_ip')} AS dst_ips, ${distinct(8, 'dst_port')} AS ports,
         ${distinct(4, `coalesce(${TLS_SNI}, dst_ctx_fqdn)`)} AS fqdns, ${distinct(4, TLS_VERSION)} AS tls_versions,
-        ${CONTEXT}
-      FROM ${FLOWS_TABLE}
-      WHERE ${SCOPE} AND ${EGRESS}
+        ${context(v)}
+      FROM ${v.from}
+      WHERE ${SCOPE} AND ${v.egress}
       GROUP BY source, destination
       HAVING up >= {minUploadBytes:Float64} AND up >= {minUploadToDownload:Float64} * greatest(down, 1)
       ORDER BY source, destination`,
-      { ...scope(customerId, window), ...f },
+      { ...scope(customerId, window), ...f, ...v.params },
     );
   }
 
   /** How many internal hosts reached each organization in the baseline, and since when. */
   async orgReach(customerId: string, orgs: string[], baseline: TimeWindow): Promise<Map<string, ReachRow>> {
     if (orgs.length === 0) return new Map();
+    const v = await this.view(customerId);
     const rows = await this.engine.query<ReachRow>(
-      `/* detection:org_reach */ SELECT ${DST_ORG} AS org, uniqExact(src_ip) AS sources,
+      `/* detection:org_reach */ SELECT ${v.dstOrg} AS org, uniqExact(src_ip) AS sources,
         toUnixTimestamp64Milli(min(timestamp)) AS first_seen_ms
-      FROM ${FLOWS_TABLE}
-      WHERE ${SCOPE} AND ${EGRESS} AND org IN {orgs:Array(String)}
+      FROM ${v.from}
+      WHERE ${SCOPE} AND ${v.egress} AND org IN {orgs:Array(String)}
       GROUP BY org`,
-      { ...scope(customerId, baseline), orgs },
+      { ...scope(customerId, baseline), orgs, ...v.params },
     );
     return new Map(rows.map((r) => [r.org, r]));
   }
 
   /** Per internal source and tumbling bucket: internal TCP (address, port) pairs tried, and how many failed. */
-  scanBuckets(customerId: string, window: TimeWindow, f: { bucketSecs: number; minTargets: number }) {
+  async scanBuckets(customerId: string, window: TimeWindow, f: { bucketSecs: number; minTargets: number }) {
+    const v = await this.view(customerId);
     return this.engine.query<ScanRow>(
       `/* detection:scan.buckets */ SELECT src_ip AS source,
         ${HOPPING},
         uniqExact(dst_ip, dst_port) AS targets, uniqExact(dst_ip) AS hosts, count() AS flows, countIf(${FAILED}) AS failed,
         ${distinct(64, 'dst_port')} AS ports, ${distinct(4096, 'dst_ip')} AS dst_ips,
-        ${CONTEXT}
-      FROM ${FLOWS_TABLE}
-      WHERE ${SCOPE} AND ${SRC_INTERNAL} AND ${DST_INTERNAL} AND transport_proto = 'TCP'
+        ${context(v)}
+      FROM ${v.from}
+      WHERE ${SCOPE} AND ${v.srcInternal} AND ${v.dstInternal} AND transport_proto = 'TCP'
       GROUP BY source, phase, bucket_ms
       HAVING targets >= {minTargets:UInt32}
       ORDER BY source, bucket_ms, phase`,
-      { ...scope(customerId, window), ...f },
+      { ...scope(customerId, window), ...f, ...v.params },
     );
   }
 
@@ -275,31 +293,33 @@ export class DetectionStore {
   }
 
   /** Per (source, internal address, login port) and tumbling bucket: short, small sessions. */
-  bruteforceBuckets(
+  async bruteforceBuckets(
     customerId: string,
     window: TimeWindow,
     f: { bucketSecs: number; ports: number[]; maxAttemptSecs: number; maxAttemptBytes: number; minAttempts: number },
   ) {
+    const v = await this.view(customerId);
     return this.engine.query<BruteforceRow>(
       `/* detection:bruteforce.buckets */ SELECT src_ip AS source, dst_ip AS target, dst_port AS port,
         ${HOPPING},
         count() AS sessions,
         countIf(ifNull(stats_timing_duration_secs_sum, 0) <= {maxAttemptSecs:Float64} AND ifNull(stats_volume_bytes_total, 0) <= {maxAttemptBytes:Float64}) AS attempts,
-        toBool(min(${SRC_INTERNAL}) = 0) AS source_external, sum(ifNull(stats_volume_bytes_total, 0)) AS bytes, any(src_geo_org) AS source_org, any(src_geo_country_iso_code) AS source_country,
+        toBool(min(${v.srcInternal}) = 0) AS source_external, sum(ifNull(stats_volume_bytes_total, 0)) AS bytes, any(src_geo_org) AS source_org, any(src_geo_country_iso_code) AS source_country,
         any(dst_ctx_fqdn) AS target_fqdn, ${distinct(4, DST_PROCESS)} AS service_processes, any(app_name) AS app,
         countIf(threat_indicator IS NOT NULL) AS threat_flows, arraySort(groupUniqArrayArray(8)(threat_feeds)) AS threat_feeds,
-        ${CONTEXT}
-      FROM ${FLOWS_TABLE}
-      WHERE ${SCOPE} AND ${DST_INTERNAL} AND transport_proto = 'TCP' AND dst_port IN {ports:Array(UInt16)}
+        ${context(v)}
+      FROM ${v.from}
+      WHERE ${SCOPE} AND ${v.dstInternal} AND transport_proto = 'TCP' AND dst_port IN {ports:Array(UInt16)}
       GROUP BY source, target, port, phase, bucket_ms
       HAVING attempts >= {minAttempts:UInt32}
       ORDER BY source, target, port, bucket_ms, phase`,
-      { ...scope(customerId, window), ...f },
+      { ...scope(customerId, window), ...f, ...v.params },
     );
   }
 
   /** Per (internal source, registered domain) and tumbling bucket: DNS questions and their label lengths. */
-  dnsBuckets(customerId: string, window: TimeWindow, f: { bucketSecs: number; minQueries: number }) {
+  async dnsBuckets(customerId: string, window: TimeWindow, f: { bucketSecs: number; minQueries: number }) {
+    const v = await this.view(customerId);
     return this.engine.query<DnsRow>(
       `/* detection:dns_tunnel.buckets */ WITH ${DNS_NAME} AS rrname, ${REGISTERED_DOMAIN} AS reg,
         if(length(rrname) > length(reg) + 1, substring(rrname, 1, length(rrname) - length(reg) - 1), '') AS sub
@@ -310,26 +330,27 @@ export class DetectionStore {
         sum(if(sub = '', 0, length(splitByChar('.', sub)))) AS label_count,
         ${distinct(4, 'dst_ip')} AS resolvers, ${distinct(8, DNS_TYPE)} AS rrtypes,
         sum(${UP}) AS up, sum(${DOWN}) AS down,
-        ${CONTEXT}
-      FROM ${FLOWS_TABLE}
-      WHERE ${SCOPE} AND ${SRC_INTERNAL} AND dst_port = 53 AND rrname IS NOT NULL AND reg != ''
+        ${context(v)}
+      FROM ${v.from}
+      WHERE ${SCOPE} AND ${v.srcInternal} AND dst_port = 53 AND rrname IS NOT NULL AND reg != ''
       GROUP BY source, domain, phase, bucket_ms
       HAVING queries >= {minQueries:UInt32}
       ORDER BY source, domain, bucket_ms, phase`,
-      { ...scope(customerId, window), ...f },
+      { ...scope(customerId, window), ...f, ...v.params },
     );
   }
 
   /** The flows of one (source, organization) pair, oldest first: the timeline of a beacon or a transfer. */
-  pairActivity(customerId: string, window: TimeWindow, f: { source: string; org: string; limit: number }) {
+  async pairActivity(customerId: string, window: TimeWindow, f: { source: string; org: string; limit: number }) {
+    const v = await this.view(customerId);
     return this.engine.query<ActivityRow>(
       `/* detection:pair_activity */ SELECT toUnixTimestamp64Milli(timestamp) AS at_ms, ${UP} AS up, ${DOWN} AS down,
         ifNull(stats_timing_duration_secs_sum, 0) AS secs, dst_ip, dst_port
-      FROM ${FLOWS_TABLE}
-      WHERE ${SCOPE} AND src_ip = {source:String} AND ${EGRESS} AND ${DST_ORG} = {org:String}
+      FROM ${v.from}
+      WHERE ${SCOPE} AND src_ip = {source:String} AND ${v.egress} AND ${v.dstOrg} = {org:String}
       ORDER BY timestamp
       LIMIT {limit:UInt32}`,
-      { ...scope(customerId, window), ...f },
+      { ...scope(customerId, window), ...f, ...v.params },
     );
   }
 }

@@ -5,6 +5,49 @@ import type { HostContext } from './host-context.js';
 export const DETECTOR_KINDS = ['beacon', 'exfil', 'scan', 'bruteforce', 'dns-tunnel'] as const;
 export type DetectorKind = (typeof DETECTOR_KINDS)[number];
 
+/**
+ * A process the flows show owning the source's sockets with its host context (the collector on
+ * the host read it from /proc, or host logs gave it): a pid, and the program and user when known.
+ */
+export interface ObservedProcess {
+  name: string;
+  pid: number;
+  executable: string | null;
+  user: string | null;
+  uid: number | null;
+}
+
+/** At most this many observed processes per episode: enough to name them, bounded whatever the flows say. */
+const MAX_OBSERVED = 8;
+
+/**
+ * Observed processes from the store's [name, JSON of the rest of src.process] pairs. Flows come
+ * from collectors: a value of the wrong type is left out, never trusted.
+ */
+export function observedProcesses(pairs: [string, string][]): ObservedProcess[] {
+  const out = new Map<string, ObservedProcess>();
+  for (const [name, json] of pairs) {
+    if (out.size >= MAX_OBSERVED) break;
+    let fields: Record<string, unknown>;
+    try {
+      fields = JSON.parse(json) as Record<string, unknown>;
+    } catch {
+      continue;
+    }
+    if (typeof fields !== 'object' || fields === null || !Number.isInteger(fields.pid)) continue;
+    const user = typeof fields.user === 'object' && fields.user !== null ? (fields.user as Record<string, unknown>) : {};
+    const observed: ObservedProcess = {
+      name,
+      pid: fields.pid as number,
+      executable: typeof fields.executable === 'string' ? fields.executable : null,
+      user: typeof user.name === 'string' ? user.name : null,
+      uid: Number.isInteger(user.id) ? (user.id as number) : null,
+    };
+    out.set(`${name}|${observed.pid}`, observed);
+  }
+  return [...out.values()];
+}
+
 /** What the narrative may say about an episode besides its measures. Lists are deduplicated. */
 export interface EpisodeFacts {
   sourceExternal: boolean;
@@ -15,6 +58,8 @@ export interface EpisodeFacts {
   sourceCountry: string | null;
   /** Processes owning the source sockets (host logs). */
   processes: string[];
+  /** Those of them the flows give a pid for (host context). */
+  observedProcesses: ObservedProcess[];
   destinationIps: string[];
   ports: number[];
   /** SNI or DNS names of the destination. */
@@ -37,6 +82,7 @@ export const emptyFacts = (): EpisodeFacts => ({
   sourceOrg: null,
   sourceCountry: null,
   processes: [],
+  observedProcesses: [],
   destinationIps: [],
   ports: [],
   fqdns: [],
@@ -171,12 +217,15 @@ export function groupBy<R>(rows: R[], key: (row: R) => string): Map<string, R[]>
 export const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
 
 /** The context columns every candidate row carries, merged over rows. */
-export function mergedContext(rows: { node_ids: string[]; alerts: number; alert_signatures: string[]; processes: string[]; source_fqdn: string | null; first_ms: number; last_ms: number }[]) {
+export function mergedContext(
+  rows: { node_ids: string[]; alerts: number; alert_signatures: string[]; processes: string[]; observed_processes: [string, string][]; source_fqdn: string | null; first_ms: number; last_ms: number }[],
+) {
   return {
     nodeIds: uniq(rows.flatMap((r) => r.node_ids)),
     alerts: sum(rows.map((r) => Number(r.alerts))),
     alertSignatures: uniq(rows.flatMap((r) => r.alert_signatures)),
     processes: uniq(rows.flatMap((r) => r.processes)),
+    observedProcesses: observedProcesses(rows.flatMap((r) => r.observed_processes)),
     sourceFqdn: rows.find((r) => r.source_fqdn)?.source_fqdn ?? null,
     firstMs: Math.min(...rows.map((r) => Number(r.first_ms))),
     lastMs: Math.max(...rows.map((r) => Number(r.last_ms))),

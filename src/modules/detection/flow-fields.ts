@@ -1,4 +1,4 @@
-import { COLLECTOR_ORG_SQL, DST_EXTERNAL_SQL, EGRESS_SQL, SRC_INTERNAL_SQL, columnForPath } from '../../flowstore/index.js';
+import { columnForPath } from '../../flowstore/index.js';
 
 /**
  * Record fields the detectors read that are not all registry columns: fields the registry has
@@ -25,15 +25,13 @@ export function textField(path: ExtraField): string {
   return column ? `nullIf(\`${column.column}\`, '')` : json;
 }
 
+/**
+ * Host context of the source process (wire extras: pid, executable, user, as the reference
+ * collector's host module writes them): the JSON text of `src.process` without the promoted name.
+ * Only flows whose process carries a pid have it: a name alone is a label, not an observed process.
+ */
+export const SRC_PROCESS_CONTEXT = "JSONExtractRaw(`extras`, 'src', 'process')";
+export const SRC_PROCESS_HAS_PID = "JSONHas(`extras`, 'src', 'process', 'pid')";
+
 /** Whether a traffic-link PQL sentence may filter on `path` (it needs a filterable registry column). */
 export const filterable = (path: string): boolean => columnForPath(path)?.filterable ?? false;
-
-/** The external organization of a flow's destination: the service, else the AS holder, else the address. */
-export const DST_ORG = `coalesce(${COLLECTOR_ORG_SQL}, \`dst_ip\`)`;
-
-/** Internal source to external destination (flowstore/egress.ts). */
-export const EGRESS = EGRESS_SQL;
-/** The source is an internal host. */
-export const SRC_INTERNAL = `(${SRC_INTERNAL_SQL}) = 1`;
-/** The destination is an internal host (not external, and an address). */
-export const DST_INTERNAL = `((${DST_EXTERNAL_SQL}) = 0 AND \`dst_ip_addr\` IS NOT NULL)`;

@@ -8,7 +8,7 @@ import {
   type TimelineEvent,
   type TrafficLink,
 } from '../investigations/investigation.model.js';
-import type { Assessment, Episode, Story } from './episode.js';
+import type { Assessment, Episode, ObservedProcess, Story } from './episode.js';
 import type { HostContext } from './host-context.js';
 
 export const iso = (ms: number) => new Date(ms).toISOString();
@@ -69,7 +69,11 @@ export function leg(stage: ProvenanceLeg['stage'], title: string, headline: stri
   };
 }
 
-/** The execution leg: the process that owned the sockets when host logs name it, else a gap. */
+/**
+ * The execution leg: the process that owned the source's sockets. Directly observed when the flows
+ * carry its host context (a pid, and the program and user when known: what a collector on the
+ * host reads from /proc); inferred when they only name a program; a gap when they name none.
+ */
 export function executionLeg(episode: Episode, host: HostContext, techniques: (process: string) => AttackRef[]): ProvenanceLeg {
   const process = episode.facts.processes[0];
   const where = host.hostname ?? episode.source;
@@ -81,13 +85,52 @@ export function executionLeg(episode: Episode, host: HostContext, techniques: (p
     });
   }
   const others = episode.facts.processes.slice(1);
-  return leg('execution', 'Execution', `${process} on ${where} opened the connections`, {
-    detail: others.length ? `Also seen: ${others.join(', ')}.` : null,
+  const alsoSeen = others.length ? `Also seen: ${others.join(', ')}.` : null;
+  const collector = host.node ? [actor('tool', `collector ${host.node.id}`, 'host context')] : [];
+  const observed = episode.facts.observedProcesses.filter((p) => p.name === process);
+  if (observed.length === 0) {
+    return leg('execution', 'Execution', `${process} on ${where} opened the connections`, {
+      detail: alsoSeen,
+      confidence: 'inferred',
+      gapReason: 'The flows name the program but carry no process id, program path or user: which instance ran it, and for whom, is not established.',
+      at: iso(episode.firstMs),
+      actors: [actor('process', process, `on ${where}`), ...collector],
+      attack: techniques(process),
+      pivotKeys: [`process.name=${process}`, `src.ip=${episode.source}`],
+    });
+  }
+  const first = observed[0];
+  const pids = observed.map((p) => p.pid);
+  const accounts = uniqUsers(observed);
+  const program = first.executable ? `${first.executable}, ` : '';
+  return leg('execution', 'Execution', `${process} (pid ${list(pids, 3)}${first.user ? `, user ${first.user}` : ''}) on ${where} opened the connections`, {
+    detail: [`The owning process was observed on the host: ${observed.map(describeProcess).join('; ')}.`, alsoSeen].filter(Boolean).join(' '),
     at: iso(episode.firstMs),
-    actors: [actor('process', process, `on ${where}`), ...(host.node ? [actor('tool', `collector ${host.node.id}`, 'host logs')] : [])],
+    actors: [
+      actor('process', process, `${program}pid ${list(pids, 3)} on ${where}`),
+      ...accounts.map((a) => actor('account', a.label, a.detail ? `${a.detail} on ${where}` : `on ${where}`)),
+      ...collector,
+    ],
     attack: techniques(process),
-    pivotKeys: [`process.name=${process}`, `src.ip=${episode.source}`],
+    pivotKeys: [`process.name=${process}`, ...pids.slice(0, 3).map((pid) => `process.pid=${pid}`), ...accounts.flatMap((a) => a.pivot), `src.ip=${episode.source}`],
   });
+}
+
+function describeProcess(p: ObservedProcess): string {
+  const user = p.user ?? (p.uid !== null ? `uid ${p.uid}` : null);
+  return [`pid ${p.pid}`, p.executable, user ? `user ${user}` : null].filter(Boolean).join(', ');
+}
+
+/** The accounts the processes ran as: the name when the host has one, else the uid. */
+function uniqUsers(observed: ObservedProcess[]): { label: string; detail: string | null; pivot: string[] }[] {
+  const accounts = new Map<string, { label: string; detail: string | null; pivot: string[] }>();
+  for (const p of observed) {
+    if (p.user === null && p.uid === null) continue;
+    const label = p.user ?? `uid ${p.uid}`;
+    const uid = p.uid === null ? [] : [`uid=${p.uid}`];
+    accounts.set(label, { label, detail: p.user !== null && p.uid !== null ? `uid ${p.uid}` : null, pivot: uid });
+  }
+  return [...accounts.values()];
 }
 
 const AUTHORIZED: OpenQuestion = {

@@ -8,6 +8,8 @@ import { LockSpace, PeriodicJob, withAdvisoryLock } from '../../infra/jobs.js';
 import type { Logger } from '../../infra/logger.js';
 import { type EventRecorder, noEvents } from '../events/events.service.js';
 import { type InvestigationWrite, InvestigationStore } from '../investigations/investigations.store.js';
+import { OwnNetworkService } from '../networks/networks.service.js';
+import { OwnNetworkStore } from '../networks/networks.store.js';
 import { DetectionStore, type TimeWindow } from './detection.store.js';
 import { BEACON_THRESHOLDS, DETECTORS, detectorOf } from './detectors/index.js';
 import type { Detector, Episode } from './episode.js';
@@ -153,7 +155,8 @@ export class DetectionService {
     private readonly events: EventRecorder = noEvents,
     private readonly detectors: readonly Detector[] = DETECTORS,
   ) {
-    this.store = new DetectionStore(flows);
+    const networks = new OwnNetworkService(new OwnNetworkStore(db.prisma));
+    this.store = new DetectionStore(flows, (ids) => networks.rangesOf(ids));
     this.investigations = new InvestigationStore(db.prisma);
     this.job = new PeriodicJob('detection', options.intervalMs, () => this.runSchedule(), logger);
   }

@@ -86,8 +86,9 @@ describe('explore rollups', () => {
   let beaconOrg: string;
   let beaconSource: string;
 
+  const noOwnNetworks = async () => [];
   const insert = (customerId: string, batchId: string, flows: Record<string, unknown>[]) => insertFlowBatch(engine, { customerId, nodeId: 'n1', batchId, flows });
-  const services = () => ({ rollups: new ExploreService(engine, dataset, now), rows: new ExploreService(rowsOnly(engine), dataset, now) });
+  const services = () => ({ rollups: new ExploreService(engine, dataset, noOwnNetworks, now), rows: new ExploreService(rowsOnly(engine), dataset, noOwnNetworks, now) });
 
   /** Every view of every window, for the top organizations, the dataset-named one and one without flows. */
   async function everyView(service: ExploreService, request: Record<string, unknown> = {}) {
@@ -146,7 +147,7 @@ describe('explore rollups', () => {
 
   it('gives each statement a rollup that can answer it', async () => {
     const seen: Ran[] = [];
-    const service = new ExploreService(recording(engine, seen), dataset, now);
+    const service = new ExploreService(recording(engine, seen), dataset, noOwnNetworks, now);
     const input = { instanceIds: [TENANT], ...WINDOWS.hours };
     await service.organizations(session, input);
     for (const view of ['header', 'temporal', 'cadence', 'transfer', 'reach', 'access'] as const) await service[view](session, datasetOrg, input);

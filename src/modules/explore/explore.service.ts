@@ -7,7 +7,7 @@
 import { Scopes } from '../../auth/scopes.js';
 import type { Session } from '../../auth/session.js';
 import { DomainError, authorizationError } from '../../errors.js';
-import { FlowQueryError, type FlowEngine, formatIpv6, type IpOrgDataset, parseIp, resolveDateTimeFilter } from '../../flowstore/index.js';
+import { FlowQueryError, type FlowEngine, formatIpv6, type IpOrgDataset, type OwnNetworkRange, ownSegments, parseIp, reclassifies, resolveDateTimeFilter } from '../../flowstore/index.js';
 import { cadenceOf, type Cadence } from './cadence.js';
 import * as store from './explore.store.js';
 
@@ -69,6 +69,8 @@ export class ExploreService {
   constructor(
     private readonly engine: FlowEngine,
     readonly dataset: IpOrgDataset,
+    /** The own networks of already authorized tenants (networks.service.ts), read per request so a change shows at once. */
+    private readonly ownNetworks: (customerIds: readonly string[]) => Promise<OwnNetworkRange[]>,
     private readonly now: () => number = Date.now,
   ) {}
 
@@ -193,9 +195,9 @@ export class ExploreService {
     return { ...envelope(readout), ...lists };
   }
 
-  /** The scope of one organization's views, with the addresses the dataset attributes to it. */
+  /** The scope of one organization's views, with the addresses own networks or the dataset attribute to it. */
   private async ofOrg(scope: store.ExploreScope, org: string): Promise<store.ExploreScope> {
-    return { ...scope, orgAddresses: await store.datasetAddresses(this.engine, scope, org) };
+    return { ...scope, orgAddresses: await store.orgAddresses(this.engine, scope, org) };
   }
 
   /** The dataset's state when it is not serving: flows without a collector-supplied org stay unattributed. */
@@ -231,8 +233,12 @@ export class ExploreService {
       throw new DomainError(e.status, e.code, e.message, { details: e.details, body: { unauthorized_instance_ids: unauthorized } });
     }
     void this.dataset.ensure();
+    const networks = await this.ownNetworks(customerIds);
+    const reclassifying = new Set(networks.filter(reclassifies).map((n) => n.customerId));
+    const own = ownSegments(networks);
+    const reclassified = own.filter((s) => reclassifying.has(s.customerId));
     return {
-      scope: { customerIds, startMs, endMs, ...(srcIp !== undefined ? { srcIp } : {}), withDataset: this.dataset.ready },
+      scope: { customerIds, startMs, endMs, ...(srcIp !== undefined ? { srcIp } : {}), withDataset: this.dataset.ready, own, ...(reclassified.length ? { reclassified } : {}) },
       envelope: (readout) => ({ status: 'success', results_for: customerIds, timestamp: envelopeTimestamp(this.now()), readout }),
     };
   }

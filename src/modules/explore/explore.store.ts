@@ -14,6 +14,10 @@ import {
   type FlowEngine,
   INTER_ARRIVAL_FIELDS,
   named,
+  ownJoinSql,
+  ownKindSql,
+  ownNameSql,
+  type OwnSegment,
   ParamBag,
   type Rollup,
 } from '../../flowstore/index.js';
@@ -22,11 +26,15 @@ import {
 export interface ExploreScope extends EgressWindow {
   /** Whether the IP → organization dictionary may be used. */
   withDataset: boolean;
+  /** The tenants' own networks (docs/networks.md), consulted before the dataset; usually none. */
+  own: readonly OwnSegment[];
   /**
    * Per-organization views: the destination addresses of flows without a collector-supplied
-   * organization that the dataset gives this organization (datasetAddresses); usually few.
+   * organization that own networks or the dataset give this organization (orgAddresses), per
+   * tenant when own networks are in play (the same address may be named differently by two
+   * tenants), else for every tenant (`customerId` absent); usually few.
    */
-  orgAddresses?: readonly string[];
+  orgAddresses?: readonly OrgAddresses[];
   timeoutMs?: number;
 }
 
@@ -49,31 +57,58 @@ function run<T>(engine: FlowEngine, s: ExploreScope, rollup: Rollup, sql: string
   });
 }
 
+/** Addresses an organization has among flows without a collector organization: of one tenant, or of every tenant. */
+export interface OrgAddresses {
+  customerId?: string;
+  addrs: string[];
+}
+
 /**
  * Flows of one organization, on rollup keys only: those the collector named it, and those whose
- * address the dataset names it, from the list `datasetAddresses` found (the branch is left out
- * when no address qualifies; its `collector_org IS NULL` lets the rollups' order narrow the read).
+ * address own networks or the dataset name it, from the lists `orgAddresses` found (the branch
+ * is left out when no address qualifies; its `collector_org IS NULL` lets the rollups' order
+ * narrow the read).
  */
 function orgWhere(s: ExploreScope, org: string, p: ParamBag): string {
   const byCollector = `\`collector_org\` = ${p.add(org, 'String')}`;
   if (!s.orgAddresses?.length) return byCollector;
-  return `(${byCollector} OR (\`collector_org\` IS NULL AND ${DATASET_IP_SQL} IN (SELECT arrayJoin(${p.add(s.orgAddresses, 'Array(IPv6)')}))))`;
+  const byAddress = s.orgAddresses.map(({ customerId, addrs }) => {
+    const inList = `${DATASET_IP_SQL} IN (SELECT arrayJoin(${p.add(addrs, 'Array(IPv6)')}))`;
+    return customerId === undefined ? inList : `(\`customer_id\` = ${p.add(customerId, 'String')} AND ${inList})`;
+  });
+  return `(${byCollector} OR (\`collector_org\` IS NULL AND (${byAddress.join(' OR ')})))`;
 }
 
+/** Column aliases of the own-network join (flowstore/own-networks.ts). */
+const OWN = 'own';
+
 /**
- * Destination addresses of flows without a collector organization that the dataset gives `org`,
- * over the whole hours covering the window: a superset is enough, since the views filter the
- * window themselves, and the rollup alone answers it.
+ * Destination addresses of flows without a collector organization that `org` names: the tenant's
+ * external own network first, else the dataset; addresses in an internal own network are no
+ * organization's. Over the whole hours covering the window: a superset is enough, since the views
+ * filter the window themselves, and the rollup alone answers it.
  */
-export async function datasetAddresses(engine: FlowEngine, s: ExploreScope, org: string): Promise<string[]> {
-  if (!s.withDataset) return [];
+export async function orgAddresses(engine: FlowEngine, s: ExploreScope, org: string): Promise<OrgAddresses[]> {
+  if (!s.withDataset && !s.own.length) return [];
   const p = new ParamBag();
-  const rows = egressRows(DESTINATIONS, s, p, { keys: ['dataset_ip'], values: [], where: '`collector_org` IS NULL', covering: true });
+  const keys = s.own.length ? (['customer_id', 'dataset_ip'] as const) : (['dataset_ip'] as const);
+  const rows = egressRows(DESTINATIONS, s, p, { keys, values: [], where: '`collector_org` IS NULL', covering: true });
+  const name = p.add(org, 'String');
+  if (!s.own.length) {
+    const sql = named('explore:org.dataset_addresses', `SELECT toString(dataset_ip) AS addr FROM ${rows} WHERE ${datasetOrgSql('dataset_ip')} = ${name} LIMIT ${MAX_ORG_ADDRESSES}`);
+    return [{ addrs: (await run<{ addr: string }>(engine, s, DESTINATIONS, sql, p)).map((r) => r.addr) }];
+  }
+  const kind = ownKindSql(OWN, 'f.dataset_ip');
+  const byDataset = s.withDataset ? ` OR (${kind} = 0 AND ${datasetOrgSql('f.dataset_ip')} = ${name})` : '';
   const sql = named(
-    'explore:org.dataset_addresses',
-    `SELECT toString(dataset_ip) AS addr FROM ${rows} WHERE ${datasetOrgSql('dataset_ip')} = ${p.add(org, 'String')} LIMIT ${MAX_ORG_ADDRESSES}`,
+    'explore:org.own_addresses',
+    `SELECT f.customer_id AS customer_id, toString(f.dataset_ip) AS addr FROM ${rows} AS f${ownJoinSql(s.own, p, OWN, 'f.customer_id', 'f.dataset_ip')} ` +
+      `WHERE (${kind} = 2 AND ${ownNameSql(OWN, 'f.dataset_ip')} = ${name})${byDataset} LIMIT ${MAX_ORG_ADDRESSES}`,
   );
-  return (await run<{ addr: string }>(engine, s, DESTINATIONS, sql, p)).map((r) => r.addr);
+  const found = await run<{ customer_id: string; addr: string }>(engine, s, DESTINATIONS, sql, p);
+  const byTenant = new Map<string, string[]>();
+  for (const r of found) byTenant.set(r.customer_id, [...(byTenant.get(r.customer_id) ?? []), r.addr]);
+  return [...byTenant].map(([customerId, addrs]) => ({ customerId, addrs }));
 }
 
 export interface OrgListRow {
@@ -89,19 +124,27 @@ export interface OrgListRow {
 /**
  * Organizations ranked by bytes (then name), at most `size`, with the number of organizations
  * and of egress flows (attributed or not) on every row. Sums per (collector org, unattributed
- * address), then the dictionary on those few rows, then per organization.
+ * address), then own networks and the dictionary on those few rows, then per organization.
+ * Addresses in a tenant's internal own network are not egress: their flows are left out.
  */
 export async function listOrganizations(engine: FlowEngine, s: ExploreScope, size: number): Promise<OrgListRow[]> {
   const p = new ParamBag();
-  const rows = egressRows(SOURCES, s, p, { keys: ['collector_org', 'dataset_ip', 'src_ip'], values: ['up', 'down', 'n'] });
-  const lookup = s.withDataset ? `coalesce(collector_org, ${datasetOrgSql('dataset_ip')})` : 'collector_org';
+  const own = s.own.length > 0;
+  const perTenant = own ? 'customer_id, ' : '';
+  const rows = egressRows(SOURCES, s, p, { keys: [...(own ? (['customer_id'] as const) : []), 'collector_org', 'dataset_ip', 'src_ip'], values: ['up', 'down', 'n'] });
+  let sums = `SELECT ${perTenant}collector_org, dataset_ip, sum(up) AS up, sum(down) AS down, sum(n) AS n, uniqExactState(src_ip) AS srcs FROM ${rows} GROUP BY ${perTenant}collector_org, dataset_ip`;
+  if (own) {
+    sums =
+      `SELECT f.collector_org AS collector_org, f.dataset_ip AS dataset_ip, up, down, n, srcs, ${ownNameSql(OWN, 'f.dataset_ip')} AS own_org ` +
+      `FROM (${sums}) AS f${ownJoinSql(s.own, p, OWN, 'f.customer_id', 'f.dataset_ip')} WHERE ${ownKindSql(OWN, 'f.dataset_ip')} != 1`;
+  }
+  const lookup = `coalesce(${['collector_org', ...(own ? ['own_org'] : []), ...(s.withDataset ? [datasetOrgSql('dataset_ip')] : [])].join(', ')})`;
   const sql = named(
     'explore:organizations',
     `SELECT name, ${int('up')} AS upload, ${int('down')} AS download, n AS flows, sources, ` +
       `countIf(name IS NOT NULL) OVER () AS total_orgs, sum(n) OVER () AS total_flows FROM (` +
-      `SELECT ${lookup} AS name, sum(up) AS up, sum(down) AS down, sum(n) AS n, uniqExactMerge(srcs) AS sources FROM (` +
-      `SELECT collector_org, dataset_ip, sum(up) AS up, sum(down) AS down, sum(n) AS n, uniqExactState(src_ip) AS srcs FROM ${rows} GROUP BY collector_org, dataset_ip` +
-      `) GROUP BY name) ORDER BY isNull(name), up + down DESC, name ASC LIMIT ${p.add(size, 'UInt32')}`,
+      `SELECT ${lookup} AS name, sum(up) AS up, sum(down) AS down, sum(n) AS n, uniqExactMerge(srcs) AS sources FROM (${sums}) ` +
+      `GROUP BY name) ORDER BY isNull(name), up + down DESC, name ASC LIMIT ${p.add(size, 'UInt32')}`,
   );
   return (await run<OrgListRow>(engine, s, SOURCES, sql, p)).map((r) => ({ ...r, flows: Number(r.flows), sources: Number(r.sources), total_orgs: Number(r.total_orgs), total_flows: Number(r.total_flows) }));
 }

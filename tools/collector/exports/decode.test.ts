@@ -126,6 +126,8 @@ describe.each(VERSIONS.filter((v) => v.name !== 'v5'))('softflowd $name template
     const all = decoder.decode(e.datagrams[0], '127.0.0.1', e.port);
     expect(all.map(summary).sort()).toEqual(inOrder);
     expect(decoder.waitingSets()).toBe(0);
+    expect(decoder.templates).toEqual({ waits: decoder.templates.waits, withdrawn: 0 });
+    expect(decoder.templates.waits).toBeGreaterThanOrEqual(dataOnly.length);
   });
 
   it('counts a sequence gap when a datagram is lost', () => {
@@ -134,6 +136,11 @@ describe.each(VERSIONS.filter((v) => v.name !== 'v5'))('softflowd $name template
     const { decoder } = decodeAll([e.datagrams[0], ...e.datagrams.slice(2)], e.port);
     // v9 numbers packets; IPFIX numbers data records.
     expect(decoder.sequence).toEqual({ gaps: 1, missing: v.kind === 'netflow_v9' ? 1 : lost });
+    // softflowd exports one observation domain (source id) from its one socket.
+    const records = decodeAll(e.datagrams, e.port).records.length - lost;
+    expect(decoder.domains()).toEqual([
+      { exporter: `127.0.0.1:${e.port}`, domain: expect.any(Number), kind: v.kind, messages: e.datagrams.length - 1, records, gaps: 1, missing: v.kind === 'netflow_v9' ? 1 : lost },
+    ]);
   });
 });
 
@@ -176,6 +183,7 @@ it('counts a lost NetFlow v5 datagram as the flows it carried', () => {
   const lost = e.datagrams[1].readUInt16BE(2);
   const { decoder } = decodeAll([e.datagrams[0], ...e.datagrams.slice(2)], e.port);
   expect(decoder.sequence).toEqual({ gaps: 1, missing: lost });
+  expect(decoder.domains()).toMatchObject([{ exporter: `127.0.0.1:${e.port}`, kind: 'netflow_v5', messages: e.datagrams.length - 1, gaps: 1, missing: lost }]);
 });
 
 it('reads RFC 5103 reverse elements in softflowd -b templates', () => {
@@ -295,6 +303,18 @@ describe('hostile input', () => {
     expect(decoder.drops).toEqual({ unknown_template: 1200 - kept });
   });
 
+  it('counts at most countedDomainsPerExporter domains one by one, and the totals over all', () => {
+    const decoder = new ExportDecoder({ customerId: 'c1', limits: { countedDomainsPerExporter: 2 } });
+    // Each domain's second message skips 5 records ahead: one gap per domain.
+    for (let domain = 0; domain < 5; domain++) {
+      decoder.decode(ipfixMessage([], 0, domain), '127.0.0.1', 4739);
+      decoder.decode(ipfixMessage([], 5, domain), '127.0.0.1', 4739);
+    }
+    expect(decoder.sequence).toEqual({ gaps: 5, missing: 25 });
+    expect(decoder.domains()).toEqual([0, 1].map((domain) => ({ exporter: '127.0.0.1:4739', domain, kind: 'ipfix', messages: 2, records: 0, gaps: 1, missing: 5 })));
+    expect(decoder.domains(1)).toHaveLength(1);
+  });
+
   it('makes data sets wait again after their template is withdrawn', () => {
     const e = exports.get('IPFIX')!;
     const decoder = new ExportDecoder({ customerId: 'c1' });
@@ -304,6 +324,7 @@ describe('hostile input', () => {
     decoder.decode(ipfixMessage([withdrawal]), '127.0.0.1', e.port);
     expect(decoder.decode(e.datagrams[1], '127.0.0.1', e.port)).toEqual([]);
     expect(decoder.waitingSets()).toBe(1);
+    expect(decoder.templates).toEqual({ waits: 1, withdrawn: 1 });
   });
 });
 

@@ -7,7 +7,7 @@ import type { DropCounts } from '../meter/packet.js';
 import { applyField, emptyFields, readUint, type FlowFields } from './fields.js';
 import { readV5Header, readV5Record } from './netflow5.js';
 import { buildExportRecord, type ExportKind, type ExportRecord, type Exporter, type RecordTimes } from './record.js';
-import { DEFAULT_LIMITS, ExporterState, type ExportLimits, type Template } from './state.js';
+import { DEFAULT_LIMITS, type DomainCounts, ExporterState, type ExportLimits, type Template } from './state.js';
 import { countDrop, parseTemplateSet, VARIABLE_LENGTH } from './templates.js';
 
 const UPTIME_WRAP = 4294967296;
@@ -17,6 +17,21 @@ export interface SequenceCounts {
   gaps: number;
   /** Units the gaps skipped: flows (v5), packets (v9) or data records (IPFIX). */
   missing: number;
+}
+
+/** Template handling over all exporters. */
+export interface TemplateCounts {
+  /** Data sets that arrived before their template and were held (decoded later, or pushed out: `unknown_template`). */
+  waits: number;
+  /** Templates withdrawn by IPFIX withdrawal messages (one per message that withdraws all of a kind). */
+  withdrawn: number;
+}
+
+/** One exporter's observation domain, for diagnostics. */
+export interface DomainDiagnostics extends DomainCounts {
+  /** The sender, address:port. */
+  exporter: string;
+  domain: number;
 }
 
 export interface DecoderOptions {
@@ -38,6 +53,7 @@ type State = ExporterState<MessageContext>;
 export class ExportDecoder {
   readonly drops: DropCounts = {};
   readonly sequence: SequenceCounts = { gaps: 0, missing: 0 };
+  readonly templates: TemplateCounts = { waits: 0, withdrawn: 0 };
   private readonly exporters = new Map<string, State>();
   private readonly limits: ExportLimits;
   private readonly customerId: string;
@@ -52,6 +68,25 @@ export class ExportDecoder {
     let n = 0;
     for (const state of this.exporters.values()) n += state.waiting.length;
     return n;
+  }
+
+  /**
+   * Per exporter and domain, those with the most gaps first, at most `max` (an exporter may
+   * spread over thousands of domains; the totals are in `sequence`).
+   */
+  domains(max = 100): DomainDiagnostics[] {
+    const all: DomainDiagnostics[] = [];
+    for (const [exporter, state] of this.exporters) {
+      for (const [domain, counts] of state.domainCounts) all.push({ exporter, domain, ...counts });
+    }
+    return all.sort((a, b) => b.gaps - a.gaps || b.records - a.records).slice(0, max);
+  }
+
+  /** Counts a message of `kind` for its domain. */
+  private countMessage(state: State, domain: number, kind: ExportKind): void {
+    const counts = state.countsOf(domain);
+    counts.messages++;
+    counts.kind = kind;
   }
 
   /** The records of one datagram from `address`:`port` (plus any earlier sets its templates unlock). */
@@ -89,10 +124,15 @@ export class ExportDecoder {
   private checkSequence(state: State, domain: number, start: number | undefined, next: number | undefined): void {
     const expected = state.nextSequence.get(domain);
     if (expected !== undefined && start !== undefined && expected !== start) {
+      const counts = state.countsOf(domain);
       this.sequence.gaps++;
+      counts.gaps++;
       const skipped = (start - expected + UPTIME_WRAP) % UPTIME_WRAP;
       // A number behind the expected one is a reordered or restarted stream, not a loss.
-      if (skipped < UPTIME_WRAP / 2) this.sequence.missing += skipped;
+      if (skipped < UPTIME_WRAP / 2) {
+        this.sequence.missing += skipped;
+        counts.missing += skipped;
+      }
     }
     if (next === undefined) state.nextSequence.delete(domain);
     else state.nextSequence.set(domain, next % UPTIME_WRAP);
@@ -101,9 +141,10 @@ export class ExportDecoder {
   private decodeV5(b: Uint8Array, address: string, port: number, state: State, out: ExportRecord[]): void {
     const header = readV5Header(b);
     if (typeof header === 'string') return countDrop(this.drops, header);
+    this.countMessage(state, header.engine, 'netflow_v5');
     this.checkSequence(state, header.engine, header.sequence, header.sequence + header.count);
     const ctx: MessageContext = { kind: 'netflow_v5', exporter: { address, port, domain: header.engine }, exportMs: header.exportMs, uptimeMs: header.sysUptimeMs };
-    for (let i = 0; i < header.count; i++) this.emit(readV5Record(b, i), ctx, header.samplingInterval, undefined, out);
+    for (let i = 0; i < header.count; i++) this.emit(readV5Record(b, i), ctx, state, header.samplingInterval, out);
   }
 
   /** NetFlow v9 and IPFIX share their set framing: (id, length) then the body. */
@@ -124,6 +165,7 @@ export class ExportDecoder {
       exportMs: readUint(b, ipfix ? 4 : 8, 4) * 1000,
       uptimeMs: ipfix ? undefined : readUint(b, 4, 4),
     };
+    this.countMessage(state, domain, ctx.kind);
     const templateSet = ipfix ? 2 : 0;
     const optionsSet = ipfix ? 3 : 1;
     let flowRecords = 0;
@@ -148,6 +190,7 @@ export class ExportDecoder {
         const template = state.template(domain, id);
         if (!template) {
           waited = true;
+          this.templates.waits++;
           const pushedOut = state.wait({ domain, templateId: id, bytes: b.slice(body, setEnd), context: ctx });
           if (pushedOut > 0) countDrop(this.drops, 'unknown_template', pushedOut);
         } else if (template.scopeCount > 0) optionRecords += this.decodeData(b, body, setEnd, template, ctx, state, out);
@@ -195,6 +238,7 @@ export class ExportDecoder {
   /** Stores or withdraws a template; true when one was stored. */
   private learnTemplate(state: State, domain: number, id: number, template: Template): boolean {
     if (template.fields.length === 0) {
+      this.templates.withdrawn++;
       if (id === 2 || id === 3) state.withdrawAll(domain);
       else state.withdraw(domain, id);
       return false;
@@ -231,7 +275,7 @@ export class ExportDecoder {
       }
       count++;
       if (template.scopeCount > 0) this.learnOptions(f, state, domain);
-      else this.emit(f, ctx, state.sampling.get(domain) ?? 1, state.systemInitMs.get(domain), out);
+      else this.emit(f, ctx, state, state.sampling.get(domain) ?? 1, out);
     }
     // Padding follows records; a set too short for even one record is not padding.
     if (count === 0 && end > off) countDrop(this.drops, 'short_data_set');
@@ -249,12 +293,14 @@ export class ExportDecoder {
     if (f.systemInitMs !== undefined) state.systemInitMs.set(domain, f.systemInitMs);
   }
 
-  private emit(f: FlowFields, ctx: MessageContext, sampling: number, systemInitMs: number | undefined, out: ExportRecord[]): void {
-    const times = timesOf(f, ctx, systemInitMs);
+  private emit(f: FlowFields, ctx: MessageContext, state: State, sampling: number, out: ExportRecord[]): void {
+    // v5 has no options records: its boot time is in the header (ctx.uptimeMs).
+    const times = timesOf(f, ctx, state.systemInitMs.get(ctx.exporter.domain));
     if (!times) return countDrop(this.drops, 'no_flow_time');
     const record = buildExportRecord(f, ctx.kind, ctx.exporter, times, sampling, this.customerId);
-    if (record) out.push(record);
-    else countDrop(this.drops, 'no_addresses');
+    if (!record) return countDrop(this.drops, 'no_addresses');
+    out.push(record);
+    state.countsOf(ctx.exporter.domain).records++;
   }
 }
 

@@ -1,10 +1,11 @@
 // Receives NetFlow v5/v9 and IPFIX datagrams on one UDP socket and hands each
 // decoded record on; the sender's address and port key its exporter state.
-// Diagnostics: datagrams received, records, drops by reason, sequence gaps.
+// Diagnostics: datagrams received, records, drops by reason, template waits and
+// withdrawals, sequence gaps overall and per exporter and observation domain.
 
 import dgram from 'node:dgram';
 import { isIPv6 } from 'node:net';
-import { ExportDecoder, type DecoderOptions, type SequenceCounts } from './decode.js';
+import { type DecoderOptions, type DomainDiagnostics, ExportDecoder, type SequenceCounts, type TemplateCounts } from './decode.js';
 import type { ExportRecord } from './record.js';
 import type { DropCounts } from '../meter/packet.js';
 
@@ -14,6 +15,9 @@ export interface ExportDiagnostics {
   waitingSets: number;
   drops: DropCounts;
   sequence: SequenceCounts;
+  templates: TemplateCounts;
+  /** The domains with the most gaps first, at most 100. */
+  domains: DomainDiagnostics[];
 }
 
 export class ExportListener {
@@ -57,6 +61,8 @@ export class ExportListener {
       waitingSets: this.decoder.waitingSets(),
       drops: { ...this.decoder.drops },
       sequence: { ...this.decoder.sequence },
+      templates: { ...this.decoder.templates },
+      domains: this.decoder.domains(),
     };
   }
 

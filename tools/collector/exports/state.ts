@@ -2,6 +2,8 @@
 // waiting for their template, sequence numbers and sampling, each keyed by
 // observation domain (IPFIX) or source id (v9). Every store is bounded.
 
+import type { ExportKind } from './record.js';
+
 export interface FieldSpec {
   ie: number;
   pen: number;
@@ -25,8 +27,22 @@ export interface WaitingSet<C> {
   context: C;
 }
 
+/** What one observation domain of one exporter sent, and the sequence gaps in it. */
+export interface DomainCounts {
+  /** What the domain's latest message was. */
+  kind: ExportKind;
+  messages: number;
+  records: number;
+  /** Messages whose sequence number was not the one expected. */
+  gaps: number;
+  /** Units the gaps skipped: flows (v5), packets (v9) or data records (IPFIX). */
+  missing: number;
+}
+
 export interface ExportLimits {
   templatesPerExporter: number;
+  /** Domains per exporter counted one by one; the decoder's totals count the rest too. */
+  countedDomainsPerExporter: number;
   waitingSetsPerExporter: number;
   waitingBytesPerExporter: number;
   exporters: number;
@@ -34,6 +50,7 @@ export interface ExportLimits {
 
 export const DEFAULT_LIMITS: ExportLimits = {
   templatesPerExporter: 4096,
+  countedDomainsPerExporter: 256,
   waitingSetsPerExporter: 1000,
   waitingBytesPerExporter: 1 << 20,
   exporters: 10_000,
@@ -53,8 +70,19 @@ export class ExporterState<C> {
   readonly lastSequence = new Map<number, number>();
   readonly sampling = new Map<number, number>();
   readonly systemInitMs = new Map<number, number>();
+  /** Per observation domain (v9 source id, v5 engine), up to countedDomainsPerExporter of them. */
+  readonly domainCounts = new Map<number, DomainCounts>();
 
   constructor(private readonly limits: ExportLimits) {}
+
+  /** The domain's counts; a scratch object, counted nowhere, past the bound. */
+  countsOf(domain: number): DomainCounts {
+    let counts = this.domainCounts.get(domain);
+    if (counts) return counts;
+    counts = { kind: 'ipfix', messages: 0, records: 0, gaps: 0, missing: 0 };
+    if (this.domainCounts.size < this.limits.countedDomainsPerExporter) this.domainCounts.set(domain, counts);
+    return counts;
+  }
 
   template(domain: number, id: number): Template | undefined {
     return this.templates.get(templateKey(domain, id));

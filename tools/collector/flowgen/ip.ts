@@ -39,7 +39,11 @@ export function hostInCidr(cidr: Cidr, index: number): string {
 
 /** RFC 1918 ranges: what a sensor labels `private`. */
 export function isPrivate(ip: string): boolean {
-  const n = ipToNumber(ip);
+  return isPrivateIPv4(ipToNumber(ip));
+}
+
+/** isPrivate of an address as its uint32. */
+export function isPrivateIPv4(n: number): boolean {
   const a = n >>> 24;
   const b = (n >>> 16) & 255;
   return a === 10 || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168);

@@ -30,10 +30,19 @@ export interface ClassificationContext {
   fqdn?: string;
 }
 
-/** extra: the process that owns the socket, from host logs on managed hosts. */
+/**
+ * extra: the process that owns the socket, from host logs on managed hosts, or from /proc when
+ * the collector runs on the host (tools/collector/host/). Optional fields follow Elastic Common
+ * Schema's `process.*` names.
+ */
 export interface ProcessInfo {
   name: string;
   pid: number; // int
+  ppid?: number; // int
+  /** Absolute path of the program file. */
+  executable?: string;
+  /** The socket's owner: `id` the uid, `name` from the host's passwd when it has one. */
+  user?: { id: number; name?: string }; // id int
 }
 
 export interface DirectionFields {

@@ -100,6 +100,13 @@ function direction(p: Problems, record: Json, key: 'src' | 'dst'): void {
   if (proc) {
     expect(p, proc, 'name', `${path}.process`, 'string');
     expect(p, proc, 'pid', `${path}.process`, 'int');
+    expect(p, proc, 'ppid', `${path}.process`, 'int', true);
+    expect(p, proc, 'executable', `${path}.process`, 'string', true);
+    const user = child(p, proc, 'user', `${path}.process`, true);
+    if (user) {
+      expect(p, user, 'id', `${path}.process.user`, 'int');
+      expect(p, user, 'name', `${path}.process.user`, 'string', true);
+    }
   }
 }
 

@@ -53,6 +53,14 @@ describe('wire.md §5.4 shape', () => {
     expect(broken((r) => (r.dst.ip = '2001:db8::1'))).toEqual([]);
     expect(broken((r) => ((r.src.geo = {}), (r.dst.geo = {})))).toEqual([]);
     expect(broken((r) => (r.dst.geo = { city_name: 'Paris' }))).not.toEqual([]);
+    // The host context a collector on the host adds (tools/collector/host/), and its types.
+    const curl = { name: 'curl', pid: 4242, ppid: 1, executable: '/usr/bin/curl', user: { id: 1000, name: 'alice' } };
+    expect(broken((r) => (r.src.process = curl))).toEqual([]);
+    expect(broken((r) => (r.src.process = { ...curl, user: { id: 0 } }))).toEqual([]);
+    expect(broken((r) => (r.src.process = { ...curl, user: 'alice' }))).not.toEqual([]);
+    expect(broken((r) => (r.src.process = { ...curl, user: { id: '1000' } }))).not.toEqual([]);
+    expect(broken((r) => (r.dst.process = { ...curl, ppid: 1.5 }))).not.toEqual([]);
+    expect(broken((r) => (r.dst.process = { ...curl, executable: 7 }))).not.toEqual([]);
   });
 
   it('timestamps are integers in range and never go backwards', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatIPv6 } from './address.js';
+import { formatAddress, formatIPv6, parseAddress } from './address.js';
 
 /** The 16 bytes of a fully written-out address, so each case states its input without our formatter's help. */
 const bytes = (full: string) => Uint8Array.from(Buffer.from(full.replaceAll(':', ''), 'hex'));
@@ -27,5 +27,28 @@ describe('formatIPv6 (RFC 5952)', () => {
     const framed = new Uint8Array(20);
     framed.set(bytes('2001:0db8:0000:0000:0000:0000:0000:0002'), 4);
     expect(formatIPv6(framed, 4)).toBe('2001:db8::2');
+  });
+});
+
+describe('formatAddress and parseAddress', () => {
+  it.each(['0.0.0.0', '10.0.0.5', '255.255.255.255', '::', '::1', '2001:db8::1', 'fd00::5', '2001:db8:0:1:1:1:1:1', 'fe80::9ca3:c7ff:feed:72d1', '::ffff:192.0.2.1'])(
+    '%s survives words and back',
+    (text) => {
+      const words = new Uint32Array(8);
+      const version = parseAddress(text, words, 4);
+      expect(version).toBe(text.includes(':') ? 6 : 4);
+      expect(formatAddress(words, 4, version)).toBe(text);
+    },
+  );
+
+  it('reads uncompressed and uppercase IPv6 into its canonical form', () => {
+    const words = new Uint32Array(4);
+    expect(parseAddress('2001:0DB8:0:0:0:0:0:1', words, 0)).toBe(6);
+    expect(formatAddress(words, 0, 6)).toBe('2001:db8::1');
+    expect([...words]).toEqual([0x20010db8, 0, 0, 1]);
+  });
+
+  it.each(['10.0.0', '10.0.0.256', '1::2::3', '1:2:3:4:5:6:7', '1:2:3:4:5:6:7:8::', 'g::1', 'host.example'])('refuses %s', (text) => {
+    expect(() => parseAddress(text, new Uint32Array(4), 0)).toThrow(/not an IP address/);
   });
 });

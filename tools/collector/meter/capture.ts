@@ -3,10 +3,12 @@
 // it cannot use is counted in `drops` by reason. Link types are passed through untouched: the
 // decoder counts the ones it does not know.
 import { createReadStream } from 'node:fs';
-import type { CapturedFrame, DropCounts } from './packet.js';
+import type { CapturedFrame, DropCounts, FrameSpan } from './packet.js';
 
 /** A record (pcap) or block (pcapng) larger than this is taken for corruption: tcpdump's largest snap length is 256 KiB. */
 export const MAX_RECORD_BYTES = 256 * 1024 + 64;
+/** Bytes after a cut record that can complete it: its largest body and a pcap record header. */
+const JOIN_BYTES = MAX_RECORD_BYTES + 16;
 
 const PCAP_MICRO = 0xa1b2c3d4;
 const PCAP_NANO = 0xa1b23c4d;
@@ -29,6 +31,8 @@ interface Interface {
 }
 
 type Format = 'unknown' | 'pcap' | 'pcapng' | 'stopped';
+
+export type FrameVisitor = (frame: FrameSpan) => void;
 
 function count(drops: DropCounts, reason: string): void {
   drops[reason] = (drops[reason] ?? 0) + 1;
@@ -64,6 +68,8 @@ export class CaptureReader {
   // pcapng: the current section's interfaces, and the last timestamp for the timeless simple packet block
   private interfaces: Interface[] = [];
   private lastMicros = 0;
+  /** The one span read() hands every frame in. */
+  private readonly span: FrameSpan = { tsMicros: 0, linkType: 0, wireLength: 0, bytes: new Uint8Array(0), start: 0, end: 0 };
 
   /** Why the reader stopped reading, when it did (also counted in drops). */
   stoppedReason?: string;
@@ -72,23 +78,51 @@ export class CaptureReader {
     this.drops = drops;
   }
 
+  /** The frames completed by this chunk. */
   push(chunk: Uint8Array): CapturedFrame[] {
-    if (this.format === 'stopped') return [];
-    const bytes = this.pending.length === 0 ? chunk : concat(this.pending, chunk);
-    const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     const frames: CapturedFrame[] = [];
+    this.read(chunk, (f) => frames.push({ tsMicros: f.tsMicros, linkType: f.linkType, wireLength: f.wireLength, data: f.bytes.subarray(f.start, f.end) }));
+    return frames;
+  }
+
+  /**
+   * As push, but each frame goes to `visit` as soon as it is read, as a span of the chunk in an
+   * object reused for every frame: nothing is allocated per frame (the meter's path).
+   */
+  read(chunk: Uint8Array, visit: FrameVisitor): void {
+    if (this.format === 'stopped') return;
+    let rest = chunk;
+    const carried = this.pending.length;
+    if (carried > 0) {
+      // The record cut by the last chunk's end is joined with only the bytes it can need: copying
+      // every chunk behind the carried bytes would cost more than reading it.
+      const joined = concat(this.pending, chunk.subarray(0, Math.min(chunk.length, JOIN_BYTES)));
+      const at = this.readRecords(joined, carried, visit);
+      if (at < carried) {
+        // Still cut (or stopped): the joined bytes hold the whole chunk, since JOIN_BYTES exceeds any record.
+        this.pending = this.stoppedReason === undefined ? joined.slice(at) : new Uint8Array(0);
+        return;
+      }
+      rest = chunk.subarray(at - carried);
+    }
+    const at = this.readRecords(rest, rest.length, visit);
+    // Slice rather than keep a view: the rest of a large chunk must not stay alive for a few bytes.
+    this.pending = this.stoppedReason === undefined ? rest.slice(at) : new Uint8Array(0);
+  }
+
+  /** Reads records from the start of `bytes` until one ends at or past `until`, or none is complete; returns where it stopped. */
+  private readRecords(bytes: Uint8Array, until: number, visit: FrameVisitor): number {
+    const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     let at = 0;
-    for (;;) {
-      const used = this.format === 'unknown' ? this.readFileHeader(bytes, view, at)
-        : this.format === 'pcap' ? this.readPcapRecord(bytes, view, at, frames)
-        : this.format === 'pcapng' ? this.readPcapngBlock(bytes, view, at, frames)
+    while (at < until) {
+      const used = this.format === 'unknown' ? this.readFileHeader(bytes, view, at, visit)
+        : this.format === 'pcap' ? this.readPcapRecord(bytes, view, at, visit)
+        : this.format === 'pcapng' ? this.readPcapngBlock(bytes, view, at, visit)
         : 0;
       if (used === 0) break;
       at += used;
     }
-    // Slice rather than keep a view: the rest of a large chunk must not stay alive for a few bytes.
-    this.pending = this.stoppedReason === undefined ? bytes.slice(at) : new Uint8Array(0);
-    return frames;
+    return at;
   }
 
   /** The input has ended: bytes of an unfinished record or header are a cut file. */
@@ -106,13 +140,13 @@ export class CaptureReader {
     return 0;
   }
 
-  private readFileHeader(bytes: Uint8Array, view: DataView, at: number): number {
+  private readFileHeader(bytes: Uint8Array, view: DataView, at: number, visit: FrameVisitor): number {
     if (bytes.length - at < 4) return 0;
     const magicBig = view.getUint32(at, false);
     const magicLittle = view.getUint32(at, true);
     if (magicBig === PCAPNG_SHB) {
       this.format = 'pcapng';
-      return this.readPcapngBlock(bytes, view, at, []);
+      return this.readPcapngBlock(bytes, view, at, visit);
     }
     const magic = [magicBig, magicLittle].find((m) => m === PCAP_MICRO || m === PCAP_NANO);
     if (magic === undefined) return this.stop('unknown_file_format');
@@ -125,7 +159,7 @@ export class CaptureReader {
     return 24;
   }
 
-  private readPcapRecord(bytes: Uint8Array, view: DataView, at: number, frames: CapturedFrame[]): number {
+  private readPcapRecord(bytes: Uint8Array, view: DataView, at: number, visit: FrameVisitor): number {
     if (bytes.length - at < 16) return 0;
     const le = this.littleEndian;
     const captured = view.getUint32(at + 8, le);
@@ -133,16 +167,11 @@ export class CaptureReader {
     if (bytes.length - at < 16 + captured) return 0;
     const seconds = view.getUint32(at, le);
     const fraction = view.getUint32(at + 4, le);
-    frames.push({
-      tsMicros: seconds * 1e6 + (this.pcapNano ? Math.round(fraction / 1000) : fraction),
-      linkType: this.pcapLinkType,
-      wireLength: Math.max(view.getUint32(at + 12, le), captured),
-      data: bytes.subarray(at + 16, at + 16 + captured),
-    });
+    visit(this.spanOf(seconds * 1e6 + (this.pcapNano ? Math.round(fraction / 1000) : fraction), this.pcapLinkType, Math.max(view.getUint32(at + 12, le), captured), bytes, at + 16, captured));
     return 16 + captured;
   }
 
-  private readPcapngBlock(bytes: Uint8Array, view: DataView, at: number, frames: CapturedFrame[]): number {
+  private readPcapngBlock(bytes: Uint8Array, view: DataView, at: number, visit: FrameVisitor): number {
     if (bytes.length - at < 12) return 0;
     const isSection = view.getUint32(at, false) === PCAPNG_SHB;
     if (isSection) {
@@ -165,9 +194,9 @@ export class CaptureReader {
     } else if (type === BLOCK_IDB) {
       this.readInterface(view, body, bodyEnd);
     } else if (type === BLOCK_EPB || type === BLOCK_OPB) {
-      this.readPacketBlock(type, bytes, view, body, bodyEnd, frames);
+      this.readPacketBlock(type, bytes, view, body, bodyEnd, visit);
     } else if (type === BLOCK_SPB) {
-      this.readSimplePacket(bytes, view, body, bodyEnd, frames);
+      this.readSimplePacket(bytes, view, body, bodyEnd, visit);
     }
     // Other blocks (name resolution, statistics, custom, decryption secrets) say nothing about packets.
     return length;
@@ -197,7 +226,7 @@ export class CaptureReader {
   }
 
   /** Enhanced (6) and obsolete (2) packet blocks: same fields, interface id 32 or 16 bits wide. */
-  private readPacketBlock(type: number, bytes: Uint8Array, view: DataView, body: number, end: number, frames: CapturedFrame[]): void {
+  private readPacketBlock(type: number, bytes: Uint8Array, view: DataView, body: number, end: number, visit: FrameVisitor): void {
     const le = this.littleEndian;
     if (end - body < 20) {
       count(this.drops, 'bad_packet_block');
@@ -214,16 +243,11 @@ export class CaptureReader {
       return;
     }
     this.lastMicros = unitsToMicros(view.getUint32(body + 4, le), view.getUint32(body + 8, le), iface);
-    frames.push({
-      tsMicros: this.lastMicros,
-      linkType: iface.linkType,
-      wireLength: Math.max(view.getUint32(body + 16, le), captured),
-      data: bytes.subarray(body + 20, body + 20 + captured),
-    });
+    visit(this.spanOf(this.lastMicros, iface.linkType, Math.max(view.getUint32(body + 16, le), captured), bytes, body + 20, captured));
   }
 
   /** A simple packet block has no timestamp: it takes the last one seen in the capture. */
-  private readSimplePacket(bytes: Uint8Array, view: DataView, body: number, end: number, frames: CapturedFrame[]): void {
+  private readSimplePacket(bytes: Uint8Array, view: DataView, body: number, end: number, visit: FrameVisitor): void {
     const iface = this.interfaces[0];
     if (iface === undefined || end - body < 4) {
       count(this.drops, iface === undefined ? 'unknown_interface' : 'bad_packet_block');
@@ -231,7 +255,18 @@ export class CaptureReader {
     }
     const wireLength = view.getUint32(body, this.littleEndian);
     const captured = Math.min(wireLength, end - body - 4);
-    frames.push({ tsMicros: this.lastMicros, linkType: iface.linkType, wireLength, data: bytes.subarray(body + 4, body + 4 + captured) });
+    visit(this.spanOf(this.lastMicros, iface.linkType, wireLength, bytes, body + 4, captured));
+  }
+
+  private spanOf(tsMicros: number, linkType: number, wireLength: number, bytes: Uint8Array, start: number, captured: number): FrameSpan {
+    const span = this.span;
+    span.tsMicros = tsMicros;
+    span.linkType = linkType;
+    span.wireLength = wireLength;
+    span.bytes = bytes;
+    span.start = start;
+    span.end = start + captured;
+    return span;
   }
 }
 

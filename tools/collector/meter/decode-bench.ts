@@ -1,15 +1,18 @@
 // How fast the capture reader and decoder are on one core: captures the bench's own loopback
 // traffic with tcpdump, repeats its frames into a pcap file of --packets frames (default
-// 1,000,000), then times reading and decoding that file. Run as root (tcpdump, loopback only):
+// 1,000,000), then times reading and decoding it from memory as the meter does (frames as spans
+// of the chunk, decoded into one reused PacketHeaders). Run as root (tcpdump, loopback only):
 //   npx tsx tools/collector/meter/decode-bench.ts [--packets N]
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CaptureReader, readCaptureFile } from './capture.js';
-import { decodeFrame } from './decode.js';
-import type { CapturedFrame, DropCounts } from './packet.js';
+import { CaptureReader } from './capture.js';
+import { decodeHeaders } from './decode.js';
+import { PacketHeaders, type CapturedFrame, type DropCounts } from './packet.js';
 import { listenOnLoopback, ping, startTcpdump } from './testing/tcpdump.js';
 import { writePcap } from './testing/write-capture.js';
+
+const CHUNK_BYTES = 1 << 20;
 
 async function captureSample(): Promise<CapturedFrame[]> {
   const [v4, v6] = [await listenOnLoopback('127.0.0.1'), await listenOnLoopback('::1')];
@@ -44,10 +47,16 @@ async function main(): Promise<void> {
     const file = join(dir, 'bench.pcap');
     writeFileSync(file, writePcap(repeat(sample, count), { linkType: sample[0].linkType }));
 
+    const bytes = readFileSync(file);
     const drops: DropCounts = {};
+    const reader = new CaptureReader(drops);
+    const headers = new PacketHeaders();
     let decoded = 0;
     const started = process.hrtime.bigint();
-    for await (const batch of readCaptureFile(file, drops)) for (const frame of batch) if (decodeFrame(frame, drops)) decoded++;
+    for (let at = 0; at < bytes.length; at += CHUNK_BYTES) {
+      reader.read(bytes.subarray(at, at + CHUNK_BYTES), (frame) => void (decodeHeaders(frame, headers, drops) && decoded++));
+    }
+    reader.end();
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     console.log(`meter read+decode: ${count} frames (${sample.length}-frame real sample repeated), ${decoded} decoded, drops ${JSON.stringify(drops)}`);
     console.log(`  ${seconds.toFixed(2)} s, ${Math.round(count / seconds).toLocaleString('en')} packets/s`);

@@ -6,8 +6,8 @@
 import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CaptureReader } from './capture.js';
-import { decodeFrame } from './decode.js';
-import { TcpFlag, type CapturedFrame, type DecodedPacket, type DropCounts } from './packet.js';
+import { decodeFrame, decodeHeaders } from './decode.js';
+import { PacketHeaders, TcpFlag, type CapturedFrame, type DecodedPacket, type DropCounts } from './packet.js';
 import { listenOnLoopback, ping, startTcpdump, type LoopbackPeers } from './testing/tcpdump.js';
 
 function framesOf(bytes: Uint8Array): { frames: CapturedFrame[]; drops: DropCounts } {
@@ -310,5 +310,21 @@ describe('hostile frames', () => {
     }
     expect(Object.keys(drops).filter((reason) => !known.has(reason))).toEqual([]);
     expect(decoded + Object.values(drops).reduce((a, b) => a + b, 0)).toBe(20_000);
+  });
+
+  it('gives an empty payload, never a negative one, when the frame ends inside an IPv6 extension header', () => {
+    // Raw IPv6 claiming 64 payload bytes: a 16-byte hop-by-hop header (length field 1), then GRE;
+    // the frame ends 8 bytes into the hop-by-hop header.
+    const ip = new Uint8Array(48);
+    ip[0] = 0x60;
+    ip[5] = 64;
+    ip[6] = 0; // hop-by-hop
+    ip[40] = 47; // then GRE
+    ip[41] = 1;
+    const headers = new PacketHeaders();
+    const drops: DropCounts = {};
+    expect(decodeHeaders({ tsMicros: 1, linkType: 101, wireLength: 104, bytes: ip, start: 0, end: ip.length }, headers, drops)).toBe(true);
+    expect([headers.protocol, headers.capturedPayload, headers.payloadLength]).toEqual([47, 0, 48]);
+    expect(decodeFrame({ tsMicros: 1, linkType: 101, wireLength: 104, data: ip }, drops)!.payload.length).toBe(0);
   });
 });

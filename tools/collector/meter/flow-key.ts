@@ -1,21 +1,35 @@
 // Which flow a packet belongs to, and who started it. Both directions of a conversation share
 // one key: (protocol, VLAN, the two address:port ends in a fixed order). ICMP has no ports: echo
 // requests and replies between two hosts share one flow; any other message is keyed by its
-// type and code. DecodedPacket carries no echo identifier, so concurrent pings between the same
+// type and code. The packet carries no echo identifier, so concurrent pings between the same
 // two hosts are one flow.
 
-import { TcpFlag, type DecodedPacket } from './packet.js';
+import { formatAddress } from './address.js';
+import { FLOW_KEY_WORDS } from './flow-index.js';
+import { TcpFlag, type PacketHeaders } from './packet.js';
 import type { FlowIdentity } from './flow-state.js';
-import { isIcmpEcho, isIcmpEchoReply, looksLikeServerPort, PROTO_TCP } from './well-known.js';
+import { isIcmpEcho, isIcmpEchoReply, isPrivateAt, looksLikeServerPort, PROTO_TCP } from './well-known.js';
 
-/** The key both directions of the packet's conversation share. */
-export function flowKeyOf(p: DecodedPacket): string {
-  const sp = p.srcPort ?? 0;
-  const dp = p.dstPort ?? 0;
-  const srcFirst = p.src < p.dst || (p.src === p.dst && sp <= dp);
-  const kind = p.icmp === undefined ? p.protocol : isIcmpEcho(p.protocol, p.icmp.type) ? `${p.protocol}e` : `${p.protocol}t${p.icmp.type}/${p.icmp.code}`;
-  const vlan = p.vlan ?? '';
-  return srcFirst ? `${kind}|${vlan}|${p.src}|${sp}|${p.dst}|${dp}` : `${kind}|${vlan}|${p.dst}|${dp}|${p.src}|${sp}`;
+/**
+ * Writes the key both directions of the packet's conversation share into `key` (FLOW_KEY_WORDS
+ * words: kind, VLAN + 1, the lower end's address, the higher end's, their ports). Returns true
+ * when the packet's sender is the lower end: ends are ordered by address, then port.
+ */
+export function writeFlowKey(h: PacketHeaders, key: Uint32Array): boolean {
+  const a = h.addresses;
+  let order = 0;
+  for (let i = 0; i < 4 && order === 0; i++) order = a[i] - a[4 + i];
+  const srcFirst = order < 0 || (order === 0 && h.srcPort <= h.dstPort);
+  key[0] = h.icmpType < 0 ? h.protocol : isIcmpEcho(h.protocol, h.icmpType) ? h.protocol | 0x1000000 : h.protocol | 0x2000000 | (h.icmpType << 8) | (h.icmpCode << 16);
+  key[1] = h.vlan + 1;
+  const first = srcFirst ? 0 : 4;
+  const second = 4 - first;
+  for (let i = 0; i < 4; i++) {
+    key[2 + i] = a[first + i];
+    key[6 + i] = a[second + i];
+  }
+  key[FLOW_KEY_WORDS - 1] = srcFirst ? h.srcPort * 65536 + h.dstPort : h.dstPort * 65536 + h.srcPort;
+  return srcFirst;
 }
 
 /**
@@ -25,30 +39,32 @@ export function flowKeyOf(p: DecodedPacket): string {
  * - an ICMP echo reply: its receiver sent the request;
  * - when the start was not seen (TCP without SYN, UDP and the rest): a packet from a server-like
  *   port (below 1024 or a known service port) to one that is not comes from the server.
+ * The addresses become text here, once per flow.
  */
-export function identityOf(p: DecodedPacket): FlowIdentity {
-  const flipped = answersFirst(p);
-  const icmp = p.icmp === undefined ? undefined : { type: p.icmp.type, code: p.icmp.code };
-  const sp = p.srcPort ?? 0;
-  const dp = p.dstPort ?? 0;
+export function identityOf(h: PacketHeaders): FlowIdentity {
+  const flipped = answersFirst(h);
+  const src = formatAddress(h.addresses, 0, h.ipVersion);
+  const dst = formatAddress(h.addresses, 4, h.ipVersion);
+  const srcPrivate = isPrivateAt(h.addresses, 0, h.ipVersion);
+  const dstPrivate = isPrivateAt(h.addresses, 4, h.ipVersion);
+  const sp = h.srcPort;
+  const dp = h.dstPort;
   const id: FlowIdentity = flipped
-    ? { protocol: p.protocol, ipVersion: p.ipVersion, srcIp: p.dst, srcPort: dp, dstIp: p.src, dstPort: sp, flipped }
-    : { protocol: p.protocol, ipVersion: p.ipVersion, srcIp: p.src, srcPort: sp, dstIp: p.dst, dstPort: dp, flipped };
-  if (icmp !== undefined) {
+    ? { protocol: h.protocol, ipVersion: h.ipVersion, srcIp: dst, srcPort: dp, dstIp: src, dstPort: sp, srcPrivate: dstPrivate, dstPrivate: srcPrivate, flipped }
+    : { protocol: h.protocol, ipVersion: h.ipVersion, srcIp: src, srcPort: sp, dstIp: dst, dstPort: dp, srcPrivate, dstPrivate, flipped };
+  if (h.icmpType >= 0) {
     // ICMP has no ports: the record carries type·256 + code as dst.port, as NetFlow exporters do.
-    id.icmp = icmp;
+    id.icmp = { type: h.icmpType, code: h.icmpCode };
     id.srcPort = 0;
-    id.dstPort = icmp.type * 256 + icmp.code;
+    id.dstPort = h.icmpType * 256 + h.icmpCode;
   }
-  if (p.vlan !== undefined) id.vlan = p.vlan;
+  if (h.vlan >= 0) id.vlan = h.vlan;
   return id;
 }
 
-function answersFirst(p: DecodedPacket): boolean {
-  if (p.icmp !== undefined) return isIcmpEchoReply(p.protocol, p.icmp.type);
-  if (p.protocol === PROTO_TCP && p.tcp !== undefined && (p.tcp.flags & TcpFlag.SYN) !== 0) {
-    return (p.tcp.flags & TcpFlag.ACK) !== 0;
-  }
-  if (p.srcPort === undefined || p.dstPort === undefined) return false;
-  return looksLikeServerPort(p.protocol, p.srcPort) && !looksLikeServerPort(p.protocol, p.dstPort);
+function answersFirst(h: PacketHeaders): boolean {
+  if (h.icmpType >= 0) return isIcmpEchoReply(h.protocol, h.icmpType);
+  if (h.protocol === PROTO_TCP && h.hasTcp && (h.tcpFlags & TcpFlag.SYN) !== 0) return (h.tcpFlags & TcpFlag.ACK) !== 0;
+  if (!h.hasPorts) return false;
+  return looksLikeServerPort(h.protocol, h.srcPort) && !looksLikeServerPort(h.protocol, h.dstPort);
 }

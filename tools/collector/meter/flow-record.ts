@@ -7,7 +7,7 @@ import { momentsOf, round3, round4, round6, Tally } from '../flowgen/packets.js'
 import { mix32 } from '../flowgen/prng.js';
 import type { DirectionFields, FlowRecord, SensorInfo } from '../flowgen/types.js';
 import type { FlowState } from './flow-state.js';
-import { appByPort, flagNames, icmpTypeName, isPrivateAddress, transportName } from './well-known.js';
+import { appByPort, flagNames, icmpTypeName, transportName } from './well-known.js';
 
 export interface RecordContext {
   customerId: string;
@@ -46,8 +46,8 @@ export function buildFlowRecord(flow: FlowState, ctx: RecordContext, exportMicro
     key: hex16(h1, timeHash(h1, ts)),
     session_key: hex16(session, mix32(session ^ 0x5bd1e995)),
     app_name: hints.app_name || appByPort(id.protocol, id.dstPort) || appByPort(id.protocol, id.srcPort) || 'UNKNOWN',
-    src: direction(id.srcIp, id.ipVersion, id.srcPort, undefined),
-    dst: direction(id.dstIp, id.ipVersion, id.dstPort, fqdn),
+    src: direction(id.srcIp, id.srcPrivate, id.srcPort, undefined),
+    dst: direction(id.dstIp, id.dstPrivate, id.dstPort, fqdn),
     ip: { version: id.ipVersion },
     transport: { proto: transportName(id.protocol), proto_num: id.protocol },
     path: [{ sensor: { id: sensor.id, type: sensor.type, name: sensor.name, hostname: sensor.hostname, interface: sensor.interface } }],
@@ -85,9 +85,9 @@ export function buildFlowRecord(flow: FlowState, ctx: RecordContext, exportMicro
     record.path[0].src_vlan = id.vlan;
     record.path[0].dst_vlan = id.vlan;
   }
-  if (hints.dns?.rrname) record.dns = structuredClone(hints.dns);
-  if (hints.tls !== undefined && Object.keys(hints.tls).length > 0) record.tls = structuredClone(hints.tls);
-  if (hints.http !== undefined && Object.keys(hints.http).length > 0) record.http = structuredClone(hints.http);
+  if (hints.dns?.rrname) record.dns = copyHints(hints.dns);
+  if (hints.tls !== undefined && Object.keys(hints.tls).length > 0) record.tls = copyHints(hints.tls);
+  if (hints.http !== undefined && Object.keys(hints.http).length > 0) record.http = copyHints(hints.http);
   return record;
 }
 
@@ -108,12 +108,17 @@ function interArrival(gaps: Tally, minGap: number, maxGap: number): FlowRecord['
   };
 }
 
-function direction(ip: string, version: 4 | 6, port: number, fqdn: string | undefined): DirectionFields {
+function direction(ip: string, isPrivate: boolean, port: number, fqdn: string | undefined): DirectionFields {
   // Geo and organization come from the server's datasets; a packet shows neither.
-  return { ip, port, address_type: isPrivateAddress(ip, version) ? 'private' : 'public', geo: {}, ctx: fqdn ? { fqdn } : {} };
+  return { ip, port, address_type: isPrivate ? 'private' : 'public', geo: {}, ctx: fqdn ? { fqdn } : {} };
 }
 
-
+/** A hint group for the record, its arrays copied too (structuredClone cost more than the rest of the record). */
+function copyHints<T extends object>(group: T): T {
+  const copy = { ...group } as Record<string, unknown>;
+  for (const [field, value] of Object.entries(copy)) if (Array.isArray(value)) copy[field] = value.slice();
+  return copy as T;
+}
 
 /** "host:port" → "host"; a bracketed IPv6 literal keeps its brackets off. */
 function hostOnly(host: string | undefined): string | undefined {

@@ -3,16 +3,21 @@
 // an active-timeout cut.
 
 import { Tally } from '../flowgen/packets.js';
-import type { AppHints, DecodedPacket, PayloadInspector } from './packet.js';
+import type { Indexed } from './flow-index.js';
+import type { AppHints, PacketHeaders, PayloadInspector } from './packet.js';
 import { payloadEntropy } from './payload-entropy.js';
 import type { RecencyNode } from './recency-list.js';
 import { isIcmpEchoReply, PROTO_TCP } from './well-known.js';
 import { TcpTracker, type TcpObservations } from './tcp-tracker.js';
 
-/** What one record of a flow counts: from the first packet after the previous record was cut. */
+/**
+ * What one record of a flow counts: from the first packet after the previous record was cut.
+ * Counters are reused (restart) once their record is built: V8 boxes each fractional or large
+ * number field, so new counters per flow would be about a kilobyte of objects to collect.
+ */
 export class FlowCounters implements TcpObservations {
-  startMicros: number;
-  lastMicros: number;
+  startMicros = 0;
+  lastMicros = 0;
   readonly srcBytes = new Tally();
   readonly dstBytes = new Tally();
   readonly frames = new Tally();
@@ -30,11 +35,25 @@ export class FlowCounters implements TcpObservations {
   handshakeRttMicros = -1;
 
   constructor(startMicros: number) {
-    this.startMicros = startMicros;
-    this.lastMicros = startMicros;
+    this.restart(startMicros);
   }
 
-  count(p: DecodedPacket, fromSrc: boolean): void {
+  /** Counts from zero again, for a record starting at `startMicros`. */
+  restart(startMicros: number): this {
+    this.startMicros = startMicros;
+    this.lastMicros = startMicros;
+    for (const tally of [this.srcBytes, this.dstBytes, this.frames, this.entropy, this.window, this.gaps]) tally.reset();
+    this.minGap = Infinity;
+    this.maxGap = 0;
+    this.flags = 0;
+    this.fragments = 0;
+    this.retransPackets = 0;
+    this.retransBytes = 0;
+    this.handshakeRttMicros = -1;
+    return this;
+  }
+
+  count(p: PacketHeaders, fromSrc: boolean): void {
     const gap = (p.tsMicros - this.lastMicros) / 1e6;
     if (this.srcBytes.count + this.dstBytes.count > 0) {
       // Out-of-order timestamps (merged captures) count as no gap rather than a negative one.
@@ -46,10 +65,10 @@ export class FlowCounters implements TcpObservations {
     if (p.tsMicros > this.lastMicros) this.lastMicros = p.tsMicros;
     (fromSrc ? this.srcBytes : this.dstBytes).add(1, p.ipLength);
     this.frames.add(1, p.wireLength);
-    if (p.payload.length > 1) this.entropy.add(1, Math.round(payloadEntropy(p.payload) * 1e4) / 1e4);
-    if (p.tcp !== undefined) {
-      this.flags |= p.tcp.flags;
-      this.window.add(1, p.tcp.window);
+    if (p.capturedPayload > 1) this.entropy.add(1, Math.round(payloadEntropy(p.data, p.payloadStart, p.payloadEnd) * 1e4) / 1e4);
+    if (p.hasTcp) {
+      this.flags |= p.tcpFlags;
+      this.window.add(1, p.tcpWindow);
     }
     if (p.fragment !== 'none') this.fragments++;
   }
@@ -64,14 +83,19 @@ export interface FlowIdentity {
   srcPort: number;
   dstIp: string;
   dstPort: number;
+  /** Whether each end's address is private (well-known.ts), judged once from its bytes. */
+  srcPrivate: boolean;
+  dstPrivate: boolean;
   /** True when the initiator is the first packet's receiver (that packet was an answer). */
   flipped: boolean;
   /** The first ICMP message's type and code (ICMP flows only). */
   icmp?: { type: number; code: number };
 }
 
-export class FlowState implements RecencyNode<FlowState> {
+export class FlowState implements RecencyNode<FlowState>, Indexed {
   counters: FlowCounters;
+  /** Where the flow index keeps it. */
+  slot = -1;
   older: FlowState | undefined = undefined;
   newer: FlowState | undefined = undefined;
   readonly tcp: TcpTracker | undefined;
@@ -83,40 +107,44 @@ export class FlowState implements RecencyNode<FlowState> {
   done = false;
 
   constructor(
-    readonly key: string,
     readonly id: FlowIdentity,
-    startMicros: number,
+    /** Whether the initiator is the lower end of the flow key (flow-key.ts orders the ends). */
+    private readonly initiatorFirst: boolean,
+    /** Fresh or restarted counters, which the flow owns until its last record is built. */
+    counters: FlowCounters,
   ) {
-    this.counters = new FlowCounters(startMicros);
+    this.counters = counters;
     this.tcp = id.protocol === PROTO_TCP ? new TcpTracker() : undefined;
   }
 
-  /** Whether a packet of this flow travels src → dst. */
-  fromSrc(p: DecodedPacket): boolean {
-    const id = this.id;
-    if (p.src !== p.dst) return p.src === id.srcIp;
+  /** Whether a packet of this flow travels src → dst; `srcFirst` is what writeFlowKey said of it. */
+  fromSrc(p: PacketHeaders, srcFirst: boolean): boolean {
+    if (!p.sameAddresses()) return srcFirst === this.initiatorFirst;
     // Both ends on one address (loopback): for ICMP the message tells, else the ports do.
-    if (p.icmp !== undefined) return !isIcmpEchoReply(id.protocol, p.icmp.type);
-    return (p.srcPort ?? 0) === id.srcPort;
+    if (p.icmpType >= 0) return !isIcmpEchoReply(this.id.protocol, p.icmpType);
+    return p.srcPort === this.id.srcPort;
   }
 
-  add(p: DecodedPacket, fromSrc: boolean): void {
+  add(p: PacketHeaders, fromSrc: boolean): void {
     this.counters.count(p, fromSrc);
-    if (this.tcp !== undefined && p.tcp !== undefined) this.tcp.observe(p, fromSrc, this.counters);
+    if (this.tcp !== undefined && p.hasTcp) this.tcp.observe(p, fromSrc, this.counters);
   }
 
-  /** Starts the next record of a long flow; TCP and inspection state carry over. */
+  /** Starts the next record of a long flow, once the last one is built; TCP and inspection state carry over. */
   cut(startMicros: number): void {
-    this.counters = new FlowCounters(startMicros);
+    this.counters.restart(startMicros);
   }
 
-  inspect(p: DecodedPacket, fromSrc: boolean, inspectors: readonly PayloadInspector[], perDirection: number): void {
-    if (p.payload.length === 0) return;
+  inspect(p: PacketHeaders, fromSrc: boolean, inspectors: readonly PayloadInspector[], perDirection: number): void {
+    if (p.capturedPayload === 0) return;
     if (fromSrc ? this.inspectedSrc >= perDirection : this.inspectedDst >= perDirection) return;
     if (fromSrc) this.inspectedSrc++;
     else this.inspectedDst++;
+    // Inspectors take a packet of their own; the flow's address text spares formatting it again.
+    const { srcIp, dstIp } = this.id;
+    const packet = fromSrc ? p.toDecodedPacket(srcIp, dstIp) : p.toDecodedPacket(dstIp, srcIp);
     for (const inspector of inspectors) {
-      const found = inspector(p, fromSrc);
+      const found = inspector(packet, fromSrc);
       if (found !== undefined) mergeHints(this.hints, found, !fromSrc);
     }
   }

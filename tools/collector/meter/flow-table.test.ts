@@ -308,6 +308,22 @@ describe('timeouts and bounds', () => {
     expect(t.stats()).toMatchObject({ evicted: 2, active: 3 });
   });
 
+  it('holds at most 100,000 flows by default, evicting the least recently seen beyond them', () => {
+    const t = table();
+    const flowAt = (i: number, ts: number) => udpPacket(ts, { src: `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`, dst: '198.18.0.1', srcPort: 40000, dstPort: 9999 }, bytes(10));
+    const out: FlowRecord[] = [];
+    for (let i = 0; i < 100_001; i++) {
+      t.add(flowAt(i, T0 + i));
+      out.push(...t.advance(T0 + i));
+    }
+    expect(t.stats()).toMatchObject({ flows: 100_001, evicted: 1, active: 100_000 });
+    expect(valid(out).map((r) => r.src.ip)).toEqual(['10.0.0.0']);
+    // Every held flow is still found: a second packet of each joins its flow rather than opening one.
+    for (let i = 1; i < 100_001; i++) t.add(flowAt(i, T0 + 200_000 + i));
+    expect(t.stats()).toMatchObject({ flows: 100_001, evicted: 1, active: 100_000 });
+    expect(t.flush().every((r) => r.stats.volume.packets.total === 2)).toBe(true);
+  });
+
   it('keeps VLANs apart and names them in the path', () => {
     const t = table();
     feed(t, [udpPacket(T0, { ...web, vlan: 10 }, bytes(5)), udpPacket(T0, { ...web, vlan: 20 }, bytes(5))]);

@@ -16,9 +16,10 @@
 // - flush() at the end of the input.
 
 import { buildFlowRecord, type RecordContext } from './flow-record.js';
-import { flowKeyOf, identityOf } from './flow-key.js';
-import { FlowState } from './flow-state.js';
-import type { DecodedPacket, DropCounts, PayloadInspector } from './packet.js';
+import { FLOW_KEY_WORDS, FlowIndex } from './flow-index.js';
+import { identityOf, writeFlowKey } from './flow-key.js';
+import { FlowCounters, FlowState } from './flow-state.js';
+import { PacketHeaders, type DecodedPacket, type DropCounts, type PayloadInspector } from './packet.js';
 import type { FlowRecord } from '../flowgen/types.js';
 import { RecencyList } from './recency-list.js';
 import { isConnectionStart } from './tcp-tracker.js';
@@ -56,6 +57,8 @@ export interface FlowTableCounts {
   dropped: DropCounts;
 }
 
+const NOTHING_READY: FlowRecord[] = Object.freeze([]) as unknown as FlowRecord[];
+
 interface FragmentHome {
   flow: FlowState;
   fromSrc: boolean;
@@ -70,12 +73,17 @@ export class FlowTable {
   private readonly inspectors: readonly PayloadInspector[];
   private readonly inspectPerDirection: number;
   private readonly context: RecordContext;
-  private readonly flows = new Map<string, FlowState>();
+  private readonly flows = new FlowIndex<FlowState>();
+  /** The current packet's flow key, and the headers a DecodedPacket is read into. */
+  private readonly key = new Uint32Array(FLOW_KEY_WORDS);
+  private readonly headers = new PacketHeaders();
   private readonly recency = new RecencyList<FlowState>();
   /** TCP flows past their end, oldest deadline first (the linger is the same for all). */
   private closing: Array<{ flow: FlowState; deadline: number }> = [];
   private closingHead = 0;
   private readonly fragmentHomes = new Map<string, FragmentHome>();
+  /** Counters of finished flows, for the next flows to restart: at most as many as flows were ever active at once. */
+  private readonly spareCounters: FlowCounters[] = [];
   private ready: FlowRecord[] = [];
   private clock = 0;
   private readonly counts: FlowTableCounts = { packets: 0, flows: 0, records: 0, active: 0, evicted: 0, activeCuts: 0, fragments: 0, dropped: {} };
@@ -92,13 +100,18 @@ export class FlowTable {
   }
 
   add(p: DecodedPacket): void {
+    this.addHeaders(this.headers.setFrom(p));
+  }
+
+  /** The meter's path: the headers are read now and may be overwritten once this returns. */
+  addHeaders(p: PacketHeaders): void {
     this.counts.packets++;
     if (p.tsMicros > this.clock) this.clock = p.tsMicros;
     if (p.fragment !== 'none') this.counts.fragments++;
     if (p.fragment === 'later') return this.addLaterFragment(p);
 
-    const key = flowKeyOf(p);
-    let flow = this.flows.get(key);
+    const srcFirst = writeFlowKey(p, this.key);
+    let flow = this.flows.get(this.key);
     if (flow !== undefined) {
       if (flow.tcp !== undefined && flow.tcp.phase !== 'open' && isConnectionStart(p)) {
         // A new connection on the same ports after the old one ended.
@@ -112,16 +125,16 @@ export class FlowTable {
       }
     }
     if (flow === undefined) {
-      flow = this.open(key, p);
-      this.flows.set(key, flow);
+      flow = this.open(p, srcFirst);
+      this.flows.insert(this.key, flow);
     }
     this.recency.touch(flow);
 
-    const fromSrc = flow.fromSrc(p);
+    const fromSrc = flow.fromSrc(p, srcFirst);
     const wasOpen = flow.tcp?.phase === 'open';
     flow.add(p, fromSrc);
     if (this.inspectors.length > 0) flow.inspect(p, fromSrc, this.inspectors, this.inspectPerDirection);
-    if (p.fragment === 'first' && p.fragmentId !== undefined) this.rememberFragment(p, flow, fromSrc);
+    if (p.fragment === 'first' && p.fragmentId >= 0) this.rememberFragment(p, flow, fromSrc);
 
     const phase = flow.tcp?.phase;
     if (phase === 'closed' || isDnsAnswer(flow, fromSrc)) this.finish(flow);
@@ -159,37 +172,43 @@ export class FlowTable {
     return { ...this.counts, active: this.flows.size, dropped: { ...this.counts.dropped } };
   }
 
-  private open(key: string, p: DecodedPacket): FlowState {
+  private open(p: PacketHeaders, srcFirst: boolean): FlowState {
     if (this.flows.size >= this.maxFlows) {
       this.counts.evicted++;
       this.finish(this.recency.oldest!);
     }
     this.counts.flows++;
-    return new FlowState(key, identityOf(p), p.tsMicros);
+    const id = identityOf(p);
+    const counters = this.spareCounters.pop()?.restart(p.tsMicros) ?? new FlowCounters(p.tsMicros);
+    return new FlowState(id, srcFirst !== id.flipped, counters);
   }
 
   private finish(flow: FlowState): void {
-    this.flows.delete(flow.key);
+    this.flows.remove(flow);
     this.recency.remove(flow);
     flow.done = true;
     this.ready.push(buildFlowRecord(flow, this.context, this.clock));
     this.counts.records++;
+    // A done flow's counters are read no more: fragments and the closing queue check `done`.
+    this.spareCounters.push(flow.counters);
   }
 
+  /** The records made ready; nothing ready (most packets) hands back one shared, frozen empty array. */
   private take(): FlowRecord[] {
+    if (this.ready.length === 0) return NOTHING_READY;
     const out = this.ready;
     this.ready = [];
     return out;
   }
 
-  private rememberFragment(p: DecodedPacket, flow: FlowState, fromSrc: boolean): void {
+  private rememberFragment(p: PacketHeaders, flow: FlowState, fromSrc: boolean): void {
     const homes = this.fragmentHomes;
     if (homes.size >= this.maxFragments) homes.delete(homes.keys().next().value as string);
     homes.set(fragmentKey(p), { flow, fromSrc });
   }
 
-  private addLaterFragment(p: DecodedPacket): void {
-    const home = p.fragmentId === undefined ? undefined : this.fragmentHomes.get(fragmentKey(p));
+  private addLaterFragment(p: PacketHeaders): void {
+    const home = p.fragmentId < 0 ? undefined : this.fragmentHomes.get(fragmentKey(p));
     if (home === undefined || home.flow.done) {
       this.drop('fragment_without_first');
       return;
@@ -203,6 +222,7 @@ export class FlowTable {
   }
 }
 
-function fragmentKey(p: DecodedPacket): string {
-  return `${p.src}|${p.dst}|${p.protocol}|${p.fragmentId}`;
+/** Fragments are rare: a text key is cheap enough for them. */
+function fragmentKey(p: PacketHeaders): string {
+  return `${p.addresses.join(',')}|${p.protocol}|${p.fragmentId}`;
 }

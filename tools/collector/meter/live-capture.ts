@@ -7,17 +7,17 @@
 import { sleep } from '../backoff.js';
 import { CaptureReader } from './capture.js';
 import type { CaptureMeter } from './meter-capture.js';
-import { CaptureInterfaceError, type TcpdumpCounts, TcpdumpProcess } from './tcpdump-process.js';
+import { CaptureInterfaceError, LIBPCAP_BLOCK_MS, type TcpdumpCounts, TcpdumpProcess } from './tcpdump-process.js';
 
 export interface LiveCaptureOptions {
   /** How often the wall clock is looked at when no packet comes. Default 1 s. */
   tickMs?: number;
   /**
    * How far behind the wall clock the table's clock is moved, so that an idle flow does not leave
-   * before its last packets came through tcpdump and the pipe. Default 2 s.
+   * before its last packets came through libpcap's blocks, tcpdump and the pipe. Default 2 s.
    */
   lagMs?: number;
-  /** How long packets in flight get, once stopping, before tcpdump is stopped. Default 250 ms. */
+  /** How long packets in flight get, once stopping, before tcpdump is stopped. Default: libpcap's block timeout + 300 ms. */
   settleMs?: number;
   /** How often tcpdump is asked for its counts while it runs. Default 10 s. */
   countsEveryMs?: number;
@@ -69,7 +69,7 @@ export class LiveCapture {
     const ended = new AbortController();
     const stop = () => ended.abort();
     // Asked to stop: packets the kernel already holds are let through before tcpdump goes.
-    const settleThenStop = () => void sleep(this.options.settleMs ?? 250).then(stop);
+    const settleThenStop = () => void sleep(this.options.settleMs ?? LIBPCAP_BLOCK_MS + 300).then(stop);
     ended.signal.addEventListener('abort', () => void this.stopAll(), { once: true });
     if (signal.aborted) settleThenStop();
     else signal.addEventListener('abort', settleThenStop, { once: true });
@@ -96,7 +96,7 @@ export class LiveCapture {
     try {
       for await (const chunk of tcpdump.stdout) {
         this.lastChunkMs = Date.now();
-        this.meter.meterFrames(reader.push(chunk as Buffer));
+        this.meter.meterChunk(reader, chunk as Buffer);
         if (reader.stoppedReason !== undefined) return `cannot capture on ${tcpdump.iface}: tcpdump's output could not be read (${reader.stoppedReason})`;
         this.readersSending++;
         try {

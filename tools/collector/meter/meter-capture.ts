@@ -8,9 +8,9 @@ import { open } from 'node:fs/promises';
 import type { FlowRecord } from '../flowgen/types.js';
 import type { FlowSink } from '../flows.js';
 import { CaptureReader } from './capture.js';
-import { decodeFrame } from './decode.js';
+import { decodeHeaders } from './decode.js';
 import { FlowTable, type FlowTableOptions } from './flow-table.js';
-import type { CapturedFrame, DropCounts } from './packet.js';
+import { PacketHeaders, type DropCounts, type FrameSpan } from './packet.js';
 
 const CHUNK_BYTES = 1 << 20;
 /** Enough of a file to see its header and first record. */
@@ -75,6 +75,8 @@ export class CaptureMeter {
   private readonly counts = { files: 0, packets_read: 0, packets_decoded: 0, flows_emitted: 0 };
   private lastMicros: number | null = null;
   private batch: FlowRecord[] = [];
+  /** Every frame is decoded into this one object: no allocation per packet. */
+  private readonly packet = new PacketHeaders();
 
   constructor(
     private readonly options: MeterOptions,
@@ -111,7 +113,7 @@ export class CaptureMeter {
     const stream = createReadStream(path, { highWaterMark: CHUNK_BYTES });
     try {
       for await (const chunk of stream) {
-        this.meterFrames(reader.push(chunk as Buffer));
+        this.meterChunk(reader, chunk as Buffer);
         await this.sendWhenFull(signal);
         if (signal.aborted || reader.stoppedReason !== undefined) break;
       }
@@ -122,18 +124,21 @@ export class CaptureMeter {
     if (!signal.aborted) reader.end();
   }
 
-  /** Decodes the frames into the table; the records due by their packets' times wait for a send. */
-  meterFrames(frames: readonly CapturedFrame[]): void {
-    for (const frame of frames) {
-      this.counts.packets_read++;
-      const packet = decodeFrame(frame, this.decodeDrops);
-      if (packet === undefined) continue;
-      this.counts.packets_decoded++;
-      if (this.lastMicros === null || packet.tsMicros > this.lastMicros) this.lastMicros = packet.tsMicros;
-      this.table.add(packet);
-      this.append(this.table.advance(packet.tsMicros));
-    }
+  /** Meters a chunk of a capture's bytes; the records due by their packets' times wait for a send. */
+  meterChunk(reader: CaptureReader, chunk: Buffer): void {
+    reader.read(chunk, this.meterFrame);
   }
+
+  /** One frame through the decoder and the table; a field, so read() gets the same function every chunk. */
+  private readonly meterFrame = (frame: FrameSpan): void => {
+    this.counts.packets_read++;
+    const packet = this.packet;
+    if (!decodeHeaders(frame, packet, this.decodeDrops)) return;
+    this.counts.packets_decoded++;
+    if (this.lastMicros === null || packet.tsMicros > this.lastMicros) this.lastMicros = packet.tsMicros;
+    this.table.addHeaders(packet);
+    this.append(this.table.advance(packet.tsMicros));
+  };
 
   /** Takes the records due by `nowMicros`: a live capture's clock runs on when no packet comes. */
   expire(nowMicros: number): void {
@@ -153,6 +158,8 @@ export class CaptureMeter {
 
   /** One by one: an idle sweep can hand over more records than a call's arguments may hold. */
   private append(records: FlowRecord[]): void {
+    // Most packets end no flow: skip the loop (iterating the table's frozen empty array allocates).
+    if (records.length === 0) return;
     for (const record of records) this.batch.push(record);
   }
 

@@ -2,6 +2,8 @@
 // decoder turns a frame into a packet (or a counted drop), the flow table turns packets into
 // wire.md flow records, and payload inspectors add what a packet's payload says about its app.
 
+import { formatAddress, parseAddress } from './address.js';
+
 /** One frame as a capture file (pcap, pcapng) or a live capture hands it over. */
 export interface CapturedFrame {
   /** Capture time in epoch microseconds (finer pcapng resolutions are rounded to it). */
@@ -11,6 +13,19 @@ export interface CapturedFrame {
   /** Length on the wire; `data` is shorter when the capture's snap length cut it. */
   wireLength: number;
   data: Uint8Array;
+}
+
+/**
+ * A frame as the meter's reading path hands it over: bytes[start, end) of the chunk it was read
+ * from, in one object the reader refills for every frame (valid until the visitor returns).
+ */
+export interface FrameSpan {
+  tsMicros: number;
+  linkType: number;
+  wireLength: number;
+  bytes: Uint8Array;
+  start: number;
+  end: number;
 }
 
 /** A frame decoded down to its transport header. */
@@ -41,6 +56,96 @@ export interface DecodedPacket {
   payload: Uint8Array;
   /** The transport payload's length on the wire, from the IP lengths. */
   payloadLength: number;
+}
+
+/**
+ * One packet's headers in a structure the meter reuses for every frame: the decoder fills it, the
+ * flow table reads it, and nothing is allocated per packet. Addresses stay numbers (text is made
+ * once per flow), the payload stays a range of the frame's bytes. Fields a packet lacks hold -1
+ * (or 0 for ports, as flow keys count a portless packet).
+ */
+export class PacketHeaders {
+  tsMicros = 0;
+  wireLength = 0;
+  vlan = -1;
+  ipVersion: 4 | 6 = 4;
+  /** Source then destination, as big-endian 32-bit words: IPv4 in words 0 and 4, IPv6 in 0–3 and 4–7. */
+  readonly addresses = new Uint32Array(8);
+  protocol = 0;
+  ttl = 0;
+  ipLength = 0;
+  fragment: DecodedPacket['fragment'] = 'none';
+  fragmentId = -1;
+  hasPorts = false;
+  srcPort = 0;
+  dstPort = 0;
+  hasTcp = false;
+  tcpFlags = 0;
+  tcpSeq = 0;
+  tcpAck = 0;
+  tcpWindow = 0;
+  tcpHeaderLength = 0;
+  icmpType = -1;
+  icmpCode = -1;
+  /** The frame's bytes; the transport payload as captured is data[payloadStart, payloadEnd). */
+  data: Uint8Array = new Uint8Array(0);
+  payloadStart = 0;
+  payloadEnd = 0;
+  payloadLength = 0;
+
+  get capturedPayload(): number {
+    return this.payloadEnd - this.payloadStart;
+  }
+
+  /** A DecodedPacket of its own (the address text may be passed when already known). */
+  toDecodedPacket(src = formatAddress(this.addresses, 0, this.ipVersion), dst = formatAddress(this.addresses, 4, this.ipVersion)): DecodedPacket {
+    return {
+      tsMicros: this.tsMicros, wireLength: this.wireLength, vlan: this.vlan < 0 ? undefined : this.vlan, ipVersion: this.ipVersion, src, dst,
+      protocol: this.protocol, ttl: this.ttl, ipLength: this.ipLength, fragment: this.fragment, fragmentId: this.fragmentId < 0 ? undefined : this.fragmentId,
+      srcPort: this.hasPorts ? this.srcPort : undefined, dstPort: this.hasPorts ? this.dstPort : undefined,
+      tcp: this.hasTcp ? { flags: this.tcpFlags, seq: this.tcpSeq, ack: this.tcpAck, window: this.tcpWindow, headerLength: this.tcpHeaderLength } : undefined,
+      icmp: this.icmpType < 0 ? undefined : { type: this.icmpType, code: this.icmpCode },
+      // A plain view, even of a Buffer: Buffer's subarray costs more than the rest of this object.
+      payload: new Uint8Array(this.data.buffer, this.data.byteOffset + this.payloadStart, this.payloadEnd - this.payloadStart), payloadLength: this.payloadLength,
+    };
+  }
+
+  /** Takes a DecodedPacket's fields (a hand-made packet's addresses are parsed from their text). */
+  setFrom(p: DecodedPacket): this {
+    this.tsMicros = p.tsMicros;
+    this.wireLength = p.wireLength;
+    this.vlan = p.vlan ?? -1;
+    this.ipVersion = p.ipVersion;
+    parseAddress(p.src, this.addresses, 0);
+    parseAddress(p.dst, this.addresses, 4);
+    this.protocol = p.protocol;
+    this.ttl = p.ttl;
+    this.ipLength = p.ipLength;
+    this.fragment = p.fragment;
+    this.fragmentId = p.fragmentId ?? -1;
+    this.hasPorts = p.srcPort !== undefined && p.dstPort !== undefined;
+    this.srcPort = p.srcPort ?? 0;
+    this.dstPort = p.dstPort ?? 0;
+    this.hasTcp = p.tcp !== undefined;
+    this.tcpFlags = p.tcp?.flags ?? 0;
+    this.tcpSeq = p.tcp?.seq ?? 0;
+    this.tcpAck = p.tcp?.ack ?? 0;
+    this.tcpWindow = p.tcp?.window ?? 0;
+    this.tcpHeaderLength = p.tcp?.headerLength ?? 0;
+    this.icmpType = p.icmp?.type ?? -1;
+    this.icmpCode = p.icmp?.code ?? -1;
+    this.data = p.payload;
+    this.payloadStart = 0;
+    this.payloadEnd = p.payload.length;
+    this.payloadLength = p.payloadLength;
+    return this;
+  }
+
+  /** Both ends on one address (loopback). */
+  sameAddresses(): boolean {
+    const a = this.addresses;
+    return a[0] === a[4] && a[1] === a[5] && a[2] === a[6] && a[3] === a[7];
+  }
 }
 
 /** TCP flag bits, as in the header's 13th byte (plus ECE/CWR). */

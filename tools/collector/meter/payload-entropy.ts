@@ -9,19 +9,21 @@ const N_LOG_N = Float64Array.from({ length: ENTROPY_SAMPLE_BYTES + 1 }, (_, n) =
 const histogram = new Uint16Array(256);
 
 /**
- * Entropy in bits per byte of the first ENTROPY_SAMPLE_BYTES bytes, 0 for fewer than two bytes.
- * H = log2 n − (1/n)·Σ c·log2 c over the byte counts c; the histogram is cleared as it is read.
+ * Entropy in bits per byte of the first ENTROPY_SAMPLE_BYTES bytes of bytes[start, end), 0 for
+ * fewer than two bytes. H = log2 n − (1/n)·Σ c·log2 c over the byte counts c; the histogram is
+ * cleared as it is read.
  */
-export function payloadEntropy(payload: Uint8Array): number {
-  const n = Math.min(payload.length, ENTROPY_SAMPLE_BYTES);
+export function payloadEntropy(bytes: Uint8Array, start = 0, end = bytes.length): number {
+  const n = Math.min(end - start, ENTROPY_SAMPLE_BYTES);
   if (n < 2) return 0;
-  for (let i = 0; i < n; i++) histogram[payload[i]]++;
+  const stop = start + n;
+  for (let i = start; i < stop; i++) histogram[bytes[i]]++;
   let sum = 0;
-  for (let i = 0; i < n; i++) {
-    const c = histogram[payload[i]];
+  for (let i = start; i < stop; i++) {
+    const c = histogram[bytes[i]];
     if (c !== 0) {
       sum += N_LOG_N[c];
-      histogram[payload[i]] = 0;
+      histogram[bytes[i]] = 0;
     }
   }
   return Math.log2(n) - sum / n;

@@ -2,7 +2,7 @@
 // sequence range that direction already sent), the handshake's round trip, and the end
 // (FIN from both sides and the last ACK, or a RST). Sequence numbers wrap at 2^32.
 
-import { TcpFlag, type DecodedPacket } from './packet.js';
+import { TcpFlag, type PacketHeaders } from './packet.js';
 
 /** `open`, then `closing` after both FINs or a RST (linger for stragglers), `closed` once the last FIN is acknowledged. */
 export type TcpPhase = 'open' | 'closing' | 'closed';
@@ -32,15 +32,14 @@ export class TcpTracker {
   private finalAck = -1;
   private finalAckFromSrc = false;
 
-  observe(p: DecodedPacket, fromSrc: boolean, out: TcpObservations): void {
-    const tcp = p.tcp!;
-    const flags = tcp.flags;
+  observe(p: PacketHeaders, fromSrc: boolean, out: TcpObservations): void {
+    const flags = p.tcpFlags;
     const syn = (flags & TcpFlag.SYN) !== 0;
     const fin = (flags & TcpFlag.FIN) !== 0;
     const ack = (flags & TcpFlag.ACK) !== 0;
     // SYN and FIN each take one sequence number; a pure ACK takes none and is never a retransmission.
     const length = p.payloadLength + (syn ? 1 : 0) + (fin ? 1 : 0);
-    const end = (tcp.seq + length) >>> 0;
+    const end = (p.tcpSeq + length) >>> 0;
     const highest = fromSrc ? this.srcEnd : this.dstEnd;
     if (length > 0 && highest !== -1 && seqAtMost(end, highest)) {
       out.retransPackets++;
@@ -66,7 +65,7 @@ export class TcpTracker {
       }
       return;
     }
-    if (this.phase === 'closing' && this.finalAck !== -1 && ack && fromSrc === this.finalAckFromSrc && tcp.ack === this.finalAck) {
+    if (this.phase === 'closing' && this.finalAck !== -1 && ack && fromSrc === this.finalAckFromSrc && p.tcpAck === this.finalAck) {
       this.phase = 'closed';
     }
   }
@@ -85,6 +84,6 @@ export class TcpTracker {
 }
 
 /** A SYN without ACK: the first segment of a connection. */
-export function isConnectionStart(p: DecodedPacket): boolean {
-  return p.tcp !== undefined && (p.tcp.flags & (TcpFlag.SYN | TcpFlag.ACK)) === TcpFlag.SYN;
+export function isConnectionStart(p: PacketHeaders): boolean {
+  return p.hasTcp && (p.tcpFlags & (TcpFlag.SYN | TcpFlag.ACK)) === TcpFlag.SYN;
 }

@@ -1,7 +1,7 @@
-// Live capture through Debian's tcpdump: `tcpdump -i IFACE -w - -U --immediate-mode -s SNAPLEN -B KIB -n`
-// writes pcap to its stdout, which the meter reads with the same CaptureReader as a file.
-// Immediate mode hands each packet over as it comes (libpcap's TPACKET_V3 would otherwise hold a
-// block up to a second, and a block still held when tcpdump is stopped is lost). A native libpcap binding
+// Live capture through Debian's tcpdump: `tcpdump -i IFACE -w - -U -s SNAPLEN -n` writes pcap to
+// its stdout, which the meter reads with the same CaptureReader as a file. Not --immediate-mode:
+// waking per packet made the kernel drop half of a 60k packets/s flood that block delivery (up to
+// LIBPCAP_BLOCK_MS late) took without a loss; the stop waits for that delay. A native libpcap binding
 // would need building an npm addon against libpcap-dev, which this project cannot install; tcpdump
 // is libpcap's own front end, drops privileges itself and reports the kernel's drop counts.
 // tcpdump's failures (no such interface, no permission, not installed) become one sentence.
@@ -9,14 +9,10 @@
 import { type ChildProcessByStdio, spawn } from 'node:child_process';
 import type { Readable } from 'node:stream';
 
+/** tcpdump's libpcap timeout: TPACKET_V3 hands a block of packets over when it fills or after this long. */
+export const LIBPCAP_BLOCK_MS = 1_000;
 /** Big enough for any IPv4 packet and any GRO-merged segment up to 64 KiB; the payload inspectors read far less. */
 export const LIVE_SNAPLEN = 65_535;
-/**
- * The kernel's capture buffer, KiB (tcpdump -B; its default is 2 MiB). A burst the meter cannot
- * read at once waits there: in the lab (docs/lab.md) the default dropped 5,025 of 39,287 packets
- * while an upload, nmap and hydra ran together, and the scan with them; 64 MiB dropped 1,232.
- */
-export const LIVE_BUFFER_KIB = 65_536;
 /** tcpdump opens the device within milliseconds; a slow machine gets ample room. */
 const START_TIMEOUT_MS = 10_000;
 /** What stderr is kept for the messages: tcpdump says little, but a broken one must not grow memory. */
@@ -89,7 +85,9 @@ export class TcpdumpProcess {
 
   /** Starts tcpdump and waits until it listens; throws CaptureInterfaceError when it cannot. */
   static async start(iface: string, command = 'tcpdump'): Promise<TcpdumpProcess> {
-    const child = spawn(command, ['-i', iface, '-w', '-', '-U', '--immediate-mode', '-s', String(LIVE_SNAPLEN), '-B', String(LIVE_BUFFER_KIB), '-n'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    // Its own process group: a Ctrl-C at the terminal goes to the collector, which stops tcpdump
+    // itself after the packets in flight; tcpdump ending first would look like a failure.
+    const child = spawn(command, ['-i', iface, '-w', '-', '-U', '-s', String(LIVE_SNAPLEN), '-n'], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     const capture = new TcpdumpProcess(iface, child);
     const failure = await new Promise<string | undefined>((resolve) => {
       const timer = setTimeout(() => resolve(`cannot capture on ${iface}: tcpdump did not start listening within ${START_TIMEOUT_MS / 1000} s`), START_TIMEOUT_MS);

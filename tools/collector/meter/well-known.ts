@@ -3,7 +3,7 @@
 // TCP flags, and whether an address is private. The packet meter and the flow-export decoder
 // both name things this way.
 
-import { isPrivate } from '../flowgen/ip.js';
+import { isPrivate, isPrivateIPv4 } from '../flowgen/ip.js';
 import { TcpFlag } from './packet.js';
 
 /** Service ports as flowgen's catalog uses them; the table is small on purpose (payload hints refine it). */
@@ -130,6 +130,15 @@ export function flagNames(bits: number): string[] {
 export function isPrivateAddress(ip: string, version: 4 | 6): boolean {
   if (version === 4) return isPrivate(ip);
   const colon = ip.indexOf(':');
-  const first = colon <= 0 ? 0 : parseInt(ip.slice(0, colon), 16);
+  return isPrivateIPv6Group(colon <= 0 ? 0 : parseInt(ip.slice(0, colon), 16));
+}
+
+/** isPrivateAddress of an address as words (address.ts): words[at] for IPv4, words[at..at+3] for IPv6. */
+export function isPrivateAt(words: Uint32Array, at: number, version: 4 | 6): boolean {
+  return version === 4 ? isPrivateIPv4(words[at]) : isPrivateIPv6Group(words[at] >>> 16);
+}
+
+/** The rule for IPv6 needs only the first 16-bit group. */
+function isPrivateIPv6Group(first: number): boolean {
   return (first & 0xfe00) === 0xfc00 || (first & 0xffc0) === 0xfe80;
 }

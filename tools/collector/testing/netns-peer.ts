@@ -7,6 +7,9 @@
 //                               client ports
 //   bridge SOCKET               listens on 127.0.0.1 and pipes each connection to the unix SOCKET;
 //                               prints {port}
+//   relay PORT DROP             forwards UDP datagrams to 127.0.0.1:PORT from a socket of its own,
+//                               except the DROP-th (1-based): a lost export datagram; prints
+//                               {port, from}: where to send, and the port the datagrams come from
 // Every mode ends by itself within 120 s at most.
 
 import { createSocket } from 'node:dgram';
@@ -58,10 +61,23 @@ async function bridge(socketPath: string): Promise<void> {
   print({ port: (server.address() as AddressInfo).port });
 }
 
+async function relay(target: number, drop: number): Promise<void> {
+  const inbound = createSocket('udp4');
+  const outbound = createSocket('udp4');
+  await new Promise<void>((resolve) => inbound.bind(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => outbound.bind(0, '127.0.0.1', resolve));
+  let received = 0;
+  inbound.on('message', (datagram) => {
+    if (++received !== drop) outbound.send(datagram, target, '127.0.0.1');
+  });
+  print({ port: inbound.address().port, from: outbound.address().port });
+}
+
 const modes: Record<string, () => Promise<void>> = {
   serve: () => serve(args[0]),
   client: () => client(args[0], Number(args[1]), Number(args[2])),
   bridge: () => bridge(args[0]),
+  relay: () => relay(Number(args[0]), Number(args[1])),
 };
 if (!(mode in modes)) {
   process.stderr.write(`netns-peer: unknown mode ${mode}\n`);

@@ -83,13 +83,13 @@ export async function captureLoopback(dir: string, t: LoopbackTraffic): Promise<
 }
 
 /**
- * Runs softflowd over `pcap`, exporting to 127.0.0.1:`port`; returns its -D
- * output. `-c none`: with a control socket softflowd 1.1.0 blocks in
+ * Runs softflowd over `pcap`, exporting to 127.0.0.1:`port` (inside a network
+ * namespace when `prefix` is `ip netns exec NS`); returns its -D output. `-c none`: with a control socket softflowd 1.1.0 blocks in
  * accept() before reading the file.
  */
-export async function runSoftflowd(pcap: string, port: number, version: '5' | '9' | '10', extraArgs: string[] = []): Promise<string> {
-  const args = ['-D', '-r', pcap, '-n', `127.0.0.1:${port}`, '-v', version, '-c', 'none', '-p', join(pcap, '..', 'softflowd.pid'), ...extraArgs];
-  const child = spawn('softflowd', args, { stdio: ['ignore', 'pipe', 'pipe'], timeout: 10_000 });
+export async function runSoftflowd(pcap: string, port: number, version: '5' | '9' | '10', extraArgs: string[] = [], prefix: string[] = []): Promise<string> {
+  const args = [...prefix, 'softflowd', '-D', '-r', pcap, '-n', `127.0.0.1:${port}`, '-v', version, '-c', 'none', '-p', join(pcap, '..', 'softflowd.pid'), ...extraArgs];
+  const child = spawn(args[0], args.slice(1), { stdio: ['ignore', 'pipe', 'pipe'], timeout: 10_000 });
   let verbose = '';
   child.stdout.on('data', (d: Buffer) => (verbose += d.toString()));
   child.stderr.on('data', (d: Buffer) => (verbose += d.toString()));

@@ -1,5 +1,5 @@
 import type { ActivityRow, DetectionStore, TimeWindow } from '../detection.store.js';
-import { type Assessment, type Detector, type Episode, type Story, MINUTE, clamp01, decide, emptyFacts, margin, round, uniq } from '../episode.js';
+import { type Assessment, type Detector, type Episode, type Story, MINUTE, clamp01, decide, emptyFacts, margin, observedProcesses, round, uniq } from '../episode.js';
 import type { HostContext } from '../host-context.js';
 import { actor, attack, bytes, duration, episodeTimeline, event, executionLeg, iso, leg, list, pql, trafficLink } from '../narrative.js';
 import { RARITY_BASELINE_MS, isLolbin, knownAgent } from './common.js';
@@ -65,6 +65,7 @@ export const beaconDetector: Detector = {
           ...emptyFacts(),
           sourceFqdn: r.source_fqdn,
           processes: r.processes,
+          observedProcesses: observedProcesses(r.observed_processes),
           destinationIps: r.dst_ips,
           ports: r.ports,
           fqdns: r.fqdns,

@@ -215,6 +215,7 @@ function toEpisode(windows: BruteforceRow[]): Episode {
       sourceOrg: r.source_org,
       sourceCountry: r.source_country,
       processes: ctx.processes,
+      observedProcesses: ctx.observedProcesses,
       destinationIps: [r.target],
       ports: [Number(r.port)],
       alertSignatures: ctx.alertSignatures,

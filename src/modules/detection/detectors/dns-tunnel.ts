@@ -66,6 +66,7 @@ export const dnsTunnelDetector: Detector = {
             ...emptyFacts(),
             sourceFqdn: ctx.sourceFqdn,
             processes: ctx.processes,
+            observedProcesses: ctx.observedProcesses,
             destinationIps: upstream.length ? upstream : resolvers,
             ports: [53],
             fqdns: [group[0].domain],

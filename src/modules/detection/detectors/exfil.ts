@@ -1,5 +1,5 @@
 import type { ActivityRow, DetectionStore, TimeWindow } from '../detection.store.js';
-import { type Assessment, type Detector, type Episode, type Story, MiB, MINUTE, decide, emptyFacts, margin, round, uniq } from '../episode.js';
+import { type Assessment, type Detector, type Episode, type Story, MiB, MINUTE, decide, emptyFacts, margin, observedProcesses, round, uniq } from '../episode.js';
 import type { HostContext } from '../host-context.js';
 import { actor, attack, bytes, duration, episodeTimeline, executionLeg, iso, leg, list, pql, trafficLink } from '../narrative.js';
 import { DEFAULT_QUIET_MS, RARITY_BASELINE_MS, isTransferTool } from './common.js';
@@ -54,6 +54,7 @@ export const exfilDetector: Detector = {
           ...emptyFacts(),
           sourceFqdn: r.source_fqdn,
           processes: r.processes,
+          observedProcesses: observedProcesses(r.observed_processes),
           destinationIps: r.dst_ips,
           ports: r.ports,
           fqdns: r.fqdns,

@@ -75,6 +75,7 @@ export const scanDetector: Detector = {
             ...emptyFacts(),
             sourceFqdn: ctx.sourceFqdn,
             processes: ctx.processes,
+            observedProcesses: ctx.observedProcesses,
             destinationIps: hosts,
             ports: uniq(group.flatMap((r) => r.ports)).sort((a, b) => a - b),
             alertSignatures: ctx.alertSignatures,

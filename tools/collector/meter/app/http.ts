@@ -3,9 +3,10 @@
 // the request line and the headers before the cut.
 
 import type { AppHints } from '../packet.js';
-import type { Inspection } from './inspection.js';
+import { startsWithAscii, type Inspection } from './inspection.js';
 
-const METHODS = ['GET', 'POST', 'PUT', 'DELETE', 'HEAD', 'OPTIONS', 'PATCH', 'CONNECT', 'TRACE'];
+/** Each method with the space that follows it in a request line. */
+const METHODS = ['GET ', 'POST ', 'PUT ', 'DELETE ', 'HEAD ', 'OPTIONS ', 'PATCH ', 'CONNECT ', 'TRACE '];
 const WINDOW = 8192;
 /** Longest request target kept: long enough for real paths, short enough for a flow record. */
 const MAX_URI = 2048;
@@ -13,8 +14,8 @@ const MAX_HEADER_VALUE = 512;
 
 /** True when the payload starts with a known method and a space. */
 export function looksLikeHttpRequest(payload: Uint8Array): boolean {
-  const start = latin1(payload, 0, Math.min(payload.length, 8));
-  return METHODS.some((m) => start.startsWith(`${m} `));
+  for (const method of METHODS) if (startsWithAscii(payload, method)) return true;
+  return false;
 }
 
 export function inspectHttp(payload: Uint8Array): Inspection {

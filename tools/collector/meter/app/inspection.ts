@@ -9,6 +9,13 @@ export interface Inspection {
   problem?: string;
 }
 
+/** Whether the bytes start with the ASCII text: a signature check that makes no string per packet. */
+export function startsWithAscii(bytes: Uint8Array, text: string): boolean {
+  if (bytes.length < text.length) return false;
+  for (let i = 0; i < text.length; i++) if (bytes[i] !== text.charCodeAt(i)) return false;
+  return true;
+}
+
 /**
  * Reads big-endian integers from a byte range, never past its end: a read beyond it returns 0 and
  * sets `short`, so parsers check once after a group of reads instead of before every byte.

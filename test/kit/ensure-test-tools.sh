@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs and starts what the tests need from Debian: PostgreSQL (TEST_DATABASE_URL skips it),
 # Chromium for the browser tests, shellcheck for the collector scripts, tcpdump and ping for the
-# packet meter's captures. Idempotent; CI starts from a machine with none of them running.
+# packet meter's captures, the lab's attack tools. Idempotent; CI starts from a machine with none
+# of them running.
 set -euo pipefail
 
 missing=()
@@ -27,6 +28,11 @@ command -v nfcapd >/dev/null 2>&1 || missing+=(nfdump)
 command -v pmacctd >/dev/null 2>&1 || missing+=(pmacct)
 command -v fprobe >/dev/null 2>&1 || missing+=(fprobe)
 command -v setpriv >/dev/null 2>&1 || missing+=(util-linux)
+# The lab (tools/lab, docs/lab.md) plays attacks with these, inside network namespaces it creates.
+command -v nmap >/dev/null 2>&1 || missing+=(nmap)
+command -v hydra >/dev/null 2>&1 || missing+=(hydra)
+[ -x /usr/sbin/iodined ] || missing+=(iodine)
+[ -x /usr/sbin/sshd ] || missing+=(openssh-server)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "ensure-test-tools: installing ${missing[*]}" >&2
   # Packages such as fprobe, pmacct or nginx ship services their install would start (capturing

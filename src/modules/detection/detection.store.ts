@@ -33,6 +33,16 @@ const HOPPING = `arrayJoin([0, 1]) AS phase,
         intDiv(toUnixTimestamp64Milli(timestamp) - phase * {bucketSecs:UInt32} * 500, {bucketSecs:UInt32} * 1000) * {bucketSecs:UInt32} * 1000 + phase * {bucketSecs:UInt32} * 500 AS bucket_ms`;
 
 /**
+ * The registered domain of the question name `rrname`, read from the labels at its end that a
+ * hostname can hold. ClickHouse's domain functions answer '' for a whole name with any other byte
+ * (the meter escapes them as \ddd), and that is what tunnels put left of their domain: iodine's
+ * Base128 and raw encodings. Without this a real iodine tunnel had no domain and was skipped.
+ */
+const REGISTERED_DOMAIN = `cutToFirstSignificantSubdomain(arrayStringConcat(arrayReverse(if(
+  arrayFirstIndex(l -> NOT match(l, '^[A-Za-z0-9_-]+$'), arrayReverse(splitByChar('.', rrname)) AS reversed_labels) AS unclean = 0,
+  reversed_labels, arraySlice(reversed_labels, 1, unclean - 1))), '.'))`;
+
+/**
  * Distinct values (at most `max`) in sorted order. groupUniqArray's own order depends on how the
  * rows met the engine's threads and parts, and an episode must come out the same on every run:
  * a run over data it has already seen changes nothing.
@@ -311,7 +321,7 @@ export class DetectionStore {
   async dnsBuckets(customerId: string, window: TimeWindow, f: { bucketSecs: number; minQueries: number }) {
     const v = await this.view(customerId);
     return this.engine.query<DnsRow>(
-      `/* detection:dns_tunnel.buckets */ WITH ${DNS_NAME} AS rrname, cutToFirstSignificantSubdomain(rrname) AS reg,
+      `/* detection:dns_tunnel.buckets */ WITH ${DNS_NAME} AS rrname, ${REGISTERED_DOMAIN} AS reg,
         if(length(rrname) > length(reg) + 1, substring(rrname, 1, length(rrname) - length(reg) - 1), '') AS sub
       SELECT src_ip AS source, reg AS domain,
         ${HOPPING},

@@ -66,7 +66,7 @@ const logins = (n: number, opts: { port?: number; secs?: number; src?: string; t
     dstFqdn: 'bastion01.corp.example.com',
   }));
 
-const questions = (n: number, opts: { names?: number; labelLength?: number; src?: string; dst?: string; domain?: string } = {}): FlowSpec[] =>
+const questions = (n: number, opts: { names?: number; labelLength?: number; src?: string; dst?: string; domain?: string; unclean?: boolean } = {}): FlowSpec[] =>
   scattered(T0, n, 9 * 60_000).map((at, i) => ({
     at,
     src: opts.src ?? WS,
@@ -76,7 +76,8 @@ const questions = (n: number, opts: { names?: number; labelLength?: number; src?
     up: 120,
     down: 200,
     secs: 0.02,
-    rrname: `${label(opts.labelLength ?? 50, i % (opts.names ?? n))}.${opts.domain ?? 'cdn-metrics-sync.com'}`,
+    // unclean: bytes no hostname holds, escaped as the meter writes them (iodine's Base128 labels).
+    rrname: `${label(opts.labelLength ?? 50, i % (opts.names ?? n))}${opts.unclean ? `\\${200 + (i % 50)}\\189.x\\250` : ''}.${opts.domain ?? 'cdn-metrics-sync.com'}`,
     process: 'powershell.exe',
   }));
 
@@ -120,6 +121,11 @@ const CASES: Case[] = [
     name: 'dns-tunnel: the forwarding resolver is a path, not a second source',
     flows: [...questions(300), ...questions(300, { src: '10.10.0.10', dst: '209.141.54.1' })],
     expect: [{ detector: 'dns-tunnel', source: WS, destination: 'cdn-metrics-sync.com' }],
+  },
+  {
+    name: 'dns-tunnel: names holding bytes no hostname can (iodine Base128, escaped by the meter)',
+    flows: questions(300, { unclean: true }),
+    expect: [{ detector: 'dns-tunnel', source: WS, destination: 'cdn-metrics-sync.com', disposition: 'malicious' }],
   },
   { name: 'dns-tunnel: not when names repeat', flows: questions(300, { names: 20 }), expect: [] },
   { name: 'dns-tunnel: not with short labels', flows: questions(300, { labelLength: 12 }), expect: [] },

@@ -4,6 +4,7 @@ import type { FlowRecord } from '../flowgen/types.js';
 import { FlowTable, type FlowTableOptions } from './flow-table.js';
 import { icmpPacket, reversed, tcpPacket, TcpConversation, udpPacket, type Ends } from './hand-packets.js';
 import { TcpFlag, type AppHints, type DecodedPacket, type PayloadInspector } from './packet.js';
+import { inspectPayload } from './app/index.js';
 
 const { SYN, ACK, PSH, FIN, RST } = TcpFlag;
 const T0 = Date.UTC(2026, 10, 27, 10, 0, 0) * 1000; // micros
@@ -33,6 +34,13 @@ function feed(t: FlowTable, packets: DecodedPacket[]): FlowRecord[] {
 }
 
 const bytes = (n: number, fill = 0x41): Uint8Array => new Uint8Array(n).fill(fill);
+
+/** A DNS message (RFC 1035 4.1) with one A question for `name`, as a query or an empty answer. */
+function dnsQuestion(id: number, name: string, answer = false): Uint8Array {
+  const labels = name.split('.').flatMap((label) => [label.length, ...new TextEncoder().encode(label)]);
+  const header = [id >> 8, id & 0xff, answer ? 0x81 : 0x01, answer ? 0x80 : 0x00, 0, 1, 0, 0, 0, 0, 0, 0];
+  return new Uint8Array([...header, ...labels, 0, 0, 1, 0, 1]);
+}
 const text = (s: string): Uint8Array => new TextEncoder().encode(s);
 
 describe('TCP', () => {
@@ -170,19 +178,42 @@ describe('TCP', () => {
 });
 
 describe('UDP and ICMP', () => {
-  it('pairs a DNS query with its answer and emits the flow after the idle timeout', () => {
+  it('pairs a DNS query with its answer and emits the flow as soon as the answer is seen', () => {
     const dns: Ends = { src: '10.0.0.5', dst: '9.9.9.9', srcPort: 53124, dstPort: 53 };
     const t = table({ idleTimeoutSecs: 30 });
-    feed(t, [udpPacket(T0, dns, bytes(40)), udpPacket(T0 + 15_000, reversed(dns), bytes(120))]);
-    expect(t.advance(T0 + 15_000 + 29 * SEC)).toEqual([]);
-    const [r] = valid(t.advance(T0 + 15_000 + 30 * SEC));
+    const [r] = feed(t, [udpPacket(T0, dns, bytes(40)), udpPacket(T0 + 15_000, reversed(dns), bytes(120))]);
     expect(r.app_name).toBe('DNS');
     expect(r.transport).toEqual({ proto: 'UDP', proto_num: 17 });
     expect(r.src).toMatchObject({ ip: '10.0.0.5', port: 53124 });
     expect(r.stats.volume.bytes.src.sum).toBe(20 + 8 + 40);
     expect(r.stats.volume.bytes.dst.sum).toBe(20 + 8 + 120);
     expect(r.tcp).toBeUndefined();
-    expect(r.meta['@ingest_time']).toBe((T0 + 15_000 + 30 * SEC) / 1000);
+    expect(r.meta['@ingest_time']).toBe((T0 + 15_000) / 1000);
+    expect(t.stats()).toMatchObject({ active: 0, records: 1 });
+  });
+
+  it('makes one record per question when a client asks many from one socket (a DNS tunnel)', () => {
+    const dns: Ends = { src: '10.0.0.5', dst: '9.9.9.9', srcPort: 41000, dstPort: 53 };
+    const names = ['paaaaaa0.tun.example', 'pbbbbbb1.tun.example', 'pcccccc2.tun.example'];
+    const t = table({ inspectors: [inspectPayload] });
+    const packets = names.flatMap((name, i) => [
+      udpPacket(T0 + i * SEC, dns, dnsQuestion(i, name)),
+      udpPacket(T0 + i * SEC + 2_000, reversed(dns), dnsQuestion(i, name, true)),
+    ]);
+    const records = feed(t, packets);
+    expect(records.map((r) => r.dns?.rrname)).toEqual(names);
+    expect(records.map((r) => r.stats.volume.packets)).toEqual(names.map(() => ({ src: 1, dst: 1, total: 2 })));
+    // A question still unanswered stays open, and leaves after the idle timeout as before.
+    t.add(udpPacket(T0 + 5 * SEC, dns, dnsQuestion(9, 'pdddddd3.tun.example')));
+    expect(t.advance(T0 + 6 * SEC)).toEqual([]);
+    expect(valid(t.advance(T0 + 36 * SEC)).map((r) => r.dns?.rrname)).toEqual(['pdddddd3.tun.example']);
+  });
+
+  it('keeps other UDP conversations whole across answers', () => {
+    const ntp: Ends = { src: '10.0.0.5', dst: '9.9.9.9', srcPort: 123, dstPort: 123 };
+    const t = table();
+    expect(feed(t, [udpPacket(T0, ntp, bytes(48)), udpPacket(T0 + 5_000, reversed(ntp), bytes(48)), udpPacket(T0 + SEC, ntp, bytes(48))])).toEqual([]);
+    expect(t.stats().active).toBe(1);
   });
 
   it('meets ICMP echo requests and replies in one flow, IPv4 and IPv6', () => {

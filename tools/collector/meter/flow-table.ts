@@ -5,6 +5,10 @@
 // A flow's record leaves the table when:
 // - TCP ends: the last FIN is acknowledged (at once), or both FINs or a RST were seen and the
 //   linger for stragglers has passed;
+// - DNS over UDP (server port 53) is answered: one question and its answer make one record, at
+//   once, so a client that asks many questions from one socket (iodine, a resolver forwarding)
+//   shows each with its name, as a client with a socket per question does; inspectors only read
+//   the first packets of a flow, and a flow of a thousand questions would name one;
 // - it was idle for `idleTimeoutSecs`;
 // - it reached `activeTimeoutSecs` (cut at its next packet; the flow goes on in a new record,
 //   without FIN, which is how flowgen marks an ongoing flow);
@@ -19,6 +23,12 @@ import { PacketHeaders, type DecodedPacket, type DropCounts, type PayloadInspect
 import type { FlowRecord } from '../flowgen/types.js';
 import { RecencyList } from './recency-list.js';
 import { isConnectionStart } from './tcp-tracker.js';
+import { PROTO_UDP } from './well-known.js';
+
+const DNS_PORT = 53;
+
+/** A packet from the server of a UDP flow to port 53: the answer that ends a DNS exchange. */
+const isDnsAnswer = (flow: FlowState, fromSrc: boolean): boolean => !fromSrc && flow.id.protocol === PROTO_UDP && flow.id.dstPort === DNS_PORT;
 
 export interface FlowTableOptions extends RecordContext {
   idleTimeoutSecs?: number;
@@ -127,7 +137,7 @@ export class FlowTable {
     if (p.fragment === 'first' && p.fragmentId >= 0) this.rememberFragment(p, flow, fromSrc);
 
     const phase = flow.tcp?.phase;
-    if (phase === 'closed') this.finish(flow);
+    if (phase === 'closed' || isDnsAnswer(flow, fromSrc)) this.finish(flow);
     else if (wasOpen && phase === 'closing') this.closing.push({ flow, deadline: p.tsMicros + this.lingerMicros });
   }
 

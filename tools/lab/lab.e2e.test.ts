@@ -1,0 +1,101 @@
+// The lab end to end (docs/lab.md): `npm run lab` with every scenario must open, for each attack,
+// one investigation of its detector with its source host and destination, and nothing else; a
+// benign-only run must open none. Each run is bounded (6 minutes for all, 4 for benign) and
+// leaves no namespace behind, also when interrupted. Needs root (network namespaces); skipped
+// otherwise.
+
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { run } from './proc.js';
+import type { LabReport } from './report.js';
+import { ATTACKS } from './scenarios.js';
+
+const CLI = fileURLToPath(new URL('./cli.ts', import.meta.url));
+const isRoot = process.getuid?.() === 0;
+const dir = mkdtempSync(join(tmpdir(), 'lab-e2e-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+interface LabRun {
+  code: number | null;
+  stderr: string;
+  report: LabReport & { collector: Record<string, unknown> };
+}
+
+/** Runs the lab as `npm run lab` does, killed (SIGTERM, then SIGKILL) at the deadline. */
+async function runLab(args: string[], deadlineMs: number): Promise<LabRun> {
+  const reportFile = join(dir, `report-${Date.now()}.json`);
+  const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args, '--report', reportFile], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (d: Buffer) => (stderr += d));
+  child.stdout.on('data', (d: Buffer) => (stderr += d));
+  const term = setTimeout(() => child.kill('SIGTERM'), deadlineMs);
+  const kill = setTimeout(() => child.kill('SIGKILL'), deadlineMs + 20_000);
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  clearTimeout(term);
+  clearTimeout(kill);
+  let report;
+  try {
+    report = JSON.parse(readFileSync(reportFile, 'utf8'));
+  } catch {
+    throw new Error(`the lab wrote no report (exit ${code}):\n${stderr.slice(-4000)}`);
+  }
+  return { code, stderr, report };
+}
+
+async function labNamespaces(pid: number | undefined): Promise<string[]> {
+  const list = await run(['ip', 'netns', 'list'], { timeoutMs: 10_000 });
+  return list.stdout.split('\n').filter((line) => line.startsWith(`bdlab${pid}-`));
+}
+
+/** Command lines of running processes that name `text` (the lab's daemons all name its directory). */
+async function processesNaming(text: string): Promise<string[]> {
+  const ps = await run(['ps', '-eo', 'args='], { timeoutMs: 10_000 });
+  return ps.stdout.split('\n').filter((line) => line.includes(text) && !line.startsWith('ps '));
+}
+
+describe.skipIf(!isRoot)('npm run lab', () => {
+  it('opens one investigation per attack, with its detector, source and destination, and nothing else', async () => {
+    const lab = await runLab([], 6 * 60_000);
+    for (const outcome of lab.report.outcomes) {
+      expect(outcome.matches, `${outcome.expected.detector} ${outcome.expected.source} → ${outcome.expected.destination}\n${lab.stderr.slice(-3000)}`).toHaveLength(1);
+      expect(outcome.matches[0].sourceHost).toBe(outcome.expected.sourceHost);
+    }
+    expect(lab.report.outcomes.map((o) => o.expected.detector).sort()).toEqual([...ATTACKS].sort());
+    expect(lab.report.unexpected).toEqual([]);
+    expect(lab.report.collector).toMatchObject({ failed: 0, queued: 0 });
+    expect(lab.code).toBe(0);
+  }, 7 * 60_000);
+
+  it('on SIGINT mid-run removes its namespaces, processes and files, and exits 130', async () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', CLI, '--scenario', 'benign'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    const deadline = Date.now() + 120_000;
+    while (!stderr.includes('benign: started') && Date.now() < deadline && child.exitCode === null) await new Promise((r) => setTimeout(r, 200));
+    expect(stderr, stderr).toContain('benign: started');
+    const files = /files in (\S+)/.exec(stderr)![1];
+    expect(await labNamespaces(child.pid)).toHaveLength(8);
+    expect(await processesNaming(files)).not.toEqual([]);
+    child.kill('SIGINT');
+    const kill = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    expect(await exited).toBe(130);
+    clearTimeout(kill);
+    expect(await labNamespaces(child.pid)).toEqual([]);
+    expect(await processesNaming(files)).toEqual([]);
+    expect(existsSync(files)).toBe(false);
+  }, 4 * 60_000);
+
+  it('opens nothing for benign activity alone, and removes its namespaces', async () => {
+    const lab = await runLab(['--scenario', 'benign'], 4 * 60_000);
+    expect(lab.report.found, lab.stderr.slice(-3000)).toEqual([]);
+    expect(lab.code).toBe(0);
+    const pid = /bdlab(\d+)-router/.exec(lab.stderr)?.[1];
+    expect(pid).toBeDefined();
+    expect(await labNamespaces(Number(pid))).toEqual([]);
+  }, 5 * 60_000);
+});

@@ -51,7 +51,10 @@ export async function runPmacctd(dir: string, pcap: string, port: number, versio
   pmacctd.child.kill('SIGINT');
   const code = await pmacctd.exited;
   await sleep(200); // the last datagrams reach the receiving socket
-  if (code !== 0) throw new Error(`pmacctd failed (${code}): ${pmacctd.output()}`);
+  // Its core exits 1 when the plugin it signalled ends first ("connection lost ... no more plugins
+  // active"), which a loaded machine makes a matter of timing: the plugin's shutdown is what counts.
+  const stoppedAsAsked = code === 0 || (code === 1 && pmacctd.output().includes('Shutting down on user request'));
+  if (!stoppedAsAsked) throw new Error(`pmacctd failed (${code}): ${pmacctd.output()}`);
   return pmacctd.output();
 }
 

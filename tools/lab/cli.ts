@@ -51,7 +51,7 @@ async function runLab(options: LabOptions, cleanup: Cleanup): Promise<boolean> {
     }),
   ]);
   const runId = `${process.pid}`;
-  const tenant = await createTenant(server, runId);
+  const tenant = await createTenant(server, runId, dir);
   log(`server up, tenant ${tenant.customerId}`);
   const accessKey = await provisionCollector(server, tenant, `lab-${runId}-router`);
   const sensor = await startPacketSensor({ name: 'router', machineId: `lab-${runId}-router`, accessKey, ns: names.router, dir }, cleanup);

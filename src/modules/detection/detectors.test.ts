@@ -92,6 +92,8 @@ const CASES: Case[] = [
   // Beaconing: regular cadence to one rare external organization.
   { name: 'beacon: 40 sessions a minute apart (±2%) to a rare org', flows: beacon(), expect: [{ detector: 'beacon', source: WS, destination: 'Stark Industries Solutions Ltd', disposition: 'malicious' }] },
   { name: 'beacon: the same cadence from a known agent is benign', flows: beacon({ process: 'chronyd' }), expect: [{ detector: 'beacon', source: WS, destination: 'Stark Industries Solutions Ltd', disposition: 'benign' }] },
+  { name: 'beacon: check-ins lost to the sensor (three of 40) still make the cadence', flows: beacon().filter((_, i) => ![5, 17, 29].includes(i)), expect: [{ detector: 'beacon', source: WS, destination: 'Stark Industries Solutions Ltd', disposition: 'malicious' }] },
+  { name: 'beacon: not when a gap in four is a multiple of the beat', flows: beacon().filter((_, i) => i % 4 !== 2), expect: [] },
   { name: 'beacon: not below the minimum sessions', flows: beacon({ n: BEACON_THRESHOLDS.minSessions - 1 }), expect: [] },
   { name: 'beacon: not with irregular gaps', flows: scattered(T0, 40, 40 * 60_000).map((at) => ({ ...beacon()[0], at })), expect: [] },
   { name: 'beacon: not to an org many hosts reach', flows: [...beacon({ org: 'Google LLC' }), ...popular('Google LLC', '142.250.1.1')], expect: [] },

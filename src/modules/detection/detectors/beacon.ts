@@ -12,6 +12,11 @@ export const BEACON_THRESHOLDS = {
   minSessions: 12,
   /** ...whose start-to-start gaps have a coefficient of variation at most this... */
   maxGapCv: 0.25,
+  /**
+   * ...a gap of two or three beats counting as that many beats (a lost or skipped check-in) while
+   * at most one gap in this many is so; past that, the gaps are measured as they are...
+   */
+  maxMissedShare: 6,
   /** ...with a median gap in this range... */
   minGapMs: 10_000,
   maxGapMs: 3_600_000,
@@ -34,6 +39,7 @@ export const beaconDetector: Detector = {
       maxGapCv: T.maxGapCv * 2,
       minGapMs: T.minGapMs / 2,
       maxGapMs: T.maxGapMs * 2,
+      maxMissedShare: T.maxMissedShare,
     });
     const cadenced = rows.filter((r) => r.gap_cv <= T.maxGapCv && r.median_gap_ms >= T.minGapMs && r.median_gap_ms <= T.maxGapMs);
     const reach = await store.orgReach(customerId, uniq(cadenced.map((r) => r.destination)), { fromMs: window.toMs - RARITY_BASELINE_MS, toMs: window.toMs });

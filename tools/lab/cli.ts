@@ -5,6 +5,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Prng } from '../collector/flowgen/prng.js';
 import { ensurePackages } from './packages.js';
 import { Cleanup, run } from './proc.js';
 import { detectAndReport, formatReport } from './report.js';
@@ -14,18 +15,6 @@ import { startPacketSensor } from './sensors.js';
 import { createTenant, provisionCollector, startServer } from './server.js';
 import { makeCredentials, startServices } from './services.js';
 import { buildTopology, namespaceNames, removeStaleLabs } from './topology.js';
-
-/** mulberry32: the jitter and choices of a run, repeatable from its seed. */
-function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Detection reads the whole run: the lab lasts minutes, this covers it with room. */
 const DETECTION_WINDOW_MINUTES = 30;
@@ -57,7 +46,9 @@ async function runLab(options: LabOptions, cleanup: Cleanup): Promise<boolean> {
   const sensor = await startPacketSensor({ name: 'router', machineId: `lab-${runId}-router`, accessKey, ns: names.router, dir }, cleanup);
   log(`collector capturing on the router; playing ${options.scenarios.join(', ')}`);
 
-  const random = seededRandom(options.seed);
+  // The jitter and choices of a run, repeatable from its seed (the flow generator's PRNG).
+  const prng = Prng.from(options.seed);
+  const random = () => prng.next();
   await playScenarios(options.scenarios, {
     names,
     files,

@@ -35,6 +35,21 @@ interface Poster {
   token: string;
 }
 
+/**
+ * One batch, sent again once if the connection was reset: the client's pool may hand out a
+ * kept-alive socket the server is closing at that moment (idle past its keep-alive timeout, as
+ * between the bench's phases). A batch id makes the retry safe, as it is for a collector.
+ */
+async function postOnce(url: string, token: string, body: Buffer) {
+  const send = () => call(url, 'POST', '/collector/ingest/1.0/flows', { token, rawBody: body, headers: { 'content-encoding': 'gzip' } });
+  try {
+    return await send();
+  } catch (error) {
+    if (!['ECONNRESET', 'EPIPE'].includes((error as NodeJS.ErrnoException).code ?? '')) throw error;
+    return send();
+  }
+}
+
 /** Posts every body, `posters.length` at a time, each poster taking the next body; returns flows/s accepted. */
 async function post(url: string, posters: Poster[], bodies: Buffer[]): Promise<number> {
   const started = performance.now();
@@ -44,7 +59,7 @@ async function post(url: string, posters: Poster[], bodies: Buffer[]): Promise<n
     posters.map(async ({ token }) => {
       while (next < bodies.length) {
         const body = bodies[next++]!;
-        const res = await call(url, 'POST', '/collector/ingest/1.0/flows', { token, rawBody: body, headers: { 'content-encoding': 'gzip' } }).catch((e: Error) => {
+        const res = await postOnce(url, token, body).catch((e: Error) => {
           throw new Error(`ingest of ${body.length} bytes failed after ${((performance.now() - started) / 1000).toFixed(1)} s: ${e.message}`);
         });
         if (res.status !== 200) throw new Error(`ingest answered ${res.status}: ${JSON.stringify(res.body)}`);

@@ -36,6 +36,8 @@ const schema = z.object({
   CLICKHOUSE_URL: optionalUrl,
   CLICKHOUSE_DATABASE: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/).default('default'),
   FLOW_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
+  // Flows waiting to be stored beyond which a collector's batch is answered 503 (docs/flowstore.md "Group commit").
+  INGEST_QUEUE_FLOWS: z.coerce.number().int().min(1).max(10_000_000).default(90_000),
   IP_ORG_DATASET: z.enum(['preload', 'lazy', 'off']).default('preload'),
   // Test-only knob: scales collector command deadlines (diagnostics 10 s, pprof duration + 15 s).
   COMMAND_TIMEOUT_SCALE: z.coerce.number().positive().max(1).default(1),
@@ -102,6 +104,7 @@ export interface Config {
   /** Let automation webhooks reach private, loopback and link-local addresses (docs/automation.md). */
   automationAllowPrivateTargets: boolean;
   automationRetryBaseMs: number;
+  ingestQueueFlows: number;
 }
 
 export class ConfigError extends Error {
@@ -149,5 +152,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     detectionWindowMinutes: e.DETECTION_WINDOW_MINUTES,
     automationAllowPrivateTargets: e.AUTOMATION_ALLOW_PRIVATE_TARGETS,
     automationRetryBaseMs: e.AUTOMATION_RETRY_BASE_MS,
+    ingestQueueFlows: e.INGEST_QUEUE_FLOWS,
   };
 }

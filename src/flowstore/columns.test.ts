@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { COLUMNS, FIELD_ALIASES, columnForPath, filterableFields, sortableFields } from './columns.js';
 import { createFlowsTableSql } from './ddl.js';
 import { FlowIngestError } from './errors.js';
-import { FLOW_ROW_COLUMNS, flowToRow, recordId, type FlowRow } from './ingest.js';
+import { FLOW_ROW_COLUMNS, flowToRow, recordId, type FlowRow } from './ingest-rows.js';
 import { projectionFor } from './projection.js';
 
 const moments = (p: string) => ['count', 'sum', 'sum_squares', 'sum_cubes'].map((k) => `${p}.${k}`);

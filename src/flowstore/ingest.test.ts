@@ -5,7 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChdbEngine } from './chdb-engine.js';
 import type { FlowEngine } from './engine.js';
 import { FlowEngineError } from './errors.js';
-import { MAX_DAYS_PER_INSERT, ingestFlowBatch } from './ingest.js';
+import { ingestFlowBatch } from './ingest.js';
+import { MAX_DAYS_PER_INSERT } from './insert-queue.js';
 import { migrateFlowStore } from './schema.js';
 
 // chDB opens one data directory per process: one engine serves the file. It keeps ten years, so

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { ChdbEngine, FLOWS_TABLE, migrateFlowStore } from '../../src/flowstore/index.js';
 import { encodeNativeBlock, nativeLayout } from '../../src/flowstore/native-block.js';
-import { FLOW_ROW_COLUMNS, flowRowSlot, flowToRow, insertFlowRows, type FlowRow } from '../../src/flowstore/ingest.js';
+import { FLOW_ROW_COLUMNS, flowRowSlot, flowToRow, insertFlowRows, type FlowRow } from '../../src/flowstore/ingest-rows.js';
 import { adminCli } from '../../test/kit/admin-cli.js';
 import { FakeCollector } from '../../test/kit/fake-collector.js';
 import { call } from '../../test/kit/http.js';
@@ -35,18 +35,27 @@ interface Poster {
   token: string;
 }
 
+/** 503s answered during the run (the batch was sent again after its Retry-After, as a collector does). */
+let busyAnswers = 0;
+
 /**
- * One batch, sent again once if the connection was reset: the client's pool may hand out a
- * kept-alive socket the server is closing at that moment (idle past its keep-alive timeout, as
- * between the bench's phases). A batch id makes the retry safe, as it is for a collector.
+ * One batch until it is stored: sent again after a 503's Retry-After, and once more if the
+ * connection was reset (the client's pool may hand out a kept-alive socket the server is closing
+ * at that moment, as between the bench's phases). The batch id makes both safe.
  */
-async function postOnce(url: string, token: string, body: Buffer) {
+async function postBatch(url: string, token: string, body: Buffer) {
   const send = () => call(url, 'POST', '/collector/ingest/1.0/flows', { token, rawBody: body, headers: { 'content-encoding': 'gzip' } });
-  try {
-    return await send();
-  } catch (error) {
-    if (!['ECONNRESET', 'EPIPE'].includes((error as NodeJS.ErrnoException).code ?? '')) throw error;
-    return send();
+  for (let attempt = 0; ; attempt++) {
+    let res;
+    try {
+      res = await send();
+    } catch (error) {
+      if (attempt > 0 || !['ECONNRESET', 'EPIPE'].includes((error as NodeJS.ErrnoException).code ?? '')) throw error;
+      continue;
+    }
+    if (res.status !== 503 || attempt >= 20) return res;
+    busyAnswers++;
+    await new Promise((resolve) => setTimeout(resolve, Number(res.headers.get('retry-after') ?? 1) * 1000));
   }
 }
 
@@ -59,7 +68,7 @@ async function post(url: string, posters: Poster[], bodies: Buffer[]): Promise<n
     posters.map(async ({ token }) => {
       while (next < bodies.length) {
         const body = bodies[next++]!;
-        const res = await postOnce(url, token, body).catch((e: Error) => {
+        const res = await postBatch(url, token, body).catch((e: Error) => {
           throw new Error(`ingest of ${body.length} bytes failed after ${((performance.now() - started) / 1000).toFixed(1)} s: ${e.message}`);
         });
         if (res.status !== 200) throw new Error(`ingest answered ${res.status}: ${JSON.stringify(res.body)}`);
@@ -136,3 +145,4 @@ line(`end to end, gzip JSON, ${batchSize}-flow batches, ${concurrency} posters`,
 line(`end to end, gzip JSON, ${SMALL_BATCH}-flow batches, ${SMALL_SITES} collectors`, e2e.smallSites, alone.ceiling);
 line(`ceiling: the engine's Native insert of the same rows`, alone.ceiling);
 line(`floor: the same rows' key columns into a narrow table`, alone.floor);
+console.log(`503 answers (batch sent again after Retry-After): ${busyAnswers}`);

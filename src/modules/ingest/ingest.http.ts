@@ -22,6 +22,7 @@ export async function serveIngest(req: IncomingMessage, res: ServerResponse, ser
     if (req.method !== 'POST') throw new DomainError(405, 'method_not_allowed', `Use POST on ${INGEST_PATH}`);
     const session = await services.auth.authenticate(req.headers.authorization);
     if (!session) throw authenticationError('missing_token', 'Authentication required');
+    services.ingest.assertRoom();
     let raw = await readBody(req, MAX_WIRE_BYTES);
     if ((req.headers['content-encoding'] ?? '').toLowerCase() === 'gzip') {
       try {
@@ -36,7 +37,7 @@ export async function serveIngest(req: IncomingMessage, res: ServerResponse, ser
   } catch (error) {
     if (error instanceof DomainError) {
       const { status, body } = flatError(error);
-      return sendJson(res, status, body, status === 503 ? { 'retry-after': String(RETRY_AFTER_SECONDS) } : {});
+      return sendJson(res, status, body, error.headers);
     }
     logger.error('ingest.unhandled_error', { error });
     sendJson(res, 503, { error: 'store_unavailable', code: 'store_unavailable', message: 'Ingest failed; retry the same batch' }, {

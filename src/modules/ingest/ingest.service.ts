@@ -2,7 +2,9 @@ import { Scopes } from '../../auth/scopes.js';
 import type { Session } from '../../auth/session.js';
 import { DomainError, badRequest, missingFields } from '../../errors.js';
 import { type FlowEngine, FlowEngineError, type IngestOutcome, ingestFlowBatch } from '../../flowstore/index.js';
+import { FlowIngestBusyError, type FlowInsertQueue } from '../../flowstore/insert-queue.js';
 import type { Prisma } from '../../infra/database.js';
+import type { Logger } from '../../infra/logger.js';
 
 export const MAX_FLOWS_PER_BATCH = 10_000;
 const MAX_BATCH_ID = 128;
@@ -26,7 +28,18 @@ export class IngestService {
   constructor(
     private readonly prisma: Prisma,
     private readonly flows: FlowEngine,
+    private readonly queue: FlowInsertQueue,
+    private readonly logger: Logger,
   ) {}
+
+  /** Refuses a batch before its body is read when ingest is already as far behind as it may get. */
+  assertRoom(): void {
+    try {
+      this.queue.assertRoom();
+    } catch (error) {
+      throw asDomainError(error);
+    }
+  }
 
   async ingest(session: Session, request: IngestRequest): Promise<IngestOutcome & { batchId: string; nodeId: string }> {
     session.requireScope(Scopes.ingest);
@@ -46,14 +59,11 @@ export class IngestService {
     const node = await this.nodeOf(session, request.node_id as string | undefined);
     let outcome: IngestOutcome;
     try {
-      outcome = await ingestFlowBatch(this.flows, { customerId: node.customerId, nodeId: node.id, batchId, flows: request.flows });
+      outcome = await ingestFlowBatch(this.flows, { customerId: node.customerId, nodeId: node.id, batchId, flows: request.flows }, { queue: this.queue });
     } catch (error) {
-      if (error instanceof FlowEngineError) {
-        throw new DomainError(503, 'store_unavailable', 'The flow store is unavailable; retry the same batch later', {
-          body: { retry_after: RETRY_AFTER_SECONDS },
-        });
-      }
-      throw error;
+      // Why the store failed is for the operator; the collector is only told to retry.
+      if (error instanceof FlowEngineError) this.logger.warn('ingest.store_failed', { error, node_id: node.id, batch_id: batchId });
+      throw asDomainError(error);
     }
     await this.markIngest(node.id);
     return { ...outcome, batchId, nodeId: node.id };
@@ -80,4 +90,15 @@ export class IngestService {
     if (this.ingestSeenWritten.size > 100_000) this.ingestSeenWritten.clear();
     await this.prisma.node.updateMany({ where: { id: nodeId }, data: { ingestSeenAt: new Date() } });
   }
+}
+
+/** A 503 the collector retries after Retry-After seconds; anything else as it is. */
+function asDomainError(error: unknown): unknown {
+  const retryLater = (code: string, message: string, seconds: number) =>
+    new DomainError(503, code, message, { body: { retry_after: seconds }, headers: { 'retry-after': String(seconds) } });
+  if (error instanceof FlowIngestBusyError) return retryLater('ingest_busy', error.message, error.retryAfterSeconds);
+  if (error instanceof FlowEngineError) {
+    return retryLater('store_unavailable', 'The flow store is unavailable; retry the same batch later', RETRY_AFTER_SECONDS);
+  }
+  return error;
 }

@@ -1,0 +1,139 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ChdbEngine } from './chdb-engine.js';
+import type { FlowEngine } from './engine.js';
+import { dedupTokenFor } from './ingest.js';
+import { flowToRow, insertFlowRows } from './ingest-rows.js';
+import { type BatchClaims, FlowIngestBusyError, FlowInsertQueue, type QueuedBatch } from './insert-queue.js';
+import { migrateFlowStore } from './schema.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'flowstore-queue-'));
+const engine = new ChdbEngine(dir);
+beforeAll(() => migrateFlowStore(engine, { retentionDays: 3650 }));
+afterAll(async () => {
+  await engine.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const DAY_MS = 86_400_000;
+const NOW = Date.now();
+
+/** A batch of `n` valid records of one node, over `days` UTC days (the latest first). */
+function batch(nodeId: string, batchId: string, n: number, days = 1): QueuedBatch {
+  const stamp = { customerId: 'c1', nodeId, batchId, ingestTimeMs: NOW };
+  return {
+    ...stamp,
+    token: dedupTokenFor(stamp),
+    records: Array.from({ length: n }, (_, index) => ({ index, row: flowToRow(stamp, { '@timestamp': NOW - (index % days) * DAY_MS, app_name: 'dns' }, index) })),
+  };
+}
+
+/** The real engine, counting the inserts it is asked for and the rows in them. */
+function countingEngine() {
+  const inserts: number[] = [];
+  const counting: FlowEngine = Object.assign(Object.create(engine), {
+    insertNative: (table: string, columns: readonly string[], block: Buffer, opts: object) => {
+      inserts.push(block.length);
+      return engine.insertNative(table, columns, block, opts);
+    },
+  });
+  return { counting, inserts };
+}
+
+const stored = async (nodeId: string) =>
+  (await engine.query<{ n: string; ids: string }>('/* test:count */ SELECT count() AS n, uniqExact(id) AS ids FROM flows WHERE node_id = {n:String}', { n: nodeId })).map((r) => ({
+    rows: Number(r.n),
+    ids: Number(r.ids),
+  }))[0]!;
+
+describe('the insert queue', () => {
+  it('joins the batches that arrive during an insert into one insert, and stores each once', async () => {
+    const { counting, inserts } = countingEngine();
+    const queue = new FlowInsertQueue(counting);
+    const batches = Array.from({ length: 12 }, (_, i) => batch('group', `b${i}`, 50));
+    expect(await Promise.all(batches.map((b) => queue.submit(b)))).toEqual(batches.map(() => []));
+    // The first goes alone (the queue was idle); the eleven that came meanwhile go together.
+    expect(inserts).toHaveLength(2);
+    expect(await stored('group')).toEqual({ rows: 600, ids: 600 });
+    expect(queue.depth).toBe(0);
+  });
+
+  it('stores a batch sent again, while in flight or after, once', async () => {
+    const { counting, inserts } = countingEngine();
+    const queue = new FlowInsertQueue(counting);
+    const first = batch('again', 'b1', 40, 3);
+    const [a, b] = [queue.submit(first), queue.submit(batch('again', 'b1', 40, 3))];
+    await Promise.all([a, b]);
+    expect(inserts).toHaveLength(1);
+    await queue.submit(batch('again', 'b1', 40, 3));
+    // A fresh queue, as after a restart: it asks the table, not its memory.
+    await new FlowInsertQueue(counting).submit(batch('again', 'b1', 40, 3));
+    expect(inserts).toHaveLength(1);
+    expect(await stored('again')).toEqual({ rows: 40, ids: 40 });
+  });
+
+  it('adds only the missing records of a batch the table holds part of', async () => {
+    const whole = batch('partial', 'b1', 30, 2);
+    // Some of one day's records, as a per-batch insert split in halves could have left them.
+    await insertFlowRows(engine, whole.records.filter((r) => r.index % 2 === 0 && r.index < 10).map((r) => r.row), { dedupToken: 'test partial' });
+    expect(await stored('partial')).toEqual({ rows: 5, ids: 5 });
+    await new FlowInsertQueue(engine).submit(whole);
+    expect(await stored('partial')).toEqual({ rows: 30, ids: 30 });
+  });
+
+  it('refuses a batch when the queue is full, saying when to come back', async () => {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const slow: FlowEngine = Object.assign(Object.create(engine), {
+      insertNative: async (table: string, columns: readonly string[], block: Buffer, opts: object) => {
+        await held;
+        return engine.insertNative(table, columns, block, opts);
+      },
+    });
+    const queue = new FlowInsertQueue(slow, { maxQueuedRows: 100 });
+    const first = queue.submit(batch('full', 'b1', 60));
+    queue.assertRoom();
+    const second = queue.submit(batch('full', 'b2', 40));
+    expect(() => queue.assertRoom()).toThrow(FlowIngestBusyError);
+    const refused = await queue.submit(batch('full', 'b3', 1)).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(FlowIngestBusyError);
+    expect((refused as FlowIngestBusyError).retryAfterSeconds).toBeGreaterThanOrEqual(1);
+    release();
+    await Promise.all([first, second]);
+    expect(queue.depth).toBe(0);
+    await queue.submit(batch('full', 'b3', 1));
+    expect(await stored('full')).toEqual({ rows: 101, ids: 101 });
+  });
+
+  it('leaves a batch another process has claimed to that process', async () => {
+    const elsewhere = new Set([dedupTokenFor({ customerId: 'c1', nodeId: 'claimed', batchId: 'theirs' })]);
+    const released: string[] = [];
+    const claims: BatchClaims = {
+      claim: async (batches) => new Set(batches.map((b) => b.token).filter((t) => !elsewhere.has(t))),
+      release: async (batches) => void released.push(...batches.map((b) => b.token)),
+    };
+    const queue = new FlowInsertQueue(engine, { claims });
+    const [mine, theirs] = await Promise.allSettled([queue.submit(batch('claimed', 'mine', 5)), queue.submit(batch('claimed', 'theirs', 5))]);
+    expect(mine.status).toBe('fulfilled');
+    expect(theirs.status === 'rejected' && theirs.reason).toBeInstanceOf(FlowIngestBusyError);
+    expect(released).toEqual([dedupTokenFor({ customerId: 'c1', nodeId: 'claimed', batchId: 'mine' })]);
+    expect(await stored('claimed')).toEqual({ rows: 5, ids: 5 });
+  });
+
+  it('fails every batch of a group the engine could not store, and stores them when sent again', async () => {
+    let down = true;
+    const flaky: FlowEngine = Object.assign(Object.create(engine), {
+      insertNative: (table: string, columns: readonly string[], block: Buffer, opts: object) =>
+        down ? Promise.reject(new Error('engine down')) : engine.insertNative(table, columns, block, opts),
+    });
+    const queue = new FlowInsertQueue(flaky);
+    const outcomes = await Promise.allSettled([1, 2, 3].map((i) => queue.submit(batch('down', `b${i}`, 10))));
+    expect(outcomes.map((o) => o.status)).toEqual(['rejected', 'rejected', 'rejected']);
+    expect(queue.depth).toBe(0);
+    down = false;
+    await Promise.all([1, 2, 3].map((i) => queue.submit(batch('down', `b${i}`, 10))));
+    expect(await stored('down')).toEqual({ rows: 30, ids: 30 });
+  });
+});

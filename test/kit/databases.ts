@@ -1,8 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { DEFAULT_TEST_DATABASE_URL } from './global-setup.js';
 
-const adminUrl = () => process.env.TEST_DATABASE_URL ?? DEFAULT_TEST_DATABASE_URL;
+/** Set by test/kit/global-setup.ts (vitest's globalSetup) for every worker. */
+function adminUrl(): string {
+  const url = process.env.TEST_DATABASE_URL;
+  if (!url) throw new Error('TEST_DATABASE_URL is not set: run the tests through vitest, whose globalSetup starts their PostgreSQL');
+  return url;
+}
 
 /** A new empty database on the test server, dropped by the returned function. */
 export async function createTestDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {

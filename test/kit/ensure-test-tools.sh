@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Installs and starts what the tests need from Debian: PostgreSQL (TEST_DATABASE_URL skips it),
-# Chromium for the browser tests, shellcheck for the collector scripts, tcpdump and ping for the
-# packet meter's captures, the lab's attack tools. Idempotent; CI starts from a machine with none
-# of them running.
+# Installs what the tests need from Debian: PostgreSQL's server programs (the tests start a
+# throwaway cluster of their own, test/kit/throwaway-postgres.ts, and leave the machine's alone;
+# TEST_DATABASE_URL skips it), Chromium for the browser tests, shellcheck for the collector
+# scripts, tcpdump and ping for the packet meter's captures, the lab's attack tools. Idempotent;
+# CI starts from a machine with none of them running.
 set -euo pipefail
 
 missing=()
@@ -45,10 +46,3 @@ if [ ${#missing[@]} -gt 0 ]; then
   (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}") >&2
 fi
 
-if [ -n "${TEST_DATABASE_URL:-}" ]; then exit 0; fi
-if ! pg_isready -q -h 127.0.0.1 -p 5432; then
-  service postgresql start >&2
-  for _ in $(seq 1 30); do pg_isready -q -h 127.0.0.1 -p 5432 && break; sleep 0.5; done
-fi
-# The tests connect over TCP with a password; the Debian default allows peer auth only locally.
-su postgres -c "psql -qtAc \"ALTER USER postgres PASSWORD 'postgres'\"" >/dev/null

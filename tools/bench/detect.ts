@@ -10,9 +10,10 @@
  *
  * Options (environment): BENCH_SEEDS (default 1,2,3; empty skips part 1), BENCH_HOURS (6), BENCH_FPS (1),
  * BENCH_BENIGN_HOURS (24; 0 skips), BENCH_INVESTIGATIONS (10000), BENCH_REQUESTS (200).
- * Needs the PostgreSQL the tests use (TEST_DATABASE_URL).
+ * Uses TEST_DATABASE_URL when set, otherwise a throwaway PostgreSQL cluster as the tests do.
  */
 import { startTestApp } from '../../test/kit/app.js';
+import { testPostgres } from '../../test/kit/throwaway-postgres.js';
 import { call } from '../../test/kit/http.js';
 import { seedCaller, seedTenant } from '../../test/kit/seed.js';
 import { insertFlowBatch } from '../../src/flowstore/index.js';
@@ -20,7 +21,7 @@ import { investigationRow } from '../../src/modules/investigations/investigation
 import { expectedDestination } from '../../src/modules/detection/detection.fixtures.js';
 import { createFlowGenerator, type FlowGeneratorOptions, type Incident } from '../collector/flowgen/index.js';
 
-process.env.TEST_DATABASE_URL ??= 'postgresql://postgres:postgres@127.0.0.1:5432/postgres';
+const postgres = await testPostgres();
 const seeds = (process.env.BENCH_SEEDS ?? '1,2,3').split(',').filter((x) => x.trim() !== '').map(Number);
 const hours = Number(process.env.BENCH_HOURS ?? 6);
 const fps = Number(process.env.BENCH_FPS ?? 1);
@@ -148,4 +149,5 @@ try {
   }
 } finally {
   await t.stop();
+  postgres.stop();
 }

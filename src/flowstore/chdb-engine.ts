@@ -156,11 +156,11 @@ export class ChdbEngine implements FlowEngine {
     );
   }
 
-  async insertNative(table: string, columns: readonly string[], block: Buffer, opts: InsertOptions = {}): Promise<void> {
+  async insertNative(table: string, columns: readonly string[], blocks: readonly Buffer[], opts: InsertOptions = {}): Promise<void> {
     const head = insertHead(table, columns);
     const name = `flowstore:insert.${table}`;
     const file = join(this.spoolDir, `${process.pid}-${++spooled}.native`);
-    await writeFile(file, block, { mode: 0o600 });
+    await writeFile(file, blocks, { mode: 0o600 });
     try {
       await withDeadline(
         name,

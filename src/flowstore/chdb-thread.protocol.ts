@@ -14,7 +14,7 @@ export type CallBody =
   | { op: 'select'; sql: string; params: Params; opts: WireQueryOptions; format: 'JSONEachRow' | LinesFormat }
   | { op: 'command'; sql: string; params: Params; opts: WireQueryOptions }
   | { op: 'insert'; table: string; values: Uint8Array; opts: Omit<InsertOptions, 'signal'> }
-  | { op: 'insertNative'; table: string; columns: readonly string[]; block: Uint8Array; opts: Omit<InsertOptions, 'signal'> }
+  | { op: 'insertNative'; table: string; columns: readonly string[]; blocks: readonly Uint8Array[]; opts: Omit<InsertOptions, 'signal'> }
   | { op: 'ping' }
   | { op: 'close' };
 

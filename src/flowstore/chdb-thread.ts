@@ -82,9 +82,9 @@ export class ChdbThreadEngine implements FlowEngine {
     await this.call({ op: 'insert', table, values, opts: rest }, `flowstore:insert.${table}`, opts.signal, transferable(values));
   }
 
-  async insertNative(table: string, columns: readonly string[], block: Buffer, opts: InsertOptions = {}): Promise<void> {
+  async insertNative(table: string, columns: readonly string[], blocks: readonly Buffer[], opts: InsertOptions = {}): Promise<void> {
     const { signal: _signal, ...rest } = opts;
-    await this.call({ op: 'insertNative', table, columns, block, opts: rest }, `flowstore:insert.${table}`, opts.signal, transferable(block));
+    await this.call({ op: 'insertNative', table, columns, blocks, opts: rest }, `flowstore:insert.${table}`, opts.signal, blocks.flatMap(transferable));
   }
 
   async ping(): Promise<boolean> {

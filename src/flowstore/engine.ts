@@ -39,8 +39,11 @@ export interface FlowEngine {
   command(sql: string, params?: Params, opts?: QueryOptions): Promise<void>;
   /** Inserts rows (objects keyed by column name, or ready NDJSON text) as JSONEachRow. */
   insertJsonEachRow(table: string, rows: readonly Record<string, unknown>[] | string, opts?: InsertOptions): Promise<void>;
-  /** Inserts one Native block (native-block.ts) of the named columns: the fast path of flow ingest. */
-  insertNative(table: string, columns: readonly string[], block: Buffer, opts?: InsertOptions): Promise<void>;
+  /**
+   * Inserts Native blocks (native-block.ts) of the named columns in one statement: the fast path
+   * of flow ingest. The engine may take the blocks' memory: the caller must not use them after.
+   */
+  insertNative(table: string, columns: readonly string[], blocks: readonly Buffer[], opts?: InsertOptions): Promise<void>;
   ping(): Promise<boolean>;
   close(): Promise<void>;
 }

@@ -151,7 +151,7 @@ export class HttpEngine implements FlowEngine {
     );
   }
 
-  async insertNative(table: string, columns: readonly string[], block: Buffer, opts: InsertOptions = {}): Promise<void> {
+  async insertNative(table: string, columns: readonly string[], blocks: readonly Buffer[], opts: InsertOptions = {}): Promise<void> {
     const query = `${insertHead(table, columns)} FORMAT Native`;
     const name = `flowstore:insert.${table}`;
     await withDeadline(
@@ -160,7 +160,7 @@ export class HttpEngine implements FlowEngine {
       async (signal) => {
         const { stream } = await this.client.exec({
           query,
-          values: Readable.from([block]),
+          values: Readable.from(blocks),
           clickhouse_settings: insertSettings(opts) as ClickHouseSettings,
           abort_signal: signal,
           query_id: queryIdFor(name),

@@ -11,7 +11,7 @@ import { COLUMNS, EXTRAS_COLUMN, SOURCE_COLUMN, type ColumnDef } from './columns
 import { FLOWS_TABLE } from './ddl.js';
 import type { FlowEngine, InsertOptions } from './engine.js';
 import { FlowIngestError } from './errors.js';
-import { encodeNativeBlock, nativeLayout } from './native-block.js';
+import { encodeNativeBlock, encodeNativeBlockInTurns, nativeLayout } from './native-block.js';
 
 /** What ingest stamps on every row of a batch. */
 export interface RowStamp {
@@ -274,8 +274,14 @@ export function flowToRow(batch: RowStamp, flow: Record<string, unknown>, index:
 /** A row's timestamp (epoch ms). */
 export const rowTime = (row: FlowRow) => row[SLOT.timestamp] as number;
 
+/** Rows made by flowToRow as one Native block of FLOW_ROW_COLUMNS (in a worker thread). */
+export const flowRowsBlock = (rows: readonly FlowRow[]): Buffer => encodeNativeBlock(INSERT_LAYOUT, rows);
+
+/** The same, over turns of the event loop (on the API thread). */
+export const flowRowsBlockInTurns = (rows: readonly FlowRow[]): Promise<Buffer> => encodeNativeBlockInTurns(INSERT_LAYOUT, rows);
+
 /** Inserts rows made by flowToRow into the flows table (or a table like it), as one Native block. */
-export function insertFlowRows(engine: FlowEngine, rows: readonly FlowRow[], opts: InsertOptions & { table?: string } = {}): Promise<void> {
+export async function insertFlowRows(engine: FlowEngine, rows: readonly FlowRow[], opts: InsertOptions & { table?: string } = {}): Promise<void> {
   const { table = FLOWS_TABLE, ...insert } = opts;
-  return engine.insertNative(table, FLOW_ROW_COLUMNS, encodeNativeBlock(INSERT_LAYOUT, rows), insert);
+  await engine.insertNative(table, FLOW_ROW_COLUMNS, [await flowRowsBlockInTurns(rows)], insert);
 }

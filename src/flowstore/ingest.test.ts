@@ -37,10 +37,10 @@ function blockRows(block: Buffer): number {
 describe('a batch the engine refuses part of', () => {
   /** The real engine, except that it refuses, as ClickHouse refuses a value it cannot parse, any block holding a `poison` record. */
   const refusing: FlowEngine = Object.assign(Object.create(engine), {
-    insertNative: (table: string, columns: readonly string[], block: Buffer, opts: object) =>
-      block.includes('poison')
+    insertNative: (table: string, columns: readonly string[], blocks: readonly Buffer[], opts: object) =>
+      blocks.some((block) => block.includes('poison'))
         ? Promise.reject(new FlowEngineError('query flowstore:insert.flows failed: Code: 27. Cannot parse input', { clickhouseCode: 27 }))
-        : engine.insertNative(table, columns, block, opts),
+        : engine.insertNative(table, columns, blocks, opts),
   });
   const stored = async (nodeId: string) =>
     Number((await engine.query<{ n: number }>('/* test:count */ SELECT count() AS n FROM flows WHERE node_id = {n:String}', { n: nodeId }))[0]!.n);
@@ -83,7 +83,9 @@ describe('a batch the engine refuses part of', () => {
 describe('a batch over more days than one insert may write partitions', () => {
   const inserts: number[] = [];
   const counting: FlowEngine = Object.assign(Object.create(engine), {
-    insertNative: (table: string, columns: readonly string[], block: Buffer, opts: object) => (inserts.push(blockRows(block)), engine.insertNative(table, columns, block, opts)),
+    insertNative: (table: string, columns: readonly string[], blocks: readonly Buffer[], opts: object) => (
+      inserts.push(blocks.reduce((rows, block) => rows + blockRows(block), 0)), engine.insertNative(table, columns, blocks, opts)
+    ),
   });
   const now = Date.now();
   // 150 records, one a day, and two more today: past ClickHouse's 100 partitions per insert block.

@@ -5,8 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChdbEngine } from './chdb-engine.js';
 import type { FlowEngine } from './engine.js';
 import { dedupTokenFor } from './ingest.js';
-import { flowToRow, insertFlowRows } from './ingest-rows.js';
-import { type BatchClaims, FlowIngestBusyError, FlowInsertQueue, type QueuedBatch } from './insert-queue.js';
+import { type FlowRow, flowRowsBlockInTurns, flowToRow, insertFlowRows } from './ingest-rows.js';
+import { type BatchClaims, FlowIngestBusyError, FlowInsertQueue, type PreparedBatch } from './insert-queue.js';
 import { migrateFlowStore } from './schema.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'flowstore-queue-'));
@@ -20,23 +20,32 @@ afterAll(async () => {
 const DAY_MS = 86_400_000;
 const NOW = Date.now();
 
-/** A batch of `n` valid records of one node, over `days` UTC days (the latest first). */
-function batch(nodeId: string, batchId: string, n: number, days = 1): QueuedBatch {
+/** The rows of `n` valid records of one node, over `days` UTC days. */
+function rowsOf(nodeId: string, batchId: string, n: number, days = 1): FlowRow[] {
   const stamp = { customerId: 'c1', nodeId, batchId, ingestTimeMs: NOW };
-  return {
-    ...stamp,
-    token: dedupTokenFor(stamp),
-    records: Array.from({ length: n }, (_, index) => ({ index, row: flowToRow(stamp, { '@timestamp': NOW - (index % days) * DAY_MS, app_name: 'dns' }, index) })),
-  };
+  return Array.from({ length: n }, (_, index) => flowToRow(stamp, { '@timestamp': NOW - (index % days) * DAY_MS, app_name: 'dns' }, index));
+}
+
+/** Those records as a batch ready for the queue, a slice per day. */
+async function batch(nodeId: string, batchId: string, n: number, days = 1): Promise<PreparedBatch> {
+  const rows = rowsOf(nodeId, batchId, n, days);
+  const encode = (indexes: readonly number[]) => flowRowsBlockInTurns(indexes.map((i) => rows[i]!));
+  const byDay = new Map<number, number[]>();
+  rows.forEach((row, i) => {
+    const day = Math.floor((NOW - (i % days) * DAY_MS) / DAY_MS);
+    byDay.set(day, [...(byDay.get(day) ?? []), i]);
+  });
+  const slices = await Promise.all([...byDay].map(async ([day, indexes]) => ({ day, indexes, block: await encode(indexes) })));
+  return { customerId: 'c1', nodeId, batchId, token: dedupTokenFor({ customerId: 'c1', nodeId, batchId }), slices, encode };
 }
 
 /** The real engine, counting the inserts it is asked for and the rows in them. */
 function countingEngine() {
   const inserts: number[] = [];
   const counting: FlowEngine = Object.assign(Object.create(engine), {
-    insertNative: (table: string, columns: readonly string[], block: Buffer, opts: object) => {
-      inserts.push(block.length);
-      return engine.insertNative(table, columns, block, opts);
+    insertNative: (table: string, columns: readonly string[], blocks: readonly Buffer[], opts: object) => {
+      inserts.push(blocks.length);
+      return engine.insertNative(table, columns, blocks, opts);
     },
   });
   return { counting, inserts };
@@ -52,7 +61,7 @@ describe('the insert queue', () => {
   it('joins the batches that arrive during an insert into one insert, and stores each once', async () => {
     const { counting, inserts } = countingEngine();
     const queue = new FlowInsertQueue(counting);
-    const batches = Array.from({ length: 12 }, (_, i) => batch('group', `b${i}`, 50));
+    const batches = await Promise.all(Array.from({ length: 12 }, (_, i) => batch('group', `b${i}`, 50)));
     expect(await Promise.all(batches.map((b) => queue.submit(b)))).toEqual(batches.map(() => []));
     // The first goes alone (the queue was idle); the eleven that came meanwhile go together.
     expect(inserts).toHaveLength(2);
@@ -63,23 +72,21 @@ describe('the insert queue', () => {
   it('stores a batch sent again, while in flight or after, once', async () => {
     const { counting, inserts } = countingEngine();
     const queue = new FlowInsertQueue(counting);
-    const first = batch('again', 'b1', 40, 3);
-    const [a, b] = [queue.submit(first), queue.submit(batch('again', 'b1', 40, 3))];
-    await Promise.all([a, b]);
+    const [first, again] = [await batch('again', 'b1', 40, 3), await batch('again', 'b1', 40, 3)];
+    await Promise.all([queue.submit(first), queue.submit(again)]);
     expect(inserts).toHaveLength(1);
-    await queue.submit(batch('again', 'b1', 40, 3));
+    await queue.submit(await batch('again', 'b1', 40, 3));
     // A fresh queue, as after a restart: it asks the table, not its memory.
-    await new FlowInsertQueue(counting).submit(batch('again', 'b1', 40, 3));
+    await new FlowInsertQueue(counting).submit(await batch('again', 'b1', 40, 3));
     expect(inserts).toHaveLength(1);
     expect(await stored('again')).toEqual({ rows: 40, ids: 40 });
   });
 
   it('adds only the missing records of a batch the table holds part of', async () => {
-    const whole = batch('partial', 'b1', 30, 2);
     // Some of one day's records, as a per-batch insert split in halves could have left them.
-    await insertFlowRows(engine, whole.records.filter((r) => r.index % 2 === 0 && r.index < 10).map((r) => r.row), { dedupToken: 'test partial' });
+    await insertFlowRows(engine, rowsOf('partial', 'b1', 30, 2).filter((_, i) => i % 2 === 0 && i < 10), { dedupToken: 'test partial' });
     expect(await stored('partial')).toEqual({ rows: 5, ids: 5 });
-    await new FlowInsertQueue(engine).submit(whole);
+    await new FlowInsertQueue(engine).submit(await batch('partial', 'b1', 30, 2));
     expect(await stored('partial')).toEqual({ rows: 30, ids: 30 });
   });
 
@@ -87,23 +94,23 @@ describe('the insert queue', () => {
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
     const slow: FlowEngine = Object.assign(Object.create(engine), {
-      insertNative: async (table: string, columns: readonly string[], block: Buffer, opts: object) => {
+      insertNative: async (table: string, columns: readonly string[], blocks: readonly Buffer[], opts: object) => {
         await held;
-        return engine.insertNative(table, columns, block, opts);
+        return engine.insertNative(table, columns, blocks, opts);
       },
     });
     const queue = new FlowInsertQueue(slow, { maxQueuedRows: 100 });
-    const first = queue.submit(batch('full', 'b1', 60));
+    const first = queue.submit(await batch('full', 'b1', 60));
     queue.assertRoom();
-    const second = queue.submit(batch('full', 'b2', 40));
+    const second = queue.submit(await batch('full', 'b2', 40));
     expect(() => queue.assertRoom()).toThrow(FlowIngestBusyError);
-    const refused = await queue.submit(batch('full', 'b3', 1)).catch((e: unknown) => e);
+    const refused = await queue.submit(await batch('full', 'b3', 1)).catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(FlowIngestBusyError);
     expect((refused as FlowIngestBusyError).retryAfterSeconds).toBeGreaterThanOrEqual(1);
     release();
     await Promise.all([first, second]);
     expect(queue.depth).toBe(0);
-    await queue.submit(batch('full', 'b3', 1));
+    await queue.submit(await batch('full', 'b3', 1));
     expect(await stored('full')).toEqual({ rows: 101, ids: 101 });
   });
 
@@ -115,7 +122,7 @@ describe('the insert queue', () => {
       release: async (batches) => void released.push(...batches.map((b) => b.token)),
     };
     const queue = new FlowInsertQueue(engine, { claims });
-    const [mine, theirs] = await Promise.allSettled([queue.submit(batch('claimed', 'mine', 5)), queue.submit(batch('claimed', 'theirs', 5))]);
+    const [mine, theirs] = await Promise.allSettled([queue.submit(await batch('claimed', 'mine', 5)), queue.submit(await batch('claimed', 'theirs', 5))]);
     expect(mine.status).toBe('fulfilled');
     expect(theirs.status === 'rejected' && theirs.reason).toBeInstanceOf(FlowIngestBusyError);
     expect(released).toEqual([dedupTokenFor({ customerId: 'c1', nodeId: 'claimed', batchId: 'mine' })]);
@@ -125,15 +132,16 @@ describe('the insert queue', () => {
   it('fails every batch of a group the engine could not store, and stores them when sent again', async () => {
     let down = true;
     const flaky: FlowEngine = Object.assign(Object.create(engine), {
-      insertNative: (table: string, columns: readonly string[], block: Buffer, opts: object) =>
-        down ? Promise.reject(new Error('engine down')) : engine.insertNative(table, columns, block, opts),
+      insertNative: (table: string, columns: readonly string[], blocks: readonly Buffer[], opts: object) =>
+        down ? Promise.reject(new Error('engine down')) : engine.insertNative(table, columns, blocks, opts),
     });
     const queue = new FlowInsertQueue(flaky);
-    const outcomes = await Promise.allSettled([1, 2, 3].map((i) => queue.submit(batch('down', `b${i}`, 10))));
+    const batches = await Promise.all([1, 2, 3].map((i) => batch('down', `b${i}`, 10)));
+    const outcomes = await Promise.allSettled(batches.map((b) => queue.submit(b)));
     expect(outcomes.map((o) => o.status)).toEqual(['rejected', 'rejected', 'rejected']);
     expect(queue.depth).toBe(0);
     down = false;
-    await Promise.all([1, 2, 3].map((i) => queue.submit(batch('down', `b${i}`, 10))));
+    await Promise.all((await Promise.all([1, 2, 3].map((i) => batch('down', `b${i}`, 10)))).map((b) => queue.submit(b)));
     expect(await stored('down')).toEqual({ rows: 30, ids: 30 });
   });
 });

@@ -19,26 +19,33 @@ import { createHash } from 'node:crypto';
 import { FLOWS_TABLE } from './ddl.js';
 import type { FlowEngine } from './engine.js';
 import { FlowEngineError, FlowStoreError } from './errors.js';
-import { type FlowRow, flowRowSlot, insertFlowRows } from './ingest-rows.js';
+import { DAY_MS, type Rejection } from './ingest-convert.js';
+import { FLOW_ROW_COLUMNS, recordId } from './ingest-rows.js';
 import { ParamBag, named } from './sql.js';
 
-/** A record ready to insert and its place in its batch. */
-export interface KeptRecord {
-  row: FlowRow;
-  index: number;
+/** A batch's records of one UTC day, ready to insert. */
+export interface PreparedSlice {
+  day: number;
+  /** The records' indexes in their batch. */
+  indexes: readonly number[];
+  /** Their rows as one Native block (ingest-rows.ts). */
+  block: Buffer;
 }
 
-export interface QueuedBatch {
+/** A batch checked and encoded (ingest.ts, or an ingest worker), waiting to be stored. */
+export interface PreparedBatch {
   customerId: string;
   nodeId: string;
   batchId: string;
   /** The batch's dedup token (dedupTokenFor): its identity in flights, claims and part tokens. */
   token: string;
-  records: readonly KeptRecord[];
+  slices: readonly PreparedSlice[];
+  /** A block of some of the batch's kept records, by index: for a slice stored in part, or split. */
+  encode(indexes: readonly number[]): Promise<Buffer>;
 }
 
 /** Records the engine refused for their data, by index in their batch. */
-export type RefusedRecords = Array<{ index: number; error: string }>;
+export type RefusedRecords = Rejection[];
 
 /**
  * Which batches this process may insert now. A claim held by a process that died lapses, so its
@@ -50,7 +57,7 @@ export interface BatchClaims {
   release(batches: readonly ClaimedBatch[]): Promise<void>;
 }
 
-export type ClaimedBatch = Pick<QueuedBatch, 'customerId' | 'token'>;
+export type ClaimedBatch = Pick<PreparedBatch, 'customerId' | 'token'>;
 
 /** For a flow store only this process writes to (tests, tools): the single flight is enough. */
 export const PROCESS_CLAIMS: BatchClaims = {
@@ -80,13 +87,12 @@ export const DEFAULT_MAX_GROUP_ROWS = 30_000;
 export const DEFAULT_MAX_QUEUED_ROWS = 90_000;
 
 interface Flight {
-  batch: QueuedBatch;
+  batch: PreparedBatch;
+  rows: number;
   promise: Promise<RefusedRecords>;
   resolve(refused: RefusedRecords): void;
   reject(error: unknown): void;
 }
-
-const DAY_MS = 86_400_000;
 
 /**
  * ClickHouse's default `max_partitions_per_insert_block`: an insert whose rows fall on more day
@@ -95,9 +101,7 @@ const DAY_MS = 86_400_000;
  */
 export const MAX_DAYS_PER_INSERT = 100;
 
-const SLOT_TIMESTAMP = flowRowSlot('timestamp');
-const SLOT_ID = flowRowSlot('id');
-const dayOf = (row: FlowRow) => Math.floor((row[SLOT_TIMESTAMP] as number) / DAY_MS);
+const rowsOf = (batch: Pick<PreparedBatch, 'slices'>) => batch.slices.reduce((n, slice) => n + slice.indexes.length, 0);
 
 /**
  * ClickHouse codes for values it cannot read into the table (parse and type errors): a batch
@@ -148,18 +152,19 @@ export class FlowInsertQueue {
    * those the engine refused for their data. The same batch submitted while it is in flight
    * shares that flight.
    */
-  submit(batch: QueuedBatch): Promise<RefusedRecords> {
+  submit(batch: PreparedBatch): Promise<RefusedRecords> {
     const inFlight = this.flights.get(batch.token);
     if (inFlight) return inFlight.promise;
-    if (batch.records.length === 0) return Promise.resolve([]);
+    const rows = rowsOf(batch);
+    if (rows === 0) return Promise.resolve([]);
     // A batch larger than the whole queue is still taken when the queue is empty.
-    if (this.queuedRows > 0 && this.queuedRows + batch.records.length > this.maxQueuedRows) return Promise.reject(this.busy());
+    if (this.queuedRows > 0 && this.queuedRows + rows > this.maxQueuedRows) return Promise.reject(this.busy());
     let settle!: Pick<Flight, 'resolve' | 'reject'>;
     const promise = new Promise<RefusedRecords>((resolve, reject) => (settle = { resolve, reject }));
-    const flight: Flight = { batch, promise, ...settle };
+    const flight: Flight = { batch, rows, promise, ...settle };
     this.flights.set(batch.token, flight);
     this.waiting.push(flight);
-    this.queuedRows += batch.records.length;
+    this.queuedRows += rows;
     void this.drain();
     return promise;
   }
@@ -177,7 +182,7 @@ export class FlowInsertQueue {
       while (this.waiting.length) {
         const group = this.takeGroup();
         const started = performance.now();
-        const rows = group.reduce((n, f) => n + f.batch.records.length, 0);
+        const rows = group.reduce((n, f) => n + f.rows, 0);
         await this.insertGroup(group);
         this.drainRate = Math.max(1_000, rows / ((performance.now() - started) / 1000));
       }
@@ -188,10 +193,10 @@ export class FlowInsertQueue {
 
   private takeGroup(): Flight[] {
     const group = [this.waiting.shift()!];
-    let rows = group[0]!.batch.records.length;
-    while (this.waiting.length && rows + this.waiting[0]!.batch.records.length <= this.maxGroupRows) {
+    let rows = group[0]!.rows;
+    while (this.waiting.length && rows + this.waiting[0]!.rows <= this.maxGroupRows) {
       const next = this.waiting.shift()!;
-      rows += next.batch.records.length;
+      rows += next.rows;
       group.push(next);
     }
     return group;
@@ -225,28 +230,31 @@ export class FlowInsertQueue {
   /** Ends a flight: a batch sent again from now on is a new flight. */
   private land(flight: Flight, outcome: { refused: RefusedRecords } | { error: unknown }): void {
     this.flights.delete(flight.batch.token);
-    this.queuedRows -= flight.batch.records.length;
+    this.queuedRows -= flight.rows;
     if ('error' in outcome) flight.reject(outcome.error);
     else flight.resolve(outcome.refused);
   }
 
-  /** Stores what the table lacks of the batches; returns the records the engine refused, by batch token. */
-  private async store(batches: QueuedBatch[]): Promise<Map<string, RefusedRecords>> {
-    const missing = await missingRecords(this.engine, batches);
+  /**
+   * Stores what the table lacks of the batches, at most MAX_DAYS_PER_INSERT days per insert;
+   * returns the records the engine refused, by batch token.
+   */
+  private async store(batches: PreparedBatch[]): Promise<Map<string, RefusedRecords>> {
+    const missing = await missingSlices(this.engine, batches);
     const refused = new Map<string, RefusedRecords>();
-    const days = [...new Set(missing.flatMap((m) => m.records.map((r) => dayOf(r.row))))].sort((a, b) => a - b);
+    const days = [...new Set(missing.map((m) => m.slice.day))].sort((a, b) => a - b);
     for (let i = 0; i < days.length; i += MAX_DAYS_PER_INSERT) {
       const [first, last] = [days[i]!, days[Math.min(i + MAX_DAYS_PER_INSERT, days.length) - 1]!];
-      const inRange = (r: KeptRecord) => dayOf(r.row) >= first && dayOf(r.row) <= last;
-      const part = missing.map((m) => ({ ...m, records: m.records.filter(inRange) })).filter((m) => m.records.length);
+      const part = missing.filter((m) => m.slice.day >= first && m.slice.day <= last);
       try {
-        await insertFlowRows(this.engine, part.flatMap((m) => m.records.map((r) => r.row)), { dedupToken: groupToken(part) });
+        await this.engine.insertNative(FLOWS_TABLE, FLOW_ROW_COLUMNS, part.map((m) => m.slice.block), { dedupToken: groupToken(part) });
       } catch (error) {
         if (!refusedData(error)) throw error;
         // A value validation missed: each batch on its own, halved down to the records refused.
-        for (const m of part) {
-          const token = days.length > MAX_DAYS_PER_INSERT ? partToken(m.token, `days ${first}-${last}`) : m.token;
-          refused.set(m.token, [...(refused.get(m.token) ?? []), ...(await insertOrSplit(this.engine, [...m.records], token))]);
+        for (const batch of new Set(part.map((m) => m.batch))) {
+          const indexes = part.filter((m) => m.batch === batch).flatMap((m) => m.slice.indexes);
+          const token = days.length > MAX_DAYS_PER_INSERT ? partToken(batch.token, `days ${first}-${last}`) : batch.token;
+          refused.set(batch.token, [...(refused.get(batch.token) ?? []), ...(await insertOrSplit(this.engine, batch, indexes, token))]);
         }
       }
     }
@@ -254,62 +262,51 @@ export class FlowInsertQueue {
   }
 }
 
+/** A slice to insert and its batch. */
+interface MissingSlice {
+  batch: PreparedBatch;
+  slice: PreparedSlice;
+}
+
 /**
  * The token of a group's insert: the same slices (batch, day, rows) give the same token, so an
  * insert repeated whole stores nothing. It holds no `:`, so it is never a batch's token.
  */
-function groupToken(batches: QueuedBatch[]): string {
-  const slices = batches.flatMap((b) => {
-    const perDay = new Map<number, number>();
-    for (const r of b.records) perDay.set(dayOf(r.row), (perDay.get(dayOf(r.row)) ?? 0) + 1);
-    return [...perDay].map(([day, n]) => `${b.token}\u0000${day}\u0000${n}`);
-  });
-  return `group ${createHash('sha256').update(slices.sort().join('\u0001')).digest('base64url')}`;
+function groupToken(slices: MissingSlice[]): string {
+  const keys = slices.map(({ batch, slice }) => `${batch.token}\u0000${slice.day}\u0000${slice.indexes.length}`);
+  return `group ${createHash('sha256').update(keys.sort().join('\u0001')).digest('base64url')}`;
 }
 
-const sliceKey = (b: Pick<QueuedBatch, 'customerId' | 'nodeId' | 'batchId'>, day: number) => `${b.customerId}\u0000${b.nodeId}\u0000${b.batchId}\u0000${day}`;
+const sliceKey = (b: Pick<PreparedBatch, 'customerId' | 'nodeId' | 'batchId'>, day: number) => `${b.customerId}\u0000${b.nodeId}\u0000${b.batchId}\u0000${day}`;
 
-/** The batches with only the records the flows table does not hold yet (see the head comment). */
-async function missingRecords(engine: FlowEngine, batches: QueuedBatch[]): Promise<QueuedBatch[]> {
+/** The slices the flows table does not hold yet, cut down to their missing records (see the head comment). */
+async function missingSlices(engine: FlowEngine, batches: PreparedBatch[]): Promise<MissingSlice[]> {
   const stored = await storedSlices(engine, batches);
-  if (!stored.size) return batches;
-  const missing: QueuedBatch[] = [];
+  const missing: MissingSlice[] = [];
   for (const batch of batches) {
-    const byDay = new Map<number, KeptRecord[]>();
-    for (const r of batch.records) {
-      const day = dayOf(r.row);
-      byDay.set(day, [...(byDay.get(day) ?? []), r]);
-    }
-    const records: KeptRecord[] = [];
-    for (const [day, slice] of byDay) {
-      const held = stored.get(sliceKey(batch, day)) ?? 0;
-      if (held === 0) records.push(...slice);
-      else if (held < slice.length) {
-        const ids = await storedIds(engine, batch, day);
-        records.push(...slice.filter((r) => !ids.has(r.row[SLOT_ID] as string)));
+    for (const slice of batch.slices) {
+      const held = stored.get(sliceKey(batch, slice.day)) ?? 0;
+      if (held === 0) missing.push({ batch, slice });
+      else if (held < slice.indexes.length) {
+        const ids = await storedIds(engine, batch, slice.day);
+        const indexes = slice.indexes.filter((i) => !ids.has(recordId(batch.customerId, batch.nodeId, batch.batchId, i)));
+        missing.push({ batch, slice: { day: slice.day, indexes, block: await batch.encode(indexes) } });
       }
     }
-    if (records.length) missing.push({ ...batch, records });
   }
   return missing;
 }
 
 /** How many distinct records of each (batch, day) the table holds, for the batches given. */
-async function storedSlices(engine: FlowEngine, batches: QueuedBatch[]): Promise<Map<string, number>> {
-  let [from, to] = [Infinity, -Infinity];
-  for (const b of batches) {
-    for (const r of b.records) {
-      const ts = r.row[SLOT_TIMESTAMP] as number;
-      if (ts < from) from = ts;
-      if (ts > to) to = ts;
-    }
-  }
+async function storedSlices(engine: FlowEngine, batches: PreparedBatch[]): Promise<Map<string, number>> {
+  const days = batches.flatMap((b) => b.slices.map((s) => s.day));
   const p = new ParamBag();
   const sql = named(
     'flowstore:ingest.stored_slices',
     `SELECT customer_id, node_id, batch_id, toUInt32(toDate(timestamp)) AS day, uniqExact(id) AS stored FROM ${FLOWS_TABLE} ` +
       `WHERE customer_id IN ${p.add([...new Set(batches.map((b) => b.customerId))], 'Array(String)')} ` +
-      `AND timestamp >= fromUnixTimestamp64Milli(${p.add(from, 'Int64')}, 'UTC') AND timestamp <= fromUnixTimestamp64Milli(${p.add(to, 'Int64')}, 'UTC') ` +
+      `AND timestamp >= fromUnixTimestamp64Milli(${p.add(Math.min(...days) * DAY_MS, 'Int64')}, 'UTC') ` +
+      `AND timestamp < fromUnixTimestamp64Milli(${p.add((Math.max(...days) + 1) * DAY_MS, 'Int64')}, 'UTC') ` +
       `AND batch_id IN ${p.add([...new Set(batches.map((b) => b.batchId))], 'Array(String)')} ` +
       'GROUP BY customer_id, node_id, batch_id, day',
   );
@@ -318,7 +315,7 @@ async function storedSlices(engine: FlowEngine, batches: QueuedBatch[]): Promise
 }
 
 /** The ids of a batch's records of one day that the table holds (a partly stored slice). */
-async function storedIds(engine: FlowEngine, batch: QueuedBatch, day: number): Promise<Set<string>> {
+async function storedIds(engine: FlowEngine, batch: PreparedBatch, day: number): Promise<Set<string>> {
   const p = new ParamBag();
   const sql = named(
     'flowstore:ingest.stored_ids',
@@ -330,22 +327,22 @@ async function storedIds(engine: FlowEngine, batch: QueuedBatch, day: number): P
 }
 
 /**
- * Inserts the records as one block; if the engine refuses their data, inserts each half the same
- * way, down to the single records it refuses, which are returned. Validation should leave
- * nothing for the engine to refuse: this keeps a value it missed from poisoning its batch, which a
- * collector would retry for ever. The halves have tokens of their own, derived from the batch's,
- * so a retried batch splits the same way.
+ * Inserts the batch's records at `indexes` as one block; if the engine refuses their data,
+ * inserts each half the same way, down to the single records it refuses, which are returned.
+ * Validation should leave nothing for the engine to refuse: this keeps a value it missed from
+ * poisoning its batch, which a collector would retry for ever. The halves have tokens of their
+ * own, derived from the batch's, so a retried batch splits the same way.
  */
-async function insertOrSplit(engine: FlowEngine, records: KeptRecord[], dedupToken: string): Promise<RefusedRecords> {
+async function insertOrSplit(engine: FlowEngine, batch: PreparedBatch, indexes: readonly number[], dedupToken: string): Promise<RefusedRecords> {
   try {
-    await insertFlowRows(engine, records.map((record) => record.row), { dedupToken });
+    await engine.insertNative(FLOWS_TABLE, FLOW_ROW_COLUMNS, [await batch.encode(indexes)], { dedupToken });
     return [];
   } catch (error) {
     if (!refusedData(error)) throw error;
-    if (records.length === 1) return [{ index: records[0]!.index, error: `the flow store refused this record: ${error.message.split('\n')[0]!.slice(0, 300)}` }];
+    if (indexes.length === 1) return [{ index: indexes[0]!, error: `the flow store refused this record: ${error.message.split('\n')[0]!.slice(0, 300)}` }];
     const refused: RefusedRecords = [];
-    for (const half of [records.slice(0, records.length >> 1), records.slice(records.length >> 1)]) {
-      refused.push(...(await insertOrSplit(engine, half, partToken(dedupToken, `${half[0]!.index}-${half.at(-1)!.index}`))));
+    for (const half of [indexes.slice(0, indexes.length >> 1), indexes.slice(indexes.length >> 1)]) {
+      refused.push(...(await insertOrSplit(engine, batch, half, partToken(dedupToken, `${half[0]}-${half.at(-1)}`))));
     }
     return refused;
   }

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChdbEngine } from './chdb-engine.js';
-import { encodeNativeBlock, nativeLayout } from './native-block.js';
+import { encodeNativeBlock, encodeNativeBlockInTurns, nativeLayout } from './native-block.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'bd-native-'));
 const engine = new ChdbEngine(dir);
@@ -49,7 +49,7 @@ describe('a Native block', () => {
       { s: long, ns: null, lc: null, u8: null, u16: 0, u32: 0, i32: 2_147_483_647, i64: Number.MAX_SAFE_INTEGER, f64: 1e308, b: false, ts: 2, nts: Date.UTC(2299, 11, 31), tags: [], vec: [] },
       { s: 'tab\there\nnewline \\ quote\' "', ts: 3, tags: ['only'] },
     ];
-    await engine.insertNative('nb', names, encodeNativeBlock(layout, rows.map(positional)));
+    await engine.insertNative('nb', names, [encodeNativeBlock(layout, rows.map(positional))]);
     const back = await readBack();
     expect(back).toHaveLength(3);
     expect(back[0]).toMatchObject({ s: 'plain', ns: 'x', lc: 'tcp', u8: 255, u16: 65_535, u32: 4_294_967_295, i32: -2_147_483_648, i64: Number.MIN_SAFE_INTEGER, f64: -0.5, b: true, tags: ['a', 'ü'], vec: [1.5, -2] });
@@ -61,21 +61,37 @@ describe('a Native block', () => {
 
   it('is deduplicated by its token like any insert, and leaves no file behind', async () => {
     const rows = [{ s: 'once', ts: 10 }];
-    for (let i = 0; i < 2; i++) await engine.insertNative('nb', names, encodeNativeBlock(layout, rows.map(positional)), { dedupToken: 'token-once' });
+    for (let i = 0; i < 2; i++) await engine.insertNative('nb', names, [encodeNativeBlock(layout, rows.map(positional))], { dedupToken: 'token-once' });
     expect((await readBack()).filter((r) => r.s === 'once')).toHaveLength(1);
     expect(readdirSync(join(dir, 'insert-spool'))).toEqual([]);
   });
 
   it('leaves no file behind when the engine refuses the insert', async () => {
-    await expect(engine.insertNative('no_such_table', names, encodeNativeBlock(layout, [positional({ s: 'x', ts: 1 })]))).rejects.toThrow(/no_such_table/);
+    await expect(engine.insertNative('no_such_table', names, [encodeNativeBlock(layout, [positional({ s: 'x', ts: 1 })])])).rejects.toThrow(/no_such_table/);
     expect(readdirSync(join(dir, 'insert-spool'))).toEqual([]);
   });
 
   it('grows past its first guess of the size', async () => {
     const rows = Array.from({ length: 3 }, (_, i) => ({ s: 'x'.repeat(200_000 + i), ts: 100 + i }));
-    await engine.insertNative('nb', names, encodeNativeBlock(layout, rows.map(positional)));
+    await engine.insertNative('nb', names, [encodeNativeBlock(layout, rows.map(positional))]);
     const back = (await readBack()).filter((r) => typeof r.s === 'string' && r.s.startsWith('xxx'));
     expect(back.map((r) => (r.s as string).length)).toEqual([200_000, 200_001, 200_002]);
+  });
+
+  it('is the same block when encoded over turns of the event loop, which stay free meanwhile', async () => {
+    const rows = Array.from({ length: 500 }, (_, i) => positional({ s: `s${i}`, ns: i % 3 ? null : 'n', i64: i * 1e9, ts: i, tags: ['a', `t${i}`], vec: [i, 0.5] }));
+    let turnsTaken = 0;
+    const tick = () => {
+      turnsTaken++;
+      if (!done) setImmediate(tick);
+    };
+    let done = false;
+    setImmediate(tick);
+    const inTurns = await encodeNativeBlockInTurns(layout, rows, 0);
+    done = true;
+    expect(inTurns.equals(encodeNativeBlock(layout, rows))).toBe(true);
+    // With no time allowed per turn, every column is a turn of its own.
+    expect(turnsTaken).toBeGreaterThanOrEqual(COLUMNS.length - 1);
   });
 
   it('refuses a type it has no encoder for, when the layout is made', () => {

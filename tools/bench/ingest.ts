@@ -19,7 +19,7 @@ import { adminCli } from '../../test/kit/admin-cli.js';
 import { FakeCollector } from '../../test/kit/fake-collector.js';
 import { call } from '../../test/kit/http.js';
 import { createFlowGenerator } from '../collector/flowgen/index.js';
-import { startProcess, stopProcess } from './processes.js';
+import { BENCH_RATE_LIMITS, startProcess, stopProcess, treeCpuSeconds } from './processes.js';
 
 const totalFlows = Number(process.env.BENCH_FLOWS ?? 200_000);
 const batchSize = Number(process.env.BENCH_BATCH ?? 5_000);
@@ -59,9 +59,19 @@ async function postBatch(url: string, token: string, body: Buffer) {
   }
 }
 
-/** Posts every body, `posters.length` at a time, each poster taking the next body; returns flows/s accepted. */
-async function post(url: string, posters: Poster[], bodies: Buffer[]): Promise<number> {
+/** A phase's outcome: flows accepted per second of wall time, and CPU microseconds per flow. */
+interface Rate {
+  perSecond: number;
+  cpuUsPerFlow: number;
+}
+
+/**
+ * Posts every body, `posters.length` at a time, each poster taking the next body; the CPU is the
+ * server's (its process tree: chDB runs inside it).
+ */
+async function post(url: string, serverPid: number, posters: Poster[], bodies: Buffer[]): Promise<Rate> {
   const started = performance.now();
+  const cpuBefore = treeCpuSeconds(serverPid);
   let next = 0;
   let accepted = 0;
   await Promise.all(
@@ -76,17 +86,93 @@ async function post(url: string, posters: Poster[], bodies: Buffer[]): Promise<n
       }
     }),
   );
-  return accepted / ((performance.now() - started) / 1000);
+  return { perSecond: accepted / ((performance.now() - started) / 1000), cpuUsPerFlow: ((treeCpuSeconds(serverPid) - cpuBefore) * 1e6) / accepted };
 }
 
-async function endToEnd(): Promise<{ json: number; smallSites: number }> {
+/** Runs `insert` and rates it by wall time and by this process's CPU (chDB runs in it). */
+async function rated(insert: () => Promise<void>): Promise<Rate> {
+  const [started, cpu] = [performance.now(), process.cpuUsage()];
+  await insert();
+  const used = process.cpuUsage(cpu);
+  return { perSecond: totalFlows / ((performance.now() - started) / 1000), cpuUsPerFlow: (used.user + used.system) / totalFlows };
+}
+
+interface ApiTimes {
+  tokenP99Ms: number;
+  searchP50Ms: number;
+}
+interface ApiUnderIngest {
+  idle: ApiTimes;
+  loaded: ApiTimes;
+  /** Flows/s the paced ingest achieved meanwhile. */
+  ingestRate: number;
+}
+
+const API_PROBE_MS = Number(process.env.BENCH_API_PROBE_MS ?? 15_000);
+const quantile = (values: number[], q: number) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(q * values.length))]!;
+
+/**
+ * What the API answers in, idle and while ingest runs at `rate` flows/s (half of the peak just
+ * measured): token requests one after the other, and a records search every tenth request, for
+ * API_PROBE_MS each.
+ */
+async function apiUnderIngest(url: string, reader: { client_id: string; client_secret: string }, customerId: string, poster: Poster, rate: number): Promise<ApiUnderIngest> {
+  const credentials = { client_id: reader.client_id, client_secret: reader.client_secret };
+  const search = {
+    instance_ids: [customerId],
+    module: 'flows',
+    size: 100,
+    page: 0,
+    sentence: 'dst.port eq 443',
+    sort: [{ field: '@timestamp', order: 'desc' }],
+    start: { absolute: { date: new Date(Date.now() - 3 * 3_600_000).toISOString() } },
+    end: { absolute: { date: new Date(Date.now() + 60_000).toISOString() } },
+  };
+  const timed = async (request: () => Promise<{ status: number }>) => {
+    const started = performance.now();
+    const res = await request();
+    if (res.status !== 200) throw new Error(`API probe answered ${res.status}`);
+    return performance.now() - started;
+  };
+  const probe = async (): Promise<ApiTimes> => {
+    const [tokens, searches] = [[] as number[], [] as number[]];
+    const { access_token } = (await call(url, 'POST', '/rest/oauth2/token/1.0', { body: credentials })).body;
+    const until = performance.now() + API_PROBE_MS;
+    for (let i = 0; performance.now() < until; i++) {
+      if (i % 10 === 9) searches.push(await timed(() => call(url, 'POST', '/search/records/1.0', { token: access_token, body: search })));
+      else tokens.push(await timed(() => call(url, 'POST', '/rest/oauth2/token/1.0', { body: credentials })));
+    }
+    return { tokenP99Ms: quantile(tokens, 0.99), searchP50Ms: quantile(searches, 0.5) };
+  };
+  const idle = await probe();
+  // Paced ingest: a batch every batchSize / rate seconds, for as long as the probe runs.
+  const bodies = gzipBatches(batchSize, 'paced');
+  let stop = false;
+  let sent = 0;
+  const started = performance.now();
+  const pacing = (async () => {
+    for (let n = 0; !stop && n < bodies.length; n++) {
+      const due = started + (n * batchSize * 1000) / rate;
+      if (due > performance.now()) await new Promise((resolve) => setTimeout(resolve, due - performance.now()));
+      const res = await postBatch(url, poster.token, bodies[n]!);
+      if (res.status === 200) sent += res.body.accepted;
+    }
+  })();
+  const loaded = await probe();
+  stop = true;
+  await pacing;
+  return { idle, loaded, ingestRate: sent / ((performance.now() - started) / 1000) };
+}
+
+async function endToEnd(): Promise<{ json: Rate; smallSites: Rate; api: ApiUnderIngest }> {
   const dataDir = mkdtempSync(join(tmpdir(), 'bd-bench-ingest-'));
-  const env = { DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'warn', DATABASE_URL: '' };
+  const env = { DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'warn', DATABASE_URL: '', ...BENCH_RATE_LIMITS };
   const server = await startProcess('src/main.ts', env);
   const collectors: FakeCollector[] = [];
   try {
     const msp = (await adminCli(['tenant', 'create', '--name', 'Bench', '--handle', 'bench', '--msp'], env)).json;
     const client = (await adminCli(['client', 'create', '--customer', msp.customer_id, '--scopes', 'p.token.scope.node_api'], env)).json;
+    const reader = (await adminCli(['client', 'create', '--customer', msp.customer_id, '--scopes', 'p.token.scope.search_api'], env)).json;
     const operator = (await call(server.url, 'POST', '/rest/oauth2/token/1.0', { body: { client_id: client.client_id, client_secret: client.client_secret } })).body.access_token;
     const enrol = async (machineId: string): Promise<Poster> => {
       const provisioned = await call(server.url, 'POST', '/rest/nodes/provision/1.0', { token: operator, body: { customer_id: msp.customer_id, machine_id: machineId } });
@@ -95,11 +181,12 @@ async function endToEnd(): Promise<{ json: number; smallSites: number }> {
       return { token };
     };
     const big = await enrol('bench-node');
-    const json = await post(server.url, Array.from({ length: concurrency }, () => big), gzipBatches(batchSize, 'big'));
+    const json = await post(server.url, server.child.pid!, Array.from({ length: concurrency }, () => big), gzipBatches(batchSize, 'big'));
+    const api = await apiUnderIngest(server.url, reader, msp.customer_id, big, json.perSecond / 2);
     const sites: Poster[] = [];
     for (let i = 0; i < SMALL_SITES; i++) sites.push(await enrol(`bench-site-${i}`));
-    const smallSites = await post(server.url, sites, gzipBatches(SMALL_BATCH, 'small'));
-    return { json, smallSites };
+    const smallSites = await post(server.url, server.child.pid!, sites, gzipBatches(SMALL_BATCH, 'small'));
+    return { json, smallSites, api };
   } finally {
     await Promise.all(collectors.map((c) => c.close()));
     await stopProcess(server.child);
@@ -108,15 +195,15 @@ async function endToEnd(): Promise<{ json: number; smallSites: number }> {
 }
 
 /** The engine alone on a fresh database: the same rows as Native blocks into `flows`, then a narrow table. */
-async function engineAlone(): Promise<{ ceiling: number; floor: number }> {
+async function engineAlone(): Promise<{ ceiling: Rate; floor: Rate }> {
   const dir = mkdtempSync(join(tmpdir(), 'bd-bench-raw-'));
   const engine = new ChdbEngine(dir);
   try {
     await migrateFlowStore(engine);
     const batches: FlowRow[][] = slices(batchSize).map((b, n) => b.map((f, i) => flowToRow({ customerId: 'bench', nodeId: 'raw', batchId: `raw-${n}`, ingestTimeMs: Date.now() }, f as unknown as Record<string, unknown>, i)));
-    let started = performance.now();
-    for (const [n, rows] of batches.entries()) await insertFlowRows(engine, rows, { dedupToken: `raw-${n}` });
-    const ceiling = totalFlows / ((performance.now() - started) / 1000);
+    const ceiling = await rated(async () => {
+      for (const [n, rows] of batches.entries()) await insertFlowRows(engine, rows, { dedupToken: `raw-${n}` });
+    });
 
     const narrow = ['customer_id', 'timestamp', 'id'];
     const slots = narrow.map(flowRowSlot);
@@ -127,9 +214,9 @@ async function engineAlone(): Promise<{ ceiling: number; floor: number }> {
       { name: 'id', type: 'String' },
     ]);
     const blocks = batches.map((rows) => encodeNativeBlock(layout, rows.map((row) => slots.map((s) => row[s]))));
-    started = performance.now();
-    for (const [n, block] of blocks.entries()) await engine.insertNative('narrow', narrow, block, { dedupToken: `narrow-${n}` });
-    const floor = totalFlows / ((performance.now() - started) / 1000);
+    const floor = await rated(async () => {
+      for (const [n, block] of blocks.entries()) await engine.insertNative('narrow', narrow, [block], { dedupToken: `narrow-${n}` });
+    });
     return { ceiling, floor };
   } finally {
     await engine.close();
@@ -139,10 +226,22 @@ async function engineAlone(): Promise<{ ceiling: number; floor: number }> {
 
 const e2e = await endToEnd();
 const alone = await engineAlone();
-const line = (label: string, rate: number, vs?: number) => console.log(`${label.padEnd(52)}${rate.toFixed(0).padStart(9)} flows/s${vs ? `  ${(rate / vs).toFixed(2)}× ceiling` : ''}`);
+// Against the ceiling: the wall-time rate, and the ceiling's CPU per flow over this one's (how
+// the two compare when other work on the machine slows both).
+const line = (label: string, rate: Rate, vs?: Rate) =>
+  console.log(
+    `${label.padEnd(56)}${rate.perSecond.toFixed(0).padStart(8)} flows/s ${rate.cpuUsPerFlow.toFixed(0).padStart(5)} µs CPU/flow` +
+      (vs ? `  ${(rate.perSecond / vs.perSecond).toFixed(2)}× ceiling (by CPU ${(vs.cpuUsPerFlow / rate.cpuUsPerFlow).toFixed(2)}×)` : ''),
+  );
 console.log(`${totalFlows} generated flows (${FLOW_ROW_COLUMNS.length} columns written into ${FLOWS_TABLE})`);
 line(`end to end, gzip JSON, ${batchSize}-flow batches, ${concurrency} posters`, e2e.json, alone.ceiling);
 line(`end to end, gzip JSON, ${SMALL_BATCH}-flow batches, ${SMALL_SITES} collectors`, e2e.smallSites, alone.ceiling);
 line(`ceiling: the engine's Native insert of the same rows`, alone.ceiling);
 line(`floor: the same rows' key columns into a narrow table`, alone.floor);
 console.log(`503 answers (batch sent again after Retry-After): ${busyAnswers}`);
+const { idle, loaded, ingestRate } = e2e.api;
+console.log(`API while ingest runs at ${ingestRate.toFixed(0)} flows/s (half of the peak above) against idle:`);
+console.log(`  token p99       ${idle.tokenP99Ms.toFixed(1).padStart(7)} ms idle ${loaded.tokenP99Ms.toFixed(1).padStart(7)} ms under ingest (target ≤ 20 ms)`);
+console.log(
+  `  records search p50 ${idle.searchP50Ms.toFixed(1).padStart(4)} ms idle ${loaded.searchP50Ms.toFixed(1).padStart(7)} ms under ingest, ${(loaded.searchP50Ms / idle.searchP50Ms).toFixed(2)}× (target ≤ 1.3×)`,
+);

@@ -212,6 +212,7 @@ export async function buildApp(config: Config, logger = createLogger(config.logL
       await services.purge.stop();
       await services.tenantDeletions.stop();
       await services.control.stop();
+      await services.ingest.close();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await db.close();

@@ -1,4 +1,5 @@
 import { isIP } from 'node:net';
+import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import { plainAddress } from './infra/client-address.js';
@@ -38,6 +39,8 @@ const schema = z.object({
   FLOW_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
   // Flows waiting to be stored beyond which a collector's batch is answered 503 (docs/flowstore.md "Group commit").
   INGEST_QUEUE_FLOWS: z.coerce.number().int().min(1).max(10_000_000).default(90_000),
+  // Threads that parse, check and encode collectors' batches; default: the cores but one, 1 to 4.
+  INGEST_WORKERS: z.coerce.number().int().min(1).max(64).default(Math.max(1, Math.min(4, availableParallelism() - 1))),
   IP_ORG_DATASET: z.enum(['preload', 'lazy', 'off']).default('preload'),
   // Test-only knob: scales collector command deadlines (diagnostics 10 s, pprof duration + 15 s).
   COMMAND_TIMEOUT_SCALE: z.coerce.number().positive().max(1).default(1),
@@ -105,6 +108,7 @@ export interface Config {
   automationAllowPrivateTargets: boolean;
   automationRetryBaseMs: number;
   ingestQueueFlows: number;
+  ingestWorkers: number;
 }
 
 export class ConfigError extends Error {
@@ -153,5 +157,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     automationAllowPrivateTargets: e.AUTOMATION_ALLOW_PRIVATE_TARGETS,
     automationRetryBaseMs: e.AUTOMATION_RETRY_BASE_MS,
     ingestQueueFlows: e.INGEST_QUEUE_FLOWS,
+    ingestWorkers: e.INGEST_WORKERS,
   };
 }

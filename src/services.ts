@@ -30,6 +30,7 @@ import { NodeCommandService } from './modules/control/commands.service.js';
 import { ControlHub } from './modules/control/hub.js';
 import { IngestService } from './modules/ingest/ingest.service.js';
 import { IngestClaimsStore } from './modules/ingest/ingest-claims.store.js';
+import { IngestWorkers } from './modules/ingest/ingest-workers.js';
 import { FlowInsertQueue } from './flowstore/insert-queue.js';
 import { ExploreService } from './modules/explore/explore.service.js';
 import { OwnNetworkService } from './modules/networks/networks.service.js';
@@ -154,7 +155,7 @@ export async function createServices(config: Config, db: Database, flows: FlowEn
     nodes,
     profiles: new ProfileService(new ProfileStore(prisma)),
     control,
-    ingest: new IngestService(prisma, flows, new FlowInsertQueue(flows, { claims: new IngestClaimsStore(prisma), maxQueuedRows: config.ingestQueueFlows }), logger),
+    ingest: new IngestService(prisma, flows, new FlowInsertQueue(flows, { claims: new IngestClaimsStore(prisma), maxQueuedRows: config.ingestQueueFlows }), new IngestWorkers(config.ingestWorkers), logger),
     explore: new ExploreService(flows, startIpOrgDataset(config, flows, logger), (ids) => networks.rangesOf(ids)),
     networks,
     search: new SearchService(flows, logger),

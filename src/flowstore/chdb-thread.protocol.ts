@@ -69,8 +69,3 @@ export function errorFromWire(w: WireError): Error {
       return Object.assign(new Error(w.message), { name: w.name });
   }
 }
-
-/** The buffer's memory to transfer, when the buffer owns all of it (else it is copied, which is fine for a small one). */
-export function transferable(bytes: Uint8Array): ArrayBuffer[] {
-  return bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && bytes.buffer instanceof ArrayBuffer ? [bytes.buffer] : [];
-}

@@ -12,12 +12,14 @@
  * are that engine's; this side carries calls and the caller's aborts across, and rebuilds the
  * typed errors (chdb-thread.protocol.ts).
  */
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
+import { typescriptWorker } from '../infra/typescript-worker.js';
 import { giveBack, lend } from '../infra/lent-bytes.js';
 import { type FlowEngine, type InsertOptions, type LinesFormat, type QueryOptions, type RowSeparation, linesOutput, parseEachRow } from './engine.js';
 import { jsonEachRowBytes } from './chdb-engine.js';
 import { FlowEngineError, FlowQueryAbortedError } from './errors.js';
-import { type Call, type CallBody, type Reply, type Started, errorFromWire, transferable, wireOptions } from './chdb-thread.protocol.js';
+import { type Call, type CallBody, type Reply, type Started, errorFromWire, wireOptions } from './chdb-thread.protocol.js';
+import { transferable } from '../infra/transferable.js';
 import type { SlabResult } from './chdb-thread.slabs.js';
 import { requireQueryName, type Params } from './sql.js';
 
@@ -53,7 +55,7 @@ export class ChdbThreadEngine implements FlowEngine {
 
   /** Starts the thread and opens (or creates) the database in `dataDir` there. One data directory per process. */
   static async open(dataDir: string): Promise<ChdbThreadEngine> {
-    const engine = new ChdbThreadEngine(new Worker(bootWorker(new URL('./chdb-thread.worker.ts', import.meta.url)), { eval: true, workerData: { dataDir } }));
+    const engine = new ChdbThreadEngine(typescriptWorker(new URL('./chdb-thread.worker.ts', import.meta.url), { workerData: { dataDir } }));
     await engine.started;
     return engine;
   }
@@ -155,12 +157,4 @@ export class ChdbThreadEngine implements FlowEngine {
     for (const call of this.pending.values()) call.reject(this.ended);
     this.pending.clear();
   }
-}
-
-/**
- * The worker is TypeScript, and Node 20 applies no loader given by `--import` to a worker's own
- * module (`tsx src/main.ts` included): the thread registers tsx itself before importing it.
- */
-function bootWorker(module: URL): string {
-  return `import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${JSON.stringify(module.href)}); })`;
 }

@@ -5,7 +5,8 @@
 import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { ChdbEngine } from './chdb-engine.js';
-import { type Call, type CallBody, type Reply, type Started, errorToWire, transferable } from './chdb-thread.protocol.js';
+import { type Call, type CallBody, type Reply, type Started, errorToWire } from './chdb-thread.protocol.js';
+import { transferable } from '../infra/transferable.js';
 import { SlabPool } from './chdb-thread.slabs.js';
 
 const port = parentPort!;

@@ -162,17 +162,19 @@ describe('reference collector against the service', () => {
     const machineId = `e2e-sigterm-${randomUUID()}`;
     const provisioned = await call(t.url, 'POST', '/rest/nodes/provision/1.0', { token: tree.mspCaller.token, body: { customer_id: tree.childA.id, machine_id: machineId } });
     // The service stores each of this collector's batches at once; once `slowAnswers` is set, it
-    // answers 2.5 s later, longer than the collector's 1 s flush timeout.
+    // answers one batch 2.5 s later, longer than the collector's 1 s flush timeout. Only one: with
+    // both of the collector's senders waiting on slow answers, the flows queued meanwhile could not
+    // be sent before the flush timeout.
     let slowAnswers = false;
     let stored = 0;
     let answering = 0;
     const ingest = t.app.services.ingest;
     const store = ingest.ingest.bind(ingest);
-    const spy = vi.spyOn(ingest, 'ingest').mockImplementation(async (session, request) => {
-      const outcome = await store(session, request);
-      if (!String(request.batch_id).startsWith(machineId)) return outcome; // other tests' collectors
+    const spy = vi.spyOn(ingest, 'ingest').mockImplementation(async (session, body, gzip) => {
+      const outcome = await store(session, body, gzip);
+      if (!outcome.batchId.startsWith(machineId)) return outcome; // other tests' collectors
       stored++;
-      if (slowAnswers) {
+      if (slowAnswers && answering === 0) {
         answering++;
         await new Promise((resolve) => setTimeout(resolve, 2_500));
       }

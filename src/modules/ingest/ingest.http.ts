@@ -1,17 +1,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { promisify } from 'node:util';
-import { gunzip } from 'node:zlib';
 import { flatError } from '../../../rest-compat/errors.js';
-import { parseBody, readBody, sendJson, tooLarge } from '../../../rest-compat/http.js';
+import { readBody, sendJson } from '../../../rest-compat/http.js';
 import { DomainError, authenticationError } from '../../errors.js';
 import type { Logger } from '../../infra/logger.js';
 import type { Services } from '../../services.js';
+import { MAX_WIRE_BYTES } from './ingest-limits.js';
 import { RETRY_AFTER_SECONDS } from './ingest.service.js';
 
 export const INGEST_PATH = '/collector/ingest/1.0/flows';
-const MAX_WIRE_BYTES = 16 * 1024 * 1024;
-const MAX_JSON_BYTES = 64 * 1024 * 1024;
-const gunzipAsync = promisify(gunzip);
 
 /**
  * The collector's ingest endpoint. Not a documented REST path, so not a rest-compat row: a
@@ -23,16 +19,9 @@ export async function serveIngest(req: IncomingMessage, res: ServerResponse, ser
     const session = await services.auth.authenticate(req.headers.authorization);
     if (!session) throw authenticationError('missing_token', 'Authentication required');
     services.ingest.assertRoom();
-    let raw = await readBody(req, MAX_WIRE_BYTES);
-    if ((req.headers['content-encoding'] ?? '').toLowerCase() === 'gzip') {
-      try {
-        raw = await gunzipAsync(raw, { maxOutputLength: MAX_JSON_BYTES });
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') throw tooLarge(MAX_JSON_BYTES);
-        throw new DomainError(400, 'invalid_encoding', 'Request body is not valid gzip');
-      }
-    }
-    const outcome = await services.ingest.ingest(session, parseBody(raw, 'application/json'));
+    const body = await readBody(req, MAX_WIRE_BYTES);
+    const gzip = (req.headers['content-encoding'] ?? '').toLowerCase() === 'gzip';
+    const outcome = await services.ingest.ingest(session, body, gzip);
     sendJson(res, 200, { batch_id: outcome.batchId, node_id: outcome.nodeId, accepted: outcome.accepted, rejected: outcome.rejected });
   } catch (error) {
     if (error instanceof DomainError) {

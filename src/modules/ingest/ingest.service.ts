@@ -1,10 +1,13 @@
 import { Scopes } from '../../auth/scopes.js';
 import type { Session } from '../../auth/session.js';
 import { DomainError, badRequest, missingFields } from '../../errors.js';
-import { type FlowEngine, FlowEngineError, type IngestOutcome, ingestFlowBatch } from '../../flowstore/index.js';
+import { type FlowEngine, FlowEngineError, type IngestOutcome } from '../../flowstore/index.js';
+import { currentTimeWindow, dedupTokenFor, ingestOutcome } from '../../flowstore/ingest.js';
 import { FlowIngestBusyError, type FlowInsertQueue } from '../../flowstore/insert-queue.js';
 import type { Prisma } from '../../infra/database.js';
 import type { Logger } from '../../infra/logger.js';
+import type { IngestWorkers } from './ingest-workers.js';
+import type { BatchEnvelope } from './ingest-workers.protocol.js';
 
 export const MAX_FLOWS_PER_BATCH = 10_000;
 const MAX_BATCH_ID = 128;
@@ -12,15 +15,11 @@ const MAX_BATCH_ID = 128;
 const INGEST_SEEN_WRITE_MS = 15_000;
 export const RETRY_AFTER_SECONDS = 5;
 
-export interface IngestRequest {
-  batch_id?: unknown;
-  node_id?: unknown;
-  flows?: unknown;
-}
-
 /**
  * Telemetry ingest (docs/collector-protocol.md section 4): flows from a node's collector, stamped
- * with the node's tenant server-side, stored once per batch id, acknowledged only once stored.
+ * with the node's tenant server-side, stored once per batch id, acknowledged only once stored. A
+ * batch's body is parsed, checked and encoded in an ingest worker (ingest-workers.ts); this thread
+ * decides who may send it and for which node, and queues it for the insert.
  */
 export class IngestService {
   private readonly ingestSeenWritten = new Map<string, number>();
@@ -29,6 +28,7 @@ export class IngestService {
     private readonly prisma: Prisma,
     private readonly flows: FlowEngine,
     private readonly queue: FlowInsertQueue,
+    private readonly workers: IngestWorkers,
     private readonly logger: Logger,
   ) {}
 
@@ -41,32 +41,49 @@ export class IngestService {
     }
   }
 
-  async ingest(session: Session, request: IngestRequest): Promise<IngestOutcome & { batchId: string; nodeId: string }> {
+  /** Ingests a batch's body as sent (gzipped when `gzip`). */
+  async ingest(session: Session, body: Buffer, gzip: boolean): Promise<IngestOutcome & { batchId: string; nodeId: string }> {
+    const parsed = await this.workers.parse(body, gzip);
+    try {
+      const { batchId, nodeId } = this.checkEnvelope(session, parsed.envelope);
+      const node = await this.nodeOf(session, nodeId);
+      const stamp = { customerId: node.customerId, nodeId: node.id, batchId, ingestTimeMs: Date.now() };
+      let outcome: IngestOutcome;
+      try {
+        const { rejected, batch } = await parsed.prepare(stamp, await currentTimeWindow(this.flows), dedupTokenFor(stamp));
+        const kept = batch.slices.reduce((n, slice) => n + slice.indexes.length, 0);
+        outcome = ingestOutcome(kept, rejected, await this.queue.submit(batch));
+      } catch (error) {
+        // Why the store failed is for the operator; the collector is only told to retry.
+        if (error instanceof FlowEngineError) this.logger.warn('ingest.store_failed', { error, node_id: node.id, batch_id: batchId });
+        throw asDomainError(error);
+      }
+      await this.markIngest(node.id);
+      return { ...outcome, batchId, nodeId: node.id };
+    } finally {
+      parsed.release();
+    }
+  }
+
+  /** Stops the ingest workers (the server's shutdown). */
+  close(): Promise<void> {
+    return this.workers.close();
+  }
+
+  private checkEnvelope(session: Session, envelope: BatchEnvelope): { batchId: string; nodeId: string | undefined } {
     session.requireScope(Scopes.ingest);
-    const absent = [typeof request.batch_id !== 'string' && 'batch_id', request.flows === undefined && 'flows'].filter(
-      (f): f is string => Boolean(f),
-    );
+    const absent = [typeof envelope.batch_id !== 'string' && 'batch_id', envelope.flows === 'absent' && 'flows'].filter((f): f is string => Boolean(f));
     if (absent.length) throw missingFields(absent);
-    const batchId = (request.batch_id as string).trim();
+    const batchId = (envelope.batch_id as string).trim();
     if (!batchId || batchId.length > MAX_BATCH_ID || !/^[\x21-\x7e]+$/.test(batchId)) {
       throw badRequest('invalid_request', `batch_id must be 1-${MAX_BATCH_ID} printable ASCII characters`);
     }
-    if (!Array.isArray(request.flows)) throw badRequest('invalid_request', 'flows must be an array of flow records');
-    if (request.flows.length > MAX_FLOWS_PER_BATCH) {
+    if (typeof envelope.flows !== 'number') throw badRequest('invalid_request', 'flows must be an array of flow records');
+    if (envelope.flows > MAX_FLOWS_PER_BATCH) {
       throw new DomainError(413, 'batch_too_large', `A batch carries at most ${MAX_FLOWS_PER_BATCH} flows`);
     }
-    if (request.node_id !== undefined && typeof request.node_id !== 'string') throw badRequest('invalid_request', 'node_id must be a string');
-    const node = await this.nodeOf(session, request.node_id as string | undefined);
-    let outcome: IngestOutcome;
-    try {
-      outcome = await ingestFlowBatch(this.flows, { customerId: node.customerId, nodeId: node.id, batchId, flows: request.flows }, { queue: this.queue });
-    } catch (error) {
-      // Why the store failed is for the operator; the collector is only told to retry.
-      if (error instanceof FlowEngineError) this.logger.warn('ingest.store_failed', { error, node_id: node.id, batch_id: batchId });
-      throw asDomainError(error);
-    }
-    await this.markIngest(node.id);
-    return { ...outcome, batchId, nodeId: node.id };
+    if (envelope.node_id === false) throw badRequest('invalid_request', 'node_id must be a string');
+    return { batchId, nodeId: envelope.node_id };
   }
 
   /**

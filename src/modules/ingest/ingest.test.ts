@@ -187,5 +187,5 @@ describe('telemetry ingest', () => {
     );
     expect(accepted).toBeGreaterThan(0);
     expect(await countFlows(t, nodeId)).toBe(accepted);
-  });
+  }, 180_000);
 });

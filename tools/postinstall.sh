@@ -2,8 +2,9 @@
 # npm's postinstall: generates src/generated/ (the Prisma client, the typed GraphQL operations)
 # with tools from the dev dependencies. A production install (npm ci --omit=dev) has none of them
 # and needs nothing generated: `npm run build` compiled the generated code into dist/ beforehand.
+# (prisma and typescript are there either way, optional peers of @prisma/client: GraphQL Codegen tells.)
 set -eu
-if [ ! -e node_modules/prisma/package.json ]; then
+if [ ! -e node_modules/@graphql-codegen/cli/package.json ]; then
   if [ -f dist/src/main.js ]; then
     echo "postinstall: no dev dependencies; npm start runs the build in dist/"
   else

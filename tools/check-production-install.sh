@@ -11,7 +11,14 @@ commit=$(git -C "$repo" rev-parse "${1:-HEAD}")
 work=$(mktemp -d "${TMPDIR:-/tmp}/bd-production-install-XXXXXX")
 server=
 cleanup() {
-  if [ -n "$server" ]; then kill -TERM -- "-$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; fi
+  if [ -n "$server" ]; then
+    kill -TERM -- "-$server" 2>/dev/null || true
+    # npm exits before the service has stopped writing its data: wait for the whole group (≤ 30 s).
+    for _ in $(seq 1 60); do
+      kill -0 -- "-$server" 2>/dev/null || break
+      sleep 0.5
+    done
+  fi
   rm -rf "$work"
 }
 trap cleanup EXIT

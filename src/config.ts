@@ -1,9 +1,11 @@
+import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import { plainAddress } from './infra/client-address.js';
 import type { RateLimitSettings } from './infra/rate-limits.js';
+import { Redacted } from './infra/redacted.js';
 
 const port = z.coerce.number().int().min(0).max(65535);
 const optionalUrl = z
@@ -18,6 +20,23 @@ const secretsKey = z
   .string()
   .regex(/^[A-Za-z0-9+/_-]{43}=?$/, 'each key must be 32 bytes in base64 (openssl rand -base64 32)')
   .transform((v) => Buffer.from(v.replace(/-/g, '+').replace(/_/g, '/'), 'base64'));
+
+/** Unset when empty, as an unset variable in a shell or a compose file often is. */
+const optionalText = z
+  .string()
+  .transform((v) => (v === '' ? undefined : v))
+  .optional();
+
+/** A PEM file's contents, read at start: an unreadable file is a configuration problem, not a failed first query. */
+const pemFile = optionalText.transform((path, ctx) => {
+  if (path === undefined) return undefined;
+  try {
+    return readFileSync(path);
+  } catch (error) {
+    ctx.addIssue({ code: 'custom', message: `cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? String(error)})` });
+    return z.NEVER;
+  }
+});
 
 const rateLimit = z.coerce.number().int().min(0).max(1_000_000_000);
 
@@ -36,6 +55,11 @@ const schema = z.object({
     .optional(),
   CLICKHOUSE_URL: optionalUrl,
   CLICKHOUSE_DATABASE: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/).default('default'),
+  // Credentials for CLICKHOUSE_URL, unless it carries them itself (http://user:password@host:8123).
+  CLICKHOUSE_USER: optionalText,
+  CLICKHOUSE_PASSWORD: optionalText,
+  // Certificate authorities (PEM) an https CLICKHOUSE_URL's certificate is checked against, instead of Node's.
+  CLICKHOUSE_CA_FILE: pemFile,
   FLOW_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
   // Flows waiting to be stored beyond which a collector's batch is answered 503 (docs/flowstore.md "Group commit").
   INGEST_QUEUE_FLOWS: z.coerce.number().int().min(1).max(10_000_000).default(90_000),
@@ -82,8 +106,8 @@ export interface Config {
   databaseUrl: string | undefined;
   /** SECRETS_KEY's keys (the first seals); empty when unset: the key file under DATA_DIR serves. */
   secretsKeys: Buffer[];
-  clickhouseUrl: string | undefined;
-  clickhouseDatabase: string;
+  /** A ClickHouse server (CLICKHOUSE_URL); undefined: chDB in DATA_DIR. */
+  clickhouse: ClickHouseServer | undefined;
   tokenTtlSeconds: number;
   commandTimeoutScale: number;
   /** Flows older than this are dropped by ClickHouse's TTL. */
@@ -111,6 +135,16 @@ export interface Config {
   ingestWorkers: number;
 }
 
+export interface ClickHouseServer {
+  /** CLICKHOUSE_URL without credentials: fit to print. */
+  url: string;
+  database: string;
+  user: string | undefined;
+  password: Redacted | undefined;
+  /** CLICKHOUSE_CA_FILE's contents; undefined: Node's certificate authorities. */
+  caCert: Buffer | undefined;
+}
+
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
     super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
@@ -124,6 +158,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`));
   }
   const e = parsed.data;
+  const clickhouse = clickhouseServer(e);
   return {
     port: e.PORT,
     host: e.HOST,
@@ -131,8 +166,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir: resolve(e.DATA_DIR),
     databaseUrl: e.DATABASE_URL,
     secretsKeys: e.SECRETS_KEY ?? [],
-    clickhouseUrl: e.CLICKHOUSE_URL,
-    clickhouseDatabase: e.CLICKHOUSE_DATABASE,
+    clickhouse,
     tokenTtlSeconds: e.TOKEN_TTL_SECONDS,
     commandTimeoutScale: e.COMMAND_TIMEOUT_SCALE,
     flowRetentionDays: e.FLOW_RETENTION_DAYS,
@@ -158,5 +192,39 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     automationRetryBaseMs: e.AUTOMATION_RETRY_BASE_MS,
     ingestQueueFlows: e.INGEST_QUEUE_FLOWS,
     ingestWorkers: e.INGEST_WORKERS,
+  };
+}
+
+/**
+ * The ClickHouse server and how to reach it. Its credentials come either in the URL or in
+ * CLICKHOUSE_USER/CLICKHOUSE_PASSWORD, never both (one would silently win); the URL kept has none.
+ */
+function clickhouseServer(e: z.infer<typeof schema>): ClickHouseServer | undefined {
+  const problems: string[] = [];
+  if (e.CLICKHOUSE_URL === undefined) {
+    for (const name of ['CLICKHOUSE_USER', 'CLICKHOUSE_PASSWORD', 'CLICKHOUSE_CA_FILE'] as const) {
+      if (e[name] !== undefined) problems.push(`${name}: set without CLICKHOUSE_URL (the embedded chDB takes none)`);
+    }
+    if (problems.length > 0) throw new ConfigError(problems);
+    return undefined;
+  }
+  const url = new URL(e.CLICKHOUSE_URL);
+  const inUrl = url.username !== '' || url.password !== '';
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') problems.push('CLICKHOUSE_URL: must be http:// or https://');
+  if (inUrl && (e.CLICKHOUSE_USER !== undefined || e.CLICKHOUSE_PASSWORD !== undefined)) {
+    problems.push('CLICKHOUSE_URL: carries credentials and so do CLICKHOUSE_USER/CLICKHOUSE_PASSWORD: give them once');
+  }
+  if (e.CLICKHOUSE_CA_FILE !== undefined && url.protocol !== 'https:') problems.push('CLICKHOUSE_CA_FILE: needs an https:// CLICKHOUSE_URL');
+  if (problems.length > 0) throw new ConfigError(problems);
+  const user = inUrl ? decodeURIComponent(url.username) || undefined : e.CLICKHOUSE_USER;
+  const password = inUrl ? decodeURIComponent(url.password) || undefined : e.CLICKHOUSE_PASSWORD;
+  url.username = '';
+  url.password = '';
+  return {
+    url: inUrl ? url.href : e.CLICKHOUSE_URL,
+    database: e.CLICKHOUSE_DATABASE,
+    user,
+    password: password === undefined ? undefined : new Redacted(password),
+    caCert: e.CLICKHOUSE_CA_FILE,
   };
 }

@@ -3,7 +3,7 @@ import { ClientCredentialCache } from './auth/clients.store.js';
 import { ClientService } from './auth/clients.service.js';
 import { KeyRing } from './auth/keyring.js';
 import { TokenService } from './auth/tokens.js';
-import type { Config } from './config.js';
+import type { ClickHouseServer, Config } from './config.js';
 import { type FlowEngine, type FlowsRemovalProgress, advanceFlowsRemoval } from './flowstore/index.js';
 import type { Database } from './infra/database.js';
 import { PeriodicJob } from './infra/jobs.js';
@@ -38,7 +38,7 @@ import { OwnNetworkStore } from './modules/networks/networks.store.js';
 import { DetectionService } from './modules/detection/runner.js';
 import { InvestigationService } from './modules/investigations/investigations.service.js';
 import { InvestigationStore } from './modules/investigations/investigations.store.js';
-import { IpOrgDataset, dictionarySourceFromUrl } from './flowstore/index.js';
+import { type DictionarySource, IpOrgDataset } from './flowstore/index.js';
 import { ProfileService } from './modules/profiles/profiles.service.js';
 import { ProfileStore } from './modules/profiles/profiles.store.js';
 import { SearchService } from './modules/search/search.service.js';
@@ -185,11 +185,17 @@ export async function createServices(config: Config, db: Database, flows: FlowEn
   };
 }
 
+/** How the dictionary reads its table on a ClickHouse server: as the service does (chDB needs nothing). */
+function dictionarySource(server: ClickHouseServer | undefined): DictionarySource {
+  if (!server) return {};
+  return { database: server.database, ...(server.user ? { user: server.user } : {}), ...(server.password ? { password: server.password.reveal() } : {}) };
+}
+
 /** IP → organization enrichment for explore, loaded in the background (docs/explore.md). */
 function startIpOrgDataset(config: Config, flows: FlowEngine, logger: Logger): IpOrgDataset {
   const dataset = new IpOrgDataset(flows, {
     mode: config.ipOrgDataset,
-    source: dictionarySourceFromUrl(config.clickhouseUrl, config.clickhouseUrl ? config.clickhouseDatabase : undefined),
+    source: dictionarySource(config.clickhouse),
     log: (event, fields) => (event.endsWith('failed') ? logger.error(event, fields) : logger.info(event, fields)),
   });
   dataset.start();

@@ -8,11 +8,14 @@
  * - Memory kept for reuse (memory-reuse.cjs), and V8 flags (below). glibc and V8 read them only
  *   when a process starts, so without them this process starts the service again in one that has
  *   them (relaunch.cjs).
- * `node src/start.cjs ENTRY` starts another TypeScript entry the same way (the benchmarks).
+ * - The compiled service (dist/src/main.js, `npm run build`) when there is one: it needs neither
+ *   TypeScript nor the dev dependencies (README, Production). Otherwise main.ts through tsx.
+ * `node src/start.cjs ENTRY` starts another entry the same way (the benchmarks: TypeScript).
  */
 'use strict';
 process.env.UV_THREADPOOL_SIZE ??= '16';
 
+const { existsSync } = require('node:fs');
 const { resolve } = require('node:path');
 const { pathToFileURL } = require('node:url');
 const { memoryReuseEnvironment } = require('./memory-reuse.cjs');
@@ -32,14 +35,31 @@ if (memory.restart || missingFlags.length > 0) relaunch(memory.env, missingFlags
 else {
   Object.assign(process.env, memory.env);
   stopWithLauncher();
-  const entry = process.argv[2] ? pathToFileURL(resolve(process.argv[2])).href : './main.ts';
-  import('tsx/esm/api')
-    .then(({ register }) => {
-      register();
-      return import(entry);
-    })
-    .catch((error) => {
-      console.error(error);
-      process.exit(1);
-    });
+  const entry = serviceEntry();
+  if (!entry) {
+    console.error('npm start: no build (dist/) and no generated sources (src/generated/): run npm ci, or npm run build before npm ci --omit=dev');
+    process.exit(1);
+  }
+  start(entry).catch((error) => {
+    console.error(error);
+    process.exit(1);
+  });
+}
+
+/**
+ * The module to run: the one named on the command line, else the build, else the source, which
+ * needs what a full install generates (the Prisma client, the typed operations); undefined when
+ * there is neither.
+ */
+function serviceEntry() {
+  if (process.argv[2]) return resolve(process.argv[2]);
+  const built = resolve(__dirname, '../dist/src/main.js');
+  if (existsSync(built)) return built;
+  return existsSync(resolve(__dirname, 'generated/prisma/client.ts')) ? resolve(__dirname, 'main.ts') : undefined;
+}
+
+/** JavaScript is imported as it is; TypeScript through tsx, registered first. */
+async function start(entry) {
+  if (!entry.endsWith('.js')) (await import('tsx/esm/api')).register();
+  return import(pathToFileURL(entry).href);
 }

@@ -13,7 +13,7 @@
  * typed errors (chdb-thread.protocol.ts).
  */
 import type { Worker } from 'node:worker_threads';
-import { typescriptWorker } from '../infra/typescript-worker.js';
+import { sourceWorker } from '../infra/source-worker.js';
 import { giveBack, lend } from '../infra/lent-bytes.js';
 import { type FlowEngine, type InsertOptions, type LinesFormat, type QueryOptions, type RowSeparation, linesOutput, parseEachRow } from './engine.js';
 import { jsonEachRowBytes } from './chdb-engine.js';
@@ -55,7 +55,7 @@ export class ChdbThreadEngine implements FlowEngine {
 
   /** Starts the thread and opens (or creates) the database in `dataDir` there. One data directory per process. */
   static async open(dataDir: string): Promise<ChdbThreadEngine> {
-    const engine = new ChdbThreadEngine(typescriptWorker(new URL('./chdb-thread.worker.ts', import.meta.url), { workerData: { dataDir } }));
+    const engine = new ChdbThreadEngine(sourceWorker('./chdb-thread.worker', import.meta.url, { workerData: { dataDir } }));
     await engine.started;
     return engine;
   }

@@ -27,6 +27,8 @@ export interface HttpEngineConfig {
   username?: string;
   password?: string;
   database?: string;
+  /** Certificate authorities (PEM) an https server's certificate must chain to, instead of Node's. */
+  caCert?: Buffer;
   /** gzip responses: big search pages shrink ~10x on the wire. Default true. */
   compressResponses?: boolean;
   maxOpenConnections?: number;
@@ -58,6 +60,7 @@ export class HttpEngine implements FlowEngine {
       username: config.username ?? 'default',
       password: config.password ?? '',
       ...(config.database ? { database: config.database } : {}),
+      ...(config.caCert ? { tls: { ca_cert: config.caCert } } : {}),
       compression: { response: config.compressResponses ?? true, request: false },
       max_open_connections: config.maxOpenConnections ?? 10,
       // Our own deadline (withDeadline) is the request limit; the client's must not fire first.

@@ -36,7 +36,6 @@ export { DATASET_IP_SQL, EGRESS_ROLLUPS, INTER_ARRIVAL_FIELDS, egressRows, type 
 export { PLAIN_FLOWS, ownFlowView, ownJoinSql, ownKindSql, ownNameSql, ownSegments, reclassifies, type FlowView, type OwnNetworkRange, type OwnSegment } from './own-networks.js';
 export {
   IpOrgDataset,
-  dictionarySourceFromUrl,
   locatePackage as locateIpOrgPackage,
   IP_ORG_DICTIONARY,
   IP_ORG_PACKAGE,

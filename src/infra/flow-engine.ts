@@ -9,10 +9,17 @@ import type { Logger } from './logger.js';
  * Either way the flow store schema is migrated before the server takes requests.
  */
 export async function openFlowEngine(config: Config, logger: Logger): Promise<FlowEngine> {
-  const engine = config.clickhouseUrl
-    ? new HttpEngine({ url: config.clickhouseUrl, database: config.clickhouseDatabase })
+  const server = config.clickhouse;
+  const engine = server
+    ? new HttpEngine({ url: server.url, database: server.database, username: server.user, password: server.password?.reveal(), caCert: server.caCert })
     : await ChdbThreadEngine.open(join(config.dataDir, 'clickhouse'));
-  await prepareFlowEngine(engine, config, logger);
+  try {
+    await prepareFlowEngine(engine, config, logger);
+  } catch (error) {
+    // The start fails: let go of the connections (or the thread) with it.
+    await engine.close();
+    throw error;
+  }
   return engine;
 }
 

@@ -3,12 +3,15 @@ import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 
-/** Runs `npm run -s admin -- ...` as an operator would, and parses its JSON output. */
-export function adminCli(args: string[], env: Record<string, string>): Promise<{ code: number; json: any; stderr: string }> {
+/**
+ * Runs `npm run -s admin -- ...` as an operator would, and parses its JSON output. `cli`: Node's
+ * arguments that start it (default the TypeScript source through tsx; a build's cli.js).
+ */
+export function adminCli(args: string[], env: Record<string, string>, cli = ['--import', 'tsx', 'src/admin/cli.ts']): Promise<{ code: number; json: any; stderr: string }> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      ['--import', 'tsx', 'src/admin/cli.ts', ...args],
+      [...cli, ...args],
       { cwd: root, env: { ...process.env, ...env }, timeout: 120_000 },
       (error, stdout, stderr) => {
         let json: unknown;

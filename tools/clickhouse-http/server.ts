@@ -16,13 +16,15 @@
  *   `X-ClickHouse-Exception-Code` and the server's status mapping (400 syntax, 404 unknown table,
  *   408 timeout, 403 auth, 500 otherwise);
  * - Basic auth, `X-ClickHouse-User`/`-Key` headers or `user`/`password` parameters, checked when
- *   the server is given a password; GET runs read-only statements only.
+ *   the server is given a password; GET runs read-only statements only;
+ * - https when given a certificate and key.
  *
  * Not implemented (clickhouse-js does not need them for this project): sessions, progress
  * headers, compressed native protocol, `/replicas_status`, external tables, settings on DDL.
  */
 import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { mkdirSync } from 'node:fs';
 import { rm, writeFile } from 'node:fs/promises';
@@ -42,6 +44,8 @@ export interface ClickHouseHttpServerOptions {
   user?: string;
   /** When set, requests must authenticate with `user`/`password`. */
   password?: string;
+  /** Serve https with this certificate and key (PEM), as a server with an `<https_port>`. */
+  tls?: { cert: string | Buffer; key: string | Buffer };
 }
 
 export interface ClickHouseHttpServer {
@@ -250,7 +254,7 @@ export async function startClickHouseHttpServer(opts: ClickHouseHttpServerOption
     }
   }
 
-  const server: Server = createServer((req, res) => {
+  const handle: RequestListener = (req, res) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
     if (url.pathname === '/ping' || (url.pathname === '/' && req.method === 'GET' && !url.searchParams.has('query'))) {
       res.setHeader('Content-Type', 'text/html; charset=UTF-8');
@@ -281,13 +285,14 @@ export async function startClickHouseHttpServer(opts: ClickHouseHttpServerOption
       res.setHeader('Content-Type', 'text/plain; charset=UTF-8');
       res.end(failure.body);
     });
-  });
+  };
+  const server: Server = opts.tls ? createTlsServer(opts.tls, handle) : createServer(handle);
   server.keepAliveTimeout = 10_000;
   await new Promise<void>((resolve) => server.listen(opts.port ?? 0, opts.host ?? '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;
   const host = opts.host ?? '127.0.0.1';
   return {
-    url: `http://${host}:${port}`,
+    url: `${opts.tls ? 'https' : 'http'}://${host}:${port}`,
     port,
     log,
     async close() {

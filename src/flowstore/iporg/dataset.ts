@@ -83,17 +83,6 @@ export interface DictionarySource {
   password?: string;
 }
 
-/** The credentials in a `CLICKHOUSE_URL` like `http://user:secret@host:8123`. */
-export function dictionarySourceFromUrl(url: string | undefined, database?: string): DictionarySource {
-  if (!url) return database ? { database } : {};
-  const u = new URL(url);
-  return {
-    ...(database ? { database } : {}),
-    ...(u.username ? { user: decodeURIComponent(u.username) } : {}),
-    ...(u.password ? { password: decodeURIComponent(u.password) } : {}),
-  };
-}
-
 export interface IpOrgOptions {
   /** A directory laid out like the package (tests); default the installed package. */
   packageDir?: string;

@@ -10,7 +10,7 @@ import { HttpEngine } from '../http-engine.js';
 import { named } from '../sql.js';
 import { fakePackage } from '../testkit/ip-org-package.js';
 import { compareVersions } from '../../infra/versions.js';
-import { IpOrgDataset, dictionarySourceFromUrl, locatePackage } from './dataset.js';
+import { IpOrgDataset, locatePackage } from './dataset.js';
 import { ipv4Prefixes, ipv6Prefixes, parseRangeLine } from './prefixes.js';
 
 describe('ranges to prefixes', () => {
@@ -34,12 +34,10 @@ describe('ranges to prefixes', () => {
     expect(parseRangeLine('')).toBeUndefined();
   });
 
-  it('orders versions numerically and reads credentials from CLICKHOUSE_URL', () => {
+  it('orders versions numerically', () => {
     expect(compareVersions('2.3.2026061719', '2.3.2026070100')).toBe(-1);
     expect(compareVersions('2.10.0', '2.9.9')).toBe(1);
     expect(compareVersions('1.0', '1.0.0')).toBe(0);
-    expect(dictionarySourceFromUrl('http://bob:s%40cret@ch:8123', 'flows')).toEqual({ database: 'flows', user: 'bob', password: 's@cret' });
-    expect(dictionarySourceFromUrl(undefined)).toEqual({});
   });
 
   it('finds the installed package', () => {

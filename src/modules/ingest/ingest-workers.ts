@@ -10,7 +10,7 @@ import type { Rejection, TimeWindow } from '../../flowstore/ingest-convert.js';
 import type { RowStamp } from '../../flowstore/ingest-rows.js';
 import type { PreparedBatch } from '../../flowstore/insert-queue.js';
 import { transferable } from '../../infra/transferable.js';
-import { typescriptWorker } from '../../infra/typescript-worker.js';
+import { sourceWorker } from '../../infra/source-worker.js';
 import type { BatchEnvelope, IngestCall, IngestReply, ReplyBody } from './ingest-workers.protocol.js';
 
 type Ok = ReplyBody & { ok: true };
@@ -26,7 +26,7 @@ class IngestThread {
   private nextCall = 0;
 
   constructor(onStop: () => void) {
-    this.worker = typescriptWorker(new URL('./ingest.worker.ts', import.meta.url));
+    this.worker = sourceWorker('./ingest.worker', import.meta.url);
     this.worker.on('message', (reply: IngestReply) => this.settle(reply));
     this.worker.on('error', () => {
       // 'exit' follows: the thread is ended there.

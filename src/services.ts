@@ -31,6 +31,7 @@ import { ControlHub } from './modules/control/hub.js';
 import { IngestService } from './modules/ingest/ingest.service.js';
 import { IngestClaimsStore } from './modules/ingest/ingest-claims.store.js';
 import { FlowInsertQueue } from './flowstore/insert-queue.js';
+import { IngestActivity } from './modules/ingest/ingest.activity.js';
 import { ExploreService } from './modules/explore/explore.service.js';
 import { OwnNetworkService } from './modules/networks/networks.service.js';
 import { OwnNetworkStore } from './modules/networks/networks.store.js';
@@ -154,7 +155,13 @@ export async function createServices(config: Config, db: Database, flows: FlowEn
     nodes,
     profiles: new ProfileService(new ProfileStore(prisma)),
     control,
-    ingest: new IngestService(prisma, flows, new FlowInsertQueue(flows, { claims: new IngestClaimsStore(prisma), maxQueuedRows: config.ingestQueueFlows }), logger),
+    ingest: new IngestService(
+      prisma,
+      flows,
+      new FlowInsertQueue(flows, { claims: new IngestClaimsStore(prisma), maxQueuedRows: config.ingestQueueFlows }),
+      logger,
+      new IngestActivity(logger, config.ingestLogIntervalSeconds * 1000),
+    ),
     explore: new ExploreService(flows, startIpOrgDataset(config, flows, logger), (ids) => networks.rangesOf(ids)),
     networks,
     search: new SearchService(flows, logger),

@@ -14,7 +14,7 @@
  */
 import { Worker } from 'node:worker_threads';
 import { giveBack, lend } from '../infra/lent-bytes.js';
-import { type FlowEngine, type InsertOptions, type LinesFormat, type QueryOptions, type RowSeparation, linesOutput, parseEachRow } from './engine.js';
+import { type FlowEngine, type InsertOptions, type LinesFormat, type QueryOptions, type RowSeparation, linesOutput, observeStatement, parseEachRow } from './engine.js';
 import { jsonEachRowBytes } from './chdb-engine.js';
 import { FlowEngineError, FlowQueryAbortedError } from './errors.js';
 import { type Call, type CallBody, type Reply, type Started, errorFromWire, transferable, wireOptions } from './chdb-thread.protocol.js';
@@ -136,10 +136,20 @@ export class ChdbThreadEngine implements FlowEngine {
     const id = this.nextId++;
     const onAbort = () => this.worker.postMessage({ id, op: 'abort' } satisfies Call);
     signal?.addEventListener('abort', onAbort, { once: true });
+    const started = performance.now();
+    let failure: unknown;
     return new Promise<Reply & { ok: true }>((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
       this.worker.postMessage({ ...body, id } as Call, transfer);
-    }).finally(() => signal?.removeEventListener('abort', onAbort));
+    })
+      .catch((error: unknown) => {
+        failure = error;
+        throw error;
+      })
+      .finally(() => {
+        signal?.removeEventListener('abort', onAbort);
+        observeStatement(queryName, started, failure);
+      });
   }
 
   private settle(reply: Reply): void {

@@ -17,7 +17,7 @@ describe('IngestActivity', () => {
     const activity = new IngestActivity(logger, 60_000);
     for (let i = 0; i < 100; i++) activity.accepted('node_a', 50, i === 0 ? 2 : 0);
     activity.accepted('node_b', 7, 0);
-    activity.refused('ingest_busy', 'node_b');
+    activity.refused('ingest_busy');
     activity.refused('authentication_error');
     activity.refused('authentication_error');
     expect(lines).toEqual([]);
@@ -25,8 +25,8 @@ describe('IngestActivity', () => {
     activity.flush();
     expect(lines.map(({ time: _time, level: _level, seconds: _seconds, ...line }) => line)).toEqual([
       { event: 'ingest.activity', node_id: 'node_a', batches: 100, flows: 5000, rejected: 2 },
-      { event: 'ingest.activity', node_id: 'node_b', batches: 1, flows: 7, rejected: 0, refused: { ingest_busy: 1 } },
-      { event: 'ingest.activity', node_id: null, batches: 0, flows: 0, rejected: 0, refused: { authentication_error: 2 } },
+      { event: 'ingest.activity', node_id: 'node_b', batches: 1, flows: 7, rejected: 0 },
+      { event: 'ingest.activity', node_id: null, batches: 0, flows: 0, rejected: 0, refused: { ingest_busy: 1, authentication_error: 2 } },
     ]);
     activity.flush();
     expect(lines).toHaveLength(3);

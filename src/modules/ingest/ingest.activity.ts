@@ -15,8 +15,8 @@ interface NodeActivity {
  * interval: collectors send a batch every second or so, and a line per batch was nearly all of the
  * log (775 of 791 lines of a run). The per-request access line is at debug level (app.ts).
  *
- * A batch refused before its node was known (authentication, a body that does not parse, a full
- * queue) is logged under `node_id: null`.
+ * Refused batches are logged under `node_id: null`: a refusal (no token, a body that does not
+ * parse, a full queue) mostly comes before the batch's node is known.
  */
 export class IngestActivity {
   private readonly nodes = new Map<string | null, NodeActivity>();
@@ -39,9 +39,9 @@ export class IngestActivity {
     node.rejected += rejected;
   }
 
-  refused(code: string, nodeId: string | null = null): void {
+  refused(code: string): void {
     ingestBatches.inc({ outcome: 'refused', code });
-    const node = this.activityOf(nodeId);
+    const node = this.activityOf(null);
     node.refused[code] = (node.refused[code] ?? 0) + 1;
   }
 

@@ -18,7 +18,7 @@ import { Loaders } from './graphql/loaders.js';
 import { noNulTextLiterals, nulTextAt, nulTextError, refuseNulText } from './graphql/nul-text.js';
 import { rawJsonResults } from './graphql/raw-json-results.js';
 import { limitRequestBodies } from './graphql/request-bodies.js';
-import { operationMetrics } from './graphql/operation-metrics.js';
+import { countOperation, operationMetrics, outcomeOf } from './graphql/operation-metrics.js';
 import { schema } from './graphql/schema.js';
 import { SocketSessions } from './graphql/socket-sessions.js';
 import { CONTROL_PATH } from './modules/control/hub.js';
@@ -175,6 +175,7 @@ export async function buildApp(config: Config, logger = createLogger(config.logL
         const contextValue = contextFor(authorizationOf(ctx.connectionParams), randomUUID(), ctx.extra.request);
         return { schema, document, operationName: payload.operationName, variableValues: payload.variables, contextValue };
       },
+      onOperation: async (_ctx, _id, _payload, args, result) => countOperation(args.document, args.operationName, 'ws', outcomeOf(await result)),
       onConnect: async (ctx) => void (await socketSessions.opened(ctx.extra.socket, authorizationOf(ctx.connectionParams))),
       onNext: (_ctx, _id, _payload, args, result) => {
         // Every event of a subscription runs with the one context it started with: each event

@@ -2,7 +2,8 @@ import { type DocumentNode, type ExecutionResult, getOperationAST } from 'graphq
 import type { Plugin } from 'graphql-yoga';
 import { boundedLabel, graphqlOperations } from '../infra/metrics.js';
 
-export type Transport = 'graphql' | 'rest';
+/** `graphql`: posted to /graphql; `ws`: over graphql-ws; `rest`: run for a REST path. */
+export type Transport = 'graphql' | 'ws' | 'rest';
 export type Outcome = 'ok' | 'error' | 'invalid';
 
 /** Operation names are the client's to choose: their label is capped (metrics.ts). */

@@ -42,7 +42,7 @@ export const httpRequestDuration = new Histogram({
 
 export const graphqlOperations = new Counter({
   name: 'graphql_operations_total',
-  help: 'GraphQL operations by name, type (query, mutation, subscription), transport (graphql, rest) and outcome (ok, error, invalid)',
+  help: 'GraphQL operations by name, type (query, mutation, subscription), transport (graphql, ws, rest) and outcome (ok, error, invalid)',
   labelNames: ['operation', 'type', 'transport', 'outcome'] as const,
   registers,
 });

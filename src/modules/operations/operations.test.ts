@@ -1,6 +1,8 @@
 import { type Server, createServer } from 'node:http';
 import { type AddressInfo, createServer as createNetServer } from 'node:net';
+import { createClient } from 'graphql-ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WebSocket } from 'ws';
 import { type TestApp, startTestApp } from '../../../test/kit/app.js';
 import { FakeCollector } from '../../../test/kit/fake-collector.js';
 import { call, graphql } from '../../../test/kit/http.js';
@@ -79,6 +81,9 @@ describe('/metrics behind METRICS_TOKEN, and /ready', () => {
     const query = await graphql(t.url, 'query MetricsProbe { automationRules { name } }', {}, tree.mspCaller.token);
     expect(query.errors).toBeUndefined();
     await graphql(t.url, 'query MetricsProbe { noSuchField }', {}, tree.mspCaller.token);
+    const ws = createClient({ url: t.url.replace(/^http/, 'ws') + '/graphql', webSocketImpl: WebSocket, retryAttempts: 0, connectionParams: { authorization: `Bearer ${tree.mspCaller.token}` } });
+    for await (const result of ws.iterate({ query: 'query MetricsOverWs { automationRules { name } }' })) expect(result.errors).toBeUndefined();
+    await ws.dispose();
     const { token: collectorToken, nodeId } = await enrolledCollector(t, tree, 'metrics-probe');
     const batch = await call(t.url, 'POST', INGEST, { token: collectorToken, body: { batch_id: 'metrics-1', flows: [flow(1), flow(2), { bad: true }] } });
     expect(batch.status).toBe(200);
@@ -103,6 +108,7 @@ describe('/metrics behind METRICS_TOKEN, and /ready', () => {
       expect(moved('http_request_duration_seconds_count', { method: 'GET', route: '/rest/collector/assets/1.0/:releaseId/:filename', status: String(asset.status) })).toBe(1);
       expect(moved('graphql_operations_total', { operation: 'MetricsProbe', type: 'query', transport: 'graphql', outcome: 'ok' })).toBe(1);
       expect(moved('graphql_operations_total', { operation: 'MetricsProbe', transport: 'graphql', outcome: 'invalid' })).toBe(1);
+      expect(moved('graphql_operations_total', { operation: 'MetricsOverWs', type: 'query', transport: 'ws', outcome: 'ok' })).toBe(1);
       expect(moved('graphql_operations_total', { operation: 'IssueToken', transport: 'rest', outcome: 'ok' })).toBeGreaterThanOrEqual(1);
       expect(moved('ingest_batches_total', { outcome: 'accepted' })).toBe(1);
       expect(moved('ingest_batches_total', { outcome: 'refused', code: 'missing_required_fields' })).toBe(1);

@@ -81,6 +81,7 @@ describe('/metrics behind METRICS_TOKEN, and /ready', () => {
     const query = await graphql(t.url, 'query MetricsProbe { automationRules { name } }', {}, tree.mspCaller.token);
     expect(query.errors).toBeUndefined();
     await graphql(t.url, 'query MetricsProbe { noSuchField }', {}, tree.mspCaller.token);
+    await graphql(t.url, 'query MetricsProbe {', {}, tree.mspCaller.token);
     const ws = createClient({ url: t.url.replace(/^http/, 'ws') + '/graphql', webSocketImpl: WebSocket, retryAttempts: 0, connectionParams: { authorization: `Bearer ${tree.mspCaller.token}` } });
     for await (const result of ws.iterate({ query: 'query MetricsOverWs { automationRules { name } }' })) expect(result.errors).toBeUndefined();
     await ws.dispose();
@@ -108,6 +109,7 @@ describe('/metrics behind METRICS_TOKEN, and /ready', () => {
       expect(moved('http_request_duration_seconds_count', { method: 'GET', route: '/rest/collector/assets/1.0/:releaseId/:filename', status: String(asset.status) })).toBe(1);
       expect(moved('graphql_operations_total', { operation: 'MetricsProbe', type: 'query', transport: 'graphql', outcome: 'ok' })).toBe(1);
       expect(moved('graphql_operations_total', { operation: 'MetricsProbe', transport: 'graphql', outcome: 'invalid' })).toBe(1);
+      expect(moved('graphql_operations_total', { operation: 'unknown', type: 'unknown', transport: 'graphql', outcome: 'invalid' })).toBe(1);
       expect(moved('graphql_operations_total', { operation: 'MetricsOverWs', type: 'query', transport: 'ws', outcome: 'ok' })).toBe(1);
       expect(moved('graphql_operations_total', { operation: 'IssueToken', transport: 'rest', outcome: 'ok' })).toBeGreaterThanOrEqual(1);
       expect(moved('ingest_batches_total', { outcome: 'accepted' })).toBe(1);

@@ -11,7 +11,7 @@ import { seedTree } from '../../../test/kit/seed.js';
 import { ConfigError, loadConfig } from '../../config.js';
 import { HttpEngine } from '../../flowstore/index.js';
 import { createLogger } from '../../infra/logger.js';
-import { READY_CHECK_TIMEOUT_MS, Readiness } from './readiness.js';
+import { READY_CHECK_TIMEOUT_MS, READY_REUSE_MS, Readiness } from './readiness.js';
 
 const TOKEN = 'metrics-token-0123456789abcdef';
 const INGEST = '/collector/ingest/1.0/flows';
@@ -143,6 +143,8 @@ describe('/metrics behind METRICS_TOKEN, and /ready', () => {
     const [last] = rows;
     await t.app.db.pool.query('DELETE FROM _migrations WHERE name = $1', [last.name]);
     try {
+      // The answer before is reused for READY_REUSE_MS.
+      await new Promise((resolve) => setTimeout(resolve, READY_REUSE_MS));
       const pending = await call(t.url, 'GET', '/ready');
       expect(pending.status).toBe(503);
       expect(pending.body.missing).toEqual(['postgres']);
@@ -151,7 +153,18 @@ describe('/metrics behind METRICS_TOKEN, and /ready', () => {
     } finally {
       await t.app.db.pool.query('INSERT INTO _migrations (name, checksum) VALUES ($1, $2)', [last.name, last.checksum]);
     }
+    await new Promise((resolve) => setTimeout(resolve, READY_REUSE_MS));
     expect((await call(t.url, 'GET', '/ready')).status).toBe(200);
+  });
+
+  it('asks the stores once for requests that come together or within READY_REUSE_MS', async () => {
+    const asked = async () => (await scrape(t.url))('clickhouse_statement_duration_seconds_count', { statement: 'flowstore:schema.applied_migrations' });
+    await new Promise((resolve) => setTimeout(resolve, READY_REUSE_MS));
+    const before = await asked();
+    const answers = await Promise.all(Array.from({ length: 20 }, () => call(t.url, 'GET', '/ready')));
+    expect(answers.map((a) => a.status)).toEqual(Array(20).fill(200));
+    expect((await call(t.url, 'GET', '/ready')).status).toBe(200);
+    expect((await asked()) - before).toBe(1);
   });
 
   it('counts a ClickHouse that accepts connections and never answers as unavailable, within the check limit', async () => {

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestApp, startTestApp } from '../../../test/kit/app.js';
 import { call } from '../../../test/kit/http.js';
 import { type ClickHouseHttpServer, startClickHouseHttpServer } from '../../../tools/clickhouse-http/server.js';
+import { READY_REUSE_MS } from './readiness.js';
 
 // Its own file (and so its own process): the ClickHouse endpoint here holds this process's chDB.
 describe('/ready while ClickHouse (server mode) is down', () => {
@@ -27,12 +28,15 @@ describe('/ready while ClickHouse (server mode) is down', () => {
     const port = clickhouse.port;
     await clickhouse.close();
 
+    // The answer before is reused for READY_REUSE_MS.
+    await new Promise((resolve) => setTimeout(resolve, READY_REUSE_MS));
     const down = await call(t.url, 'GET', '/ready');
     expect(down.status).toBe(503);
     expect(down.body).toEqual({ status: 'not_ready', missing: ['clickhouse'], checks: { postgres: { status: 'ok' }, clickhouse: { status: 'unavailable' } } });
     expect((await call(t.url, 'GET', '/health')).status).toBe(200);
 
     clickhouse = await startClickHouseHttpServer({ dataDir: join(dir, 'ch'), port });
+    await new Promise((resolve) => setTimeout(resolve, READY_REUSE_MS));
     const up = await call(t.url, 'GET', '/ready');
     expect(up.status).toBe(200);
     expect(up.body.status).toBe('ready');

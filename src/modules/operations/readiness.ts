@@ -5,6 +5,11 @@ import { pendingMigrations, readMigrations } from '../../infra/migrate.js';
 
 /** How long each store may take to answer a readiness check before it counts as unavailable. */
 export const READY_CHECK_TIMEOUT_MS = 2_000;
+/**
+ * How long a check's answer serves later requests: /ready is unauthenticated, and however often it
+ * is asked, the stores are asked at most once a second (and once for requests arriving together).
+ */
+export const READY_REUSE_MS = 1_000;
 
 export type CheckStatus = 'ok' | 'unavailable' | 'migrations_pending';
 
@@ -30,6 +35,8 @@ export interface ReadinessReport {
 export class Readiness {
   private readonly migrations = readMigrations();
   private wasReady: boolean | undefined;
+  /** The latest check: running (no `settledAt` yet) or done. */
+  private latest: { report: Promise<ReadinessReport>; settledAt?: number } | undefined;
 
   constructor(
     private readonly pool: pg.Pool,
@@ -37,7 +44,17 @@ export class Readiness {
     private readonly logger: Logger,
   ) {}
 
-  async check(): Promise<ReadinessReport> {
+  /** The latest check's report while it runs and for READY_REUSE_MS after, else a new check's. */
+  check(): Promise<ReadinessReport> {
+    const { latest } = this;
+    if (latest && (latest.settledAt === undefined || performance.now() - latest.settledAt < READY_REUSE_MS)) return latest.report;
+    const check: NonNullable<typeof this.latest> = { report: this.checkNow() };
+    void check.report.then(() => (check.settledAt = performance.now()));
+    this.latest = check;
+    return check.report;
+  }
+
+  private async checkNow(): Promise<ReadinessReport> {
     const failures: Record<string, string> = {};
     const probe = async (store: 'postgres' | 'clickhouse', pending: () => Promise<string[]>): Promise<StoreCheck> => {
       try {

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { DocumentNode, ExecutionResult, GraphQLSchema } from 'graphql';
 import { DomainError } from '../src/errors.js';
+import { labelRoute } from '../src/infra/http-metrics.js';
 import type { Logger } from '../src/infra/logger.js';
 import type { Services } from '../src/services.js';
 import { errorOf, flatError, internalError, nestedError } from './errors.js';
@@ -47,6 +48,7 @@ export function createRestRouter(options: {
     // HEAD is answered as GET (RFC 9110 9.3.2): node:http leaves the body out.
     const method = req.method === 'HEAD' ? 'GET' : req.method;
     const found = candidates.find((m) => m.c.route.method === method);
+    if (candidates.length) labelRoute(req, (found ?? candidates[0]!).c.route.path);
     if (!found) {
       if (candidates.length) {
         const allow = [...new Set(candidates.map((m) => m.c.route.method))].join(', ');

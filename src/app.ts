@@ -18,16 +18,19 @@ import { Loaders } from './graphql/loaders.js';
 import { noNulTextLiterals, nulTextAt, nulTextError, refuseNulText } from './graphql/nul-text.js';
 import { rawJsonResults } from './graphql/raw-json-results.js';
 import { limitRequestBodies } from './graphql/request-bodies.js';
+import { countOperation, operationMetrics, outcomeOf } from './graphql/operation-metrics.js';
 import { schema } from './graphql/schema.js';
 import { SocketSessions } from './graphql/socket-sessions.js';
 import { CONTROL_PATH } from './modules/control/hub.js';
 import { INGEST_PATH, serveIngest } from './modules/ingest/ingest.http.js';
+import { startOperationsEndpoints } from './modules/operations/operations.http.js';
 import type { FlowEngine } from './flowstore/index.js';
 import { type Database, openDatabase } from './infra/database.js';
 import { SecretsKey } from './infra/secrets-key.js';
 import { sealLegacySecrets } from './auth/sealed-secrets.js';
 import { openFlowEngine, prepareFlowEngine } from './infra/flow-engine.js';
 import { clientAddress } from './infra/client-address.js';
+import { observeHttpRequest } from './infra/http-metrics.js';
 import { type Logger, createLogger } from './infra/logger.js';
 import { answerClientError } from './infra/client-errors.js';
 import { type Services, createServices } from './services.js';
@@ -42,6 +45,8 @@ export interface App {
   flows: FlowEngine;
   services: Services;
   logger: Logger;
+  /** Where /metrics is served when METRICS_PORT gives it a port of its own. */
+  metricsUrl: string | undefined;
   stop(): Promise<void>;
 }
 
@@ -88,7 +93,7 @@ export async function buildApp(config: Config, logger = createLogger(config.logL
     graphqlEndpoint: '/graphql',
     landingPage: false,
     logging: false,
-    plugins: [limitRequestBodies(), refuseNulText(), rawJsonResults(), limitDocuments()],
+    plugins: [limitRequestBodies(), refuseNulText(), rawJsonResults(), limitDocuments(), operationMetrics()],
     maxRequestBodySize: false, // limitRequestBodies holds bodies to MAX_BODY_BYTES
     context: ({ request, requestId, req }) => contextFor(request.headers.get('authorization'), requestId, req),
     maskedErrors: { maskError: (error) => presentError(error, reportGraphqlBug) },
@@ -103,19 +108,18 @@ export async function buildApp(config: Config, logger = createLogger(config.logL
     execute: (document: DocumentNode, variables, req, requestId) => runOperation(document, variables, contextFor(req.headers.authorization ?? null, requestId, req)),
   });
 
+  const operations = await startOperationsEndpoints(config, { db, flows, services, logger });
   const server = createServer((req, res) => {
     const started = performance.now();
     const requestId = (req.headers['x-request-id'] as string | undefined)?.slice(0, 100) || randomUUID();
     res.setHeader('x-request-id', requestId);
-    res.on('finish', () =>
-      logger.info('http.request', {
-        requestId,
-        method: req.method,
-        path: req.url?.split('?')[0],
-        status: res.statusCode,
-        ms: Math.round((performance.now() - started) * 10) / 10,
-      }),
-    );
+    res.on('finish', () => {
+      const ms = performance.now() - started;
+      observeHttpRequest(req, url?.pathname, res.statusCode, ms / 1000);
+      // Collectors' batches are summed up per node instead (ingest.activity.ts).
+      const log = url?.pathname === INGEST_PATH ? logger.debug : logger.info;
+      log('http.request', { requestId, method: req.method, path: req.url?.split('?')[0], status: res.statusCode, ms: Math.round(ms * 10) / 10 });
+    });
     const url = requestUrl(req);
     if (!url) return sendJson(res, 400, { error: 'bad_request', code: 'bad_request', message: 'The request target is not a valid path' });
     if (url.pathname === '/graphql') return void yoga(req, res, { req, res, requestId });
@@ -124,6 +128,7 @@ export async function buildApp(config: Config, logger = createLogger(config.logL
     }
     if (isConsolePath(url.pathname)) return serveConsole(req, res, url);
     if (url.pathname === INGEST_PATH) return void serveIngest(req, res, services, logger);
+    if (operations.serve(req, res, url.pathname)) return;
     // HEAD as GET: node:http sends its headers and leaves the body out.
     const read = req.method === 'GET' || req.method === 'HEAD';
     if (url.pathname === '/health' && read) {
@@ -170,6 +175,7 @@ export async function buildApp(config: Config, logger = createLogger(config.logL
         const contextValue = contextFor(authorizationOf(ctx.connectionParams), randomUUID(), ctx.extra.request);
         return { schema, document, operationName: payload.operationName, variableValues: payload.variables, contextValue };
       },
+      onOperation: async (_ctx, _id, _payload, args, result) => countOperation(args.document, args.operationName, 'ws', outcomeOf(await result)),
       onConnect: async (ctx) => void (await socketSessions.opened(ctx.extra.socket, authorizationOf(ctx.connectionParams))),
       onNext: (_ctx, _id, _payload, args, result) => {
         // Every event of a subscription runs with the one context it started with: each event
@@ -203,7 +209,9 @@ export async function buildApp(config: Config, logger = createLogger(config.logL
     flows,
     services,
     logger,
+    metricsUrl: operations.metricsUrl,
     async stop() {
+      await operations.stop();
       await stopWatchingClients();
       await ws.dispose();
       wss.close();
@@ -212,6 +220,7 @@ export async function buildApp(config: Config, logger = createLogger(config.logL
       await services.purge.stop();
       await services.tenantDeletions.stop();
       await services.control.stop();
+      services.ingest.activity.stop();
       await services.ingest.close();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -95,6 +95,22 @@ const schema = z.object({
   AUTOMATION_ALLOW_PRIVATE_TARGETS: z.enum(['true', 'false', '1', '0']).default('false').transform((v) => v === 'true' || v === '1'),
   // Test-only knob: the first automation retry delay (it doubles per attempt).
   AUTOMATION_RETRY_BASE_MS: z.coerce.number().int().min(10).max(3_600_000).default(10_000),
+  // /metrics (docs/operations.md): a bearer token it asks for, and/or a port of its own; with neither it is off.
+  METRICS_TOKEN: z
+    .string()
+    .trim()
+    .transform((v) => (v === '' ? undefined : v))
+    .pipe(z.string().min(16, 'must be at least 16 characters (openssl rand -hex 32)').max(512).optional())
+    .optional(),
+  METRICS_PORT: z
+    .string()
+    .trim()
+    .transform((v) => (v === '' ? undefined : Number(v)))
+    .pipe(z.number().int().min(0).max(65535).optional())
+    .optional(),
+  METRICS_HOST: z.string().trim().min(1).optional(),
+  // How often the per-node ingest summary line is written (src/modules/ingest/ingest.activity.ts).
+  INGEST_LOG_INTERVAL_SECONDS: z.coerce.number().int().min(1).max(3600).default(60),
 });
 
 export interface Config {
@@ -133,6 +149,9 @@ export interface Config {
   automationRetryBaseMs: number;
   ingestQueueFlows: number;
   ingestWorkers: number;
+  /** /metrics: the bearer token it requires, and the port (on metricsHost) it is served on instead of PORT. */
+  metrics: { token: string | undefined; port: number | undefined; host: string };
+  ingestLogIntervalSeconds: number;
 }
 
 export interface ClickHouseServer {
@@ -192,6 +211,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     automationRetryBaseMs: e.AUTOMATION_RETRY_BASE_MS,
     ingestQueueFlows: e.INGEST_QUEUE_FLOWS,
     ingestWorkers: e.INGEST_WORKERS,
+    metrics: { token: e.METRICS_TOKEN, port: e.METRICS_PORT, host: e.METRICS_HOST ?? e.HOST },
+    ingestLogIntervalSeconds: e.INGEST_LOG_INTERVAL_SECONDS,
   };
 }
 

@@ -32,6 +32,7 @@ import { IngestService } from './modules/ingest/ingest.service.js';
 import { IngestClaimsStore } from './modules/ingest/ingest-claims.store.js';
 import { IngestWorkers } from './modules/ingest/ingest-workers.js';
 import { FlowInsertQueue } from './flowstore/insert-queue.js';
+import { IngestActivity } from './modules/ingest/ingest.activity.js';
 import { ExploreService } from './modules/explore/explore.service.js';
 import { OwnNetworkService } from './modules/networks/networks.service.js';
 import { OwnNetworkStore } from './modules/networks/networks.store.js';
@@ -155,7 +156,14 @@ export async function createServices(config: Config, db: Database, flows: FlowEn
     nodes,
     profiles: new ProfileService(new ProfileStore(prisma)),
     control,
-    ingest: new IngestService(prisma, flows, new FlowInsertQueue(flows, { claims: new IngestClaimsStore(prisma), maxQueuedRows: config.ingestQueueFlows }), new IngestWorkers(config.ingestWorkers), logger),
+    ingest: new IngestService(
+      prisma,
+      flows,
+      new FlowInsertQueue(flows, { claims: new IngestClaimsStore(prisma), maxQueuedRows: config.ingestQueueFlows }),
+      new IngestWorkers(config.ingestWorkers),
+      logger,
+      new IngestActivity(logger, config.ingestLogIntervalSeconds * 1000),
+    ),
     explore: new ExploreService(flows, startIpOrgDataset(config, flows, logger), (ids) => networks.rangesOf(ids)),
     networks,
     search: new SearchService(flows, logger),

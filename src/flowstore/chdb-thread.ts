@@ -15,7 +15,7 @@
 import type { Worker } from 'node:worker_threads';
 import { sourceWorker } from '../infra/source-worker.js';
 import { giveBack, lend } from '../infra/lent-bytes.js';
-import { type FlowEngine, type InsertOptions, type LinesFormat, type QueryOptions, type RowSeparation, linesOutput, parseEachRow } from './engine.js';
+import { type FlowEngine, type InsertOptions, type LinesFormat, type QueryOptions, type RowSeparation, linesOutput, observeStatement, parseEachRow } from './engine.js';
 import { jsonEachRowBytes } from './chdb-engine.js';
 import { FlowEngineError, FlowQueryAbortedError } from './errors.js';
 import { type Call, type CallBody, type Reply, type Started, errorFromWire, wireOptions } from './chdb-thread.protocol.js';
@@ -138,10 +138,20 @@ export class ChdbThreadEngine implements FlowEngine {
     const id = this.nextId++;
     const onAbort = () => this.worker.postMessage({ id, op: 'abort' } satisfies Call);
     signal?.addEventListener('abort', onAbort, { once: true });
+    const started = performance.now();
+    let failure: unknown;
     return new Promise<Reply & { ok: true }>((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
       this.worker.postMessage({ ...body, id } as Call, transfer);
-    }).finally(() => signal?.removeEventListener('abort', onAbort));
+    })
+      .catch((error: unknown) => {
+        failure = error;
+        throw error;
+      })
+      .finally(() => {
+        signal?.removeEventListener('abort', onAbort);
+        observeStatement(queryName, started, failure);
+      });
   }
 
   private settle(reply: Reply): void {

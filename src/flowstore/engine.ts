@@ -3,6 +3,7 @@
  * and a ClickHouse server over HTTP (production). Callers build named, parameterized SQL
  * (sql.ts); engines add the execution limits and turn failures into typed errors (errors.ts).
  */
+import { clickhouseStatementDuration } from '../infra/metrics.js';
 import { FlowEngineError, FlowQueryAbortedError, FlowQueryTimeoutError } from './errors.js';
 import type { Params } from './sql.js';
 
@@ -159,16 +160,37 @@ export async function withDeadline<T>(
   }, timeoutMs + CLIENT_DEADLINE_GRACE_MS);
   const onAbort = () => controller.abort(opts.signal?.reason);
   opts.signal?.addEventListener('abort', onAbort, { once: true });
+  const started = performance.now();
+  let failure: Error | undefined;
   try {
     return await fn(controller.signal, timeoutMs);
   } catch (err) {
-    if (timedOut) throw new FlowQueryTimeoutError(queryName, timeoutMs, err);
-    if (opts.signal?.aborted) throw new FlowQueryAbortedError(queryName, err);
-    throw mapError(err, timeoutMs);
+    if (timedOut) failure = new FlowQueryTimeoutError(queryName, timeoutMs, err);
+    else if (opts.signal?.aborted) failure = new FlowQueryAbortedError(queryName, err);
+    else failure = mapError(err, timeoutMs);
+    throw failure;
   } finally {
     clearTimeout(timer);
     opts.signal?.removeEventListener('abort', onAbort);
+    observeStatement(queryName, started, failure);
   }
+}
+
+/**
+ * Counts a statement that ran from `started` (performance.now()) and ended in `failure` or not.
+ * Engines call it where a statement's time is the caller's: withDeadline here, and the main-thread
+ * side of the chDB thread, whose worker's own count lands in a registry nobody scrapes.
+ */
+export function observeStatement(queryName: string | undefined, started: number, failure: unknown): void {
+  const outcome =
+    failure === undefined
+      ? 'ok'
+      : failure instanceof FlowQueryTimeoutError
+        ? 'timeout'
+        : failure instanceof FlowQueryAbortedError
+          ? 'aborted'
+          : 'error';
+  clickhouseStatementDuration.observe({ statement: queryName ?? 'unnamed', outcome }, (performance.now() - started) / 1000);
 }
 
 /** ClickHouse TIMEOUT_EXCEEDED. */

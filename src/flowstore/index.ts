@@ -5,7 +5,7 @@ export { DEFAULT_QUERY_TIMEOUT_MS } from './engine.js';
 export { ChdbEngine } from './chdb-engine.js';
 export { ChdbThreadEngine } from './chdb-thread.js';
 export { HttpEngine, type HttpEngineConfig } from './http-engine.js';
-export { migrateFlowStore, currentRetentionDays, type MigrateOptions, type MigrationReport } from './schema.js';
+export { migrateFlowStore, pendingMigrations as pendingFlowStoreMigrations, currentRetentionDays, type MigrateOptions, type MigrationReport } from './schema.js';
 export { DEFAULT_RETENTION_DAYS, FLOWS_TABLE } from './ddl.js';
 export { insertFlowBatch, ingestFlowBatch, type FlowBatch, type IngestOutcome } from './ingest.js';
 export {

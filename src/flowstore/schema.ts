@@ -14,7 +14,8 @@ import { DEFAULT_RETENTION_DAYS, FLOWS_TABLE, QUIET_DAY_SETTINGS, createFlowsTab
 import { SOURCE_COLUMN, quoteIdent } from './columns.js';
 import { egressRollupMigration } from './egress-rollups.js';
 import { termsRollupMigration } from './terms-rollups.js';
-import type { FlowEngine } from './engine.js';
+import type { FlowEngine, QueryOptions } from './engine.js';
+import { FlowEngineError } from './errors.js';
 import { recordFromColumnsSql } from './record-json.js';
 import { rekeyFlows } from './rekey.js';
 import { named } from './sql.js';
@@ -105,12 +106,7 @@ export async function migrateFlowStore(engine: FlowEngine, opts: MigrateOptions 
   ttlExpression(retentionDays); // validates before anything is changed
 
   await engine.command(CREATE_MIGRATIONS_TABLE);
-  const done = await engine.query<{ version: number }>(
-    named('flowstore:schema.applied_migrations', `SELECT DISTINCT version FROM ${MIGRATIONS_TABLE}`),
-    {},
-  );
-  const applied = new Set(done.map((r) => Number(r.version)));
-
+  const pending = await pendingMigrations(engine);
   const report: MigrationReport = { applied: [], addedColumns: [], addedIndexes: [], droppedIndexes: [], retentionDays, retentionChanged: false };
   const apply = async (m: Migration) => {
     const statements = m.statements({ retentionDays });
@@ -126,7 +122,6 @@ export async function migrateFlowStore(engine: FlowEngine, opts: MigrateOptions 
     );
     report.applied.push(m.version);
   };
-  const pending = MIGRATIONS.filter((m) => !applied.has(m.version));
   // The table first, then every registry column, so that later migrations may use any of them.
   for (const m of pending.filter((m) => m.version === 1)) await apply(m);
   report.addedColumns = await addMissingColumns(engine);
@@ -134,6 +129,25 @@ export async function migrateFlowStore(engine: FlowEngine, opts: MigrateOptions 
   for (const m of pending.filter((m) => m.version > 1)) await apply(m);
   report.retentionChanged = await ensureRetention(engine, retentionDays);
   return report;
+}
+
+/** ClickHouse UNKNOWN_TABLE: no migration ever ran on this database. */
+const CH_UNKNOWN_TABLE = 60;
+
+/** The migrations not recorded as applied (all of them when none ever ran); readiness asks too (modules/operations/readiness.ts). */
+export async function pendingMigrations(engine: FlowEngine, opts: QueryOptions = {}): Promise<Migration[]> {
+  try {
+    const done = await engine.query<{ version: number }>(
+      named('flowstore:schema.applied_migrations', `SELECT DISTINCT version FROM ${MIGRATIONS_TABLE}`),
+      {},
+      opts,
+    );
+    const applied = new Set(done.map((r) => Number(r.version)));
+    return MIGRATIONS.filter((m) => !applied.has(m.version));
+  } catch (error) {
+    if (error instanceof FlowEngineError && error.clickhouseCode === CH_UNKNOWN_TABLE) return [...MIGRATIONS];
+    throw error;
+  }
 }
 
 async function addMissingColumns(engine: FlowEngine): Promise<string[]> {

@@ -8,6 +8,7 @@
  */
 import { type DocumentNode, type ExecutionResult, type GraphQLSchema, execute } from 'graphql';
 import { type CompiledQuery, compileQuery, isCompiledQuery } from 'graphql-jit';
+import { countOperation, outcomeOf } from './operation-metrics.js';
 
 export type RunOperation = (document: DocumentNode, variables: Record<string, unknown>, contextValue: unknown) => Promise<ExecutionResult>;
 
@@ -23,7 +24,12 @@ export function compiledOperations(schema: GraphQLSchema): RunOperation {
   };
   return async (document, variables, contextValue) => {
     const query = compiledFor(document);
-    if (!query) return execute({ schema, document, variableValues: variables, contextValue });
-    return query.query(undefined, contextValue, variables);
+    let result: ExecutionResult | undefined;
+    try {
+      result = query ? await query.query(undefined, contextValue, variables) : await execute({ schema, document, variableValues: variables, contextValue });
+      return result;
+    } finally {
+      countOperation(document, undefined, 'rest', result ? outcomeOf(result) : 'error');
+    }
   };
 }

@@ -15,6 +15,8 @@ export type Prisma = PrismaClient<'query'>;
 export interface Database {
   prisma: PrismaClient<'query'>;
   pool: pg.Pool;
+  /** Prisma's own pool, handed to its adapter so that /metrics can show its use. */
+  prismaPool: pg.Pool;
   /** Statements Prisma has sent since start, and the text of the latest 500. */
   stats: { queries: number; recent: string[] };
   url: string;
@@ -44,8 +46,9 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
   const pool = new pg.Pool({ connectionString: url, max: poolSize });
   pool.on('error', (error) => options.logger.warn('postgres.pool_error', { error }));
   await applyMigrations(pool, options.logger);
+  const prismaPool = new pg.Pool({ connectionString: url, max: poolSize });
   const prisma = new PrismaClient({
-    adapter: new PrismaPg({ connectionString: url, max: poolSize }),
+    adapter: new PrismaPg(prismaPool, { disposeExternalPool: true }),
     log: [{ emit: 'event', level: 'query' }],
   });
   const stats = { queries: 0, recent: [] as string[] };
@@ -61,6 +64,7 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
   return {
     prisma,
     pool,
+    prismaPool,
     url,
     stats,
     async notify(channel, payload) {

@@ -65,3 +65,18 @@ export async function applyMigrations(pool: pg.Pool, logger: Logger, migrations 
   }
   return applied;
 }
+
+/** PostgreSQL undefined_table: `_migrations` does not exist, no migration ever ran. */
+const UNDEFINED_TABLE = '42P01';
+
+/** The names of the migrations not yet applied to the database behind `pool` (readiness: modules/operations/readiness.ts). */
+export async function pendingMigrations(pool: pg.Pool, migrations: readonly Migration[]): Promise<string[]> {
+  try {
+    const { rows } = await pool.query<{ name: string }>('SELECT name FROM _migrations');
+    const applied = new Set(rows.map((r) => r.name));
+    return migrations.filter((m) => !applied.has(m.name)).map((m) => m.name);
+  } catch (error) {
+    if ((error as { code?: string }).code === UNDEFINED_TABLE) return migrations.map((m) => m.name);
+    throw error;
+  }
+}

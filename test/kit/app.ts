@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type App, buildApp } from '../../src/app.js';
 import { type Config, loadConfig } from '../../src/config.js';
-import { createLogger } from '../../src/infra/logger.js';
+import { type Logger, createLogger } from '../../src/infra/logger.js';
 import { keyFilePath } from '../../src/infra/secrets-key.js';
 import { ChdbEngine, type FlowEngine } from '../../src/flowstore/index.js';
 import { createTestDatabase } from './databases.js';
@@ -68,6 +68,8 @@ export async function startTestApp(
     ownFlowEngine?: boolean;
     /** Keep the documented rate limits instead of the kit's never-refusing ones. */
     defaultRateLimits?: boolean;
+    /** Where the app logs (default: nowhere, or stderr with TEST_LOG_LEVEL=debug). */
+    logger?: Logger;
   } = {},
 ): Promise<TestApp> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'bd-test-'));
@@ -85,7 +87,7 @@ export async function startTestApp(
     ...(options.databaseUrl && ownerDirs.has(options.databaseUrl) ? sharedSecretsKey(ownerDirs.get(options.databaseUrl)!) : {}),
     ...options.env,
   });
-  const logger = createLogger(process.env.TEST_LOG_LEVEL === 'debug' ? 'debug' : 'silent');
+  const logger = options.logger ?? createLogger(process.env.TEST_LOG_LEVEL === 'debug' ? 'debug' : 'silent');
   const app = await buildApp(config, logger, { flowEngine: options.embedded || options.ownFlowEngine ? undefined : sharedFlowEngine() });
   if (database) ownerDirs.set(database.url, dataDir);
   return {

@@ -1,5 +1,6 @@
 import type { AutomationRule, Event, Prisma as PrismaTypes } from '../../generated/prisma/client.js';
 import type { Logger } from '../../infra/logger.js';
+import { automationDeliveries } from '../../infra/metrics.js';
 import type { PubSub } from '../../infra/pubsub.js';
 import { type EventRecorder, eventRecordedTopic } from '../events/events.service.js';
 import type { ActionOutcome, Actions } from './actions.js';
@@ -161,6 +162,7 @@ export class AutomationRunner {
       result: outcome.result as PrismaTypes.InputJsonValue | null,
       attemptLog: [...previous, entry].slice(-ATTEMPT_LOG_SIZE) as PrismaTypes.InputJsonValue,
     });
+    automationDeliveries.inc({ action: rule.action, status });
     this.logger.info('automation.attempt', { runId: run.id, ruleId: rule.id, attempt: run.attempts, status, responseCode: outcome.responseCode, error });
     if (written && (status === RunStatus.succeeded || status === RunStatus.failed)) await this.announce(run, rule, event, status, outcome);
   }

@@ -130,6 +130,11 @@ export class ControlHub {
     return this.connections.has(nodeId);
   }
 
+  /** Channels this process holds (/metrics: collector_control_connections). */
+  get heldCount(): number {
+    return this.connections.size;
+  }
+
   /**
    * Sends a command to a node's collector, wherever its channel is held, and waits for the
    * answer until `timeoutMs`. Throws NotConnected, CommandTimeout or ChannelClosed.

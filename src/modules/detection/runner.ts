@@ -6,6 +6,7 @@ import type { Database } from '../../infra/database.js';
 import { newId } from '../../infra/ids.js';
 import { LockSpace, PeriodicJob, withAdvisoryLock } from '../../infra/jobs.js';
 import type { Logger } from '../../infra/logger.js';
+import { detectionRunDuration } from '../../infra/metrics.js';
 import { type EventRecorder, noEvents } from '../events/events.service.js';
 import { type InvestigationWrite, InvestigationStore } from '../investigations/investigations.store.js';
 import { OwnNetworkService } from '../networks/networks.service.js';
@@ -277,7 +278,21 @@ export class DetectionService {
 
   // --- one run ---------------------------------------------------------------------------
 
+  /** Runs the tenants, timed (/metrics: detection_run_duration_seconds). */
   private async runTenants(run: DetectionRun, tenantIds: string[], trigger: 'schedule' | 'manual', nowMs = Date.now()): Promise<RunResult> {
+    const end = detectionRunDuration.startTimer({ trigger });
+    try {
+      const result = await this.detectTenants(run, tenantIds, trigger, nowMs);
+      // Every tenant was another run's: nothing was analysed.
+      end({ outcome: result.skipped.length === tenantIds.length ? 'skipped' : 'completed' });
+      return result;
+    } catch (error) {
+      end({ outcome: 'failed' });
+      throw error;
+    }
+  }
+
+  private async detectTenants(run: DetectionRun, tenantIds: string[], trigger: 'schedule' | 'manual', nowMs: number): Promise<RunResult> {
     const window = { fromMs: run.windowStart.getTime(), toMs: run.windowEnd.getTime() };
     const result: RunResult = {
       run_id: run.id,

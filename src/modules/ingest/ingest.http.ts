@@ -22,12 +22,15 @@ export async function serveIngest(req: IncomingMessage, res: ServerResponse, ser
     const body = await readBody(req, MAX_WIRE_BYTES);
     const gzip = (req.headers['content-encoding'] ?? '').toLowerCase() === 'gzip';
     const outcome = await services.ingest.ingest(session, body, gzip);
+    services.ingest.activity.accepted(outcome.nodeId, outcome.accepted, outcome.rejected.length);
     sendJson(res, 200, { batch_id: outcome.batchId, node_id: outcome.nodeId, accepted: outcome.accepted, rejected: outcome.rejected });
   } catch (error) {
     if (error instanceof DomainError) {
+      services.ingest.activity.refused(error.code);
       const { status, body } = flatError(error);
       return sendJson(res, status, body, error.headers);
     }
+    services.ingest.activity.refused('store_unavailable');
     logger.error('ingest.unhandled_error', { error });
     sendJson(res, 503, { error: 'store_unavailable', code: 'store_unavailable', message: 'Ingest failed; retry the same batch' }, {
       'retry-after': String(RETRY_AFTER_SECONDS),

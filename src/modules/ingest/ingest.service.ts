@@ -8,6 +8,7 @@ import type { Prisma } from '../../infra/database.js';
 import type { Logger } from '../../infra/logger.js';
 import type { IngestWorkers } from './ingest-workers.js';
 import type { BatchEnvelope } from './ingest-workers.protocol.js';
+import type { IngestActivity } from './ingest.activity.js';
 
 export const MAX_FLOWS_PER_BATCH = 10_000;
 const MAX_BATCH_ID = 128;
@@ -30,7 +31,14 @@ export class IngestService {
     private readonly queue: FlowInsertQueue,
     private readonly workers: IngestWorkers,
     private readonly logger: Logger,
+    /** Every batch's outcome, counted and logged per node per interval (ingest.http.ts records them). */
+    readonly activity: IngestActivity,
   ) {}
+
+  /** Flows accepted and not yet stored (/metrics: ingest_queue_flows). */
+  get queueDepth(): number {
+    return this.queue.depth;
+  }
 
   /** Refuses a batch before its body is read when ingest is already as far behind as it may get. */
   assertRoom(): void {

@@ -15,7 +15,7 @@
 'use strict';
 process.env.UV_THREADPOOL_SIZE ??= '16';
 
-const { existsSync } = require('node:fs');
+const { existsSync, readdirSync, statSync } = require('node:fs');
 const { resolve } = require('node:path');
 const { pathToFileURL } = require('node:url');
 const { memoryReuseEnvironment } = require('./memory-reuse.cjs');
@@ -49,13 +49,30 @@ else {
 /**
  * The module to run: the one named on the command line, else the build, else the source, which
  * needs what a full install generates (the Prisma client, the typed operations); undefined when
- * there is neither.
+ * there is neither. A build older than the source it was made from is passed over (with a line
+ * saying so) when the source can run: a developer who built once would otherwise run stale code.
  */
 function serviceEntry() {
   if (process.argv[2]) return resolve(process.argv[2]);
   const built = resolve(__dirname, '../dist/src/main.js');
-  if (existsSync(built)) return built;
-  return existsSync(resolve(__dirname, 'generated/prisma/client.ts')) ? resolve(__dirname, 'main.ts') : undefined;
+  const source = existsSync(resolve(__dirname, 'generated/prisma/client.ts')) ? resolve(__dirname, 'main.ts') : undefined;
+  if (!existsSync(built)) return source;
+  if (source && newestSourceMs(__dirname) > statSync(built).mtimeMs) {
+    console.error('npm start: dist/ is older than src/, so the source runs; npm run build makes the build current');
+    return source;
+  }
+  return built;
+}
+
+/** The latest modification time of the TypeScript under `dir`, generated code aside. */
+function newestSourceMs(dir) {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = resolve(dir, entry.name);
+    if (entry.isDirectory() && entry.name !== 'generated') newest = Math.max(newest, newestSourceMs(path));
+    else if (entry.isFile() && entry.name.endsWith('.ts')) newest = Math.max(newest, statSync(path).mtimeMs);
+  }
+  return newest;
 }
 
 /** JavaScript is imported as it is; TypeScript through tsx, registered first. */

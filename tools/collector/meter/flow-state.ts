@@ -99,12 +99,13 @@ export class FlowState implements RecencyNode<FlowState>, Indexed {
   older: FlowState | undefined = undefined;
   newer: FlowState | undefined = undefined;
   readonly tcp: TcpTracker | undefined;
-  readonly hints: AppHints = {};
   /** Payload-bearing packets shown to the inspectors so far, per direction. */
   private inspectedSrc = 0;
   private inspectedDst = 0;
-  /** Set once the flow's last record is out; a fragment pointing here is no longer attributed. */
+  /** Set once the flow's last record is due; a fragment pointing here is no longer attributed. */
   done = false;
+  /** The packet time at which its record became due (meta.@ingest_time); -1 while counting. */
+  endMicros = -1;
 
   constructor(
     readonly id: FlowIdentity,
@@ -112,9 +113,17 @@ export class FlowState implements RecencyNode<FlowState>, Indexed {
     private readonly initiatorFirst: boolean,
     /** Fresh or restarted counters, which the flow owns until its last record is built. */
     counters: FlowCounters,
+    tcp = id.protocol === PROTO_TCP ? new TcpTracker() : undefined,
+    readonly hints: AppHints = {},
   ) {
     this.counters = counters;
-    this.tcp = id.protocol === PROTO_TCP ? new TcpTracker() : undefined;
+    this.tcp = tcp;
+  }
+
+  /** Marks its record due at `endMicros`: no packet counts in it from now on. */
+  end(endMicros: number): void {
+    this.done = true;
+    this.endMicros = endMicros;
   }
 
   /** Whether a packet of this flow travels src → dst; `srcFirst` is what writeFlowKey said of it. */
@@ -130,9 +139,19 @@ export class FlowState implements RecencyNode<FlowState>, Indexed {
     if (this.tcp !== undefined && p.hasTcp) this.tcp.observe(p, fromSrc, this.counters);
   }
 
-  /** Starts the next record of a long flow, once the last one is built; TCP and inspection state carry over. */
-  cut(startMicros: number): void {
-    this.counters.restart(startMicros);
+  /**
+   * Cuts a long flow: the record so far becomes a flow of its own, due at `atMicros` (this flow's
+   * counters and a copy of its hints, since later packets may add hints), and this flow counts on
+   * in `next`. TCP and inspection state carry over; the cut-off part shares the tracker only to
+   * say it is TCP.
+   */
+  cut(atMicros: number, next: FlowCounters): FlowState {
+    const hints: AppHints = {};
+    mergeHints(hints, this.hints);
+    const cutOff = new FlowState(this.id, this.initiatorFirst, this.counters, this.tcp, hints);
+    cutOff.end(atMicros);
+    this.counters = next;
+    return cutOff;
   }
 
   inspect(p: PacketHeaders, fromSrc: boolean, inspectors: readonly PayloadInspector[], perDirection: number): void {

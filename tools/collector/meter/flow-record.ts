@@ -111,7 +111,10 @@ function direction(ip: string, isPrivate: boolean, port: number, fqdn: string | 
 /** A hint group for the record, its arrays copied too (structuredClone cost more than the rest of the record). */
 function copyHints<T extends object>(group: T): T {
   const copy = { ...group } as Record<string, unknown>;
-  for (const [field, value] of Object.entries(copy)) if (Array.isArray(value)) copy[field] = value.slice();
+  for (const field in copy) {
+    const value = copy[field];
+    if (Array.isArray(value)) copy[field] = value.slice();
+  }
   return copy as T;
 }
 

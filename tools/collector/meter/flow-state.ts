@@ -42,7 +42,12 @@ export class FlowCounters implements TcpObservations {
   restart(startMicros: number): this {
     this.startMicros = startMicros;
     this.lastMicros = startMicros;
-    for (const tally of [this.srcBytes, this.dstBytes, this.frames, this.entropy, this.window, this.gaps]) tally.reset();
+    this.srcBytes.reset();
+    this.dstBytes.reset();
+    this.frames.reset();
+    this.entropy.reset();
+    this.window.reset();
+    this.gaps.reset();
     this.minGap = Infinity;
     this.maxGap = 0;
     this.flags = 0;
@@ -170,6 +175,7 @@ export class FlowState implements RecencyNode<FlowState>, Indexed {
 }
 
 type HintGroup = 'dns' | 'tls' | 'http';
+const HINT_GROUPS: readonly HintGroup[] = ['dns', 'tls', 'http'];
 
 /**
  * Fields the responder settles: a ClientHello offers versions, the ServerHello names the one
@@ -183,13 +189,15 @@ const SETTLED_BY_RESPONDER: Partial<Record<HintGroup, readonly string[]>> = { tl
  */
 export function mergeHints(into: AppHints, from: AppHints, fromResponder = false): void {
   if (isEmpty(into.app_name) && !isEmpty(from.app_name)) into.app_name = from.app_name;
-  for (const group of ['dns', 'tls', 'http'] as HintGroup[]) {
+  for (const group of HINT_GROUPS) {
     const source = from[group] as Record<string, unknown> | undefined;
     if (source === undefined) continue;
     const target = (into[group] ??= {} as never) as Record<string, unknown>;
-    const settled = fromResponder ? (SETTLED_BY_RESPONDER[group] ?? []) : [];
-    for (const [field, value] of Object.entries(source)) {
-      if (isEmpty(value) || (!isEmpty(target[field]) && !settled.includes(field))) continue;
+    const settled = fromResponder ? SETTLED_BY_RESPONDER[group] : undefined;
+    // for-in rather than Object.entries: this runs for most flows, and entries() allocates.
+    for (const field in source) {
+      const value = source[field];
+      if (isEmpty(value) || (!isEmpty(target[field]) && settled?.includes(field) !== true)) continue;
       target[field] = Array.isArray(value) ? value.slice() : value;
     }
   }

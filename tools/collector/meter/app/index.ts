@@ -13,19 +13,21 @@ const UDP = 17;
 const DNS_PORT = 53;
 const HTTPS_PORT = 443;
 const HTTP_ALPN = new Set(['h2', 'http/1.1', 'http/1.0']);
+/** Most inspected payloads say nothing: one shared answer rather than an object each. */
+const NOTHING: Inspection = Object.freeze({});
 
 /** Inspects one packet's payload, saying why it stopped when the bytes were cut or malformed. */
 export function inspect(packet: DecodedPacket, fromInitiator: boolean): Inspection {
   const payload = packet.payload;
-  if (payload.length === 0) return {};
+  if (payload.length === 0) return NOTHING;
   if ((packet.protocol === UDP || packet.protocol === TCP) && (packet.srcPort === DNS_PORT || packet.dstPort === DNS_PORT)) {
     return inspectDns(payload, packet.protocol === TCP);
   }
-  if (packet.protocol !== TCP) return {};
+  if (packet.protocol !== TCP) return NOTHING;
   if (looksLikeTlsHandshake(payload)) return withTlsAppName(inspectTls(payload), packet, fromInitiator);
   if (looksLikeSshBanner(payload)) return { hints: { app_name: 'SSH' } };
   if (fromInitiator && looksLikeHttpRequest(payload)) return inspectHttp(payload);
-  return {};
+  return NOTHING;
 }
 
 /**

@@ -12,9 +12,9 @@ const WINDOW = 8192;
 const MAX_URI = 2048;
 const MAX_HEADER_VALUE = 512;
 
-/** True when the payload starts with a known method and a space. */
-export function looksLikeHttpRequest(payload: Uint8Array): boolean {
-  for (const method of METHODS) if (startsWithAscii(payload, method)) return true;
+/** True when the payload (bytes[start, end)) starts with a known method and a space. */
+export function looksLikeHttpRequest(bytes: Uint8Array, start = 0, end = bytes.length): boolean {
+  for (const method of METHODS) if (startsWithAscii(bytes, method, start, end)) return true;
   return false;
 }
 

@@ -11,7 +11,7 @@
  * read once before either is timed, so both read it from the page cache: what is timed is
  * metering, not the disk. Like softflowd, the meter runs in a process of its own (this script
  * with --meter-file), so it starts with a clean heap rather than the one that wrote the file; it
- * meters as the collector's CLI does (payload inspectors on), and reports its peak RSS and the
+ * meters as the collector's CLI does (its Node flags, payload inspectors on), and reports its peak RSS and the
  * peak heap and active flows sampled at every batch it hands over. Last, softflowd exports the
  * same capture as IPFIX, and the export decoder's records/s over those datagrams is printed.
  */
@@ -28,6 +28,7 @@ import { CaptureMeter, type MeterStats } from '../collector/meter/meter-capture.
 import type { CapturedFrame } from '../collector/meter/packet.js';
 import { listenOnLoopback, startTcpdump } from '../collector/meter/testing/tcpdump.js';
 import { writePcap } from '../collector/meter/testing/write-capture.js';
+import { COLLECTOR_NODE_FLAGS } from '../collector/node-flags.js';
 import { softflowdExport } from '../collector/testing/softflowd.js';
 
 const run = promisify(execFile);
@@ -140,8 +141,8 @@ async function meterFile(path: string): Promise<void> {
 }
 
 async function meterInChild(path: string) {
-  // execArgv carries tsx's loader, so the child runs this same TypeScript file.
-  const { stdout } = await run(process.execPath, [...process.execArgv, process.argv[1], METER_FILE, path], { timeout: 300_000, maxBuffer: 1 << 20 });
+  // execArgv carries tsx's loader, so the child runs this same TypeScript file, with the collector's Node flags.
+  const { stdout } = await run(process.execPath, [...COLLECTOR_NODE_FLAGS, ...process.execArgv, process.argv[1], METER_FILE, path], { timeout: 300_000, maxBuffer: 1 << 20 });
   return JSON.parse(stdout) as { stats: MeterStats; records: number; peak: { heapBytes: number; rssBytes: number; activeFlows: number }; cpuSecs: number; wallSecs: number };
 }
 

@@ -3,6 +3,7 @@
 // management link while the traffic plays; finishing it flushes every open flow.
 
 import { join } from 'node:path';
+import { COLLECTOR_NODE_FLAGS } from '../collector/node-flags.js';
 import { type Cleanup, sleep, startDaemon, waitForOutput } from './proc.js';
 import { SERVER_URL } from './server.js';
 import { REPO_ROOT } from './services.js';
@@ -35,7 +36,7 @@ export async function startPacketSensor(options: SensorOptions, cleanup: Cleanup
   const collector = cleanup.daemon(
     startDaemon(
       `${options.name}-collector`,
-      [process.execPath, '--import', 'tsx', 'tools/collector/cli.ts', 'run', '--capture', CAPTURE_IFACE, '--base-url', SERVER_URL, '--machine-id', options.machineId,
+      [process.execPath, ...COLLECTOR_NODE_FLAGS, '--import', 'tsx', 'tools/collector/cli.ts', 'run', '--capture', CAPTURE_IFACE, '--base-url', SERVER_URL, '--machine-id', options.machineId,
         '--hostname', options.name, '--state-dir', join(options.dir, `${options.name}-state`), '--log-level', 'info'],
       { ns: options.ns, cwd: REPO_ROOT, logFile: join(options.dir, `${options.name}-collector.log`), env: { PROPHET_ACCESS_KEY: options.accessKey } },
     ),

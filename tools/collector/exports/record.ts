@@ -5,6 +5,7 @@
 
 import { flagNames, icmpTypeName, isPrivateAddress, transportName } from '../meter/well-known.js';
 import { mix32 } from '../flowgen/prng.js';
+import { dayOfWeek, flowRates, fnvText, packetCounts, timeOfDay } from '../flowgen/record-fields.js';
 import type { DirectionFields, FlowRecord, PathEntry } from '../flowgen/types.js';
 import type { FlowFields } from './fields.js';
 
@@ -63,12 +64,6 @@ export interface RecordTimes {
   exportMs: number;
 }
 
-const HOUR_MS = 3_600_000;
-const DAY_MS = 86_400_000;
-const round3 = (n: number): number => Math.round(n * 1000) / 1000;
-
-
-
 function endpoint(ip: string, port: number | undefined): ExportRecord['src'] {
   const d: ExportRecord['src'] = { ip, address_type: isPrivateAddress(ip, ip.includes(':') ? 6 : 4) ? 'private' : 'public', geo: {}, ctx: {} };
   if (port !== undefined) d.port = port;
@@ -77,9 +72,7 @@ function endpoint(ip: string, port: number | undefined): ExportRecord['src'] {
 
 /** FNV-1a over the text, finished by mix32: cheap per character, well spread at the end. */
 function stringHash(s: string, seed: number): number {
-  let h = seed;
-  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 16777619);
-  return mix32(h) >>> 0;
+  return mix32(fnvText(seed, s));
 }
 
 const hex8 = (n: number): string => (n >>> 0).toString(16).padStart(8, '0');
@@ -110,7 +103,6 @@ export function buildExportRecord(f: FlowFields, kind: ExportKind, exporter: Exp
   if (f.srcIp === undefined || f.dstIp === undefined || f.proto === undefined) return undefined;
   const start = Math.floor(times.startMs);
   const durationSecs = Math.max(0, times.endMs - times.startMs) / 1000;
-  const window = Math.max(durationSecs, 0.001);
   const srcBytes = Math.round(f.bytes * sampling);
   const dstBytes = Math.round(f.reverseBytes * sampling);
   const srcPackets = Math.round(f.packets * sampling);
@@ -134,20 +126,17 @@ export function buildExportRecord(f: FlowFields, kind: ExportKind, exporter: Exp
       customer_id: customerId,
       tags: [],
       flow_types: [kind],
-      time_of_day: Math.floor(start / HOUR_MS) % 24,
-      day_of_week: ((Math.floor(start / DAY_MS) + 3) % 7) + 1, // 1970-01-01 was a Thursday (ISO 4)
+      time_of_day: timeOfDay(start),
+      day_of_week: dayOfWeek(start),
       flipped: false,
     },
     stats: {
       connection_count: 1,
       volume: {
         bytes: { src: { count: srcPackets, sum: srcBytes }, dst: { count: dstPackets, sum: dstBytes }, total: srcBytes + dstBytes },
-        packets: { src: srcPackets, dst: dstPackets, total: srcPackets + dstPackets },
+        packets: packetCounts(srcPackets, dstPackets),
       },
-      rate: {
-        bps: { src: round3((srcBytes * 8) / window), dst: round3((dstBytes * 8) / window), total: round3(((srcBytes + dstBytes) * 8) / window) },
-        pps: { src: round3(srcPackets / window), dst: round3(dstPackets / window), total: round3((srcPackets + dstPackets) / window) },
-      },
+      rate: flowRates(srcBytes, dstBytes, srcPackets, dstPackets, durationSecs),
       timing: { duration_secs: { count: 1, sum: durationSecs } },
     },
   };

@@ -10,7 +10,6 @@ import {
   ETHERNET_HEADER,
   momentsOf,
   Tally,
-  round3,
   round4,
   round6,
   tcpPackets,
@@ -18,6 +17,7 @@ import {
   type TcpOutcome,
 } from './packets.js';
 import { mix32, type Prng } from './prng.js';
+import { dayOfWeek, flowRates, packetCounts, timeOfDay } from './record-fields.js';
 import type {
   BeaconData,
   ClassificationContext,
@@ -81,8 +81,6 @@ const PROTO_NUM = { TCP: 6, UDP: 17 } as const;
 const BOTH_DIRECTIONS = new Tally();
 const FLAGS_FULL = ['SYN', 'ACK', 'PSH', 'FIN'];
 const FLAGS_ONGOING = ['SYN', 'ACK', 'PSH'];
-const DAY_MS = 86_400_000;
-const HOUR_MS = 3_600_000;
 
 function geoOf(ep: Endpoint): GeoEntry {
   const p = ep.place;
@@ -191,7 +189,6 @@ export function buildRecord(spec: FlowSpec, ctx: RecordContext, rng: Prng): Flow
   const dstPackets = counts.dst.count;
   const totalPackets = srcPackets + dstPackets;
   const duration = Math.max(spec.durationSecs, 0);
-  const rateWindow = Math.max(duration, 0.001);
 
   // Sizes over both directions; frames add the Ethernet header to every packet.
   const all = BOTH_DIRECTIONS.reset();
@@ -233,28 +230,17 @@ export function buildRecord(spec: FlowSpec, ctx: RecordContext, rng: Prng): Flow
       customer_id: ctx.customerId,
       tags: [ctx.siteTag, spec.direction],
       flow_types: spec.alert ? ['packet', 'suricata'] : ['packet'],
-      time_of_day: Math.floor(ts / HOUR_MS) % 24,
-      day_of_week: ((Math.floor(ts / DAY_MS) + 3) % 7) + 1, // 1970-01-01 was a Thursday (ISO 4)
+      time_of_day: timeOfDay(ts),
+      day_of_week: dayOfWeek(ts),
       flipped: false,
     },
     stats: {
       connection_count: 1,
       volume: {
         bytes: { src: counts.src.moments(), dst: counts.dst.moments(), total: srcBytes + dstBytes },
-        packets: { src: srcPackets, dst: dstPackets, total: totalPackets },
+        packets: packetCounts(srcPackets, dstPackets),
       },
-      rate: {
-        bps: {
-          src: round3((srcBytes * 8) / rateWindow),
-          dst: round3((dstBytes * 8) / rateWindow),
-          total: round3(((srcBytes + dstBytes) * 8) / rateWindow),
-        },
-        pps: {
-          src: round3(srcPackets / rateWindow),
-          dst: round3(dstPackets / rateWindow),
-          total: round3(totalPackets / rateWindow),
-        },
-      },
+      rate: flowRates(srcBytes, dstBytes, srcPackets, dstPackets, duration),
       rtt_secs: {
         net: momentsOf(rttSamples, round6(rttBase), round6(rttBase * 0.08)),
         app: momentsOf(appSamples, round6(appRtt), round6(appRtt * 0.2)),

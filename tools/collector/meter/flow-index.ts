@@ -100,7 +100,8 @@ export class FlowIndex<T extends Indexed> {
       if (value === undefined) continue;
       let slot = hashes[from] & this.mask;
       while (this.values[slot] !== undefined) slot = (slot + 1) & this.mask;
-      this.keys.set(keys.subarray(from * FLOW_KEY_WORDS, (from + 1) * FLOW_KEY_WORDS), slot * FLOW_KEY_WORDS);
+      // Word by word: a subarray per entry would be an allocation per flow at every resize.
+      for (let w = 0; w < FLOW_KEY_WORDS; w++) this.keys[slot * FLOW_KEY_WORDS + w] = keys[from * FLOW_KEY_WORDS + w];
       this.hashes[slot] = hashes[from];
       this.values[slot] = value;
       value.slot = slot;

@@ -3,10 +3,11 @@
 // except by what only real traffic has.
 
 import { hex16, timeHash } from '../flowgen/record.js';
-import { momentsOf, round3, round4, round6, Tally } from '../flowgen/packets.js';
+import { momentsOf, round4, round6, Tally } from '../flowgen/packets.js';
 import { mix32 } from '../flowgen/prng.js';
+import { dayOfWeek, flowRates, fnvDecimal, fnvText, FNV_OFFSET, packetCounts, timeOfDay } from '../flowgen/record-fields.js';
 import type { DirectionFields, FlowRecord, SensorInfo } from '../flowgen/types.js';
-import type { FlowState } from './flow-state.js';
+import type { FlowIdentity, FlowState } from './flow-state.js';
 import { appByPort, flagNames, icmpTypeName, transportName } from './well-known.js';
 
 export interface RecordContext {
@@ -16,8 +17,6 @@ export interface RecordContext {
   tags: readonly string[];
 }
 
-const HOUR_MS = 3_600_000;
-const DAY_MS = 86_400_000;
 const BOTH_DIRECTIONS = new Tally();
 
 /** `exportMicros` is the packet time at which the record leaves the table: its meta.@ingest_time. */
@@ -27,7 +26,6 @@ export function buildFlowRecord(flow: FlowState, ctx: RecordContext, exportMicro
   const hints = flow.hints;
   const ts = Math.floor(c.startMicros / 1000);
   const duration = round6((c.lastMicros - c.startMicros) / 1e6);
-  const rateWindow = Math.max(duration, 0.001);
   const srcBytes = c.srcBytes.s1;
   const dstBytes = c.dstBytes.s1;
   const srcPackets = c.srcBytes.count;
@@ -35,8 +33,8 @@ export function buildFlowRecord(flow: FlowState, ctx: RecordContext, exportMicro
   const all = BOTH_DIRECTIONS.reset();
   all.addTally(c.srcBytes);
   all.addTally(c.dstBytes);
-  const h1 = tupleHash(`${id.protocol}|${id.vlan ?? ''}|${id.srcIp}|${id.srcPort}|${id.dstIp}|${id.dstPort}`);
-  const session = tupleHash(`${id.protocol}|${id.srcIp}|${id.dstIp}|${id.dstPort}`);
+  const h1 = keyHash(id);
+  const session = sessionHash(id);
   const fqdn = hints.tls?.sni || hostOnly(hints.http?.host);
   const sensor = ctx.sensor;
 
@@ -56,20 +54,17 @@ export function buildFlowRecord(flow: FlowState, ctx: RecordContext, exportMicro
       customer_id: ctx.customerId,
       tags: ctx.tags.slice(),
       flow_types: ['packet'],
-      time_of_day: Math.floor(ts / HOUR_MS) % 24,
-      day_of_week: ((Math.floor(ts / DAY_MS) + 3) % 7) + 1, // 1970-01-01 was a Thursday (ISO 4)
+      time_of_day: timeOfDay(ts),
+      day_of_week: dayOfWeek(ts),
       flipped: id.flipped,
     },
     stats: {
       connection_count: 1,
       volume: {
         bytes: { src: c.srcBytes.moments(), dst: c.dstBytes.moments(), total: srcBytes + dstBytes },
-        packets: { src: srcPackets, dst: dstPackets, total: srcPackets + dstPackets },
+        packets: packetCounts(srcPackets, dstPackets),
       },
-      rate: {
-        bps: { src: round3((srcBytes * 8) / rateWindow), dst: round3((dstBytes * 8) / rateWindow), total: round3(((srcBytes + dstBytes) * 8) / rateWindow) },
-        pps: { src: round3(srcPackets / rateWindow), dst: round3(dstPackets / rateWindow), total: round3((srcPackets + dstPackets) / rateWindow) },
-      },
+      rate: flowRates(srcBytes, dstBytes, srcPackets, dstPackets, duration),
       rtt_secs: {
         net: c.handshakeRttMicros >= 0 ? momentsOf(1, round6(c.handshakeRttMicros / 1e6), 0) : momentsOf(0, 0, 0),
         app: momentsOf(0, 0, 0),
@@ -116,7 +111,10 @@ function direction(ip: string, isPrivate: boolean, port: number, fqdn: string | 
 /** A hint group for the record, its arrays copied too (structuredClone cost more than the rest of the record). */
 function copyHints<T extends object>(group: T): T {
   const copy = { ...group } as Record<string, unknown>;
-  for (const [field, value] of Object.entries(copy)) if (Array.isArray(value)) copy[field] = value.slice();
+  for (const field in copy) {
+    const value = copy[field];
+    if (Array.isArray(value)) copy[field] = value.slice();
+  }
   return copy as T;
 }
 
@@ -128,9 +126,22 @@ function hostOnly(host: string | undefined): string | undefined {
   return colon === -1 ? host : host.slice(0, colon);
 }
 
-/** FNV-1a over the text, spread by mix32: flowgen hashes numeric IPv4 ends, a meter sees text of either family. */
-function tupleHash(text: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
-  return mix32(h);
+// The record's keys hash text (flowgen hashes numeric IPv4 ends, a meter sees text of either
+// family), spread by mix32. The text is hashed piece by piece, never built: building it cost more
+// than hashing it.
+const BAR = '|';
+
+/** The hash of `protocol|vlan|srcIp|srcPort|dstIp|dstPort` (vlan empty when untagged). */
+function keyHash(id: FlowIdentity): number {
+  let h = fnvText(fnvDecimal(FNV_OFFSET, id.protocol), BAR);
+  if (id.vlan !== undefined) h = fnvDecimal(h, id.vlan);
+  h = fnvText(fnvText(fnvText(h, BAR), id.srcIp), BAR);
+  h = fnvText(fnvText(fnvText(fnvDecimal(h, id.srcPort), BAR), id.dstIp), BAR);
+  return mix32(fnvDecimal(h, id.dstPort));
+}
+
+/** The hash of `protocol|srcIp|dstIp|dstPort`. */
+function sessionHash(id: FlowIdentity): number {
+  const h = fnvText(fnvText(fnvText(fnvText(fnvDecimal(FNV_OFFSET, id.protocol), BAR), id.srcIp), BAR), id.dstIp);
+  return mix32(fnvDecimal(fnvText(h, BAR), id.dstPort));
 }

@@ -42,7 +42,12 @@ export class FlowCounters implements TcpObservations {
   restart(startMicros: number): this {
     this.startMicros = startMicros;
     this.lastMicros = startMicros;
-    for (const tally of [this.srcBytes, this.dstBytes, this.frames, this.entropy, this.window, this.gaps]) tally.reset();
+    this.srcBytes.reset();
+    this.dstBytes.reset();
+    this.frames.reset();
+    this.entropy.reset();
+    this.window.reset();
+    this.gaps.reset();
     this.minGap = Infinity;
     this.maxGap = 0;
     this.flags = 0;
@@ -99,12 +104,13 @@ export class FlowState implements RecencyNode<FlowState>, Indexed {
   older: FlowState | undefined = undefined;
   newer: FlowState | undefined = undefined;
   readonly tcp: TcpTracker | undefined;
-  readonly hints: AppHints = {};
   /** Payload-bearing packets shown to the inspectors so far, per direction. */
   private inspectedSrc = 0;
   private inspectedDst = 0;
-  /** Set once the flow's last record is out; a fragment pointing here is no longer attributed. */
+  /** Set once the flow's last record is due; a fragment pointing here is no longer attributed. */
   done = false;
+  /** The packet time at which its record became due (meta.@ingest_time); -1 while counting. */
+  endMicros = -1;
 
   constructor(
     readonly id: FlowIdentity,
@@ -112,9 +118,17 @@ export class FlowState implements RecencyNode<FlowState>, Indexed {
     private readonly initiatorFirst: boolean,
     /** Fresh or restarted counters, which the flow owns until its last record is built. */
     counters: FlowCounters,
+    tcp = id.protocol === PROTO_TCP ? new TcpTracker() : undefined,
+    readonly hints: AppHints = {},
   ) {
     this.counters = counters;
-    this.tcp = id.protocol === PROTO_TCP ? new TcpTracker() : undefined;
+    this.tcp = tcp;
+  }
+
+  /** Marks its record due at `endMicros`: no packet counts in it from now on. */
+  end(endMicros: number): void {
+    this.done = true;
+    this.endMicros = endMicros;
   }
 
   /** Whether a packet of this flow travels src → dst; `srcFirst` is what writeFlowKey said of it. */
@@ -130,9 +144,19 @@ export class FlowState implements RecencyNode<FlowState>, Indexed {
     if (this.tcp !== undefined && p.hasTcp) this.tcp.observe(p, fromSrc, this.counters);
   }
 
-  /** Starts the next record of a long flow, once the last one is built; TCP and inspection state carry over. */
-  cut(startMicros: number): void {
-    this.counters.restart(startMicros);
+  /**
+   * Cuts a long flow: the record so far becomes a flow of its own, due at `atMicros` (this flow's
+   * counters and a copy of its hints, since later packets may add hints), and this flow counts on
+   * in `next`. TCP and inspection state carry over; the cut-off part shares the tracker only to
+   * say it is TCP.
+   */
+  cut(atMicros: number, next: FlowCounters): FlowState {
+    const hints: AppHints = {};
+    mergeHints(hints, this.hints);
+    const cutOff = new FlowState(this.id, this.initiatorFirst, this.counters, this.tcp, hints);
+    cutOff.end(atMicros);
+    this.counters = next;
+    return cutOff;
   }
 
   inspect(p: PacketHeaders, fromSrc: boolean, inspectors: readonly PayloadInspector[], perDirection: number): void {
@@ -140,6 +164,7 @@ export class FlowState implements RecencyNode<FlowState>, Indexed {
     if (fromSrc ? this.inspectedSrc >= perDirection : this.inspectedDst >= perDirection) return;
     if (fromSrc) this.inspectedSrc++;
     else this.inspectedDst++;
+    if (!anyMayFind(inspectors, p, fromSrc)) return; // it counts as shown: the inspectors would say nothing
     // Inspectors take a packet of their own; the flow's address text spares formatting it again.
     const { srcIp, dstIp } = this.id;
     const packet = fromSrc ? p.toDecodedPacket(srcIp, dstIp) : p.toDecodedPacket(dstIp, srcIp);
@@ -150,7 +175,13 @@ export class FlowState implements RecencyNode<FlowState>, Indexed {
   }
 }
 
+function anyMayFind(inspectors: readonly PayloadInspector[], p: PacketHeaders, fromSrc: boolean): boolean {
+  for (const inspector of inspectors) if (inspector.mayFind === undefined || inspector.mayFind(p, fromSrc)) return true;
+  return false;
+}
+
 type HintGroup = 'dns' | 'tls' | 'http';
+const HINT_GROUPS: readonly HintGroup[] = ['dns', 'tls', 'http'];
 
 /**
  * Fields the responder settles: a ClientHello offers versions, the ServerHello names the one
@@ -164,13 +195,15 @@ const SETTLED_BY_RESPONDER: Partial<Record<HintGroup, readonly string[]>> = { tl
  */
 export function mergeHints(into: AppHints, from: AppHints, fromResponder = false): void {
   if (isEmpty(into.app_name) && !isEmpty(from.app_name)) into.app_name = from.app_name;
-  for (const group of ['dns', 'tls', 'http'] as HintGroup[]) {
+  for (const group of HINT_GROUPS) {
     const source = from[group] as Record<string, unknown> | undefined;
     if (source === undefined) continue;
     const target = (into[group] ??= {} as never) as Record<string, unknown>;
-    const settled = fromResponder ? (SETTLED_BY_RESPONDER[group] ?? []) : [];
-    for (const [field, value] of Object.entries(source)) {
-      if (isEmpty(value) || (!isEmpty(target[field]) && !settled.includes(field))) continue;
+    const settled = fromResponder ? SETTLED_BY_RESPONDER[group] : undefined;
+    // for-in rather than Object.entries: this runs for most flows, and entries() allocates.
+    for (const field in source) {
+      const value = source[field];
+      if (isEmpty(value) || (!isEmpty(target[field]) && settled?.includes(field) !== true)) continue;
       target[field] = Array.isArray(value) ? value.slice() : value;
     }
   }

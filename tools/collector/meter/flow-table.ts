@@ -58,6 +58,7 @@ export interface FlowTableCounts {
 }
 
 const NOTHING_READY: FlowRecord[] = Object.freeze([]) as unknown as FlowRecord[];
+const NOTHING_ENDED: readonly FlowState[] = Object.freeze([]);
 
 interface FragmentHome {
   flow: FlowState;
@@ -82,9 +83,9 @@ export class FlowTable {
   private closing: Array<{ flow: FlowState; deadline: number }> = [];
   private closingHead = 0;
   private readonly fragmentHomes = new Map<string, FragmentHome>();
-  /** Counters of finished flows, for the next flows to restart: at most as many as flows were ever active at once. */
+  /** Counters of built records, for the next flows to restart: at most as many as flows were ever active or awaiting their record at once. */
   private readonly spareCounters: FlowCounters[] = [];
-  private ready: FlowRecord[] = [];
+  private ended: FlowState[] = [];
   private clock = 0;
   private readonly counts: FlowTableCounts = { packets: 0, flows: 0, records: 0, active: 0, evicted: 0, activeCuts: 0, fragments: 0, dropped: {} };
 
@@ -118,10 +119,9 @@ export class FlowTable {
         this.finish(flow);
         flow = undefined;
       } else if (p.tsMicros - flow.counters.startMicros >= this.activeMicros) {
-        this.ready.push(buildFlowRecord(flow, this.context, p.tsMicros));
+        this.ended.push(flow.cut(p.tsMicros, this.countersFrom(p.tsMicros)));
         this.counts.records++;
         this.counts.activeCuts++;
-        flow.cut(p.tsMicros);
       }
     }
     if (flow === undefined) {
@@ -143,6 +143,20 @@ export class FlowTable {
 
   /** Records due by `nowMicros` (packet time): ended TCP flows past their linger, idle flows. */
   advance(nowMicros: number): FlowRecord[] {
+    return this.recordsOf(this.advanceEnded(nowMicros));
+  }
+
+  /** Every flow's record, at the end of the input. */
+  flush(): FlowRecord[] {
+    return this.recordsOf(this.flushEnded());
+  }
+
+  /**
+   * advance(), handing over the flows whose records are due rather than the records: the meter
+   * builds each with recordOf() when the sink takes it, so records are not kept while a batch
+   * fills (kept, nearly all would be copied by a young-generation collection).
+   */
+  advanceEnded(nowMicros: number): readonly FlowState[] {
     if (nowMicros > this.clock) this.clock = nowMicros;
     const closing = this.closing;
     while (this.closingHead < closing.length && closing[this.closingHead].deadline <= nowMicros) {
@@ -159,13 +173,20 @@ export class FlowTable {
     return this.take();
   }
 
-  /** Every flow's record, at the end of the input. */
-  flush(): FlowRecord[] {
+  /** flush(), handing over the flows (see advanceEnded). */
+  flushEnded(): readonly FlowState[] {
     for (let flow = this.recency.oldest; flow !== undefined; flow = this.recency.oldest) this.finish(flow);
     this.closing = [];
     this.closingHead = 0;
     this.fragmentHomes.clear();
     return this.take();
+  }
+
+  /** The record of a flow advanceEnded() or flushEnded() handed over; once per flow (its counters are reused). */
+  recordOf(flow: FlowState): FlowRecord {
+    const record = buildFlowRecord(flow, this.context, flow.endMicros);
+    this.spareCounters.push(flow.counters);
+    return record;
   }
 
   stats(): FlowTableCounts {
@@ -179,25 +200,31 @@ export class FlowTable {
     }
     this.counts.flows++;
     const id = identityOf(p);
-    const counters = this.spareCounters.pop()?.restart(p.tsMicros) ?? new FlowCounters(p.tsMicros);
-    return new FlowState(id, srcFirst !== id.flipped, counters);
+    return new FlowState(id, srcFirst !== id.flipped, this.countersFrom(p.tsMicros));
+  }
+
+  private countersFrom(startMicros: number): FlowCounters {
+    return this.spareCounters.pop()?.restart(startMicros) ?? new FlowCounters(startMicros);
+  }
+
+  private recordsOf(ended: readonly FlowState[]): FlowRecord[] {
+    return ended.length === 0 ? NOTHING_READY : ended.map((flow) => this.recordOf(flow));
   }
 
   private finish(flow: FlowState): void {
     this.flows.remove(flow);
     this.recency.remove(flow);
-    flow.done = true;
-    this.ready.push(buildFlowRecord(flow, this.context, this.clock));
+    // A done flow counts no more packets: fragments and the closing queue check `done`.
+    flow.end(this.clock);
+    this.ended.push(flow);
     this.counts.records++;
-    // A done flow's counters are read no more: fragments and the closing queue check `done`.
-    this.spareCounters.push(flow.counters);
   }
 
-  /** The records made ready; nothing ready (most packets) hands back one shared, frozen empty array. */
-  private take(): FlowRecord[] {
-    if (this.ready.length === 0) return NOTHING_READY;
-    const out = this.ready;
-    this.ready = [];
+  /** The flows ended since the last call; none (most packets) hands back one shared, frozen empty array. */
+  private take(): readonly FlowState[] {
+    if (this.ended.length === 0) return NOTHING_ENDED;
+    const out = this.ended;
+    this.ended = [];
     return out;
   }
 

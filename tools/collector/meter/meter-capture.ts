@@ -5,10 +5,10 @@
 
 import { createReadStream } from 'node:fs';
 import { open } from 'node:fs/promises';
-import type { FlowRecord } from '../flowgen/types.js';
 import type { FlowSink } from '../flows.js';
 import { CaptureReader } from './capture.js';
 import { decodeHeaders } from './decode.js';
+import type { FlowState } from './flow-state.js';
 import { FlowTable, type FlowTableOptions } from './flow-table.js';
 import { PacketHeaders, type DropCounts, type FrameSpan } from './packet.js';
 
@@ -74,7 +74,8 @@ export class CaptureMeter {
   private readonly decodeDrops: DropCounts = {};
   private readonly counts = { files: 0, packets_read: 0, packets_decoded: 0, flows_emitted: 0 };
   private lastMicros: number | null = null;
-  private batch: FlowRecord[] = [];
+  /** Flows whose records are due; the records are built as the batch goes to the sink. */
+  private batch: FlowState[] = [];
   /** Every frame is decoded into this one object: no allocation per packet. */
   private readonly packet = new PacketHeaders();
 
@@ -137,17 +138,17 @@ export class CaptureMeter {
     this.counts.packets_decoded++;
     if (this.lastMicros === null || packet.tsMicros > this.lastMicros) this.lastMicros = packet.tsMicros;
     this.table.addHeaders(packet);
-    this.append(this.table.advance(packet.tsMicros));
+    this.append(this.table.advanceEnded(packet.tsMicros));
   };
 
   /** Takes the records due by `nowMicros`: a live capture's clock runs on when no packet comes. */
   expire(nowMicros: number): void {
-    this.append(this.table.advance(nowMicros));
+    this.append(this.table.advanceEnded(nowMicros));
   }
 
   /** Hands every flow still open over: the end of the input. */
   async finish(signal: AbortSignal): Promise<void> {
-    this.append(this.table.flush());
+    this.append(this.table.flushEnded());
     await this.send(signal);
   }
 
@@ -157,17 +158,18 @@ export class CaptureMeter {
   }
 
   /** One by one: an idle sweep can hand over more records than a call's arguments may hold. */
-  private append(records: FlowRecord[]): void {
+  private append(ended: readonly FlowState[]): void {
     // Most packets end no flow: skip the loop (iterating the table's frozen empty array allocates).
-    if (records.length === 0) return;
-    for (const record of records) this.batch.push(record);
+    if (ended.length === 0) return;
+    for (const flow of ended) this.batch.push(flow);
   }
 
   /** Hands the records waiting to the sink (which waits while ingest is full, unless aborted). */
   async send(signal: AbortSignal): Promise<void> {
-    const records = this.batch;
+    const ended = this.batch;
     this.batch = [];
-    if (records.length === 0) return;
+    if (ended.length === 0) return;
+    const records = ended.map((flow) => this.table.recordOf(flow));
     this.counts.flows_emitted += records.length;
     await this.sink.push(records, signal);
   }

@@ -168,4 +168,12 @@ export interface AppHints {
  * direction. Returns nothing when the payload says nothing it recognises. Pure and bounded: it
  * never throws on hostile bytes.
  */
-export type PayloadInspector = (packet: DecodedPacket, fromInitiator: boolean) => AppHints | undefined;
+export interface PayloadInspector {
+  (packet: DecodedPacket, fromInitiator: boolean): AppHints | undefined;
+  /**
+   * Optional, cheap: false only when the inspector would return nothing (and count nothing) for
+   * the payload of these headers. The flow table asks before it makes a DecodedPacket, which
+   * most inspected payloads (a server's data, a datagram of an unknown protocol) need not cost.
+   */
+  mayFind?(headers: PacketHeaders, fromInitiator: boolean): boolean;
+}

@@ -12,23 +12,27 @@ const WINDOW = 8192;
 const MAX_URI = 2048;
 const MAX_HEADER_VALUE = 512;
 
-/** True when the payload starts with a known method and a space. */
-export function looksLikeHttpRequest(payload: Uint8Array): boolean {
-  for (const method of METHODS) if (startsWithAscii(payload, method)) return true;
+/** True when the payload (bytes[start, end)) starts with a known method and a space. */
+export function looksLikeHttpRequest(bytes: Uint8Array, start = 0, end = bytes.length): boolean {
+  for (const method of METHODS) if (startsWithAscii(bytes, method, start, end)) return true;
   return false;
 }
 
 export function inspectHttp(payload: Uint8Array): Inspection {
   const text = latin1(payload, 0, Math.min(payload.length, WINDOW));
   const headEnd = text.indexOf('\r\n\r\n');
-  const lines = (headEnd >= 0 ? text.slice(0, headEnd) : text).split('\r\n');
+  const head = headEnd >= 0 ? text.slice(0, headEnd) : text;
+  // The request line is read by position, and header lines are split only when there are any
+  // (splitting cost more than the rest for requests cut by a short snap length).
+  const requestEnd = head.indexOf('\r\n');
+  const headerLines = requestEnd < 0 ? [] : head.slice(requestEnd + 2).split('\r\n');
   // Without the blank line the last line may be cut mid-value: a cut Host would mislead, so it goes.
-  const complete = headEnd >= 0 ? lines.length : lines.length - 1;
-  const [method, uri, protocol] = lines[0].split(' ', 3);
+  const complete = headEnd >= 0 ? headerLines.length : headerLines.length - 1;
+  const { method, uri, protocol } = requestLine(requestEnd < 0 ? head : head.slice(0, requestEnd));
   const http: NonNullable<AppHints['http']> = { method };
-  if (protocol !== undefined) http.uri = clean(uri, MAX_URI); // the space after it says it is whole
-  for (let i = 1; i < complete; i++) {
-    const line = lines[i];
+  if (protocol !== undefined) http.uri = clean(uri!, MAX_URI); // the space after it says it is whole
+  for (let i = 0; i < complete; i++) {
+    const line = headerLines[i];
     const colon = line.indexOf(':');
     if (colon <= 0) continue;
     const name = line.slice(0, colon).trim().toLowerCase();
@@ -37,9 +41,20 @@ export function inspectHttp(payload: Uint8Array): Inspection {
     else if (name === 'user-agent' && http.user_agent === undefined) http.user_agent = value;
   }
   const hints: AppHints = { app_name: 'HTTP', http };
-  if (complete === 0) return { hints, problem: 'http.truncated' }; // the request line itself is cut
+  if (complete < 0) return { hints, problem: 'http.truncated' }; // the request line itself is cut
   if (!protocol?.startsWith('HTTP/1.')) return { hints, problem: 'http.bad_request_line' };
   return headEnd >= 0 ? { hints } : { hints, problem: 'http.truncated' };
+}
+
+/** The request line's first three space-separated fields, as `line.split(' ', 3)` gives them. */
+function requestLine(line: string): { method: string; uri?: string; protocol?: string } {
+  const afterMethod = line.indexOf(' ');
+  if (afterMethod < 0) return { method: line };
+  const method = line.slice(0, afterMethod);
+  const afterUri = line.indexOf(' ', afterMethod + 1);
+  if (afterUri < 0) return { method, uri: line.slice(afterMethod + 1) };
+  const afterProtocol = line.indexOf(' ', afterUri + 1);
+  return { method, uri: line.slice(afterMethod + 1, afterUri), protocol: line.slice(afterUri + 1, afterProtocol < 0 ? undefined : afterProtocol) };
 }
 
 function latin1(bytes: Uint8Array, start: number, end: number): string {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { DropCounts } from '../packet.js';
+import { PacketHeaders, type DropCounts } from '../packet.js';
 import { countingInspector, inspect, inspectPayload } from './index.js';
 import { packetWith } from './testing/loopback.js';
 
@@ -38,6 +38,36 @@ describe('inspectPayload on hostile bytes', () => {
       }
     }
     expect(hinted).toBeGreaterThan(0); // the signatures were reached, not all skipped
+  });
+
+  it('says it may find something whenever it finds something (so the flow table may skip the rest)', () => {
+    const random = randomBytes(0x5eed);
+    const headers = new PacketHeaders();
+    const verdicts = { mayFind: 0, skipped: 0 };
+    for (const [, prefix] of PREFIXES) {
+      for (let i = 0; i < 1500; i++) {
+        const payload = Uint8Array.from([...prefix, ...random(i % 300)]);
+        for (const [protocol, port] of [[6, 443], [6, 53], [17, 53], [6, 8080], [17, 4000]] as const) {
+          const packet = packetWith(payload, { protocol, srcPort: 40000, dstPort: port });
+          // The meter's headers point into the frame: the payload sits past the headers' bytes.
+          headers.setFrom(packet);
+          headers.data = Uint8Array.from([...random(7), ...payload]);
+          headers.payloadStart = 7;
+          headers.payloadEnd = 7 + payload.length;
+          for (const fromInitiator of [true, false]) {
+            const drops: DropCounts = {};
+            const found = countingInspector(drops)(packet, fromInitiator);
+            if (inspectPayload.mayFind!(headers, fromInitiator)) verdicts.mayFind++;
+            else {
+              verdicts.skipped++;
+              expect([found, drops]).toEqual([undefined, {}]);
+            }
+          }
+        }
+      }
+    }
+    expect(verdicts.mayFind).toBeGreaterThan(1000);
+    expect(verdicts.skipped).toBeGreaterThan(1000);
   });
 
   it('counts why it stopped', () => {

@@ -9,10 +9,10 @@ export interface Inspection {
   problem?: string;
 }
 
-/** Whether the bytes start with the ASCII text: a signature check that makes no string per packet. */
-export function startsWithAscii(bytes: Uint8Array, text: string): boolean {
-  if (bytes.length < text.length) return false;
-  for (let i = 0; i < text.length; i++) if (bytes[i] !== text.charCodeAt(i)) return false;
+/** Whether bytes[start, end) start with the ASCII text: a signature check that makes no string per packet. */
+export function startsWithAscii(bytes: Uint8Array, text: string, start = 0, end = bytes.length): boolean {
+  if (end - start < text.length) return false;
+  for (let i = 0; i < text.length; i++) if (bytes[start + i] !== text.charCodeAt(i)) return false;
   return true;
 }
 

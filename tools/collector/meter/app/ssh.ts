@@ -3,6 +3,6 @@
 
 import { startsWithAscii } from './inspection.js';
 
-export function looksLikeSshBanner(payload: Uint8Array): boolean {
-  return startsWithAscii(payload, 'SSH-2.0-') || startsWithAscii(payload, 'SSH-1.99-');
+export function looksLikeSshBanner(bytes: Uint8Array, start = 0, end = bytes.length): boolean {
+  return startsWithAscii(bytes, 'SSH-2.0-', start, end) || startsWithAscii(bytes, 'SSH-1.99-', start, end);
 }

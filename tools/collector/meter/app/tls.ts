@@ -30,8 +30,8 @@ export function isGrease(value: number): boolean {
 }
 
 /** True when the payload starts like a TLS handshake record (SSL 3.0 to TLS 1.3 record versions). */
-export function looksLikeTlsHandshake(payload: Uint8Array): boolean {
-  return payload.length >= 6 && payload[0] === CONTENT_HANDSHAKE && payload[1] === 3 && payload[2] <= 4;
+export function looksLikeTlsHandshake(bytes: Uint8Array, start = 0, end = bytes.length): boolean {
+  return end - start >= 6 && bytes[start] === CONTENT_HANDSHAKE && bytes[start + 1] === 3 && bytes[start + 2] <= 4;
 }
 
 /** The fields of a ClientHello that JA4 and the hints need. */

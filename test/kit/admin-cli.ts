@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 const root = fileURLToPath(new URL('../../', import.meta.url));
 
 /** Runs `npm run -s admin -- ...` as an operator would, and parses its JSON output. */
-export function adminCli(args: string[], env: Record<string, string>): Promise<{ code: number; json: any; stderr: string }> {
+export function adminCli(args: string[], env: Record<string, string>): Promise<{ code: number; json: any; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
@@ -17,7 +17,7 @@ export function adminCli(args: string[], env: Record<string, string>): Promise<{
         } catch {
           json = undefined;
         }
-        resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, json, stderr });
+        resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, json, stdout, stderr });
       },
     );
   });

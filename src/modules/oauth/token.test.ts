@@ -212,10 +212,14 @@ describe('bearer token checks (api-spec.md section 5)', () => {
     expect((await call(t.url, 'GET', '/rest/deployments/1.0', { token: genuine })).status).not.toBe(401);
   });
 
-  it('answers 403 authorization_error when the scope is missing', async () => {
+  it('answers 403 authorization_error naming the scope when it is missing', async () => {
     const res = await call(t.url, 'GET', '/rest/deployments/1.0', { token: caller.token });
     expect(res.status).toBe(403);
-    expect(res.body).toMatchObject({ error: 'authorization_error', code: 'authorization_error' });
+    expect(res.body).toEqual({
+      error: 'authorization_error',
+      code: 'authorization_error',
+      message: 'Token is missing the required scope: p.token.scope.deployment_api',
+    });
   });
 
   it('keeps verifying old tokens after a key rotation and signs new ones with the new key', async () => {

@@ -1,11 +1,13 @@
+import type { IncomingHttpHeaders } from 'node:http';
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import type { Services } from '../src/services.js';
 
-/** A REST request as a route sees it: path parameters, query string, parsed body. */
+/** A REST request as a route sees it: path parameters, query string, parsed body, headers. */
 export interface RestRequest {
   params: Record<string, string>;
   query: URLSearchParams;
   body: Record<string, unknown>;
+  headers: IncomingHttpHeaders;
 }
 
 /**

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminCli } from '../../test/kit/admin-cli.js';
 import { type TestApp, startTestApp } from '../../test/kit/app.js';
@@ -70,6 +71,20 @@ describe('admin CLI against DATABASE_URL, while the server runs', () => {
       error: 'invalid_request',
       message: `unknown scopes: root; valid scopes: ${knownScopes.join(', ')}`,
     });
+  });
+});
+
+describe("README's Admin CLI block", () => {
+  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+  const block = /## Admin CLI\n[\s\S]*?```sh\n([\s\S]*?)```/.exec(readme)?.[1] ?? '';
+
+  it('shows every command', () => {
+    for (const name of commandNames()) expect(block).toMatch(new RegExp(`^npm run -s admin -- ${name}( |$)`, 'm'));
+  });
+
+  it('ties a backfill of H hours to detect run --window-minutes 60 x H', () => {
+    expect(block).toContain('detect run --customer cus_… [--window-minutes N]');
+    expect(readme).toMatch(/--backfill-hours H`\), run `detect run --window-minutes`\nwith 60 × H/);
   });
 });
 

@@ -1,8 +1,11 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { createTestDatabase } from '../test/kit/databases.js';
+import { ChdbThreadEngine } from './flowstore/index.js';
 
 /** Runs `node [nodeFlags] src/start.cjs [entry]` and resolves with its output once `until` matches it (or it exits). */
 function start(args: string[], env: Record<string, string>, until: RegExp, { ipc = false, nodeFlags = [] as string[] } = {}) {
@@ -116,4 +119,75 @@ describe('npm start (src/start.cjs)', () => {
       expect(await exited).toBe(0);
     });
   });
+});
+
+describe('npm start refused by the machine: one line on stderr, exit 1, before the engines open', () => {
+  /** Runs `npm start`'s entry to its exit; a start that hangs fails the test through its timeout. */
+  async function refusedStart(env: Record<string, string>) {
+    const started = performance.now();
+    const child = spawn(process.execPath, ['src/start.cjs'], {
+      env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', DATABASE_URL: '', CLICKHOUSE_URL: '', IP_ORG_DATASET: 'off', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk));
+    const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
+    return { code, stdout, stderr, ms: performance.now() - started };
+  }
+
+  const withDataDir = async (test: (dataDir: string) => Promise<void>) => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'bd-refused-'));
+    try {
+      await test(dataDir);
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  };
+
+  it('says the port is taken, having opened nothing', () =>
+    withDataDir(async (dataDir) => {
+      const holder = createServer();
+      await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+      const { port } = holder.address() as AddressInfo;
+      try {
+        const res = await refusedStart({ DATA_DIR: dataDir, PORT: String(port) });
+        expect(res).toMatchObject({ code: 1, stdout: '' });
+        expect(res.stderr).toBe(`cannot listen: port ${port} on 127.0.0.1 is already in use by another process: stop it, or set PORT (and HOST) to a free one\n`);
+        // Neither PGlite nor chDB nor the secrets key was created: the engines never opened.
+        expect(readdirSync(dataDir)).toEqual([]);
+        expect(res.ms).toBeLessThan(15_000);
+      } finally {
+        holder.close();
+      }
+    }));
+
+  it('says the data directory is in use by another server (embedded PostgreSQL), having opened neither engine', () =>
+    withDataDir(async (dataDir) => {
+      // The owner record a running server leaves: this test's process is alive, as that server would be.
+      writeFileSync(join(dataDir, 'postgres.owner.json'), JSON.stringify({ pid: process.pid }));
+      const res = await refusedStart({ DATA_DIR: dataDir });
+      expect(res.code).toBe(1);
+      expect(res.stderr).toBe(
+        `DATA_DIR ${dataDir} is in use: process ${process.pid} (another server) has its embedded PostgreSQL (postgres/) open; stop it, or give this one another DATA_DIR\n`,
+      );
+      expect(readdirSync(dataDir)).toEqual(['postgres.owner.json']);
+    }));
+
+  it('says the data directory is in use when another process has its embedded ClickHouse open (DATABASE_URL mode)', () =>
+    withDataDir(async (dataDir) => {
+      const database = await createTestDatabase();
+      const holder = await ChdbThreadEngine.open(join(dataDir, 'clickhouse'));
+      try {
+        const res = await refusedStart({ DATA_DIR: dataDir, DATABASE_URL: database.url });
+        expect(res.code).toBe(1);
+        expect(res.stderr).toBe(
+          `DATA_DIR ${dataDir} is in use: process ${process.pid} (another server) has its embedded ClickHouse (clickhouse/) open; stop it, or give this one another DATA_DIR\n`,
+        );
+      } finally {
+        await holder.close();
+        await database.drop();
+      }
+    }));
 });

@@ -6,6 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
+import { type Io, main } from './cli.js';
+import { StateDir } from './state.js';
 import { eventually, startFakeService } from './testing/fake-service.js';
 
 const CLI = fileURLToPath(new URL('./cli.ts', import.meta.url));
@@ -49,6 +51,62 @@ describe('collector run (process)', () => {
     expect(events.at(-1)).toBe('collector.stopped');
     expect(stderr).not.toContain('cid.secret');
   }, 40_000);
+
+  it("reports a backfill's progress as JSON lines off a terminal, says interrupted when stopped, and runs under the enrolled hostname", async () => {
+    // Slow ingest: the backfill (1.8 M flows) lasts far longer than the 5 s between progress lines.
+    let slow = true;
+    const service = await startFakeService({ ingest: async () => (slow ? (await new Promise((r) => setTimeout(r, 200)), undefined) : undefined) });
+    cleanups.push(() => service.close());
+    const stateDir = mkdtempSync(join(tmpdir(), 'collector-proc-'));
+    cleanups.push(() => rmSync(stateDir, { recursive: true, force: true }));
+    new StateDir(stateDir).update({ hostname: 'edge-7', machine_id: 'proc-2' });
+    const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'run', '--base-url', service.url, '--flows-per-second', '500', '--backfill-hours', '1', '--seconds', '0', '--state-dir', stateDir], {
+      env: { ...process.env, PROPHET_ACCESS_KEY: 'cid.secret' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    cleanups.push(() => child.kill('SIGKILL'));
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    const events = () => stderr.trim().split('\n').filter(Boolean).map((line) => JSON.parse(line));
+
+    await eventually(() => events().some((e) => e.event === 'flows.backfill_progress'), 20_000, 'a progress line');
+    child.kill('SIGINT');
+    slow = false;
+    expect(await exited).toBe(0);
+
+    const progress = events().find((e) => e.event === 'flows.backfill_progress');
+    expect(progress).toEqual({ time: expect.any(String), level: 'info', event: 'flows.backfill_progress', percent: expect.any(Number), sent: expect.any(Number), flows_per_second: expect.any(Number), eta_s: expect.any(Number) });
+    expect(progress.percent).toBeGreaterThan(0);
+    expect(progress.percent).toBeLessThan(100);
+    const names = events().map((e) => e.event);
+    expect(names).toContain('flows.backfill_interrupted');
+    expect(names).not.toContain('flows.backfill_done');
+    expect(stderr).not.toContain('\r'); // no bar off a terminal
+    expect(events().find((e) => e.event === 'collector.starting')).toMatchObject({ hostname: 'edge-7', machine_id: 'proc-2' });
+    expect(service.hellos[0]).toMatchObject({ hostname: 'edge-7' });
+    const summary = JSON.parse(stdout.trim().split('\n').at(-1)!);
+    expect(summary).toMatchObject({ hostname: 'edge-7', machine_id: 'proc-2', interrupted: true, queued: 0, failed: 0 });
+  }, 60_000);
+
+  it("draws the backfill's progress as a bar when stderr is a terminal, ending at 100% and done", async () => {
+    const service = await startFakeService({ ingest: async () => void (await new Promise((r) => setTimeout(r, 10))) });
+    cleanups.push(() => service.close());
+    const stateDir = mkdtempSync(join(tmpdir(), 'collector-proc-'));
+    cleanups.push(() => rmSync(stateDir, { recursive: true, force: true }));
+    let stderr = '';
+    const io: Io = { stdout: () => undefined, stderr: (text) => void (stderr += text), env: { PROPHET_ACCESS_KEY: 'cid.secret' }, onSignal: () => () => undefined, stderrIsTTY: true };
+    const args = ['run', '--base-url', service.url, '--flows-per-second', '10', '--backfill-hours', '1', '--seconds', '0', '--state-dir', stateDir, '--machine-id', 'tty-1'];
+    expect(await main(args, io)).toBe(0);
+    const bars = [...stderr.matchAll(/\rbackfill \[[#.]{24}\] +([\d.]+)% +[\d,]+ flows sent +[\d,]+ flows\/s +ETA [\d:-]+\x1b\[K/g)];
+    expect(bars.length).toBeGreaterThan(1);
+    expect(bars.at(-1)![1]).toBe('100.0');
+    // Log lines are written on a cleared line, never glued to a bar.
+    for (const line of stderr.split(/\r\x1b\[K|\n/).filter((l) => l.startsWith('{'))) expect(() => JSON.parse(line)).not.toThrow();
+    expect(stderr).toContain('"event":"flows.backfill_done"');
+  }, 60_000);
 
   it('exits 1 with the reason when the key is refused', async () => {
     const service = await startFakeService({ keys: ['some.other'] });

@@ -16,6 +16,23 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
+/** `collector <args>` in a process of its own, killed after the test; its output as it comes. */
+function spawnCli(args: string[], env: NodeJS.ProcessEnv = {}) {
+  const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  cleanups.push(() => child.kill('SIGKILL'));
+  const output = { stdout: '', stderr: '' };
+  child.stdout.on('data', (d) => (output.stdout += d));
+  child.stderr.on('data', (d) => (output.stderr += d));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return { child, output, exited };
+}
+
+function tempStateDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'collector-proc-'));
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
 describe('collector run (process)', () => {
   it('runs until SIGTERM, then flushes every generated flow and exits 0', async () => {
     let slow = true;
@@ -24,32 +41,22 @@ describe('collector run (process)', () => {
       ingest: async () => (slow ? (await new Promise((r) => setTimeout(r, 300)), undefined) : undefined),
     });
     cleanups.push(() => service.close());
-    const stateDir = mkdtempSync(join(tmpdir(), 'collector-proc-'));
-    cleanups.push(() => rmSync(stateDir, { recursive: true, force: true }));
-    const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'run', '--base-url', service.url, '--flows-per-second', '500', '--state-dir', stateDir, '--machine-id', 'proc-1'], {
-      env: { ...process.env, PROPHET_ACCESS_KEY: 'cid.secret' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    cleanups.push(() => child.kill('SIGKILL'));
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    const args = ['run', '--base-url', service.url, '--flows-per-second', '500', '--state-dir', tempStateDir(), '--machine-id', 'proc-1'];
+    const { child, output, exited } = spawnCli(args, { PROPHET_ACCESS_KEY: 'cid.secret' });
 
     await eventually(() => service.ingestCalls.length >= 2, 20_000, 'flows arriving');
     child.kill('SIGTERM');
     slow = false;
     expect(await exited).toBe(0);
 
-    const summary = JSON.parse(stdout.trim().split('\n').at(-1)!);
+    const summary = JSON.parse(output.stdout.trim().split('\n').at(-1)!);
     expect(summary).toMatchObject({ machine_id: 'proc-1', node_id: 'node_fake', queued: 0, failed: 0 });
     expect(summary.sent).toBe(summary.flows_generated);
     expect(service.storedFlows()).toBe(summary.sent);
-    const events = stderr.trim().split('\n').map((line) => JSON.parse(line).event);
+    const events = output.stderr.trim().split('\n').map((line) => JSON.parse(line).event);
     expect(events).toContain('collector.signal');
     expect(events.at(-1)).toBe('collector.stopped');
-    expect(stderr).not.toContain('cid.secret');
+    expect(output.stderr).not.toContain('cid.secret');
   }, 40_000);
 
   it("reports a backfill's progress as JSON lines off a terminal, says interrupted when stopped, and runs under the enrolled hostname", async () => {
@@ -57,20 +64,11 @@ describe('collector run (process)', () => {
     let slow = true;
     const service = await startFakeService({ ingest: async () => (slow ? (await new Promise((r) => setTimeout(r, 200)), undefined) : undefined) });
     cleanups.push(() => service.close());
-    const stateDir = mkdtempSync(join(tmpdir(), 'collector-proc-'));
-    cleanups.push(() => rmSync(stateDir, { recursive: true, force: true }));
+    const stateDir = tempStateDir();
     new StateDir(stateDir).update({ hostname: 'edge-7', machine_id: 'proc-2' });
-    const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'run', '--base-url', service.url, '--flows-per-second', '500', '--backfill-hours', '1', '--seconds', '0', '--state-dir', stateDir], {
-      env: { ...process.env, PROPHET_ACCESS_KEY: 'cid.secret' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    cleanups.push(() => child.kill('SIGKILL'));
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-    const events = () => stderr.trim().split('\n').filter(Boolean).map((line) => JSON.parse(line));
+    const args = ['run', '--base-url', service.url, '--flows-per-second', '500', '--backfill-hours', '1', '--seconds', '0', '--state-dir', stateDir];
+    const { child, output, exited } = spawnCli(args, { PROPHET_ACCESS_KEY: 'cid.secret' });
+    const events = () => output.stderr.trim().split('\n').filter(Boolean).map((line) => JSON.parse(line));
 
     await eventually(() => events().some((e) => e.event === 'flows.backfill_progress'), 20_000, 'a progress line');
     child.kill('SIGINT');
@@ -84,18 +82,17 @@ describe('collector run (process)', () => {
     const names = events().map((e) => e.event);
     expect(names).toContain('flows.backfill_interrupted');
     expect(names).not.toContain('flows.backfill_done');
-    expect(stderr).not.toContain('\r'); // no bar off a terminal
+    expect(output.stderr).not.toContain('\r'); // no bar off a terminal
     expect(events().find((e) => e.event === 'collector.starting')).toMatchObject({ hostname: 'edge-7', machine_id: 'proc-2' });
     expect(service.hellos[0]).toMatchObject({ hostname: 'edge-7' });
-    const summary = JSON.parse(stdout.trim().split('\n').at(-1)!);
+    const summary = JSON.parse(output.stdout.trim().split('\n').at(-1)!);
     expect(summary).toMatchObject({ hostname: 'edge-7', machine_id: 'proc-2', interrupted: true, queued: 0, failed: 0 });
   }, 60_000);
 
   it("draws the backfill's progress as a bar when stderr is a terminal, ending at 100% and done", async () => {
     const service = await startFakeService({ ingest: async () => void (await new Promise((r) => setTimeout(r, 10))) });
     cleanups.push(() => service.close());
-    const stateDir = mkdtempSync(join(tmpdir(), 'collector-proc-'));
-    cleanups.push(() => rmSync(stateDir, { recursive: true, force: true }));
+    const stateDir = tempStateDir();
     let stderr = '';
     const io: Io = { stdout: () => undefined, stderr: (text) => void (stderr += text), env: { PROPHET_ACCESS_KEY: 'cid.secret' }, onSignal: () => () => undefined, stderrIsTTY: true };
     const args = ['run', '--base-url', service.url, '--flows-per-second', '10', '--backfill-hours', '1', '--seconds', '0', '--state-dir', stateDir, '--machine-id', 'tty-1'];
@@ -111,13 +108,8 @@ describe('collector run (process)', () => {
   it('exits 1 with the reason when the key is refused', async () => {
     const service = await startFakeService({ keys: ['some.other'] });
     cleanups.push(() => service.close());
-    const stateDir = mkdtempSync(join(tmpdir(), 'collector-proc-'));
-    cleanups.push(() => rmSync(stateDir, { recursive: true, force: true }));
-    const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'run', '--base-url', service.url, '--access-key', 'bad.key', '--state-dir', stateDir], { stdio: ['ignore', 'pipe', 'pipe'] });
-    cleanups.push(() => child.kill('SIGKILL'));
-    let stderr = '';
-    child.stderr.on('data', (d) => (stderr += d));
-    expect(await new Promise((resolve) => child.on('exit', resolve))).toBe(1);
-    expect(stderr).toMatch(/\ncollector: the access key was refused \(invalid_credentials\)\n$/);
+    const { output, exited } = spawnCli(['run', '--base-url', service.url, '--access-key', 'bad.key', '--state-dir', tempStateDir()]);
+    expect(await exited).toBe(1);
+    expect(output.stderr).toMatch(/\ncollector: the access key was refused \(invalid_credentials\)\n$/);
   }, 40_000);
 });

@@ -64,6 +64,7 @@ export async function buildApp(config: Config, logger = createLogger(config.logL
   try {
     return await serve(server, config, logger, options);
   } catch (error) {
+    server.closeAllConnections();
     server.close();
     throw error;
   }

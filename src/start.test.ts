@@ -28,6 +28,26 @@ function start(args: string[], env: Record<string, string>, until: RegExp, { ipc
   return { child, exited, output };
 }
 
+async function freePort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as AddressInfo;
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
+
+/** The first answer `url` gives, polling while nothing listens there yet (30 s at most). */
+async function firstAnswer(url: string): Promise<Response> {
+  for (let tries = 0; tries < 600; tries++) {
+    try {
+      return await fetch(url);
+    } catch {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+  throw new Error(`nothing answered at ${url}`);
+}
+
 describe('npm start (src/start.cjs)', () => {
   it('sizes libuv\'s thread pool before anything uses it: eight blocked tasks leave room for more', async () => {
     const { output, exited } = start(['test/kit/thread-pool-probe.ts'], {}, /\n/);
@@ -35,11 +55,17 @@ describe('npm start (src/start.cjs)', () => {
     expect(await exited).toBe(0);
   });
 
-  it('runs the service on a fresh data directory, and stops on SIGTERM', async () => {
+  it('runs the service on a fresh data directory, answering 503 until it is ready, and stops on SIGTERM', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'bd-start-'));
     try {
-      const env = { DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'warn', DATABASE_URL: '', CLICKHOUSE_URL: '', IP_ORG_DATASET: 'off' };
+      const port = await freePort();
+      const env = { DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', DATABASE_URL: '', CLICKHOUSE_URL: '', IP_ORG_DATASET: 'off' };
       const { child, output, exited } = start([], env, /listening on (http:\S+)/);
+      // The port is taken before the engines open (seconds on a fresh directory): meanwhile, 503.
+      const early = await firstAnswer(`http://127.0.0.1:${port}/health`);
+      expect(early.status).toBe(503);
+      expect(early.headers.get('retry-after')).toBe('1');
+      expect(await early.json()).toMatchObject({ error: 'starting', code: 'starting' });
       const url = /listening on (http:\S+)/.exec(await output)?.[1];
       expect(url).toBeDefined();
       const health = await fetch(`${url}/health`);

@@ -23,7 +23,16 @@ export interface RenderedError {
 
 /** Flat body (wire.md 2.2 A): the code in `error` and `code`, a human `message`, plus extras. */
 export function flatError(error: DomainError): RenderedError {
-  return { status: error.status, headers: error.headers, body: { error: error.code, code: error.code, message: error.message, ...error.body } };
+  return { status: error.status, headers: error.headers, body: { error: error.code, code: error.code, message: flatMessage(error), ...error.body } };
+}
+
+/**
+ * The flat body has no `details`, where GraphQL and the nested envelope name a missing scope
+ * (`required_scope`): its message names it instead, so a 403 says which scope to grant.
+ */
+function flatMessage(error: DomainError): string {
+  const scope = error.details.required_scope;
+  return typeof scope === 'string' ? `${error.message}: ${scope}` : error.message;
 }
 
 /** Nested body (wire.md 2.2 B), used by the search service. */

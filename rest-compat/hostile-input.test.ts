@@ -55,7 +55,7 @@ function fieldsOf(route: Route | ServedRoute): { body: string[]; query: string[]
   }
   if ('variables' in route) {
     const watched = new Proxy({}, { get: (_t, key) => (typeof key === 'string' && body.add(key), undefined) });
-    route.variables({ params: new Proxy({}, { get: () => 'x' }), query: new WatchedQuery(), body: watched });
+    route.variables({ params: new Proxy({}, { get: () => 'x' }), query: new WatchedQuery(), body: watched, headers: {} });
   }
   return { body: [...body], query: [...query] };
 }
@@ -92,7 +92,7 @@ function jsonKind(type: GraphQLInputType): JsonKind | undefined {
 function typeOfField(route: Route, where: 'body' | 'query', key: string, base: { body?: Record<string, unknown>; params?: Record<string, string> } = {}): GraphQLInputType | undefined {
   const marker = `\u0001marker:${key}`;
   const query = new URLSearchParams(where === 'query' ? { [key]: marker } : {});
-  const variables = route.variables({ params: new Proxy({}, { get: (_t, name) => base.params?.[name as string] ?? 'x' }), query, body: where === 'body' ? { ...base.body, [key]: marker } : { ...base.body } });
+  const variables = route.variables({ params: new Proxy({}, { get: (_t, name) => base.params?.[name as string] ?? 'x' }), query, body: where === 'body' ? { ...base.body, [key]: marker } : { ...base.body }, headers: {} });
   const pathTo = (value: unknown, path: string[]): string[] | undefined => {
     if (value === marker) return path;
     if (typeof value !== 'object' || value === null) return undefined;

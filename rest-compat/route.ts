@@ -1,11 +1,14 @@
+import type { IncomingHttpHeaders } from 'node:http';
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
+import type { Scope } from '../src/auth/scopes.js';
 import type { Services } from '../src/services.js';
 
-/** A REST request as a route sees it: path parameters, query string, parsed body. */
+/** A REST request as a route sees it: path parameters, query string, parsed body, headers. */
 export interface RestRequest {
   params: Record<string, string>;
   query: URLSearchParams;
   body: Record<string, unknown>;
+  headers: IncomingHttpHeaders;
 }
 
 /**
@@ -15,6 +18,7 @@ export interface RestRequest {
 export interface Route<TData = any, TVars = any> {
   method: 'GET' | 'POST' | 'DELETE';
   path: string;
+  auth: RouteAuth;
   operation: TypedDocumentNode<TData, TVars>;
   variables: (req: RestRequest) => TVars;
   /** The documented JSON body, or a RawResponse for redirects, scripts and binary payloads. */
@@ -25,6 +29,13 @@ export interface Route<TData = any, TVars = any> {
   /** The body may also come form-encoded (the token endpoint, api-spec.md section 4); elsewhere it is JSON whatever its content type. */
   form?: true;
 }
+
+/**
+ * What a path asks of the caller (api-spec.md section 5): nothing (`public`), any valid bearer
+ * token (`token`), or a token with this scope. The services enforce it (Session.requireScope);
+ * this is the catalogue the README's scope table and its test read, and a test holds the two equal.
+ */
+export type RouteAuth = 'public' | 'token' | Scope;
 
 export const defineRoute = <TData, TVars>(route: Route<TData, TVars>): Route<TData, TVars> => route;
 
@@ -47,6 +58,7 @@ export class RawResponse {
 export interface ServedRoute {
   method: 'GET';
   path: string;
+  auth: RouteAuth;
   serve: (req: RestRequest, services: Services) => Promise<RawResponse>;
 }
 

@@ -61,7 +61,7 @@ export function createRestRouter(options: {
     const render = renderOf(route);
     try {
       const body = parseBody(await readBody(req), req.headers['content-type'], 'form' in route && route.form === true);
-      const request = { params: found.params, query: url.searchParams, body };
+      const request = { params: found.params, query: url.searchParams, body, headers: req.headers };
       if ('serve' in route) return sendRaw(res, await route.serve(request, options.served!.services));
       const variables = route.variables(request) as Record<string, unknown>;
       const problem = variableProblem(route.operation, variables);

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { type DocumentNode, GraphQLError, specifiedRules, validate } from 'graphql';
 import { createYoga } from 'graphql-yoga';
 import { useServer } from 'graphql-ws/use/ws';
@@ -33,6 +34,7 @@ import { clientAddress } from './infra/client-address.js';
 import { observeHttpRequest } from './infra/http-metrics.js';
 import { type Logger, createLogger } from './infra/logger.js';
 import { answerClientError } from './infra/client-errors.js';
+import { listen } from './infra/listen.js';
 import { type Services, createServices } from './services.js';
 
 export const SERVICE_NAME = 'breach-detection-api';
@@ -57,6 +59,23 @@ export interface BuildOptions {
 }
 
 export async function buildApp(config: Config, logger = createLogger(config.logLevel), options: BuildOptions = {}): Promise<App> {
+  // The port first: a taken one stops the start in a second, before the engines open (the
+  // embedded ones take a while, and write to DATA_DIR). Until the service is ready, requests on
+  // it are answered 503.
+  const server = createServer(answerStarting);
+  server.on('upgrade', refuseUpgradeWhileStarting);
+  server.on('clientError', answerClientError);
+  await listen(server, config.port, config.host);
+  try {
+    return await serve(server, config, logger, options);
+  } catch (error) {
+    server.closeAllConnections();
+    server.close();
+    throw error;
+  }
+}
+
+async function serve(server: Server, config: Config, logger: Logger, options: BuildOptions): Promise<App> {
   const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, logger, role: 'server' });
   const flows = options.flowEngine ?? (await openFlowEngine(config, logger));
   if (options.flowEngine) await prepareFlowEngine(flows, config, logger);
@@ -109,7 +128,7 @@ export async function buildApp(config: Config, logger = createLogger(config.logL
   });
 
   const operations = await startOperationsEndpoints(config, { db, flows, services, logger });
-  const server = createServer((req, res) => {
+  const handle = (req: IncomingMessage, res: ServerResponse) => {
     const started = performance.now();
     const requestId = (req.headers['x-request-id'] as string | undefined)?.slice(0, 100) || randomUUID();
     res.setHeader('x-request-id', requestId);
@@ -138,8 +157,7 @@ export async function buildApp(config: Config, logger = createLogger(config.logL
       return sendJson(res, 200, services.keys.jwks(), { 'cache-control': 'public, max-age=300' });
     }
     sendJson(res, 404, { error: 'not_found', code: 'not_found', message: `No such endpoint: ${req.method} ${url.pathname}` });
-  });
-  server.on('clientError', answerClientError);
+  };
 
   // Two WebSocket endpoints share the http server: GraphQL subscriptions and the collector channel.
   // A message over the body limit closes its socket (1009); a document over the other limits is
@@ -149,12 +167,12 @@ export async function buildApp(config: Config, logger = createLogger(config.logL
   const stopWatchingClients = await db.listen('auth_client_changed', (clientId) =>
     socketSessions.clientChanged(clientId).catch((error) => logger.error('graphql.ws_client_check_failed', { clientId, error })),
   );
-  server.on('upgrade', (req, socket, head) => {
+  const upgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     const path = requestUrl(req)?.pathname;
     if (path === '/graphql') wss.handleUpgrade(req, socket, head, (client) => wss.emit('connection', client, req));
     else if (path === CONTROL_PATH) void services.control.handleUpgrade(req, socket, head);
     else socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
-  });
+  };
   const ws = useServer(
     {
       schema,
@@ -194,10 +212,8 @@ export async function buildApp(config: Config, logger = createLogger(config.logL
     socket.on('error', (error: NodeJS.ErrnoException) => logger.info('graphql.ws_client_error', { code: error.code, message: error.message }));
   });
 
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(config.port, config.host, () => resolve());
-  });
+  server.off('request', answerStarting).on('request', handle);
+  server.off('upgrade', refuseUpgradeWhileStarting).on('upgrade', upgrade);
   const address = server.address() as AddressInfo;
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${address.port}`;
   services.links.setListeningUrl(url);
@@ -229,6 +245,14 @@ export async function buildApp(config: Config, logger = createLogger(config.logL
       if (!options.flowEngine) await flows.close();
     },
   };
+}
+
+function answerStarting(_req: IncomingMessage, res: ServerResponse): void {
+  sendJson(res, 503, { error: 'starting', code: 'starting', message: 'The service is starting; try again in a moment' }, { 'retry-after': '1' });
+}
+
+function refuseUpgradeWhileStarting(_req: IncomingMessage, socket: Duplex): void {
+  socket.end('HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
 }
 
 /**

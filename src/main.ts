@@ -1,6 +1,7 @@
 // Started by src/start.cjs (`npm start`), which sizes libuv's thread pool first.
 import { ConfigError, loadConfig } from './config.js';
 import { buildApp } from './app.js';
+import { StartError } from './infra/start-error.js';
 
 try {
   const config = loadConfig();
@@ -17,6 +18,7 @@ try {
   process.on('SIGINT', () => void stop('SIGINT'));
   process.on('SIGTERM', () => void stop('SIGTERM'));
 } catch (error) {
-  console.error(error instanceof ConfigError ? error.message : error);
+  // What the operator must change is said in the message; a stack trace only for bugs.
+  console.error(error instanceof ConfigError || error instanceof StartError ? error.message : error);
   process.exit(1);
 }

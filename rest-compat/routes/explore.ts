@@ -1,3 +1,4 @@
+import { Scopes } from '../../src/auth/scopes.js';
 import {
   ExploreOrganizationsDocument,
   ExploreOrgAccessDocument,
@@ -48,14 +49,15 @@ export const exploreRoutes: Route[] = [
   defineRoute({
     method: 'GET',
     path: '/rest/explore/1.0/egress/organizations',
+    auth: Scopes.searchApi,
     operation: ExploreOrganizationsDocument,
     variables: (req) => ({ request: exploreRequest(req) }),
     render: ({ view }) => view,
   }),
-  defineRoute({ method: 'GET', path: ORG, operation: ExploreOrgHeaderDocument, variables: perOrg, render: ({ view }) => view }),
-  defineRoute({ method: 'GET', path: `${ORG}/temporal`, operation: ExploreOrgTemporalDocument, variables: perOrg, render: ({ view }) => view }),
-  defineRoute({ method: 'GET', path: `${ORG}/cadence`, operation: ExploreOrgCadenceDocument, variables: perOrg, render: ({ view }) => view }),
-  defineRoute({ method: 'GET', path: `${ORG}/transfer`, operation: ExploreOrgTransferDocument, variables: perOrg, render: ({ view }) => view }),
-  defineRoute({ method: 'GET', path: `${ORG}/reach`, operation: ExploreOrgReachDocument, variables: perOrg, render: ({ view }) => view }),
-  defineRoute({ method: 'GET', path: `${ORG}/access`, operation: ExploreOrgAccessDocument, variables: perOrg, render: ({ view }) => view }),
+  defineRoute({ method: 'GET', path: ORG, auth: Scopes.searchApi, operation: ExploreOrgHeaderDocument, variables: perOrg, render: ({ view }) => view }),
+  defineRoute({ method: 'GET', path: `${ORG}/temporal`, auth: Scopes.searchApi, operation: ExploreOrgTemporalDocument, variables: perOrg, render: ({ view }) => view }),
+  defineRoute({ method: 'GET', path: `${ORG}/cadence`, auth: Scopes.searchApi, operation: ExploreOrgCadenceDocument, variables: perOrg, render: ({ view }) => view }),
+  defineRoute({ method: 'GET', path: `${ORG}/transfer`, auth: Scopes.searchApi, operation: ExploreOrgTransferDocument, variables: perOrg, render: ({ view }) => view }),
+  defineRoute({ method: 'GET', path: `${ORG}/reach`, auth: Scopes.searchApi, operation: ExploreOrgReachDocument, variables: perOrg, render: ({ view }) => view }),
+  defineRoute({ method: 'GET', path: `${ORG}/access`, auth: Scopes.searchApi, operation: ExploreOrgAccessDocument, variables: perOrg, render: ({ view }) => view }),
 ];

@@ -1,18 +1,19 @@
 import { IssueTokenDocument } from '../../src/generated/operations.js';
+import { clientCredentials } from '../client-auth.js';
 import { defineRoute, field, type Route } from '../route.js';
 
-/** OAuth2 (api-spec.md section 4). */
+/** OAuth2 (api-spec.md section 4); the token endpoint also takes HTTP Basic client authentication. */
 export const oauthRoutes: Route[] = [
   defineRoute({
     method: 'POST',
     path: '/rest/oauth2/token/1.0',
+    auth: 'public',
     form: true,
     operation: IssueTokenDocument,
-    variables: ({ body }) => ({
-      clientId: field(body, 'client_id') as string,
-      clientSecret: field(body, 'client_secret') as string,
-      grantType: field(body, 'grant_type') as string,
-    }),
+    variables: ({ body, headers }) => {
+      const { clientId, clientSecret } = clientCredentials(headers.authorization, body);
+      return { clientId: clientId as string, clientSecret: clientSecret as string, grantType: field(body, 'grant_type') as string };
+    },
     render: (data) => data.token,
   }),
 ];

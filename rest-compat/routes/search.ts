@@ -1,3 +1,4 @@
+import { Scopes } from '../../src/auth/scopes.js';
 import { SearchAggregateDocument, SearchRecordsDocument } from '../../src/generated/operations.js';
 import { defineRoute, type Route } from '../route.js';
 
@@ -6,6 +7,7 @@ export const searchRoutes: Route[] = [
   defineRoute({
     method: 'POST',
     path: '/search/records/1.0',
+    auth: Scopes.searchApi,
     operation: SearchRecordsDocument,
     variables: ({ body }) => ({ body }),
     render: ({ records }) => records,
@@ -14,6 +16,7 @@ export const searchRoutes: Route[] = [
   defineRoute({
     method: 'POST',
     path: '/search/agg/1.0',
+    auth: Scopes.searchApi,
     operation: SearchAggregateDocument,
     variables: ({ body }) => ({ body }),
     render: ({ terms }) => terms,

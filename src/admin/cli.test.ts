@@ -1,7 +1,10 @@
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminCli } from '../../test/kit/admin-cli.js';
 import { type TestApp, startTestApp } from '../../test/kit/app.js';
 import { call } from '../../test/kit/http.js';
+import { knownScopes } from '../auth/scopes.js';
+import { commandNames } from './commands.js';
 
 describe('admin CLI against DATABASE_URL, while the server runs', () => {
   let t: TestApp;
@@ -41,18 +44,73 @@ describe('admin CLI against DATABASE_URL, while the server runs', () => {
     expect(tenants.json.map((x: { customer_id: string }) => x.customer_id)).toEqual(expect.arrayContaining([msp.json.customer_id, child.json.customer_id]));
   });
 
-  it('prints usage and exits 2 for unknown commands or missing options', async () => {
-    expect((await adminCli(['frobnicate'], env)).code).toBe(2);
+  it('prints usage as text and exits 2 for unknown commands, unknown options or missing options', async () => {
+    for (const args of [[], ['frobnicate']]) {
+      const unknown = await adminCli(args, env);
+      expect(unknown.code).toBe(2);
+      expect(unknown.stderr).toContain('\n  tenant create --name NAME');
+    }
     const missing = await adminCli(['tenant', 'create', '--name', 'x'], env);
     expect(missing.code).toBe(2);
-    expect(missing.stderr).toContain('--handle');
+    expect(missing.stderr).toBe('--handle is required\nusage:\n  tenant create --name NAME --handle HANDLE [--parent CUSTOMER_ID] [--msp]\n');
+    const stray = await adminCli(['tenant', 'list', '--verbose'], env);
+    expect(stray.code).toBe(2);
+    expect(stray.stderr).toMatch(/^Unknown option '--verbose'.*\nusage:\n  tenant list\n$/s);
+    const valueless = await adminCli(['client', 'list', '--customer'], env);
+    expect(valueless.code).toBe(2);
+    expect(valueless.stderr).toContain("Option '--customer <value>' argument missing");
   });
 
-  it('refuses unknown scopes and unknown customers with a JSON error', async () => {
+  it('refuses unknown scopes, listing the valid ones, and unknown customers, with a JSON error', async () => {
     const bad = await adminCli(['client', 'create', '--customer', 'cus_nope', '--scopes', 'p.token.scope.node_api'], env);
     expect(bad.code).toBe(1);
     expect(JSON.parse(bad.stderr)).toMatchObject({ error: 'not_found' });
-    const scope = await adminCli(['client', 'create', '--customer', 'cus_nope', '--scopes', 'root'], env);
-    expect(JSON.parse(scope.stderr)).toMatchObject({ error: 'invalid_request' });
+    const scope = await adminCli(['client', 'create', '--customer', 'cus_nope', '--scopes', 'root,p.token.scope.node_api'], env);
+    expect(scope.code).toBe(1);
+    expect(JSON.parse(scope.stderr)).toEqual({
+      error: 'invalid_request',
+      message: `unknown scopes: root; valid scopes: ${knownScopes.join(', ')}`,
+    });
+  });
+});
+
+describe("README's Admin CLI block", () => {
+  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+  const block = /## Admin CLI\n[\s\S]*?```sh\n([\s\S]*?)```/.exec(readme)?.[1] ?? '';
+
+  it('shows every command', () => {
+    for (const name of commandNames()) expect(block).toMatch(new RegExp(`^npm run -s admin -- ${name}( |$)`, 'm'));
+  });
+
+  it('ties a backfill of H hours to detect run --window-minutes 60 x H', () => {
+    expect(block).toContain('detect run --customer cus_… [--window-minutes N]');
+    expect(readme).toMatch(/--backfill-hours H`\), run `detect run --window-minutes`\nwith 60 × H/);
+  });
+});
+
+describe('admin CLI help', () => {
+  // Help needs neither configuration nor a database: a wrong DATABASE_URL must not matter.
+  const env = { DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none', LOG_LEVEL: 'silent' };
+
+  it('prints the usage of every command on stdout and exits 0 for --help, -h and help', async () => {
+    for (const args of [['--help'], ['-h'], ['help']]) {
+      const help = await adminCli(args, env);
+      expect(help.code, help.stderr).toBe(0);
+      expect(help.stdout).toMatch(/^usage: npm run -s admin -- <command> \[options\]\n/);
+      for (const name of commandNames()) expect(help.stdout).toContain(`\n  ${name}`);
+      expect(help.stdout).not.toContain('\\n');
+    }
+  });
+
+  it("prints one command's usage for `<command> --help` and `help <command>`", async () => {
+    for (const args of [['detect', 'run', '--help'], ['help', 'detect', 'run'], ['detect', 'run', '--customer', 'cus_x', '-h']]) {
+      const help = await adminCli(args, env);
+      expect(help.code, help.stderr).toBe(0);
+      expect(help.stdout).toMatch(/^usage:\n  detect run --customer CUSTOMER_ID \[--window-minutes N\]\n/);
+      expect(help.stdout).toContain('N = 60 x H');
+      expect(help.stdout).not.toContain('tenant create');
+    }
+    const scopes = await adminCli(['client', 'create', '--help'], env);
+    for (const scope of knownScopes) expect(scopes.stdout).toContain(scope);
   });
 });

@@ -1,33 +1,22 @@
 import { parseArgs } from 'node:util';
 import { ClientService } from '../auth/clients.service.js';
 import { KeyRing } from '../auth/keyring.js';
+import { knownScopes } from '../auth/scopes.js';
 import { resealSecrets } from '../auth/sealed-secrets.js';
 import type { Config } from '../config.js';
-import { badRequest } from '../errors.js';
 import type { Tenant, TenantDeletion } from '../generated/prisma/client.js';
 import type { Database } from '../infra/database.js';
 import { SecretsKey } from '../infra/secrets-key.js';
 import { publishReleaseCommand, releaseUsage } from '../modules/collector/collector.admin.js';
 import { detectRunCommand, detectUsage } from '../modules/detection/detection.admin.js';
-import { importNetworksCommand, listNetworksCommand, networksUsage } from '../modules/networks/networks.admin.js';
+import { importNetworksCommand, listNetworksCommand, networksImportUsage, networksListUsage } from '../modules/networks/networks.admin.js';
 import { TenantDeletionStore } from '../tenancy/tenant-deletions.store.js';
 import { TenantDirectory } from '../tenancy/tenant-directory.js';
 import { TenantService } from '../tenancy/tenants.service.js';
+import { usageError } from './usage.js';
 
 const tenantService = (db: Database) => new TenantService(db.prisma, new TenantDeletionStore(db.prisma), new TenantDirectory(db.prisma));
 
-export const usage = `usage: npm run -s admin -- <command>
-  tenant create --name NAME --handle HANDLE [--parent CUSTOMER_ID] [--msp]
-  tenant list
-  tenant deletions [--customer CUSTOMER_ID]
-  client create --customer CUSTOMER_ID --scopes SCOPE[,SCOPE...] [--description TEXT]
-  client list --customer CUSTOMER_ID
-  client revoke --client-id CLIENT_ID
-  key rotate
-  secrets rotate
-${releaseUsage}
-${detectUsage}
-${networksUsage}`;
 
 export const tenantView = (t: Tenant) => ({
   customer_id: t.id,
@@ -55,67 +44,105 @@ export const deletionView = (d: TenantDeletion) => ({
   finished_at: d.finishedAt?.toISOString() ?? null,
 });
 
-type Command = (args: string[], db: Database, config: Config) => Promise<unknown>;
+type Run = (args: string[], db: Database, config: Config) => Promise<unknown>;
+/** A command: its usage lines (indented two spaces, as in the full usage) and what it does. */
+interface Command {
+  usage: string;
+  run: Run;
+}
 
-const option = (values: Record<string, unknown>, name: string): string => {
+const required = (values: Record<string, unknown>, name: string, usage: string): string => {
   const value = values[name];
-  if (typeof value !== 'string' || value.trim() === '') throw badRequest('usage', `--${name} is required\n${usage}`);
+  if (typeof value !== 'string' || value.trim() === '') throw usageError(`--${name} is required`, usage);
   return value;
 };
 
+const tenantCreateUsage = '  tenant create --name NAME --handle HANDLE [--parent CUSTOMER_ID] [--msp]';
+const clientCreateUsage = `  client create --customer CUSTOMER_ID --scopes SCOPE[,SCOPE...] [--description TEXT]
+      SCOPE is one of ${knownScopes.join(', ')}`;
+const clientListUsage = '  client list --customer CUSTOMER_ID';
+const clientRevokeUsage = '  client revoke --client-id CLIENT_ID';
+
 const commands: Record<string, Command> = {
-  'tenant create': async (args, db) => {
-    const { values } = parseArgs({
-      args,
-      options: { name: { type: 'string' }, handle: { type: 'string' }, parent: { type: 'string' }, msp: { type: 'boolean' } },
-    });
-    const tenant = await tenantService(db).create({
-      name: option(values, 'name'),
-      handle: option(values, 'handle'),
+  'tenant create': {
+    usage: tenantCreateUsage,
+    run: async (args, db) => {
+      const { values } = parseArgs({
+        args,
+        options: { name: { type: 'string' }, handle: { type: 'string' }, parent: { type: 'string' }, msp: { type: 'boolean' } },
+      });
+      const tenant = await tenantService(db).create({
+        name: required(values, 'name', tenantCreateUsage),
+        handle: required(values, 'handle', tenantCreateUsage),
       parentId: values.parent,
       msp: values.msp,
-    });
-    return tenantView(tenant);
+      });
+      return tenantView(tenant);
+    },
   },
-  'tenant list': async (_args, db) => {
-    return (await tenantService(db).list()).map(tenantView);
+  'tenant list': {
+    usage: '  tenant list',
+    run: async (args, db) => {
+      parseArgs({ args, options: {} });
+      return (await tenantService(db).list()).map(tenantView);
+    },
   },
-  'tenant deletions': async (args, db) => {
-    const { values } = parseArgs({ args, options: { customer: { type: 'string' } } });
-    return (await new TenantDeletionStore(db.prisma).list(values.customer)).map(deletionView);
+  'tenant deletions': {
+    usage: '  tenant deletions [--customer CUSTOMER_ID]',
+    run: async (args, db) => {
+      const { values } = parseArgs({ args, options: { customer: { type: 'string' } } });
+      return (await new TenantDeletionStore(db.prisma).list(values.customer)).map(deletionView);
+    },
   },
-  'client create': async (args, db) => {
-    const { values } = parseArgs({
-      args,
-      options: { customer: { type: 'string' }, scopes: { type: 'string' }, description: { type: 'string' } },
-    });
-    const scopes = option(values, 'scopes').split(',').map((s) => s.trim()).filter(Boolean);
-    const created = await new ClientService(db.prisma).create({
-      customerId: option(values, 'customer'),
-      scopes,
-      description: values.description,
-    });
-    return created;
+  'client create': {
+    usage: clientCreateUsage,
+    run: async (args, db) => {
+      const { values } = parseArgs({
+        args,
+        options: { customer: { type: 'string' }, scopes: { type: 'string' }, description: { type: 'string' } },
+      });
+      const scopes = required(values, 'scopes', clientCreateUsage).split(',').map((s) => s.trim()).filter(Boolean);
+      return new ClientService(db.prisma).create({
+        customerId: required(values, 'customer', clientCreateUsage),
+        scopes,
+        description: values.description,
+      });
+    },
   },
-  'client list': async (args, db) => {
-    const { values } = parseArgs({ args, options: { customer: { type: 'string' } } });
-    return new ClientService(db.prisma).list(option(values, 'customer'));
+  'client list': {
+    usage: clientListUsage,
+    run: async (args, db) => {
+      const { values } = parseArgs({ args, options: { customer: { type: 'string' } } });
+      return new ClientService(db.prisma).list(required(values, 'customer', clientListUsage));
+    },
   },
-  'client revoke': async (args, db) => {
-    const { values } = parseArgs({ args, options: { 'client-id': { type: 'string' } } });
-    return new ClientService(db.prisma).revoke(option(values, 'client-id'));
+  'client revoke': {
+    usage: clientRevokeUsage,
+    run: async (args, db) => {
+      const { values } = parseArgs({ args, options: { 'client-id': { type: 'string' } } });
+      return new ClientService(db.prisma).revoke(required(values, 'client-id', clientRevokeUsage));
+    },
   },
-  'key rotate': async (_args, db, config) => {
-    const keys = new KeyRing(db.prisma, config.tokenTtlSeconds, SecretsKey.load(config, { create: false }));
-    await keys.load();
-    return { kid: await keys.rotate(), jwks: keys.jwks() };
+  'key rotate': {
+    usage: '  key rotate   (new signing key; old tokens verify until they expire)',
+    run: async (args, db, config) => {
+      parseArgs({ args, options: {} });
+      const keys = new KeyRing(db.prisma, config.tokenTtlSeconds, SecretsKey.load(config, { create: false }));
+      await keys.load();
+      return { kid: await keys.rotate(), jwks: keys.jwks() };
+    },
   },
-  'secrets rotate': rotateSecretsKey,
-  'release publish': publishReleaseCommand,
-  'detect run': detectRunCommand,
-  'networks import': importNetworksCommand,
-  'networks list': listNetworksCommand,
+  'secrets rotate': { usage: '  secrets rotate   (re-seal signing keys and webhook secrets under a new secrets key)', run: rotateSecretsKey },
+  'release publish': { usage: releaseUsage, run: publishReleaseCommand },
+  'detect run': { usage: detectUsage, run: detectRunCommand },
+  'networks import': { usage: networksImportUsage, run: importNetworksCommand },
+  'networks list': { usage: networksListUsage, run: listNetworksCommand },
 };
+
+export const usage = `usage: npm run -s admin -- <command> [options]
+       npm run -s admin -- <command> --help
+Prints JSON on stdout. Commands:
+${Object.values(commands).map((c) => c.usage).join('\n')}`;
 
 /**
  * Every sealed value re-sealed under a new secrets key, in one transaction, while servers run.
@@ -123,7 +150,8 @@ const commands: Record<string, Command> = {
  * second: servers re-read the file when they seal or meet a value under a key they do not hold.
  * With SECRETS_KEY, the new key is its first one (docs/secrets.md has the steps).
  */
-async function rotateSecretsKey(_args: string[], db: Database, config: Config) {
+async function rotateSecretsKey(args: string[], db: Database, config: Config) {
+  parseArgs({ args, options: {} });
   const secretsKey = SecretsKey.load(config, { create: false });
   const previous = secretsKey.currentId;
   const current = secretsKey.fromFile ? secretsKey.addNewKey() : previous;
@@ -132,7 +160,11 @@ async function rotateSecretsKey(_args: string[], db: Database, config: Config) {
   return { secrets_key_id: current, previous_key_id: secretsKey.fromFile ? previous : null, source: secretsKey.source, resealed };
 }
 
-export function findCommand(argv: string[]): { run: Command; args: string[] } | undefined {
+/** The command `argv` names (its first two words) and the rest of its arguments. */
+export function findCommand(argv: string[]): (Command & { args: string[] }) | undefined {
   const name = argv.slice(0, 2).join(' ');
-  return Object.hasOwn(commands, name) ? { run: commands[name], args: argv.slice(2) } : undefined;
+  return Object.hasOwn(commands, name) ? { ...commands[name]!, args: argv.slice(2) } : undefined;
 }
+
+/** Every command's name (`tenant create`, ...), for documentation checks. */
+export const commandNames = (): string[] => Object.keys(commands);

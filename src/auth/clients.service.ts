@@ -32,7 +32,7 @@ export class ClientService {
 
   async create(input: { customerId: string; scopes: string[]; description?: string; kind?: string }) {
     const unknown = input.scopes.filter((s) => !knownScopes.includes(s));
-    if (unknown.length) throw badRequest('invalid_request', `unknown scopes: ${unknown.join(', ')}`);
+    if (unknown.length) throw badRequest('invalid_request', `unknown scopes: ${unknown.join(', ')}; valid scopes: ${knownScopes.join(', ')}`, { valid_scopes: knownScopes });
     const tenant = await this.prisma.tenant.findFirst({ where: { id: input.customerId, ...liveTenant }, select: { id: true } });
     if (!tenant) throw notFound('not_found', `Customer ${input.customerId} was not found`);
     const secret = generateSecret();

@@ -13,6 +13,7 @@
  * typed errors (chdb-thread.protocol.ts).
  */
 import type { Worker } from 'node:worker_threads';
+import { claimDirectory } from '../infra/directory-owner.js';
 import { sourceWorker } from '../infra/source-worker.js';
 import { giveBack, lend } from '../infra/lent-bytes.js';
 import { type FlowEngine, type InsertOptions, type LinesFormat, type QueryOptions, type RowSeparation, linesOutput, observeStatement, parseEachRow } from './engine.js';
@@ -37,6 +38,8 @@ export class ChdbThreadEngine implements FlowEngine {
 
   /** Settles once the worker has opened the database (or failed to). */
   private readonly started: Promise<void>;
+  /** Gives up the claim on the data directory (directory-owner.ts), once closed. */
+  private release = () => {};
   /** A slab result nobody gave back is freed once its memory's every view is collected. */
   private readonly uncollected = new FinalizationRegistry<{ slab: number; use: number }>((held) => this.free(held));
 
@@ -53,10 +56,21 @@ export class ChdbThreadEngine implements FlowEngine {
     });
   }
 
-  /** Starts the thread and opens (or creates) the database in `dataDir` there. One data directory per process. */
+  /**
+   * Starts the thread and opens (or creates) the database in `dataDir` there. One data directory
+   * per process, and one process per directory: a directory another live process has open is
+   * refused before chDB is asked (directory-owner.ts).
+   */
   static async open(dataDir: string): Promise<ChdbThreadEngine> {
+    const release = claimDirectory(dataDir, 'embedded ClickHouse');
     const engine = new ChdbThreadEngine(sourceWorker('./chdb-thread.worker', import.meta.url, { workerData: { dataDir } }));
-    await engine.started;
+    engine.release = release;
+    try {
+      await engine.started;
+    } catch (error) {
+      release();
+      throw error;
+    }
     return engine;
   }
 
@@ -102,6 +116,7 @@ export class ChdbThreadEngine implements FlowEngine {
     await this.call({ op: 'close' }, 'flowstore:close');
     this.end(new FlowEngineError('the flow engine is closed'));
     await this.worker.terminate();
+    this.release();
   }
 
   private async select(sql: string, params: Params, opts: QueryOptions, format: 'JSONEachRow' | LinesFormat): Promise<Buffer> {

@@ -1,9 +1,11 @@
-import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { createServer } from 'node:net';
 import { PGLiteSocketHandler } from '@electric-sql/pglite-socket';
+import { claimDirectory, liveOwner } from './directory-owner.js';
 import { CycleQueue } from './pglite-queue.js';
+import { StartError } from './start-error.js';
 
 /**
  * The embedded default: PGlite (PostgreSQL compiled to WASM) on a data directory, served over
@@ -11,8 +13,8 @@ import { CycleQueue } from './pglite-queue.js';
  * to it as to any PostgreSQL. PGlite checks no password, so the door is a Unix domain socket
  * inside DATA_DIR: the directory is 0700 and the socket 0600, and only the service's own user
  * can connect (a loopback port let any local process in). Only one process may open the
- * directory, so the owner records its pid in `postgres.owner.json` (0600); other processes of
- * that user connect to the socket.
+ * directory, so the owner records its pid in `postgres.owner.json` (directory-owner.ts); other
+ * processes of that user connect to the socket.
  */
 export interface EmbeddedPostgres {
   url: string;
@@ -28,11 +30,7 @@ export interface EmbeddedPostgres {
 /** `application_name` of the connection that polls the notification outbox (database.ts). */
 export const OUTBOX_POLLER = 'notification-outbox-poller';
 
-interface OwnerRecord {
-  pid: number;
-}
-
-const ownerFile = (dataDir: string) => join(dataDir, 'postgres.owner.json');
+const pgliteDir = (dataDir: string) => join(dataDir, 'postgres');
 // The name pg and libpq derive from a socket directory and the default port 5432.
 const socketFile = (dataDir: string) => join(dataDir, '.s.PGSQL.5432');
 // sun_path holds 108 bytes with its terminating NUL on Linux (104 on macOS); a longer path fails
@@ -40,43 +38,42 @@ const socketFile = (dataDir: string) => join(dataDir, '.s.PGSQL.5432');
 const SOCKET_PATH_MAX_BYTES = 103;
 
 export function runningEmbeddedPostgresUrl(dataDir: string): string | undefined {
-  let owner: OwnerRecord;
-  try {
-    owner = JSON.parse(readFileSync(ownerFile(dataDir), 'utf8')) as OwnerRecord;
-  } catch {
-    return undefined;
-  }
-  if (!isAlive(owner.pid)) return undefined;
-  return connectionUrl(dataDir);
+  return liveOwner(pgliteDir(dataDir)) === undefined ? undefined : connectionUrl(dataDir);
 }
 
 export async function startEmbeddedPostgres(dataDir: string): Promise<EmbeddedPostgres> {
   const socketPath = socketFile(dataDir);
   if (Buffer.byteLength(socketPath) > SOCKET_PATH_MAX_BYTES) {
-    throw new Error(
+    throw new StartError(
       `DATA_DIR ${dataDir} is too long for the embedded database's socket ${socketPath} ` +
         `(${Buffer.byteLength(socketPath)} bytes, at most ${SOCKET_PATH_MAX_BYTES}): choose a shorter DATA_DIR or set DATABASE_URL`,
     );
   }
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   chmodSync(dataDir, 0o700);
-  const running = runningEmbeddedPostgresUrl(dataDir);
-  if (running) {
-    throw new Error(`the embedded database in ${dataDir} is already open by another process (${running})`);
+  // Claimed before PGlite opens the directory: a second server stops here, with nothing opened,
+  // and an admin CLI started meanwhile fails to connect instead of opening the directory too.
+  const release = claimDirectory(pgliteDir(dataDir), 'embedded PostgreSQL');
+  let pglite: PGlite | undefined;
+  let queue: CycleQueue;
+  let server: { stop(): Promise<void> };
+  try {
+    pglite = await PGlite.create(pgliteDir(dataDir));
+    // One backend serves every socket connection, so this session setting holds for all of them.
+    await pglite.exec(`SET app.notification_outbox = 'on'`);
+    queue = new CycleQueue(pglite, OUTBOX_POLLER);
+    server = await serveOverSocket(pglite, queue, socketPath);
+  } catch (error) {
+    await pglite?.close();
+    release();
+    throw error;
   }
-  const pglite = await PGlite.create(join(dataDir, 'postgres'));
-  // One backend serves every socket connection, so this session setting holds for all of them.
-  await pglite.exec(`SET app.notification_outbox = 'on'`);
-  const queue = new CycleQueue(pglite, OUTBOX_POLLER);
-  const server = await serveOverSocket(pglite, queue, socketPath);
-  writeFileSync(ownerFile(dataDir), JSON.stringify({ pid: process.pid } satisfies OwnerRecord), { mode: 0o600 });
-  chmodSync(ownerFile(dataDir), 0o600);
   return {
     url: connectionUrl(dataDir),
     pglite,
     activity: () => queue.activity,
     async close() {
-      rmSync(ownerFile(dataDir), { force: true });
+      release();
       await server.stop();
       await pglite.close();
     },
@@ -113,13 +110,4 @@ async function serveOverSocket(pglite: PGlite, queue: CycleQueue, socketPath: st
 /** pg takes a directory as `host` for a Unix socket and connects to `<host>/.s.PGSQL.5432`. */
 function connectionUrl(dataDir: string): string {
   return `postgresql://postgres@localhost/postgres?host=${encodeURIComponent(dataDir)}`;
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }

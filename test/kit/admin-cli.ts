@@ -7,7 +7,11 @@ const root = fileURLToPath(new URL('../../', import.meta.url));
  * Runs `npm run -s admin -- ...` as an operator would, and parses its JSON output. `cli`: Node's
  * arguments that start it (default the TypeScript source through tsx; a build's cli.js).
  */
-export function adminCli(args: string[], env: Record<string, string>, cli = ['--import', 'tsx', 'src/admin/cli.ts']): Promise<{ code: number; json: any; stderr: string }> {
+export function adminCli(
+  args: string[],
+  env: Record<string, string>,
+  cli = ['--import', 'tsx', 'src/admin/cli.ts'],
+): Promise<{ code: number; json: any; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
@@ -20,7 +24,7 @@ export function adminCli(args: string[], env: Record<string, string>, cli = ['--
         } catch {
           json = undefined;
         }
-        resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, json, stderr });
+        resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, json, stdout, stderr });
       },
     );
   });

@@ -14,6 +14,7 @@ import { inspectPayload } from './meter/app/index.js';
 import { checkCaptureFile } from './meter/meter-capture.js';
 import { checkCaptureInterface } from './meter/tcpdump-process.js';
 import { checkExportListen } from './exports-ingest.js';
+import { reportBackfill } from './progress.js';
 import { StateDir, defaultStateDir } from './state.js';
 import { COLLECTOR_VERSION } from './version.js';
 
@@ -57,12 +58,14 @@ Flags:
   --access-key KEY        <client_id>.<client_secret> (default $PROPHET_ACCESS_KEY, then the
                           state dir's access_key)
   --machine-id ID         default the enrolled one, else UUIDv5 of /etc/machine-id (or hostname)
-  --hostname H            default os.hostname()
+  --hostname H            default the enrolled one, else os.hostname()
   --state-dir DIR         default $PROPHET_STATE_DIR, else ~/.local/state/prophet-collector
   --flows-per-second N    mean rate of generated flows, 0 for none (default 50)
   --seconds S             live seconds after the backfill; 0 = exit after the backfill
                           (default: until SIGINT/SIGTERM)
-  --backfill-hours H      first send H hours of history as fast as ingest accepts
+  --backfill-hours H      first send H hours of history as fast as ingest accepts, with its
+                          progress on stderr (a bar on a terminal, else JSON lines); then
+                          detect run --window-minutes 60xH on the server reads all of it
   --scenario KIND         plant an incident: ${SCENARIO_KINDS.join(', ')} or all; repeat or
                           comma-separate
   --seed N                flowgen seed (default: the machine id); same seed, same flows
@@ -292,7 +295,8 @@ export function resolveRun(parsed: Extract<ParsedCli, { command: 'run' }>, env: 
     accessKey,
     stateDir,
     machineId: parsed.machineId,
-    hostname: parsed.hostname,
+    // The name the device was enrolled (and approved) under, unless another is given.
+    hostname: parsed.hostname ?? stored.hostname,
     flowsPerSecond: parsed.flowsPerSecond,
     seconds: parsed.seconds,
     backfillHours: parsed.backfillHours,
@@ -318,12 +322,15 @@ export interface Io {
   env: NodeJS.ProcessEnv;
   /** Registers a handler for SIGINT/SIGTERM; returns the unregister function. */
   onSignal: (handler: (signal: string) => void) => () => void;
+  /** stderr is a terminal: a backfill's progress is a bar there, else JSON lines (progress.ts). */
+  stderrIsTTY?: boolean;
 }
 
 const processIo: Io = {
   stdout: (text) => void process.stdout.write(text),
   stderr: (text) => void process.stderr.write(text),
   env: process.env,
+  stderrIsTTY: process.stderr.isTTY === true,
   onSignal: (handler) => {
     process.on('SIGINT', handler);
     process.on('SIGTERM', handler);
@@ -396,8 +403,8 @@ async function runEnroll(parsed: Extract<ParsedCli, { command: 'enroll' }>, io: 
     });
     state.writeAccessKey(result.accessKey);
     state.update({ base_url: parsed.baseUrl, machine_id: machineId, hostname, node_id: result.nodeId, enrolled_at: new Date().toISOString() });
-    io.stderr(`Approved. The access key is stored in ${state.accessKeyPath} (mode 0600).\n`);
-    io.stdout(JSON.stringify({ status: result.status, ...(result.nodeId ? { node_id: result.nodeId } : {}) }) + '\n');
+    io.stderr(`Approved: this device is enrolled as ${hostname} (machine ${machineId}). The access key is stored in ${state.accessKeyPath} (mode 0600).\n`);
+    io.stdout(JSON.stringify({ status: result.status, ...(result.nodeId ? { node_id: result.nodeId } : {}), hostname, machine_id: machineId }) + '\n');
     return 0;
   } catch (error) {
     if (!(error instanceof EnrollError)) throw error;
@@ -416,7 +423,10 @@ async function runCollector(options: CollectorOptions, io: Io): Promise<number> 
   for (const iface of options.captureInterfaces ?? []) await checkCaptureInterface(iface);
   // And an address flow exports cannot be received on (in use, not local, privileged).
   if (options.exportListen) await checkExportListen(options.exportListen.host, options.exportListen.port);
-  const collector: RunningCollector = await startCollector({ ...options, waitForWelcome: false, log: (line) => io.stderr(line + '\n') });
+  let log = (line: string) => io.stderr(line + '\n');
+  const collector: RunningCollector = await startCollector({ ...options, waitForWelcome: false, log: (line) => log(line) });
+  const progress = (options.backfillHours ?? 0) > 0 ? watchBackfill(collector, io) : undefined;
+  if (progress) log = progress.log;
   let signals = 0;
   const unregister = io.onSignal((signal) => {
     if (++signals > 1) {
@@ -439,8 +449,24 @@ async function runCollector(options: CollectorOptions, io: Io): Promise<number> 
     io.stderr(`collector: ${(error as Error).message}\n`);
     return 1;
   } finally {
+    progress?.stop();
     unregister();
   }
+}
+
+/** The backfill's progress on stderr until it ends: a bar on a terminal, else JSON lines. */
+function watchBackfill(collector: RunningCollector, io: Io) {
+  return reportBackfill({
+    progress: () => collector.backfillProgress(),
+    sent: () => collector.stats().ingest.sent,
+    ended: () => {
+      const { backfill_done, interrupted } = collector.stats().flows;
+      return backfill_done || interrupted;
+    },
+    tty: io.stderrIsTTY === true,
+    write: io.stderr,
+    logger: collector.logger,
+  });
 }
 
 function summary(collector: RunningCollector) {
@@ -456,8 +482,8 @@ function summary(collector: RunningCollector) {
       }
     : s.exports
       ? { exports: s.exports, flows_emitted: s.exports.flows_emitted }
-      : { flows_generated: s.flows.generated };
-  return { node_id: s.node_id, machine_id: s.machine_id, version: s.version, ...source, ...s.ingest };
+      : { flows_generated: s.flows.generated, interrupted: s.flows.interrupted };
+  return { node_id: s.node_id, machine_id: s.machine_id, hostname: s.hostname, version: s.version, ...source, ...s.ingest };
 }
 
 const invokedDirectly = (() => {

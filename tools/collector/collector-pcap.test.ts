@@ -1,6 +1,6 @@
 // startCollector with capture files (a real tcpdump capture of the test's loopback traffic) against
 // the fake service: it stops on its own once every metered flow is stored, says so in hello, waits
-// for a full ingest queue, and --seconds bounds a run that ingest holds back.
+// for a full ingest queue, and --seconds bounds a run that ingest holds back (meter.interrupted).
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -44,6 +44,7 @@ describe('startCollector with capture files', () => {
     expect(stats.flows.generated).toBe(0);
     expect(stats.ingest).toMatchObject({ queued: 0, failed: 0, sent: 2 });
     expect(service.storedFlows()).toBe(2);
+    expect(collector.logger.ring.last(1000).map((line) => JSON.parse(line).event)).toContain('meter.done');
     const all = [...service.stored.values()].flat() as any[];
     expect(all.map((f) => f.transport.proto).sort()).toEqual(['TCP', 'UDP']);
     expect(all.every((f) => f.meta.customer_id === 'cust_fake' && f.path[0].sensor.id === 'pcap-1')).toBe(true);
@@ -68,5 +69,9 @@ describe('startCollector with capture files', () => {
     expect(stats.meter!.active_flows).toBe(0);
     expect(stats.ingest).toMatchObject({ queued: 0, failed: 0, sent: stats.meter!.flows_emitted });
     expect(service.storedFlows()).toBe(stats.meter!.flows_emitted);
+    // Cut off before the last file: said so, not `done`.
+    const events = collector.logger.ring.last(1000).map((line) => JSON.parse(line).event);
+    expect(events).toContain('meter.interrupted');
+    expect(events).not.toContain('meter.done');
   });
 });

@@ -8,7 +8,7 @@ import { type BackoffOptions, sleep } from './backoff.js';
 import { createCommands, type CollectorContext } from './commands/index.js';
 import { ControlChannel, type ControlStats, type Welcome } from './control.js';
 import { hostFacts } from './facts.js';
-import { FlowPump, type FlowSink, type FlowStats } from './flows.js';
+import { type BackfillProgress, FlowPump, type FlowSink, type FlowStats, emptyFlowStats } from './flows.js';
 import { ProcessSockets, type ProcessSocketsStats, withHostContext } from './host/process-sockets.js';
 import type { Incident, ScenarioKind } from './flowgen/index.js';
 import { type Fetch, joinUrl } from './http.js';
@@ -91,6 +91,8 @@ export interface CollectorOptions {
 export interface CollectorStats {
   node_id: string | null;
   machine_id: string;
+  /** Sent in `hello`: the enrolled one, unless another was given. */
+  hostname: string;
   version: string;
   uptime_s: number;
   control: ControlStats;
@@ -115,6 +117,8 @@ export interface RunningCollector {
   stats(): CollectorStats;
   /** Incidents planted in the generated flows (flowgen ground truth). */
   groundTruth(): Incident[];
+  /** How far the backfill is; undefined before it starts and without one. */
+  backfillProgress(): BackfillProgress | undefined;
   readonly logger: Logger;
   /**
    * Stops generating, flushes the queue (up to flushTimeoutMs, then waits only for batches already
@@ -198,11 +202,12 @@ export async function startCollector(options: CollectorOptions): Promise<Running
   const stats = (): CollectorStats => ({
     node_id: control.nodeId ?? null,
     machine_id: machineId,
+    hostname,
     version,
     uptime_s: Math.round((Date.now() - runtime.startedAt) / 1000),
     control: control.stats(),
     ingest: ingest.stats(),
-    flows: pump?.stats() ?? { generated: 0, backfill_generated: 0, live_generated: 0, backfill_done: false, last_timestamp: null },
+    flows: pump?.stats() ?? emptyFlowStats(),
     meter: meter ? { ...meter.stats(), ...(live ? { interfaces: live.stats() } : {}), ...(hostContext ? { host_context: hostContext.stats() } : {}) } : null,
     exports: exports?.stats() ?? null,
     token_expires_at: tokens.expiresAtMs ? new Date(tokens.expiresAtMs).toISOString() : null,
@@ -348,11 +353,13 @@ export async function startCollector(options: CollectorOptions): Promise<Running
         } finally {
           hostContext!.stop();
         }
+        logger.info('meter.done', { ...stats().meter });
       } else {
         logger.info('meter.started', { files: pcapFiles });
         await meter.run(pcapFiles, generation.signal);
+        // Stopped (a signal, --seconds) before the last file was read: not all of them are metered.
+        logger.info(generation.signal.aborted ? 'meter.interrupted' : 'meter.done', { ...stats().meter });
       }
-      logger.info('meter.done', { ...stats().meter });
       return;
     }
     if (exportListen) {
@@ -429,6 +436,7 @@ export async function startCollector(options: CollectorOptions): Promise<Running
     done,
     stats,
     groundTruth: () => pump?.groundTruth() ?? [],
+    backfillProgress: () => pump?.backfillProgress(),
     logger,
     stop,
   };

@@ -68,7 +68,8 @@ describe('enroll (device flow)', () => {
     expect(starts).toEqual([{ hostname: 'edge-7', machine_id: 'm-7' }]);
     expect(polls.map((p) => p.body)).toEqual(Array(3).fill({ device_code: 'dc-123' }));
     const lines = c.out().trim().split('\n');
-    expect(lines).toEqual(['http://console.example/device?code=dc-123', JSON.stringify({ status: 'approved', node_id: 'node_9' })]);
+    expect(lines).toEqual(['http://console.example/device?code=dc-123', JSON.stringify({ status: 'approved', node_id: 'node_9', hostname: 'edge-7', machine_id: 'm-7' })]);
+    expect(c.err()).toContain('Approved: this device is enrolled as edge-7 (machine m-7).');
     expect(c.err()).toMatch(/approves it/);
     expect(readFileSync(join(dir, 'access_key'), 'utf8').trim()).toBe('dev_client.dev_secret');
     expect(statSync(join(dir, 'access_key')).mode & 0o777).toBe(0o600);

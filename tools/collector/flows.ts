@@ -33,13 +33,27 @@ export interface FlowStats {
   backfill_generated: number;
   live_generated: number;
   backfill_done: boolean;
+  /** Stopped (signal, stop()) before the backfill or the --seconds of live flows ran out. */
+  interrupted: boolean;
   /** The newest @timestamp handed to ingest (epoch ms). */
   last_timestamp: number | null;
 }
 
+/** How far a backfill is, for progress reports (progress.ts). */
+export interface BackfillProgress {
+  /** The share of the backfill's hours generated (by the newest @timestamp handed to ingest), 0–1. */
+  fraction: number;
+  generated: number;
+  /** Wall-clock time since the backfill started. */
+  elapsedMs: number;
+}
+
+export const emptyFlowStats = (): FlowStats => ({ generated: 0, backfill_generated: 0, live_generated: 0, backfill_done: false, interrupted: false, last_timestamp: null });
+
 export class FlowPump {
-  private readonly counters: FlowStats = { generated: 0, backfill_generated: 0, live_generated: 0, backfill_done: false, last_timestamp: null };
+  private readonly counters = emptyFlowStats();
   private readonly incidents: Incident[] = [];
+  private backfillWindow: { startMs: number; endMs: number; startedAt: number } | undefined;
 
   constructor(
     private readonly plan: FlowPlan,
@@ -49,6 +63,15 @@ export class FlowPump {
 
   stats(): FlowStats {
     return { ...this.counters };
+  }
+
+  /** Undefined before the backfill starts, and when there is none. */
+  backfillProgress(): BackfillProgress | undefined {
+    const window = this.backfillWindow;
+    if (!window) return undefined;
+    const last = this.counters.last_timestamp ?? window.startMs;
+    const fraction = this.counters.backfill_done ? 1 : Math.min(1, Math.max(0, (last - window.startMs) / (window.endMs - window.startMs)));
+    return { fraction, generated: this.counters.backfill_generated, elapsedMs: Date.now() - window.startedAt };
   }
 
   /** The planted incidents so far (backfill's at once, live's when the live phase starts). */
@@ -76,10 +99,12 @@ export class FlowPump {
       const liveStart = Math.floor(Date.now());
       if (hasBackfill) {
         const gen = backfill({ ...common, scenarios: plan.scenarios, hours: plan.backfillHours, nowMs: liveStart });
+        this.backfillWindow = { startMs: gen.options.startMs, endMs: gen.options.endMs, startedAt: Date.now() };
         this.incidents.push(...gen.groundTruth());
         this.logger.info('flows.backfill_started', { hours: plan.backfillHours, incidents: this.incidents.map((i) => i.id) });
-        await this.drainBackfill(gen, signal);
-        this.logger.info('flows.backfill_done', { flows: this.counters.backfill_generated });
+        const finished = await this.drainBackfill(gen, signal);
+        this.ended('backfill', finished, this.counters.backfill_generated, { percent: percent(this.backfillProgress()!.fraction) });
+        if (!finished) return;
       }
       this.counters.backfill_done = true;
       if (signal.aborted || plan.seconds === 0) return;
@@ -94,20 +119,29 @@ export class FlowPump {
       if (!hasBackfill) this.incidents.push(...gen.groundTruth());
       this.logger.info('flows.live_started', { flows_per_second: plan.flowsPerSecond, seconds: plan.seconds ?? null });
       await this.runLive(gen, signal);
-      this.logger.info('flows.live_done', { flows: this.counters.live_generated });
+      // Without --seconds the live phase ends only when stopped: that is its end, not a cut.
+      this.ended('live', plan.seconds === undefined || !signal.aborted, this.counters.live_generated);
     } catch (error) {
       if (error instanceof QueueClosed) return;
       throw error;
     }
   }
 
-  private async drainBackfill(gen: FlowGenerator, signal: AbortSignal): Promise<void> {
+  /** Resolves true when every backfill flow was handed over, false when the signal cut it short. */
+  private async drainBackfill(gen: FlowGenerator, signal: AbortSignal): Promise<boolean> {
     while (!signal.aborted) {
       const flows = gen.take(this.plan.batchFlows);
-      if (flows.length === 0) return;
+      if (flows.length === 0) return true;
       this.count(flows, 'backfill_generated');
       await this.sink.push(flows, signal);
     }
+    return false;
+  }
+
+  /** `flows.<phase>_done`, or `flows.<phase>_interrupted` when stopped before the phase ran out. */
+  private ended(phase: 'backfill' | 'live', finished: boolean, flows: number, fields: Record<string, unknown> = {}): void {
+    if (!finished) this.counters.interrupted = true;
+    this.logger.info(`flows.${phase}_${finished ? 'done' : 'interrupted'}`, { flows, ...fields });
   }
 
   /** Hands over every flow whose @timestamp has come, in batches of batchFlows or every flushIntervalMs. */
@@ -147,3 +181,5 @@ export class FlowPump {
     this.counters.last_timestamp = flows[flows.length - 1]['@timestamp'];
   }
 }
+
+const percent = (fraction: number) => Math.floor(fraction * 1000) / 10;

@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
+import { usageError } from '../../admin/usage.js';
 import type { Config } from '../../config.js';
 import { badRequest } from '../../errors.js';
 import type { Database } from '../../infra/database.js';
@@ -27,7 +28,7 @@ export async function publishReleaseCommand(args: string[], db: Database, config
   });
   const required = (name: keyof typeof values) => {
     const value = values[name];
-    if (typeof value !== 'string' || value.trim() === '') throw badRequest('usage', `--${name} is required\nusage:\n${releaseUsage}`);
+    if (typeof value !== 'string' || value.trim() === '') throw usageError(`--${name} is required`, releaseUsage);
     return value;
   };
   const path = required('file');

@@ -1,13 +1,16 @@
 import { parseArgs } from 'node:util';
+import { usageError } from '../../admin/usage.js';
 import type { Config } from '../../config.js';
-import { DomainError, badRequest, notFound } from '../../errors.js';
+import { DomainError, notFound } from '../../errors.js';
 import type { Database } from '../../infra/database.js';
 import { openFlowEngine } from '../../infra/flow-engine.js';
 import { createLogger } from '../../infra/logger.js';
 import { liveTenant } from '../../tenancy/tenant-deletions.store.js';
 import { DetectionService, type RunResult, awaitRun, claimRun, requestRun, unclaimRun } from './runner.js';
 
-export const detectUsage = '  detect run --customer CUSTOMER_ID [--window-minutes N]';
+export const detectUsage = `  detect run --customer CUSTOMER_ID [--window-minutes N]
+      detection now over the last N minutes (1-10080, default DETECTION_WINDOW_MINUTES);
+      after backfilling H hours of flows, N = 60 x H reads all of them`;
 
 /** How long a running server gets to claim the request before the CLI runs it itself. */
 const CLAIM_WAIT_MS = 3_000;
@@ -22,9 +25,9 @@ const RUN_WAIT_MS = 15 * 60_000;
 export async function detectRunCommand(args: string[], db: Database, config: Config): Promise<RunResult> {
   const { values } = parseArgs({ args, options: { customer: { type: 'string' }, 'window-minutes': { type: 'string' } } });
   const customerId = values.customer?.trim();
-  if (!customerId) throw badRequest('usage', `--customer is required\nusage:\n${detectUsage}`);
+  if (!customerId) throw usageError('--customer is required', detectUsage);
   const minutes = values['window-minutes'] === undefined ? config.detectionWindowMinutes : Number(values['window-minutes']);
-  if (!Number.isInteger(minutes) || minutes < 1 || minutes > 10_080) throw badRequest('usage', `--window-minutes must be an integer from 1 to 10080\nusage:\n${detectUsage}`);
+  if (!Number.isInteger(minutes) || minutes < 1 || minutes > 10_080) throw usageError('--window-minutes must be an integer from 1 to 10080', detectUsage);
   if (!(await db.prisma.tenant.findFirst({ where: { id: customerId, ...liveTenant }, select: { id: true } }))) {
     throw notFound('not_found', `Customer ${customerId} was not found`);
   }

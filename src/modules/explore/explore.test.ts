@@ -221,7 +221,7 @@ describe('explore egress organizations', () => {
       const nodeOnly = await seedCaller(t.app, a, ['p.token.scope.node_api']);
       const res = await get(org(ACME, 'cadence'), { instance_ids: [a] }, nodeOnly.token);
       expect(res.status).toBe(403);
-      expect(res.body).toMatchObject({ error: 'authorization_error', code: 'authorization_error', message: 'Token is missing the required scope' });
+      expect(res.body).toMatchObject({ error: 'authorization_error', code: 'authorization_error', message: 'Token is missing the required scope: p.token.scope.search_api' });
     });
   });
 

@@ -60,6 +60,61 @@ describe('POST /rest/oauth2/token/1.0', () => {
     expect(named.status).toBe(200);
   });
 
+  describe('HTTP Basic client authentication (RFC 6749 2.3.1), as OAuth2 client libraries send it', () => {
+    const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`;
+    const form = (headers: Record<string, string>, fields: Record<string, string> = { grant_type: 'client_credentials' }) =>
+      fetch(t.url + TOKEN, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body: new URLSearchParams(fields) });
+
+    it('issues a token for credentials in the header, each half form-urlencoded', async () => {
+      // Percent-escapes of characters that need none (`_` is %5F): the halves are decoded before use.
+      const escaped = (text: string) => text.replaceAll('_', '%5F');
+      const res = await form({ authorization: basic(escaped(caller.clientId), escaped(caller.clientSecret)) });
+      expect(res.status).toBe(200);
+      const body = (await res.json()) as Record<string, unknown>;
+      expect(Object.keys(body).sort()).toEqual(['access_token', 'expires_at', 'expires_in', 'token_type']);
+      expect(decodeJwt(body.access_token as string)).toMatchObject({ aud: caller.customerId, sub: caller.clientId });
+      const json = await call(t.url, 'POST', TOKEN, { headers: { authorization: basic(caller.clientId, caller.clientSecret) }, rawBody: '' });
+      expect(json.status).toBe(200);
+    });
+
+    it('answers bad Basic credentials with the very 401 the body gets', async () => {
+      const viaHeader = await form({ authorization: basic(caller.clientId, 'wrong') });
+      const viaBody = await form({}, { grant_type: 'client_credentials', client_id: caller.clientId, client_secret: 'wrong' });
+      expect([viaHeader.status, await viaHeader.text()]).toEqual([401, await viaBody.text()]);
+      expect(viaBody.status).toBe(401);
+    });
+
+    it('refuses a malformed Basic header with 401 invalid_credentials', async () => {
+      for (const header of ['Basic', 'Basic !!!!', `Basic ${Buffer.from('no-colon').toString('base64')}`, basic('cl_%zz', 'x'), 'Basic abc']) {
+        const res = await form({ authorization: header });
+        expect(res.status, header).toBe(401);
+        expect(await res.json(), header).toEqual({
+          error: 'invalid_credentials',
+          code: 'invalid_credentials',
+          message: 'Authorization header must be "Basic " and base64 of client_id:client_secret',
+        });
+      }
+    });
+
+    it('refuses credentials in both the header and the body with 400 invalid_request', async () => {
+      const both = { grant_type: 'client_credentials', client_id: caller.clientId, client_secret: caller.clientSecret };
+      for (const fields of [both, { grant_type: 'client_credentials', client_id: caller.clientId }]) {
+        const res = await form({ authorization: basic(caller.clientId, caller.clientSecret) }, fields);
+        expect(res.status).toBe(400);
+        expect(await res.json()).toEqual({
+          error: 'invalid_request',
+          code: 'invalid_request',
+          message: 'Send the client credentials in the Authorization header or in the body, not both',
+        });
+      }
+    });
+
+    it('ignores a Bearer header, as before: the body is the credentials', async () => {
+      const res = await call(t.url, 'POST', TOKEN, { token: 'x.y.z', body: { client_id: caller.clientId, client_secret: caller.clientSecret } });
+      expect(res.status).toBe(200);
+    });
+  });
+
   it('tolerates extra properties', async () => {
     const res = await call(t.url, 'POST', TOKEN, {
       body: { client_id: caller.clientId, client_secret: caller.clientSecret, audience: 'x', extra: { a: 1 } },
@@ -212,10 +267,14 @@ describe('bearer token checks (api-spec.md section 5)', () => {
     expect((await call(t.url, 'GET', '/rest/deployments/1.0', { token: genuine })).status).not.toBe(401);
   });
 
-  it('answers 403 authorization_error when the scope is missing', async () => {
+  it('answers 403 authorization_error naming the scope when it is missing', async () => {
     const res = await call(t.url, 'GET', '/rest/deployments/1.0', { token: caller.token });
     expect(res.status).toBe(403);
-    expect(res.body).toMatchObject({ error: 'authorization_error', code: 'authorization_error' });
+    expect(res.body).toEqual({
+      error: 'authorization_error',
+      code: 'authorization_error',
+      message: 'Token is missing the required scope: p.token.scope.deployment_api',
+    });
   });
 
   it('keeps verifying old tokens after a key rotation and signs new ones with the new key', async () => {

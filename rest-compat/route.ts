@@ -1,4 +1,5 @@
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
+import type { Scope } from '../src/auth/scopes.js';
 import type { Services } from '../src/services.js';
 
 /** A REST request as a route sees it: path parameters, query string, parsed body. */
@@ -9,12 +10,20 @@ export interface RestRequest {
 }
 
 /**
+ * Who may call a path: anyone, any valid bearer token, or a token holding the scope (api-spec.md
+ * section 5). The services enforce it; the route states it for the OpenAPI document, and a test
+ * holds the two together (rest-compat/openapi/security.test.ts).
+ */
+export type Access = 'public' | 'token' | Scope;
+
+/**
  * One documented path: which GraphQL operation serves it, how its variables are read from the
  * request, and how the operation's data becomes the documented body. No rules live here.
  */
 export interface Route<TData = any, TVars = any> {
   method: 'GET' | 'POST' | 'DELETE';
   path: string;
+  access: Access;
   operation: TypedDocumentNode<TData, TVars>;
   variables: (req: RestRequest) => TVars;
   /** The documented JSON body, or a RawResponse for redirects, scripts and binary payloads. */
@@ -24,6 +33,8 @@ export interface Route<TData = any, TVars = any> {
   errors?: 'flat' | 'nested';
   /** The body may also come form-encoded (the token endpoint, api-spec.md section 4); elsewhere it is JSON whatever its content type. */
   form?: true;
+  /** The body keys a path takes when its operation receives the whole body as one JSON value (search). */
+  bodyKeys?: readonly string[];
 }
 
 export const defineRoute = <TData, TVars>(route: Route<TData, TVars>): Route<TData, TVars> => route;
@@ -47,7 +58,19 @@ export class RawResponse {
 export interface ServedRoute {
   method: 'GET';
   path: string;
+  access: Access;
+  /** What the OpenAPI document says of it: there is no operation to read this from. */
+  doc: ServedRouteDoc;
   serve: (req: RestRequest, services: Services) => Promise<RawResponse>;
+}
+
+export interface ServedRouteDoc {
+  summary: string;
+  description: string;
+  query?: readonly string[];
+  /** The answer's media type; JSON paths give the answer's schema instead. */
+  contentType: string;
+  schema?: Record<string, unknown>;
 }
 
 /** A boolean query flag as the SDK sends it (`services=true`); absent or anything else is false. */

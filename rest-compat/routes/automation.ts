@@ -1,3 +1,4 @@
+import { Scopes } from '../../src/auth/scopes.js';
 import { AutomationRulesDocument, DeleteAutomationRuleDocument, SaveAutomationRuleDocument } from '../../src/generated/operations.js';
 import { defineRoute, field, integer, type Route } from '../route.js';
 
@@ -6,6 +7,7 @@ export const automationRoutes: Route[] = [
   defineRoute({
     method: 'GET',
     path: '/rest/automation/1.0',
+    access: Scopes.nodeApi,
     operation: AutomationRulesDocument,
     variables: ({ query }) => ({
       customerId: query.get('customer_id'),
@@ -18,6 +20,7 @@ export const automationRoutes: Route[] = [
   defineRoute({
     method: 'POST',
     path: '/rest/automation/1.0',
+    access: Scopes.nodeApi,
     operation: SaveAutomationRuleDocument,
     // match and action pass through as given: GraphQL refuses unknown or mistyped fields by name.
     variables: ({ body }) => ({
@@ -36,6 +39,7 @@ export const automationRoutes: Route[] = [
   defineRoute({
     method: 'DELETE',
     path: '/rest/automation/1.0',
+    access: Scopes.nodeApi,
     operation: DeleteAutomationRuleDocument,
     variables: ({ body, query }) => ({ ruleId: (field(body, 'rule_id') ?? query.get('rule_id')) as string }),
     render: ({ removed }) => ({ status: 'success', ...removed }),

@@ -1,3 +1,4 @@
+import { Scopes } from '../../src/auth/scopes.js';
 import { CreateDeploymentDocument, DeleteDeploymentDocument, ListDeploymentsDocument } from '../../src/generated/operations.js';
 import { defineRoute, field, type Route } from '../route.js';
 
@@ -6,6 +7,7 @@ export const deploymentRoutes: Route[] = [
   defineRoute({
     method: 'GET',
     path: '/rest/deployments/1.0',
+    access: Scopes.deploymentApi,
     operation: ListDeploymentsDocument,
     variables: ({ query }) => ({ parentId: query.get('parent_id') }),
     render: ({ parent }) => {
@@ -22,6 +24,7 @@ export const deploymentRoutes: Route[] = [
   defineRoute({
     method: 'POST',
     path: '/rest/deployments/1.0',
+    access: Scopes.deploymentApi,
     operation: CreateDeploymentDocument,
     variables: ({ body }) => ({
       input: {
@@ -37,6 +40,7 @@ export const deploymentRoutes: Route[] = [
   defineRoute({
     method: 'DELETE',
     path: '/rest/deployments/1.0',
+    access: Scopes.deploymentApi,
     operation: DeleteDeploymentDocument,
     variables: ({ body }) => ({
       input: {

@@ -11,6 +11,7 @@ export const deviceAuthRoutes: Route[] = [
   defineRoute({
     method: 'POST',
     path: '/rest/oauth2/device/1.0',
+    access: 'public',
     operation: StartDeviceAuthorizationDocument,
     variables: ({ body }) => ({
       hostname: field(body, 'hostname') as string,
@@ -22,6 +23,7 @@ export const deviceAuthRoutes: Route[] = [
   defineRoute({
     method: 'GET',
     path: '/rest/oauth2/device/approve/1.0',
+    access: 'public',
     operation: DeviceAuthorizationInfoDocument,
     // The user code (what the approval link carries) or the documented device_code.
     variables: ({ query }) => ({ userCode: query.get('user_code'), deviceCode: query.get('device_code') }),
@@ -31,6 +33,7 @@ export const deviceAuthRoutes: Route[] = [
   defineRoute({
     method: 'POST',
     path: '/rest/oauth2/device/approve/1.0',
+    access: 'token',
     operation: ApproveDeviceAuthorizationDocument,
     variables: ({ body }) => ({
       userCode: field(body, 'user_code') as string,
@@ -42,6 +45,7 @@ export const deviceAuthRoutes: Route[] = [
   defineRoute({
     method: 'POST',
     path: '/rest/oauth2/device/poll/1.0',
+    access: 'public',
     operation: PollDeviceAuthorizationDocument,
     variables: ({ body }) => ({ deviceCode: field(body, 'device_code') as string }),
     // The documented body, with `access_key` and `node_id` only when present. A poll sooner than

@@ -1,3 +1,4 @@
+import { Scopes } from '../../src/auth/scopes.js';
 import { EventRecordsDocument, EventTopicsDocument } from '../../src/generated/operations.js';
 import { defineRoute, integer, type Route } from '../route.js';
 
@@ -6,6 +7,7 @@ export const eventRoutes: Route[] = [
   defineRoute({
     method: 'GET',
     path: '/rest/events/1.0/:customerId',
+    access: Scopes.searchApi,
     operation: EventTopicsDocument,
     variables: ({ params }) => ({ customerId: params.customerId }),
     render: ({ topics }) => ({ customer_id: topics.customer_id, topics: topics.topics, count: topics.topics.length }),
@@ -14,6 +16,7 @@ export const eventRoutes: Route[] = [
     method: 'GET',
     // `eventId` of the spec's path is the topic name.
     path: '/rest/events/1.0/:customerId/:topic',
+    access: Scopes.searchApi,
     operation: EventRecordsDocument,
     variables: ({ params, query }) => ({
       customerId: params.customerId,

@@ -1,3 +1,4 @@
+import { Scopes } from '../../src/auth/scopes.js';
 import {
   ExploreOrganizationsDocument,
   ExploreOrgAccessDocument,
@@ -48,14 +49,15 @@ export const exploreRoutes: Route[] = [
   defineRoute({
     method: 'GET',
     path: '/rest/explore/1.0/egress/organizations',
+    access: Scopes.searchApi,
     operation: ExploreOrganizationsDocument,
     variables: (req) => ({ request: exploreRequest(req) }),
     render: ({ view }) => view,
   }),
-  defineRoute({ method: 'GET', path: ORG, operation: ExploreOrgHeaderDocument, variables: perOrg, render: ({ view }) => view }),
-  defineRoute({ method: 'GET', path: `${ORG}/temporal`, operation: ExploreOrgTemporalDocument, variables: perOrg, render: ({ view }) => view }),
-  defineRoute({ method: 'GET', path: `${ORG}/cadence`, operation: ExploreOrgCadenceDocument, variables: perOrg, render: ({ view }) => view }),
-  defineRoute({ method: 'GET', path: `${ORG}/transfer`, operation: ExploreOrgTransferDocument, variables: perOrg, render: ({ view }) => view }),
-  defineRoute({ method: 'GET', path: `${ORG}/reach`, operation: ExploreOrgReachDocument, variables: perOrg, render: ({ view }) => view }),
-  defineRoute({ method: 'GET', path: `${ORG}/access`, operation: ExploreOrgAccessDocument, variables: perOrg, render: ({ view }) => view }),
+  defineRoute({ method: 'GET', path: ORG, access: Scopes.searchApi, operation: ExploreOrgHeaderDocument, variables: perOrg, render: ({ view }) => view }),
+  defineRoute({ method: 'GET', path: `${ORG}/temporal`, access: Scopes.searchApi, operation: ExploreOrgTemporalDocument, variables: perOrg, render: ({ view }) => view }),
+  defineRoute({ method: 'GET', path: `${ORG}/cadence`, access: Scopes.searchApi, operation: ExploreOrgCadenceDocument, variables: perOrg, render: ({ view }) => view }),
+  defineRoute({ method: 'GET', path: `${ORG}/transfer`, access: Scopes.searchApi, operation: ExploreOrgTransferDocument, variables: perOrg, render: ({ view }) => view }),
+  defineRoute({ method: 'GET', path: `${ORG}/reach`, access: Scopes.searchApi, operation: ExploreOrgReachDocument, variables: perOrg, render: ({ view }) => view }),
+  defineRoute({ method: 'GET', path: `${ORG}/access`, access: Scopes.searchApi, operation: ExploreOrgAccessDocument, variables: perOrg, render: ({ view }) => view }),
 ];

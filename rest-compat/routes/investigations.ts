@@ -1,3 +1,4 @@
+import { Scopes } from '../../src/auth/scopes.js';
 import { GetInvestigationDocument, ListInvestigationsDocument } from '../../src/generated/operations.js';
 import { notFound } from '../../src/errors.js';
 import { defineRoute, integer, type Route } from '../route.js';
@@ -23,6 +24,7 @@ export const investigationRoutes: Route[] = [
   defineRoute({
     method: 'GET',
     path: '/rest/investigations/1.0',
+    access: Scopes.searchApi,
     operation: ListInvestigationsDocument,
     variables: ({ query }) => ({
       limit: integer(query, 'limit'),
@@ -38,6 +40,7 @@ export const investigationRoutes: Route[] = [
   defineRoute({
     method: 'GET',
     path: '/rest/investigations/1.0/:id',
+    access: Scopes.searchApi,
     operation: GetInvestigationDocument,
     variables: ({ params }) => ({ id: params.id }),
     render: ({ investigation }) => {

@@ -1,3 +1,4 @@
+import { Scopes } from '../../src/auth/scopes.js';
 import { CreateProfileDocument, DeleteProfileDocument, ListProfilesDocument } from '../../src/generated/operations.js';
 import { defineRoute, field, type Route } from '../route.js';
 
@@ -6,6 +7,7 @@ export const profileRoutes: Route[] = [
   defineRoute({
     method: 'GET',
     path: '/rest/profiles/1.0',
+    access: Scopes.nodeApi,
     operation: ListProfilesDocument,
     variables: () => ({}),
     render: ({ profiles }) => ({
@@ -17,6 +19,7 @@ export const profileRoutes: Route[] = [
   defineRoute({
     method: 'POST',
     path: '/rest/profiles/1.0',
+    access: Scopes.nodeApi,
     operation: CreateProfileDocument,
     variables: ({ body }) => ({
       input: {
@@ -36,6 +39,7 @@ export const profileRoutes: Route[] = [
   defineRoute({
     method: 'DELETE',
     path: '/rest/profiles/1.0/:profileId',
+    access: Scopes.nodeApi,
     operation: DeleteProfileDocument,
     variables: ({ params }) => ({ profileId: params.profileId }),
     render: ({ removed }) => ({ status: 'success', ...removed }),

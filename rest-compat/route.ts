@@ -12,7 +12,7 @@ export interface RestRequest {
 /**
  * Who may call a path: anyone, any valid bearer token, or a token holding the scope (api-spec.md
  * section 5). The services enforce it; the route states it for the OpenAPI document, and a test
- * holds the two together (rest-compat/openapi/security.test.ts).
+ * holds the two together (test/contract/openapi-security.test.ts).
  */
 export type Access = 'public' | 'token' | Scope;
 
@@ -68,8 +68,8 @@ export interface ServedRouteDoc {
   summary: string;
   description: string;
   query?: readonly string[];
-  /** The answer's media type; JSON paths give the answer's schema instead. */
-  contentType: string;
+  /** The answer's media types (the first is the answer's for JSON paths, which give its schema). */
+  contentTypes: readonly string[];
   schema?: Record<string, unknown>;
 }
 

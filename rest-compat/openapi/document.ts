@@ -196,7 +196,10 @@ function servedOperationOf(route: ServedRoute): Record<string, unknown> {
       ...(doc.query ?? []).map((q) => ({ name: q, in: 'query', required: false, schema: { type: 'string' } })),
     ],
     responses: {
-      200: { description: 'Success', content: { [doc.contentType]: { schema: doc.schema ?? { type: 'string', contentMediaType: doc.contentType } } } },
+      200: {
+        description: 'Success',
+        content: Object.fromEntries(doc.contentTypes.map((type) => [type, { schema: doc.schema ?? { type: 'string', contentMediaType: type } }])),
+      },
       '4XX': { $ref: '#/components/responses/FlatError' },
       '5XX': { $ref: '#/components/responses/FlatError' },
     },

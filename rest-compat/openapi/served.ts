@@ -53,7 +53,7 @@ export function apiDocsRoutes(document: () => unknown): ServedRoute[] {
       doc: {
         summary: 'OpenAPI document',
         description: 'This document: every /rest and /search path, generated from the route table.',
-        contentType: 'application/json',
+        contentTypes: ['application/json'],
         schema: { type: 'object' },
       },
       serve: async () => new RawResponse(200, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-cache' }, json()),
@@ -62,14 +62,14 @@ export function apiDocsRoutes(document: () => unknown): ServedRoute[] {
       method: 'GET',
       path: DOCS_PATH,
       access: 'public',
-      doc: { summary: 'API reference page', description: 'This document rendered for reading, served with its viewer from this server.', contentType: 'text/html' },
+      doc: { summary: 'API reference page', description: 'This document rendered for reading, served with its viewer from this server.', contentTypes: ['text/html'] },
       serve: async () => asset(page(), 'text/html; charset=utf-8', 'no-cache'),
     },
     {
       method: 'GET',
       path: `${DOCS_PATH}/:file`,
       access: 'public',
-      doc: { summary: 'API reference page asset', description: 'The viewer\'s script and style sheet.', contentType: 'text/javascript' },
+      doc: { summary: 'API reference page asset', description: 'The viewer\'s script and style sheet.', contentTypes: ['text/css', 'text/javascript'] },
       serve: async ({ params }) => {
         const file = Object.hasOwn(pageFiles, params.file!) ? files.get(params.file!) : undefined;
         if (!file) throw notFound('not_found', `No such file: ${DOCS_PATH}/${params.file}`);

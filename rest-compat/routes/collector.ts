@@ -52,7 +52,7 @@ export const collectorServedRoutes: ServedRoute[] = [
       summary: 'Collector release tarball',
       description: 'Where the signed link of GET /rest/collector/download/1.0 points: the release archive, while its signature and expiry hold.',
       query: ['expires', 'signature'],
-      contentType: 'application/octet-stream',
+      contentTypes: ['application/octet-stream'],
     },
     serve: async ({ params, query }, services) => {
       const { release, content } = await services.collector.openAsset({

@@ -76,6 +76,24 @@ describe('GET /rest/openapi.json', () => {
     expect(document.paths['/rest/deployments/1.0'].get.responses['4XX']).toEqual({ $ref: '#/components/responses/FlatError' });
   });
 
+  it('has a reference page at /rest/docs that names only this server\'s own URLs, each of which loads', async () => {
+    const page = await call(t.url, 'GET', '/rest/docs');
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(page.headers.get('content-security-policy')).toContain("connect-src 'self'");
+    const html = page.body as string;
+    const urls = [...html.matchAll(/(?:src|href)="([^"]*)"/g)].map((m) => m[1]!);
+    expect(urls.length).toBeGreaterThanOrEqual(4);
+    expect(html).not.toMatch(/\/\/[a-z0-9.-]+\.[a-z]{2,}\//i); // no absolute URL anywhere in it
+    for (const url of urls) {
+      expect(url, url).toMatch(/^\/[^/]/);
+      const asset = await call(t.url, 'GET', url);
+      expect(asset.status, url).toBe(200);
+    }
+    expect((await call(t.url, 'GET', '/rest/docs/package.json')).status).toBe(404);
+    expect((await call(t.url, 'GET', '/rest/docs/..%2Fpackage.json')).status).toBe(404);
+  });
+
   it('refuses an answer that does not fit it (the check every REST test runs)', () => {
     const answer = { method: 'GET', target: '/rest/profiles/1.0', contentType: 'application/json' };
     expect(openApiProblem({ ...answer, status: 200, body: { status: 'success', profiles: [], count: 0 } })).toBeUndefined();

@@ -1,4 +1,5 @@
 import { request } from 'node:http';
+import { openApiProblem } from './openapi-responses.js';
 
 export interface JsonResponse<T = any> {
   status: number;
@@ -34,7 +35,11 @@ export function call<T = any>(
         }
         const responseHeaders = new Headers();
         for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) responseHeaders.set(k, String(v));
-        resolve({ status: res.statusCode ?? 0, headers: responseHeaders, body: body as T });
+        const status = res.statusCode ?? 0;
+        // Every answer of a documented path must be what the OpenAPI document says (test/kit/openapi-responses.ts).
+        const problem = /^\/(rest|search)\//.test(path) ? openApiProblem({ method, target: path, status, contentType: responseHeaders.get('content-type'), body }) : undefined;
+        if (problem) return reject(new Error(problem));
+        resolve({ status, headers: responseHeaders, body: body as T });
       });
     });
     req.on('error', reject);

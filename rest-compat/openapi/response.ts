@@ -84,6 +84,8 @@ export function routeResponses(schema: GraphQLSchema, route: Route): RouteRespon
     if (!known) byStatus.set(response.status, response);
     else byStatus.set(response.status, mergeResponses(known, response));
   }
+  // A row whose render takes none of the samples would be documented without a success: say so at once.
+  if (byStatus.size === 0) throw new Error(`${route.method} ${route.path}: render refused every sample of its operation's data`);
   return [...byStatus.values()];
 }
 

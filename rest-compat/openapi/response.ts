@@ -208,11 +208,7 @@ const acceptsNull = (schema: JsonSchema) => schema.type === undefined || typesOf
 
 /** One schema for the answers of two runs: objects field by field (required in both), else either. */
 export function mergeSchemas(a: JsonSchema, b: JsonSchema): JsonSchema {
-  if (JSON.stringify(a) === JSON.stringify(b)) return a;
-  // A literal read back (`false`) and the leaf it stands for differ only by the leaf's description.
-  if (JSON.stringify({ ...a, description: undefined }) === JSON.stringify({ ...b, description: undefined })) return a.description ? a : b;
-  if (b.type === 'null' && acceptsNull(a)) return a;
-  if (a.type === 'null' && acceptsNull(b)) return b;
+  if (a === b) return a;
   if (b.type === 'null') return orNull(a);
   if (a.type === 'null') return orNull(b);
   if (typesOf(a).includes('object') && typesOf(b).includes('object') && a.properties && b.properties) {
@@ -232,6 +228,10 @@ export function mergeSchemas(a: JsonSchema, b: JsonSchema): JsonSchema {
     const merged: JsonSchema = { ...a, ...(items !== undefined && { items }) };
     return acceptsNull(b) ? orNull(merged) : merged;
   }
+  // Leaves are compared whole (objects and lists above, field by field, so a merge stays linear in
+  // their size); a literal read back (`false`) and the leaf it stands for differ only by the
+  // leaf's description.
+  if (JSON.stringify({ ...a, description: undefined }) === JSON.stringify({ ...b, description: undefined })) return a.description ? a : b;
   const anyOf = [...((a.anyOf as JsonSchema[] | undefined) ?? [a]), ...((b.anyOf as JsonSchema[] | undefined) ?? [b])];
   return { anyOf: anyOf.filter((s, i) => anyOf.findIndex((t) => JSON.stringify(t) === JSON.stringify(s)) === i) };
 }

@@ -1,7 +1,11 @@
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestApp, startTestApp } from '../kit/app.js';
 import { type TestBrowser, openBrowser } from '../kit/browser.js';
+
+const SCREENSHOTS = process.env.SCREENSHOT_DIR ?? tmpdir();
 
 describe('the API reference page (/rest/docs) in a browser', () => {
   let t: TestApp;
@@ -39,6 +43,7 @@ describe('the API reference page (/rest/docs) in a browser', () => {
     // Opening an operation shows its parameters from the document.
     await page.locator('.opblock-summary-path', { hasText: '/rest/investigations/1.0/{id}' }).click();
     await expect.poll(() => page.locator('.parameters').first().textContent()).toContain('id');
+    await page.screenshot({ path: join(SCREENSHOTS, 'api-reference.png') });
     expect(elsewhere).toEqual([]);
     expect(problems).toEqual([]);
   });

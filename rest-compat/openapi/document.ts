@@ -2,7 +2,7 @@ import { type GraphQLSchema, Kind, type OperationDefinitionNode } from 'graphql'
 import { Scopes } from '../../src/auth/scopes.js';
 import type { Access, Route, ServedRoute } from '../route.js';
 import type { JsonSchema } from './json-schema.js';
-import { bodyValueSchema, isRequired, openApiPath, operationInputs, pathParameters, queryValueSchema, readInputs } from './request.js';
+import { type OperationInput, bodyValueSchema, isRequired, openApiPath, operationInputs, pathParameters, queryValueSchema, readInputs } from './request.js';
 import { routeResponses } from './response.js';
 
 /**
@@ -108,6 +108,10 @@ function securityOf(access: Access) {
 /** `/rest/nodes/1.0/...` → `nodes`; `/search/...` → `search`. */
 const tagOf = (path: string) => (path.startsWith('/search/') ? 'search' : path.split('/')[2]!);
 
+const describedBy = (input: { description?: string } | undefined) => (input?.description ? { description: input.description } : {});
+
+const pathParameter = (name: string, input?: OperationInput) => ({ name, in: 'path', required: true, schema: { type: 'string' }, ...describedBy(input) });
+
 /** `ListOutdatedNodes` → `List outdated nodes`. */
 const sentence = (name: string) => name.replace(/(?<=[a-z0-9])([A-Z])/g, (c) => ` ${c.toLowerCase()}`);
 
@@ -122,23 +126,14 @@ function operationOf(schema: GraphQLSchema, route: Route): Record<string, unknow
   const inputs = operationInputs(schema, route.operation);
   const read = readInputs(route);
   const parameters = [
-    ...pathParameters(route.path).map((p) => ({
-      name: p,
-      in: 'path',
-      required: true,
-      schema: { type: 'string' },
-      ...(inputs.get(p)?.description && { description: inputs.get(p)!.description }),
+    ...pathParameters(route.path).map((p) => pathParameter(p, inputs.get(p))),
+    ...read.query.map((q) => ({
+      name: q,
+      in: 'query',
+      required: isRequired(inputs.get(q), read.variables),
+      schema: queryValueSchema(inputs.get(q)?.type),
+      ...describedBy(inputs.get(q)),
     })),
-    ...read.query.map((q) => {
-      const input = inputs.get(q);
-      return {
-        name: q,
-        in: 'query',
-        required: isRequired(input, read.variables),
-        schema: queryValueSchema(input?.type),
-        ...(input?.description && { description: input.description }),
-      };
-    }),
   ];
   const errors = { $ref: `#/components/responses/${route.errors === 'nested' ? 'NestedError' : 'FlatError'}` };
   const responses: Record<string, unknown> = {};
@@ -164,17 +159,17 @@ function operationOf(schema: GraphQLSchema, route: Route): Record<string, unknow
 function requestBodyOf(route: Route, read: ReturnType<typeof readInputs>, inputs: ReturnType<typeof operationInputs>) {
   let schema: JsonSchema;
   if (read.wholeBody) {
-    const input = [...inputs.values()][0];
+    // The operation's one variable is the body (search): its argument describes it.
     schema = {
       type: 'object',
-      ...(input?.description && { description: input.description }),
+      ...describedBy([...inputs.values()][0]),
       properties: Object.fromEntries((route.bodyKeys ?? []).map((k) => [k, {}])),
       additionalProperties: false,
     };
   } else if (read.body.length) {
     schema = {
       type: 'object',
-      properties: Object.fromEntries(read.body.map((b) => [b, { ...bodyValueSchema(inputs.get(b)), ...(inputs.get(b)?.description && { description: inputs.get(b)!.description }) }])),
+      properties: Object.fromEntries(read.body.map((b) => [b, { ...bodyValueSchema(inputs.get(b)), ...describedBy(inputs.get(b)) }])),
       required: read.body.filter((b) => isRequired(inputs.get(b), read.variables)),
     };
   } else return {};
@@ -192,7 +187,7 @@ function servedOperationOf(route: ServedRoute): Record<string, unknown> {
     tags: [tagOf(route.path)],
     security: securityOf(route.access),
     parameters: [
-      ...pathParameters(route.path).map((p) => ({ name: p, in: 'path', required: true, schema: { type: 'string' } })),
+      ...pathParameters(route.path).map((p) => pathParameter(p)),
       ...(doc.query ?? []).map((q) => ({ name: q, in: 'query', required: false, schema: { type: 'string' } })),
     ],
     responses: {

@@ -89,6 +89,12 @@ export function openApiDocument({ schema, routes, served }: DocumentOptions) {
           description: 'Client credentials exchanged for a JWT bearer token (api-spec.md section 5).',
           flows: { clientCredentials: { tokenUrl: '/rest/oauth2/token/1.0', scopes: SCOPE_DESCRIPTIONS } },
         },
+        bearer: {
+          type: 'http',
+          scheme: 'bearer',
+          bearerFormat: 'JWT',
+          description: 'A token already fetched from POST /rest/oauth2/token/1.0; the operation lists the scope it must hold.',
+        },
       },
     },
   };
@@ -99,10 +105,11 @@ const errorResponse = (schema: string, description: string) => ({
   content: { 'application/json': { schema: { $ref: `#/components/schemas/${schema}` } } },
 });
 
-/** A row's `access` as an operation's security: none, any token, or a token with the scope. */
+/** A row's `access` as an operation's security: none, or any token or one with the scope, fetched or given. */
 function securityOf(access: Access) {
   if (access === 'public') return [];
-  return [{ oauth2: access === 'token' ? [] : [access] }];
+  const scopes = access === 'token' ? [] : [access];
+  return [{ oauth2: scopes }, { bearer: scopes }];
 }
 
 /** `/rest/nodes/1.0/...` → `nodes`; `/search/...` → `search`. */

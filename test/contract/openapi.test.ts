@@ -37,7 +37,8 @@ describe('GET /rest/openapi.json', () => {
   it('states each path\'s security as its row does: none, any token, or the scope', () => {
     const security = (method: string, path: string) => document.paths[path][method.toLowerCase()].security;
     for (const r of [...routes, ...servedRoutes]) {
-      const expected = r.access === 'public' ? [] : [{ oauth2: r.access === 'token' ? [] : [r.access] }];
+      const scopes = r.access === 'token' ? [] : [r.access];
+      const expected = r.access === 'public' ? [] : [{ oauth2: scopes }, { bearer: scopes }];
       expect(security(r.method, openApiPath(r.path)), `${r.method} ${r.path}`).toEqual(expected);
     }
     expect(Object.keys(document.components.securitySchemes.oauth2.flows.clientCredentials.scopes).sort()).toEqual(

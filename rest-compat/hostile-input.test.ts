@@ -10,10 +10,10 @@ import fc from 'fast-check';
 import { type GraphQLInputType, GraphQLBoolean, GraphQLFloat, GraphQLID, GraphQLInt, GraphQLString, Kind, isInputObjectType, isListType, isNonNullType, typeFromAST } from 'graphql';
 import { schema } from '../src/graphql/schema.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RECORDS_KEYS, TERMS_KEYS } from '../src/modules/search/search.service.js';
 import { type TestApp, startTestApp } from '../test/kit/app.js';
 import { call } from '../test/kit/http.js';
 import { seedTree } from '../test/kit/seed.js';
+import { readInputs } from './openapi/request.js';
 import type { Route, ServedRoute } from './route.js';
 import { routes, servedRoutes } from './routes.js';
 
@@ -33,31 +33,11 @@ const HOSTILE_SEGMENTS = ['x', '..', '%00', encodeURIComponent('😀'), 'x'.repe
 const nested = `${'['.repeat(40_000)}${']'.repeat(40_000)}`;
 const RAW_BODIES = ['{"a":', '[]', '"x"', '42', 'null', '['.repeat(100_000), '{"a":'.repeat(50_000), '\u0000'];
 
-/** The body fields and query parameters a route's `variables` reads. */
+/** The body fields and query parameters a route's `variables` reads (the search bodies' keys as a whole). */
 function fieldsOf(route: Route | ServedRoute): { body: string[]; query: string[] } {
-  if (route.path === '/search/records/1.0') return { body: [...RECORDS_KEYS], query: [] };
-  if (route.path === '/search/agg/1.0') return { body: [...TERMS_KEYS], query: [] };
-  const body = new Set<string>();
-  const query = new Set<string>();
-  class WatchedQuery extends URLSearchParams {
-    override get(name: string) {
-      query.add(name);
-      return null;
-    }
-    override has(name: string) {
-      query.add(name);
-      return false;
-    }
-    override getAll(name: string) {
-      query.add(name);
-      return [];
-    }
-  }
-  if ('variables' in route) {
-    const watched = new Proxy({}, { get: (_t, key) => (typeof key === 'string' && body.add(key), undefined) });
-    route.variables({ params: new Proxy({}, { get: () => 'x' }), query: new WatchedQuery(), body: watched, headers: {} });
-  }
-  return { body: [...body], query: [...query] };
+  if (!('variables' in route)) return { body: [], query: [] };
+  const read = readInputs(route);
+  return { body: read.wholeBody ? [...(route.bodyKeys ?? [])] : read.body, query: read.query };
 }
 
 /** A 4xx in one of the documented shapes: flat `{error, message?}` or the search's nested envelope. */

@@ -4,17 +4,17 @@ import { type TestApp, startTestApp } from '../test/kit/app.js';
 import { call } from '../test/kit/http.js';
 import { allScopes, seedCaller, seedTenant } from '../test/kit/seed.js';
 import { knownScopes } from '../src/auth/scopes.js';
-import type { RouteAuth } from './route.js';
+import type { Access } from './route.js';
 import { routes, servedRoutes } from './routes.js';
 
 const everyRoute = [...routes, ...servedRoutes];
 
 /** The README's table of what each path needs, as the route table declares it. */
 function scopeTable(): string {
-  const needs: [RouteAuth, string][] = [['public', 'nothing (no token)'], ['token', 'any valid token'], ...knownScopes.map((s): [RouteAuth, string] => [s as RouteAuth, `\`${s}\``])];
+  const needs: [Access, string][] = [['public', 'nothing (no token)'], ['token', 'any valid token'], ...knownScopes.map((s): [Access, string] => [s as Access, `\`${s}\``])];
   const rows = needs.map(([auth, label]) => {
     const methodsByPath = new Map<string, string[]>();
-    for (const r of everyRoute.filter((r) => r.auth === auth)) methodsByPath.set(r.path, [...(methodsByPath.get(r.path) ?? []), r.method]);
+    for (const r of everyRoute.filter((r) => r.access === auth)) methodsByPath.set(r.path, [...(methodsByPath.get(r.path) ?? []), r.method]);
     const paths = [...methodsByPath].map(([path, methods]) => `\`${methods.join(', ')} ${path}\``);
     return `| ${label} | ${paths.join(', ') || '(none)'} |`;
   });
@@ -31,7 +31,7 @@ function refusedScope(res: { status: number; body: any }): string | undefined {
   return /: (p\.token\.scope\.\w+)$/.exec(res.body?.message ?? '')?.[1];
 }
 
-describe("the route table's auth column", () => {
+describe("the route table's access column", () => {
   let t: TestApp;
   let customerId: string;
 
@@ -42,11 +42,11 @@ describe("the route table's auth column", () => {
   afterAll(() => t.stop());
 
   it('names for every path the scope the service asks for: 403 naming it without, none with only it', async () => {
-    const scoped = everyRoute.filter((r) => r.auth !== 'public' && r.auth !== 'token');
-    for (const scope of new Set(scoped.map((r) => r.auth))) {
+    const scoped = everyRoute.filter((r) => r.access !== 'public' && r.access !== 'token');
+    for (const scope of new Set(scoped.map((r) => r.access))) {
       const without = await seedCaller(t.app, customerId, allScopes.filter((s) => s !== scope));
       const only = await seedCaller(t.app, customerId, [scope]);
-      for (const route of scoped.filter((r) => r.auth === scope)) {
+      for (const route of scoped.filter((r) => r.access === scope)) {
         const label = `${route.method} ${route.path}`;
         const refused = await call(t.url, route.method, pathOf(route.path), { token: without.token, body: {} });
         expect(refusedScope(refused), `${label} without ${scope}: ${refused.status} ${JSON.stringify(refused.body)}`).toBe(scope);
@@ -58,12 +58,12 @@ describe("the route table's auth column", () => {
 
   it('asks for no scope where it says any token will do, and for no token on public paths', async () => {
     const bare = await seedCaller(t.app, customerId, []);
-    for (const route of everyRoute.filter((r) => r.auth === 'token')) {
+    for (const route of everyRoute.filter((r) => r.access === 'token')) {
       expect((await call(t.url, route.method, pathOf(route.path), { body: {} })).status, route.path).toBe(401);
       const res = await call(t.url, route.method, pathOf(route.path), { token: bare.token, body: {} });
       expect([401, 403], `${route.path}: ${JSON.stringify(res.body)}`).not.toContain(res.status);
     }
-    for (const route of everyRoute.filter((r) => r.auth === 'public')) {
+    for (const route of everyRoute.filter((r) => r.access === 'public')) {
       const res = await call(t.url, route.method, pathOf(route.path), { body: {} });
       // Refusals of what a public path is given (401 invalid_credentials at the token endpoint,
       // 403 invalid_signature of a download link) are no demand for a bearer token.

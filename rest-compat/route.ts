@@ -12,13 +12,20 @@ export interface RestRequest {
 }
 
 /**
+ * Who may call a path: anyone, any valid bearer token, or a token holding the scope (api-spec.md
+ * section 5). The services enforce it; the route states it for the OpenAPI document, and a test
+ * holds the two together (test/contract/openapi-security.test.ts).
+ */
+export type Access = 'public' | 'token' | Scope;
+
+/**
  * One documented path: which GraphQL operation serves it, how its variables are read from the
  * request, and how the operation's data becomes the documented body. No rules live here.
  */
 export interface Route<TData = any, TVars = any> {
   method: 'GET' | 'POST' | 'DELETE';
   path: string;
-  auth: RouteAuth;
+  access: Access;
   operation: TypedDocumentNode<TData, TVars>;
   variables: (req: RestRequest) => TVars;
   /** The documented JSON body, or a RawResponse for redirects, scripts and binary payloads. */
@@ -28,14 +35,10 @@ export interface Route<TData = any, TVars = any> {
   errors?: 'flat' | 'nested';
   /** The body may also come form-encoded (the token endpoint, api-spec.md section 4); elsewhere it is JSON whatever its content type. */
   form?: true;
+  /** The body keys a path takes when its operation receives the whole body as one JSON value (search). */
+  bodyKeys?: readonly string[];
 }
 
-/**
- * What a path asks of the caller (api-spec.md section 5): nothing (`public`), any valid bearer
- * token (`token`), or a token with this scope. The services enforce it (Session.requireScope);
- * this is the catalogue the README's scope table and its test read, and a test holds the two equal.
- */
-export type RouteAuth = 'public' | 'token' | Scope;
 
 export const defineRoute = <TData, TVars>(route: Route<TData, TVars>): Route<TData, TVars> => route;
 
@@ -58,8 +61,19 @@ export class RawResponse {
 export interface ServedRoute {
   method: 'GET';
   path: string;
-  auth: RouteAuth;
+  access: Access;
+  /** What the OpenAPI document says of it: there is no operation to read this from. */
+  doc: ServedRouteDoc;
   serve: (req: RestRequest, services: Services) => Promise<RawResponse>;
+}
+
+export interface ServedRouteDoc {
+  summary: string;
+  description: string;
+  query?: readonly string[];
+  /** The answer's media types (the first is the answer's for JSON paths, which give its schema). */
+  contentTypes: readonly string[];
+  schema?: Record<string, unknown>;
 }
 
 /** A boolean query flag as the SDK sends it (`services=true`); absent or anything else is false. */

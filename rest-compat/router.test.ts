@@ -121,7 +121,7 @@ describe('rest-compat router, a client that hangs up mid-body', () => {
     const logger = { debug() {}, info() {}, warn() {}, error: (_event: string, fields?: unknown) => void errors.push(fields), child: () => logger };
     let executed = 0;
     const handle = createRestRouter({
-      routes: [{ method: 'POST', path: '/rest/things/1.0', auth: 'public', operation: {} as never, variables: () => ({}), render: () => ({}) }],
+      routes: [{ method: 'POST', path: '/rest/things/1.0', access: 'public', operation: {} as never, variables: () => ({}), render: () => ({}) }],
       schema,
       execute: async () => (executed++, { data: {} }),
       logger,

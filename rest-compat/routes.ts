@@ -1,3 +1,6 @@
+import { schema } from '../src/graphql/schema.js';
+import { openApiDocument } from './openapi/document.js';
+import { apiDocsRoutes } from './openapi/served.js';
 import type { Route, ServedRoute } from './route.js';
 import { collectorRoutes, collectorServedRoutes } from './routes/collector.js';
 import { deploymentRoutes } from './routes/deployments.js';
@@ -17,5 +20,8 @@ import { investigationRoutes } from './routes/investigations.js';
  */
 export const routes: Route[] = [...oauthRoutes, ...deviceAuthRoutes, ...deploymentRoutes, ...nodeRoutes, ...profileRoutes, ...collectorRoutes, ...searchRoutes, ...exploreRoutes, ...eventRoutes, ...automationRoutes, ...investigationRoutes];
 
-/** Paths answered with bytes straight from a service (see ServedRoute). */
-export const servedRoutes: ServedRoute[] = [...collectorServedRoutes];
+/** Paths answered with bytes straight from a service (see ServedRoute), and the document of them all. */
+export const servedRoutes: ServedRoute[] = [
+  ...collectorServedRoutes,
+  ...apiDocsRoutes(() => openApiDocument({ schema, routes, served: servedRoutes })),
+];

@@ -45,7 +45,7 @@ const BUILT_IN: ReadonlyMap<string, (value: unknown) => string | undefined> = ne
 ]);
 
 /** `updateChannel` → `update_channel`: GraphQL's names spelt as the REST wire spells them. */
-const wireName = (name: string) => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+export const wireName = (name: string) => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 
 export function variableChecker(schema: GraphQLSchema) {
   const typesOf = new WeakMap<DocumentNode, VariableType[]>();

@@ -7,7 +7,7 @@ export const automationRoutes: Route[] = [
   defineRoute({
     method: 'GET',
     path: '/rest/automation/1.0',
-    auth: Scopes.nodeApi,
+    access: Scopes.nodeApi,
     operation: AutomationRulesDocument,
     variables: ({ query }) => ({
       customerId: query.get('customer_id'),
@@ -20,7 +20,7 @@ export const automationRoutes: Route[] = [
   defineRoute({
     method: 'POST',
     path: '/rest/automation/1.0',
-    auth: Scopes.nodeApi,
+    access: Scopes.nodeApi,
     operation: SaveAutomationRuleDocument,
     // match and action pass through as given: GraphQL refuses unknown or mistyped fields by name.
     variables: ({ body }) => ({
@@ -39,7 +39,7 @@ export const automationRoutes: Route[] = [
   defineRoute({
     method: 'DELETE',
     path: '/rest/automation/1.0',
-    auth: Scopes.nodeApi,
+    access: Scopes.nodeApi,
     operation: DeleteAutomationRuleDocument,
     variables: ({ body, query }) => ({ ruleId: (field(body, 'rule_id') ?? query.get('rule_id')) as string }),
     render: ({ removed }) => ({ status: 'success', ...removed }),

@@ -13,7 +13,7 @@ export const collectorRoutes: Route[] = [
   defineRoute({
     method: 'GET',
     path: '/rest/collector/download/1.0',
-    auth: 'public',
+    access: 'public',
     operation: CollectorDownloadDocument,
     variables: ({ query }) => ({ os: query.get('os'), arch: query.get('arch'), channel: query.get('channel') }),
     render: ({ download }) =>
@@ -22,7 +22,7 @@ export const collectorRoutes: Route[] = [
   defineRoute({
     method: 'GET',
     path: '/rest/collector/install/1.0',
-    auth: 'public',
+    access: 'public',
     operation: CollectorInstallScriptDocument,
     variables: () => ({}),
     render: (data) => script(data.script),
@@ -30,7 +30,7 @@ export const collectorRoutes: Route[] = [
   defineRoute({
     method: 'GET',
     path: '/rest/collector/uninstall/1.0',
-    auth: 'public',
+    access: 'public',
     operation: CollectorUninstallScriptDocument,
     variables: () => ({}),
     render: (data) => script(data.script),
@@ -47,7 +47,13 @@ export const collectorServedRoutes: ServedRoute[] = [
   {
     method: 'GET',
     path: '/rest/collector/assets/1.0/:releaseId/:filename',
-    auth: 'public',
+    access: 'public',
+    doc: {
+      summary: 'Collector release tarball',
+      description: 'Where the signed link of GET /rest/collector/download/1.0 points: the release archive, while its signature and expiry hold.',
+      query: ['expires', 'signature'],
+      contentTypes: ['application/octet-stream'],
+    },
     serve: async ({ params, query }, services) => {
       const { release, content } = await services.collector.openAsset({
         releaseId: params.releaseId,

@@ -7,7 +7,7 @@ export const deploymentRoutes: Route[] = [
   defineRoute({
     method: 'GET',
     path: '/rest/deployments/1.0',
-    auth: Scopes.deploymentApi,
+    access: Scopes.deploymentApi,
     operation: ListDeploymentsDocument,
     variables: ({ query }) => ({ parentId: query.get('parent_id') }),
     render: ({ parent }) => {
@@ -24,7 +24,7 @@ export const deploymentRoutes: Route[] = [
   defineRoute({
     method: 'POST',
     path: '/rest/deployments/1.0',
-    auth: Scopes.deploymentApi,
+    access: Scopes.deploymentApi,
     operation: CreateDeploymentDocument,
     variables: ({ body }) => ({
       input: {
@@ -40,7 +40,7 @@ export const deploymentRoutes: Route[] = [
   defineRoute({
     method: 'DELETE',
     path: '/rest/deployments/1.0',
-    auth: Scopes.deploymentApi,
+    access: Scopes.deploymentApi,
     operation: DeleteDeploymentDocument,
     variables: ({ body }) => ({
       input: {

@@ -11,7 +11,7 @@ export const deviceAuthRoutes: Route[] = [
   defineRoute({
     method: 'POST',
     path: '/rest/oauth2/device/1.0',
-    auth: 'public',
+    access: 'public',
     operation: StartDeviceAuthorizationDocument,
     variables: ({ body }) => ({
       hostname: field(body, 'hostname') as string,
@@ -23,7 +23,7 @@ export const deviceAuthRoutes: Route[] = [
   defineRoute({
     method: 'GET',
     path: '/rest/oauth2/device/approve/1.0',
-    auth: 'public',
+    access: 'public',
     operation: DeviceAuthorizationInfoDocument,
     // The user code (what the approval link carries) or the documented device_code.
     variables: ({ query }) => ({ userCode: query.get('user_code'), deviceCode: query.get('device_code') }),
@@ -33,7 +33,7 @@ export const deviceAuthRoutes: Route[] = [
   defineRoute({
     method: 'POST',
     path: '/rest/oauth2/device/approve/1.0',
-    auth: 'token',
+    access: 'token',
     operation: ApproveDeviceAuthorizationDocument,
     variables: ({ body }) => ({
       userCode: field(body, 'user_code') as string,
@@ -45,7 +45,7 @@ export const deviceAuthRoutes: Route[] = [
   defineRoute({
     method: 'POST',
     path: '/rest/oauth2/device/poll/1.0',
-    auth: 'public',
+    access: 'public',
     operation: PollDeviceAuthorizationDocument,
     variables: ({ body }) => ({ deviceCode: field(body, 'device_code') as string }),
     // The documented body, with `access_key` and `node_id` only when present. A poll sooner than

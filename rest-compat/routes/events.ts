@@ -7,7 +7,7 @@ export const eventRoutes: Route[] = [
   defineRoute({
     method: 'GET',
     path: '/rest/events/1.0/:customerId',
-    auth: Scopes.searchApi,
+    access: Scopes.searchApi,
     operation: EventTopicsDocument,
     variables: ({ params }) => ({ customerId: params.customerId }),
     render: ({ topics }) => ({ customer_id: topics.customer_id, topics: topics.topics, count: topics.topics.length }),
@@ -16,7 +16,7 @@ export const eventRoutes: Route[] = [
     method: 'GET',
     // `eventId` of the spec's path is the topic name.
     path: '/rest/events/1.0/:customerId/:topic',
-    auth: Scopes.searchApi,
+    access: Scopes.searchApi,
     operation: EventRecordsDocument,
     variables: ({ params, query }) => ({
       customerId: params.customerId,

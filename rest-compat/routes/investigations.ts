@@ -24,7 +24,7 @@ export const investigationRoutes: Route[] = [
   defineRoute({
     method: 'GET',
     path: '/rest/investigations/1.0',
-    auth: Scopes.searchApi,
+    access: Scopes.searchApi,
     operation: ListInvestigationsDocument,
     variables: ({ query }) => ({
       limit: integer(query, 'limit'),
@@ -40,7 +40,7 @@ export const investigationRoutes: Route[] = [
   defineRoute({
     method: 'GET',
     path: '/rest/investigations/1.0/:id',
-    auth: Scopes.searchApi,
+    access: Scopes.searchApi,
     operation: GetInvestigationDocument,
     variables: ({ params }) => ({ id: params.id }),
     render: ({ investigation }) => {

@@ -17,7 +17,7 @@ export const nodeRoutes: Route[] = [
   defineRoute({
     method: 'POST',
     path: '/rest/oauth2/register/1.0',
-    auth: Scopes.ingest,
+    access: Scopes.ingest,
     operation: LegacyRegisterNodeDocument,
     variables: ({ body }) => ({ machineId: field(body, 'machine_id') as string, hostname: field(body, 'hostname') as string }),
     render: ({ node }) => node,
@@ -25,7 +25,7 @@ export const nodeRoutes: Route[] = [
   defineRoute({
     method: 'GET',
     path: '/rest/nodes/1.0',
-    auth: Scopes.nodeApi,
+    access: Scopes.nodeApi,
     operation: ListNodesDocument,
     variables: ({ query }) => ({ services: flag(query, 'services'), hardware: flag(query, 'hardware') }),
     render: ({ nodes }) => ({ nodes: nodes.edges.map((edge) => edge.node) }),
@@ -33,7 +33,7 @@ export const nodeRoutes: Route[] = [
   defineRoute({
     method: 'GET',
     path: '/rest/nodes/1.0/outdated',
-    auth: Scopes.nodeApi,
+    access: Scopes.nodeApi,
     operation: ListOutdatedNodesDocument,
     variables: () => ({}),
     render: ({ outdatedNodes }) => ({
@@ -54,7 +54,7 @@ export const nodeRoutes: Route[] = [
   defineRoute({
     method: 'GET',
     path: '/rest/nodes/1.0/:node_id',
-    auth: Scopes.nodeApi,
+    access: Scopes.nodeApi,
     operation: GetNodeDocument,
     variables: ({ params, query }) => ({ nodeId: params.node_id, services: flag(query, 'services'), hardware: flag(query, 'hardware') }),
     render: ({ node }) => node,
@@ -62,7 +62,7 @@ export const nodeRoutes: Route[] = [
   defineRoute({
     method: 'GET',
     path: '/rest/nodes/1.0/:node_id/diagnostics',
-    auth: Scopes.nodeApi,
+    access: Scopes.nodeApi,
     operation: NodeDiagnosticsDocument,
     variables: ({ params, query }) => ({ nodeId: params.node_id, logLines: integer(query, 'log_lines') }),
     render: ({ diagnostics }) => diagnostics,
@@ -70,7 +70,7 @@ export const nodeRoutes: Route[] = [
   defineRoute({
     method: 'GET',
     path: '/rest/nodes/1.0/:node_id/pprof',
-    auth: Scopes.nodeApi,
+    access: Scopes.nodeApi,
     operation: NodeProfileDocument,
     variables: ({ params, query }) => ({ nodeId: params.node_id, type: query.get('type'), duration: integer(query, 'duration') }),
     render: ({ capture }) =>
@@ -83,7 +83,7 @@ export const nodeRoutes: Route[] = [
   defineRoute({
     method: 'POST',
     path: '/rest/nodes/1.0/:node_id/update',
-    auth: Scopes.nodeApi,
+    access: Scopes.nodeApi,
     operation: UpdateNodeDocument,
     variables: ({ params }) => ({ nodeId: params.node_id }),
     render: ({ update }) => (update.platform === null ? { node_id: update.node_id, update_status: update.update_status, version: update.version } : update),
@@ -91,7 +91,7 @@ export const nodeRoutes: Route[] = [
   defineRoute({
     method: 'POST',
     path: '/rest/nodes/1.0/:node_id/manage',
-    auth: Scopes.nodeApi,
+    access: Scopes.nodeApi,
     operation: ManageLegacyNodeDocument,
     variables: ({ params, body }) => ({ nodeId: params.node_id, operation: field(body, 'operation') as string }),
     render: ({ managed }) => managed,
@@ -99,7 +99,7 @@ export const nodeRoutes: Route[] = [
   defineRoute({
     method: 'POST',
     path: '/rest/nodes/provision/1.0',
-    auth: Scopes.nodeApi,
+    access: Scopes.nodeApi,
     operation: ProvisionNodeDocument,
     variables: ({ body }) => ({
       input: {

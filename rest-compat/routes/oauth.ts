@@ -7,7 +7,7 @@ export const oauthRoutes: Route[] = [
   defineRoute({
     method: 'POST',
     path: '/rest/oauth2/token/1.0',
-    auth: 'public',
+    access: 'public',
     form: true,
     operation: IssueTokenDocument,
     variables: ({ body, headers }) => {

@@ -7,7 +7,7 @@ export const profileRoutes: Route[] = [
   defineRoute({
     method: 'GET',
     path: '/rest/profiles/1.0',
-    auth: Scopes.nodeApi,
+    access: Scopes.nodeApi,
     operation: ListProfilesDocument,
     variables: () => ({}),
     render: ({ profiles }) => ({
@@ -19,7 +19,7 @@ export const profileRoutes: Route[] = [
   defineRoute({
     method: 'POST',
     path: '/rest/profiles/1.0',
-    auth: Scopes.nodeApi,
+    access: Scopes.nodeApi,
     operation: CreateProfileDocument,
     variables: ({ body }) => ({
       input: {
@@ -39,7 +39,7 @@ export const profileRoutes: Route[] = [
   defineRoute({
     method: 'DELETE',
     path: '/rest/profiles/1.0/:profileId',
-    auth: Scopes.nodeApi,
+    access: Scopes.nodeApi,
     operation: DeleteProfileDocument,
     variables: ({ params }) => ({ profileId: params.profileId }),
     render: ({ removed }) => ({ status: 'success', ...removed }),

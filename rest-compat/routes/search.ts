@@ -1,5 +1,6 @@
 import { Scopes } from '../../src/auth/scopes.js';
 import { SearchAggregateDocument, SearchRecordsDocument } from '../../src/generated/operations.js';
+import { RECORDS_KEYS, TERMS_KEYS } from '../../src/modules/search/search.service.js';
 import { defineRoute, type Route } from '../route.js';
 
 /** Flow search (api-spec.md Search, wire.md 5 and 7): nested errors, 200 only (wire.md 1.5). */
@@ -7,18 +8,20 @@ export const searchRoutes: Route[] = [
   defineRoute({
     method: 'POST',
     path: '/search/records/1.0',
-    auth: Scopes.searchApi,
+    access: Scopes.searchApi,
     operation: SearchRecordsDocument,
     variables: ({ body }) => ({ body }),
+    bodyKeys: RECORDS_KEYS,
     render: ({ records }) => records,
     errors: 'nested',
   }),
   defineRoute({
     method: 'POST',
     path: '/search/agg/1.0',
-    auth: Scopes.searchApi,
+    access: Scopes.searchApi,
     operation: SearchAggregateDocument,
     variables: ({ body }) => ({ body }),
+    bodyKeys: TERMS_KEYS,
     render: ({ terms }) => terms,
     errors: 'nested',
   }),

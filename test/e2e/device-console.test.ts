@@ -1,14 +1,13 @@
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { decodeJwt } from 'jose';
-import { type BrowserContext, type Page, chromium } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestApp, startTestApp } from '../kit/app.js';
+import { type TestBrowser, openBrowser } from '../kit/browser.js';
 import { call } from '../kit/http.js';
 import { seedTree } from '../kit/seed.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const SCREENSHOTS = process.env.SCREENSHOT_DIR ?? tmpdir();
 
 /** The device side: polls at the advertised interval until it holds a key or gives up. */
@@ -27,8 +26,8 @@ async function pollForKey(url: string, deviceCode: string, intervalSeconds: numb
 describe('device approval console in a browser', () => {
   let t: TestApp;
   let tree: Awaited<ReturnType<typeof seedTree>>;
+  let browser: TestBrowser;
   let context: BrowserContext;
-  const userDataDir = mkdtempSync(join(tmpdir(), 'bd-chromium-'));
   const problems: string[] = [];
 
   const watchProblems = (page: Page) => {
@@ -37,22 +36,14 @@ describe('device approval console in a browser', () => {
   };
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) {
-      throw new Error(`Chromium is needed at ${CHROMIUM} for the browser tests: apt-get install -y chromium (or set CHROMIUM_PATH)`);
-    }
+    browser = await openBrowser();
+    context = browser.context;
     t = await startTestApp({ env: { DEVICE_POLL_INTERVAL_SECONDS: '1' } });
     tree = await seedTree(t.app);
-    context = await chromium.launchPersistentContext(userDataDir, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-      viewport: { width: 900, height: 900 },
-    });
   });
   afterAll(async () => {
-    await context?.close();
+    await browser?.close();
     await t?.stop();
-    rmSync(userDataDir, { recursive: true, force: true });
   });
 
   it('shows the device, signs an operator in, approves, and the device and a second viewer see it live', async () => {

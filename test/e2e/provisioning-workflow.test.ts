@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findMember, readTarGz } from '../../src/modules/collector/tarball.js';
 import { type TestApp, startTestApp } from '../kit/app.js';
 import { FakeCollector } from '../kit/fake-collector.js';
-import { call } from '../kit/http.js';
+import { call, fetchDocumented } from '../kit/http.js';
 import { seedCaller, seedTenant } from '../kit/seed.js';
 import { startCollector } from '../../tools/collector/index.js';
 
@@ -73,7 +73,7 @@ describe('factory provisioning workflow (wire.md 14)', () => {
     expect([200, 201]).toContain(provisioned.status);
     expect(provisioned.body).toMatchObject({ customer_id: deploymentId, machine_id: machineId, profile_id: profileId });
 
-    const download = await fetch(`${t.url}/rest/collector/download/1.0?os=linux&arch=arm7&channel=stable`);
+    const download = await fetchDocumented(`${t.url}/rest/collector/download/1.0?os=linux&arch=arm7&channel=stable`);
     expect(download.status).toBe(200);
     expect(download.headers.get('content-disposition')).toContain('prophet_collector_v0.3.0_linux_arm7.tar.gz');
     const binary = findMember(readTarGz(Buffer.from(await download.arrayBuffer())), 'prophet');

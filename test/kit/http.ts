@@ -1,4 +1,5 @@
 import { request } from 'node:http';
+import { openApiProblem } from './openapi-responses.js';
 
 export interface JsonResponse<T = any> {
   status: number;
@@ -34,12 +35,38 @@ export function call<T = any>(
         }
         const responseHeaders = new Headers();
         for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) responseHeaders.set(k, String(v));
-        resolve({ status: res.statusCode ?? 0, headers: responseHeaders, body: body as T });
+        const status = res.statusCode ?? 0;
+        const problem = documentedProblem(method, path, status, responseHeaders, body);
+        if (problem) return reject(new Error(problem));
+        resolve({ status, headers: responseHeaders, body: body as T });
       });
     });
     req.on('error', reject);
     req.end(payload);
   });
+}
+
+/** Every answer of a documented path must be what the OpenAPI document says (test/kit/openapi-responses.ts). */
+const isDocumented = (target: string) => /^\/(rest|search)\//.test(target);
+
+function documentedProblem(method: string, target: string, status: number, headers: Headers, body: unknown): string | undefined {
+  if (!isDocumented(target)) return undefined;
+  return openApiProblem({ method, target, status, contentType: headers.get('content-type'), body });
+}
+
+/**
+ * fetch() for the answers call() cannot give (bytes, a followed redirect, a form body), checked
+ * against the OpenAPI document as call()'s are: the final answer's path, status and media type,
+ * and its body when JSON.
+ */
+export async function fetchDocumented(url: string, init: RequestInit = {}): Promise<Response> {
+  const res = await fetch(url, init);
+  const type = res.headers.get('content-type');
+  const body = type?.startsWith('application/json') ? await res.clone().json() : undefined;
+  const { pathname, search } = new URL(res.url || url);
+  const problem = documentedProblem(res.redirected ? 'GET' : (init.method ?? 'GET'), pathname + search, res.status, res.headers, body);
+  if (problem) throw new Error(problem);
+  return res;
 }
 
 export async function graphql<T = any>(

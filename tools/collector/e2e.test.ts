@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type TestApp, startTestApp } from '../../test/kit/app.js';
-import { call } from '../../test/kit/http.js';
+import { call, fetchDocumented } from '../../test/kit/http.js';
 import { countFlows } from '../../test/kit/ingest.js';
 import { seedTree } from '../../test/kit/seed.js';
 import { type Io, main } from './cli.js';
@@ -90,7 +90,7 @@ describe('reference collector against the service', () => {
     expect(diagnostics.body.recent_logs.length).toBeLessThanOrEqual(20);
     expect(diagnostics.body.recent_logs.some((line: string) => JSON.parse(line).event === 'control.welcome')).toBe(true);
 
-    const pprof = await fetch(`${t.url}/rest/nodes/1.0/${nodeId}/pprof?type=CPU&duration=1`, { headers: { authorization: `Bearer ${tree.mspCaller.token}` } });
+    const pprof = await fetchDocumented(`${t.url}/rest/nodes/1.0/${nodeId}/pprof?type=CPU&duration=1`, { headers: { authorization: `Bearer ${tree.mspCaller.token}` } });
     expect(pprof.status).toBe(200);
     expect(pprof.headers.get('content-disposition')).toContain(`${nodeId}-cpu.pprof`);
     const profile = JSON.parse(gunzipSync(Buffer.from(await pprof.arrayBuffer())).toString());

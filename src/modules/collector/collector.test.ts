@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { adminCli } from '../../../test/kit/admin-cli.js';
 import { type TestApp, startTestApp } from '../../../test/kit/app.js';
-import { call, graphql } from '../../../test/kit/http.js';
+import { call, fetchDocumented, graphql } from '../../../test/kit/http.js';
 import { createLogger } from '../../infra/logger.js';
 import { CollectorService } from './collector.service.js';
 import { CollectorStore } from './collector.store.js';
@@ -34,7 +34,7 @@ describe('collector releases and downloads', () => {
     expect(res.status).toBe(302);
     return new URL(res.headers.get('location')!);
   };
-  const fetchAsset = (url: URL | string) => fetch(new URL(String(url).replace(/^.*?\/rest\//, `${t.url}/rest/`)));
+  const fetchAsset = (url: URL | string) => fetchDocumented(String(url).replace(/^.*?\/rest\//, `${t.url}/rest/`));
 
   let rawRelease: Record<string, any>;
   let tarRelease: Record<string, any>;
@@ -139,7 +139,7 @@ describe('collector releases and downloads', () => {
     });
 
     it('yields, once followed, the gzip tar with `prophet` under a versioned filename', async () => {
-      const res = await fetch(`${t.url}${DOWNLOAD}?os=linux&arch=amd64&channel=stable`);
+      const res = await fetchDocumented(`${t.url}${DOWNLOAD}?os=linux&arch=amd64&channel=stable`);
       expect(res.status).toBe(200);
       expect(res.redirected).toBe(true);
       const bytes = Buffer.from(await res.arrayBuffer());
@@ -154,7 +154,7 @@ describe('collector releases and downloads', () => {
     });
 
     it('serves a published tarball byte for byte', async () => {
-      const res = await fetch(`${t.url}${DOWNLOAD}?os=linux&arch=arm7&channel=stable`);
+      const res = await fetchDocumented(`${t.url}${DOWNLOAD}?os=linux&arch=arm7&channel=stable`);
       expect(Buffer.from(await res.arrayBuffer())).toEqual(tarball);
       expect(res.headers.get('content-disposition')).toContain('prophet_collector_v0.3.0_linux_arm7.tar.gz');
     });
@@ -215,7 +215,7 @@ describe('collector releases and downloads', () => {
 
     it('points at the new release, under a new filename, once one is published', async () => {
       const published = await t.app.services.collector.publish({ file: binaryV2, version: '1.1.0', channel: 'stable', os: 'linux', arch: 'amd64' });
-      const res = await fetch(`${t.url}${DOWNLOAD}?os=linux&arch=amd64&channel=stable`);
+      const res = await fetchDocumented(`${t.url}${DOWNLOAD}?os=linux&arch=amd64&channel=stable`);
       expect(res.headers.get('content-disposition')).toBe(`attachment; filename="prophet_collector_v1.1.0_linux_amd64.tar.gz"`);
       expect(findMember(readTarGz(Buffer.from(await res.arrayBuffer())), 'prophet')!.content).toEqual(binaryV2);
       expect(published.filename).not.toBe(rawRelease.filename);

@@ -2,7 +2,7 @@ import { SignJWT, createRemoteJWKSet, decodeJwt, decodeProtectedHeader, importJW
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestApp, startTestApp } from '../../../test/kit/app.js';
 import { withLowS } from '../../auth/low-s.js';
-import { call } from '../../../test/kit/http.js';
+import { call, fetchDocumented } from '../../../test/kit/http.js';
 import { type Caller, seedCaller, seedTenant } from '../../../test/kit/seed.js';
 
 const TOKEN = '/rest/oauth2/token/1.0';
@@ -35,7 +35,7 @@ describe('POST /rest/oauth2/token/1.0', () => {
   });
 
   it('accepts form-encoded credentials with grant_type=client_credentials', async () => {
-    const res = await fetch(t.url + TOKEN, {
+    const res = await fetchDocumented(t.url + TOKEN, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
       body: new URLSearchParams({ grant_type: 'client_credentials', client_id: caller.clientId, client_secret: caller.clientSecret }),
@@ -47,7 +47,7 @@ describe('POST /rest/oauth2/token/1.0', () => {
   it('refuses another grant type with 400 unsupported_grant_type, in a form or in JSON', async () => {
     const credentials = { client_id: caller.clientId, client_secret: caller.clientSecret };
     const refused = { error: 'unsupported_grant_type', code: 'unsupported_grant_type', message: 'grant_type must be client_credentials' };
-    const form = await fetch(t.url + TOKEN, {
+    const form = await fetchDocumented(t.url + TOKEN, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
       body: new URLSearchParams({ grant_type: 'password', ...credentials }),

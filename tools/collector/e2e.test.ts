@@ -145,7 +145,7 @@ describe('reference collector against the service', () => {
     const approved = await call(t.url, 'POST', '/rest/oauth2/device/approve/1.0', { token: tree.childBCaller.token, body: { user_code: userCode } });
     expect(approved.body).toEqual({ status: 'approved' });
     expect(await enrolling).toBe(0);
-    expect(JSON.parse(out.at(-1)!)).toEqual({ status: 'approved' });
+    expect(JSON.parse(out.at(-1)!)).toEqual({ status: 'approved', hostname: 'edge-e2e', machine_id: machineId });
 
     const run = main(['run', '--state-dir', stateDir, '--flows-per-second', '50', '--seconds', '2', '--log-level', 'silent'], io);
     expect(await run).toBe(0);

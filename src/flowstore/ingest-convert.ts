@@ -22,8 +22,16 @@ export interface ConvertedBatch {
   /** Each kept record's row, at its index in the batch; the others are absent. */
   rows: (FlowRow | undefined)[];
   rejected: Rejection[];
-  /** The kept records' indexes by UTC day, days in ascending order. */
-  days: Array<{ day: number; indexes: number[] }>;
+  /** The kept records by UTC day, days in ascending order: their indexes and time span. */
+  days: DaySlice[];
+}
+
+/** A batch's kept records of one UTC day: their indexes, first and last timestamps (epoch ms). */
+export interface DaySlice {
+  day: number;
+  indexes: number[];
+  fromMs: number;
+  toMs: number;
 }
 
 export const DAY_MS = 86_400_000;
@@ -60,7 +68,7 @@ const RECORDS_PER_STEP = 500;
 export function* convertFlows(stamp: RowStamp, flows: readonly unknown[], window: TimeWindow): Steps<ConvertedBatch> {
   const rows: (FlowRow | undefined)[] = new Array(flows.length);
   const rejected: Rejection[] = [];
-  const byDay = new Map<number, number[]>();
+  const byDay = new Map<number, DaySlice>();
   for (let index = 0; index < flows.length; index++) {
     if (index % RECORDS_PER_STEP === RECORDS_PER_STEP - 1) yield;
     const flow = flows[index];
@@ -82,11 +90,16 @@ export function* convertFlows(stamp: RowStamp, flows: readonly unknown[], window
       continue;
     }
     rows[index] = row;
+    const ts = rowTime(row);
     const day = dayOf(row);
-    const indexes = byDay.get(day);
-    if (indexes) indexes.push(index);
-    else byDay.set(day, [index]);
+    const slice = byDay.get(day);
+    if (!slice) byDay.set(day, { day, indexes: [index], fromMs: ts, toMs: ts });
+    else {
+      slice.indexes.push(index);
+      if (ts < slice.fromMs) slice.fromMs = ts;
+      if (ts > slice.toMs) slice.toMs = ts;
+    }
   }
-  const days = [...byDay].sort(([a], [b]) => a - b).map(([day, indexes]) => ({ day, indexes }));
+  const days = [...byDay.values()].sort((a, b) => a.day - b.day);
   return { rows, rejected, days };
 }

@@ -86,7 +86,7 @@ export async function ingestFlowBatch(
     nodeId: stamp.nodeId,
     batchId: stamp.batchId,
     token: dedupTokenFor(stamp),
-    slices: await Promise.all(days.map(async ({ day, indexes }) => ({ day, indexes, block: await encode(indexes) }))),
+    slices: await Promise.all(days.map(async (slice) => ({ ...slice, block: await encode(slice.indexes) }))),
     encode,
   };
   const kept = days.reduce((n, d) => n + d.indexes.length, 0);

@@ -35,7 +35,10 @@ async function batch(nodeId: string, batchId: string, n: number, days = 1): Prom
     const day = Math.floor((NOW - (i % days) * DAY_MS) / DAY_MS);
     byDay.set(day, [...(byDay.get(day) ?? []), i]);
   });
-  const slices = await Promise.all([...byDay].map(async ([day, indexes]) => ({ day, indexes, block: await encode(indexes) })));
+  const span = (indexes: number[]) => indexes.map((i) => NOW - (i % days) * DAY_MS);
+  const slices = await Promise.all(
+    [...byDay].map(async ([day, indexes]) => ({ day, indexes, fromMs: Math.min(...span(indexes)), toMs: Math.max(...span(indexes)), block: await encode(indexes) })),
+  );
   return { customerId: 'c1', nodeId, batchId, token: dedupTokenFor({ customerId: 'c1', nodeId, batchId }), slices, encode };
 }
 

@@ -28,6 +28,9 @@ export interface PreparedSlice {
   day: number;
   /** The records' indexes in their batch. */
   indexes: readonly number[];
+  /** The first and last of their timestamps (epoch ms): the span the table is asked about. */
+  fromMs: number;
+  toMs: number;
   /** Their rows as one Native block (ingest-rows.ts). */
   block: Buffer;
 }
@@ -290,7 +293,7 @@ async function missingSlices(engine: FlowEngine, batches: PreparedBatch[]): Prom
       else if (held < slice.indexes.length) {
         const ids = await storedIds(engine, batch, slice.day);
         const indexes = slice.indexes.filter((i) => !ids.has(recordId(batch.customerId, batch.nodeId, batch.batchId, i)));
-        missing.push({ batch, slice: { day: slice.day, indexes, block: await batch.encode(indexes) } });
+        missing.push({ batch, slice: { ...slice, indexes, block: await batch.encode(indexes) } });
       }
     }
   }
@@ -299,14 +302,14 @@ async function missingSlices(engine: FlowEngine, batches: PreparedBatch[]): Prom
 
 /** How many distinct records of each (batch, day) the table holds, for the batches given. */
 async function storedSlices(engine: FlowEngine, batches: PreparedBatch[]): Promise<Map<string, number>> {
-  const days = batches.flatMap((b) => b.slices.map((s) => s.day));
+  const slices = batches.flatMap((b) => b.slices);
   const p = new ParamBag();
   const sql = named(
     'flowstore:ingest.stored_slices',
     `SELECT customer_id, node_id, batch_id, toUInt32(toDate(timestamp)) AS day, uniqExact(id) AS stored FROM ${FLOWS_TABLE} ` +
       `WHERE customer_id IN ${p.add([...new Set(batches.map((b) => b.customerId))], 'Array(String)')} ` +
-      `AND timestamp >= fromUnixTimestamp64Milli(${p.add(Math.min(...days) * DAY_MS, 'Int64')}, 'UTC') ` +
-      `AND timestamp < fromUnixTimestamp64Milli(${p.add((Math.max(...days) + 1) * DAY_MS, 'Int64')}, 'UTC') ` +
+      `AND timestamp >= fromUnixTimestamp64Milli(${p.add(Math.min(...slices.map((s) => s.fromMs)), 'Int64')}, 'UTC') ` +
+      `AND timestamp <= fromUnixTimestamp64Milli(${p.add(Math.max(...slices.map((s) => s.toMs)), 'Int64')}, 'UTC') ` +
       `AND batch_id IN ${p.add([...new Set(batches.map((b) => b.batchId))], 'Array(String)')} ` +
       'GROUP BY customer_id, node_id, batch_id, day',
   );

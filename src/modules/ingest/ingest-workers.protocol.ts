@@ -1,5 +1,5 @@
 /** Messages between the API thread (ingest-workers.ts) and an ingest worker (ingest.worker.ts). */
-import type { Rejection, TimeWindow } from '../../flowstore/ingest-convert.js';
+import type { DaySlice, Rejection, TimeWindow } from '../../flowstore/ingest-convert.js';
 import type { RowStamp } from '../../flowstore/ingest-rows.js';
 
 /**
@@ -20,9 +20,7 @@ export type IngestCall =
   | { op: 'encode'; call: number; job: number; indexes: readonly number[] }
   | { op: 'release'; job: number };
 
-export interface WireSlice {
-  day: number;
-  indexes: number[];
+export interface WireSlice extends DaySlice {
   block: Uint8Array;
 }
 

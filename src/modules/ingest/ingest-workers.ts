@@ -111,7 +111,7 @@ export class ParsedBatch {
   /** Checks the records and encodes the valid ones, a block per UTC day, ready for the insert queue. */
   async prepare(stamp: RowStamp, window: TimeWindow, token: string): Promise<{ rejected: Rejection[]; batch: PreparedBatch }> {
     const { converted } = await this.thread.call({ op: 'convert', job: this.job, stamp, window });
-    const slices = converted!.slices.map(({ day, indexes, block }) => ({ day, indexes, block: bytes(block) }));
+    const slices = converted!.slices.map((slice) => ({ ...slice, block: bytes(slice.block) }));
     const encode = async (indexes: readonly number[]) => bytes((await this.thread.call({ op: 'encode', job: this.job, indexes })).block!);
     return { rejected: converted!.rejected, batch: { customerId: stamp.customerId, nodeId: stamp.nodeId, batchId: stamp.batchId, token, slices, encode } };
   }

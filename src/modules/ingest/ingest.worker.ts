@@ -45,7 +45,7 @@ port.on('message', (call: IngestCall) => {
         job.body = undefined;
         job.stamp = call.stamp;
         const { rows, rejected, days } = atOnce(convertFlows(call.stamp, flows, call.window));
-        const slices = days.map(({ day, indexes }) => ({ day, indexes, block: ownBytes(flowRowsBlock(indexes.map((i) => rows[i]!))) }));
+        const slices = days.map((slice) => ({ ...slice, block: ownBytes(flowRowsBlock(slice.indexes.map((i) => rows[i]!))) }));
         return reply({ ok: true, converted: { rejected, slices } }, slices.map((s) => s.block.buffer as ArrayBuffer));
       }
       case 'encode': {

@@ -18,7 +18,7 @@ export interface TimeWindow {
   nowMs: number;
 }
 
-export interface ConvertedBatch {
+interface ConvertedBatch {
   /** Each kept record's row, at its index in the batch; the others are absent. */
   rows: (FlowRow | undefined)[];
   rejected: Rejection[];
@@ -35,7 +35,7 @@ export interface DaySlice {
 }
 
 export const DAY_MS = 86_400_000;
-export const dayOf = (row: FlowRow) => Math.floor(rowTime(row) / DAY_MS);
+const dayOf = (row: FlowRow) => Math.floor(rowTime(row) / DAY_MS);
 
 /**
  * How far ahead of the server's clock a record may be timestamped: a collector whose clock is off
@@ -43,14 +43,14 @@ export const dayOf = (row: FlowRow) => Math.floor(rowTime(row) / DAY_MS);
  * they would sit outside every search window until that time came, outlive the retention, and
  * (past 2106 and 2149) overflow the TTL's DateTime and the partition's Date.
  */
-export const FUTURE_TOLERANCE_MS = DAY_MS;
+const FUTURE_TOLERANCE_MS = DAY_MS;
 
 /**
  * Why a record's timestamp is outside what the table keeps, or undefined: a record older than the
  * retention (the TTL, `timestamp + N days`) is deleted by ClickHouse as it is inserted, so it is
  * refused rather than acknowledged and lost; one too far ahead is refused (FUTURE_TOLERANCE_MS).
  */
-export function outsideWindow(ts: number, { retentionDays, nowMs }: TimeWindow): string | undefined {
+function outsideWindow(ts: number, { retentionDays, nowMs }: TimeWindow): string | undefined {
   if (retentionDays !== undefined && ts + retentionDays * DAY_MS <= nowMs) {
     return `${new Date(ts).toISOString()} is older than the flow store's retention of ${retentionDays} days, so it would be deleted at once`;
   }

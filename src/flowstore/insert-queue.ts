@@ -2,7 +2,7 @@
  * Group commit for flow ingest: the batches of concurrent requests go into the flows table as a
  * few large inserts. An insert's cost is mostly fixed (a part per day with ~200 columns, their
  * skip indexes and projections): one 200-row insert cost as much CPU as ~3,000 rows of a
- * 40,000-row one (docs/flowstore.md "Group commit"). While one insert runs, the batches that
+ * 40,000-row one (docs/flowstore.md "Duplicate batches and group commit"). While one insert runs, the batches that
  * arrive wait and go together in the next; an idle queue inserts a batch at once.
  *
  * Exactly once per batch, although a group carries no per-batch dedup token:
@@ -86,8 +86,8 @@ export interface InsertQueueOptions {
   maxQueuedRows?: number;
 }
 
-export const DEFAULT_MAX_GROUP_ROWS = 30_000;
-export const DEFAULT_MAX_QUEUED_ROWS = 90_000;
+const DEFAULT_MAX_GROUP_ROWS = 30_000;
+const DEFAULT_MAX_QUEUED_ROWS = 90_000;
 
 interface Flight {
   batch: PreparedBatch;
@@ -118,7 +118,7 @@ const refusedData = (error: unknown): error is FlowEngineError =>
  * The dedup token of a part of a batch's insert. The part follows a space, which no batch id
  * holds (ingest.service.ts), so no batch's own token equals a part's.
  */
-export const partToken = (token: string, part: string) => `${token} ${part}`;
+const partToken = (token: string, part: string) => `${token} ${part}`;
 
 export class FlowInsertQueue {
   private readonly claims: BatchClaims;

@@ -1,7 +1,7 @@
-import { execFile, spawn } from 'node:child_process';
+import { execFile, execFileSync, spawn } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -64,6 +64,13 @@ describe('the compiled build (npm run build, npm start)', () => {
     const migrations = join(copy, 'dist/prisma/migrations/0001_foundation/migration.sql');
     expect(readFileSync(migrations, 'utf8')).toBe(readFileSync(join(root, 'prisma/migrations/0001_foundation/migration.sql'), 'utf8'));
     // No test or tool is part of the build.
+    // Every worker thread's module, which nothing imports (src/infra/source-worker.ts).
+    const callers = execFileSync('grep', ['-rl', '--include=*.ts', '--exclude=*.test.ts', 'sourceWorker(', join(root, 'src')], { encoding: 'utf8' }).trim().split('\n');
+    const workers = callers.flatMap((caller) =>
+      [...readFileSync(caller, 'utf8').matchAll(/sourceWorker\('(\.\/[\w.-]+)', import\.meta\.url/g)].map(([, name]) => join(relative(root, dirname(caller)), `${name}.js`)),
+    );
+    expect(workers.sort()).toEqual(['src/flowstore/chdb-thread.worker.js', 'src/modules/ingest/ingest.worker.js']);
+    for (const worker of workers) expect(existsSync(join(copy, 'dist', worker)), worker).toBe(true);
     expect(existsSync(join(copy, 'dist/test'))).toBe(false);
     expect(existsSync(join(copy, 'dist/src/start.test.js'))).toBe(false);
   });

@@ -14,7 +14,7 @@ const malformed = () =>
  * no client authentication and is ignored, as it always was here.
  */
 export function clientCredentials(authorization: string | undefined, body: Record<string, unknown>): { clientId: unknown; clientSecret: unknown } {
-  if (!/^Basic(?: |$)/i.test(authorization ?? '')) return { clientId: field(body, 'client_id'), clientSecret: field(body, 'client_secret') };
+  if (!usesBasic(authorization)) return { clientId: field(body, 'client_id'), clientSecret: field(body, 'client_secret') };
   if (body.client_id !== undefined || body.client_secret !== undefined) {
     throw new DomainError(400, 'invalid_request', 'Send the client credentials in the Authorization header or in the body, not both');
   }
@@ -24,6 +24,17 @@ export function clientCredentials(authorization: string | undefined, body: Recor
   const colon = pair.indexOf(':');
   if (colon < 0) throw malformed();
   return { clientId: formDecoded(pair.slice(0, colon)), clientSecret: formDecoded(pair.slice(colon + 1)) };
+}
+
+/** Whether a request authenticates its client with HTTP Basic. */
+const usesBasic = (authorization: string | undefined) => /^Basic(?: |$)/i.test(authorization ?? '');
+
+/**
+ * The headers of a token request's error: a client that authenticated with HTTP Basic and is
+ * refused is answered with the challenge of its scheme (RFC 6749 5.2), which libraries read.
+ */
+export function clientAuthErrorHeaders(authorization: string | undefined, status: number): Record<string, string> | undefined {
+  return status === 401 && usesBasic(authorization) ? { 'www-authenticate': 'Basic realm="token", charset="UTF-8"' } : undefined;
 }
 
 /** application/x-www-form-urlencoded decoding of one value: `+` is a space, `%XX` a byte. */

@@ -6,7 +6,7 @@ import type { Logger } from '../src/infra/logger.js';
 import type { Services } from '../src/services.js';
 import { errorOf, flatError, internalError, nestedError } from './errors.js';
 import { parseBody, readBody, sendJson } from './http.js';
-import { RawResponse, type Route, type ServedRoute } from './route.js';
+import { RawResponse, type RestRequest, type Route, type ServedRoute } from './route.js';
 import { variableChecker } from './variables.js';
 
 export type ExecuteOperation = (
@@ -58,10 +58,16 @@ export function createRestRouter(options: {
       return send(res, flatError(new DomainError(404, 'not_found', `No such endpoint: ${req.method} ${url.pathname}`)));
     }
     const { route } = found.c;
-    const render = renderOf(route);
+    const renderError = renderOf(route);
+    let request: RestRequest | undefined;
+    const render = (error: DomainError) => {
+      const headers = request && 'errorHeaders' in route ? route.errorHeaders?.(request, error) : undefined;
+      const rendered = renderError(error);
+      return headers ? { ...rendered, headers: { ...rendered.headers, ...headers } } : rendered;
+    };
     try {
       const body = parseBody(await readBody(req), req.headers['content-type'], 'form' in route && route.form === true);
-      const request = { params: found.params, query: url.searchParams, body, headers: req.headers };
+      request = { params: found.params, query: url.searchParams, body, headers: req.headers };
       if ('serve' in route) return sendRaw(res, await route.serve(request, options.served!.services));
       const variables = route.variables(request) as Record<string, unknown>;
       const problem = variableProblem(route.operation, variables);

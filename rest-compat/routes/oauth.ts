@@ -1,5 +1,5 @@
 import { IssueTokenDocument } from '../../src/generated/operations.js';
-import { clientCredentials } from '../client-auth.js';
+import { clientAuthErrorHeaders, clientCredentials } from '../client-auth.js';
 import { defineRoute, field, type Route } from '../route.js';
 
 /** OAuth2 (api-spec.md section 4); the token endpoint also takes HTTP Basic client authentication. */
@@ -15,5 +15,6 @@ export const oauthRoutes: Route[] = [
       return { clientId: clientId as string, clientSecret: clientSecret as string, grantType: field(body, 'grant_type') as string };
     },
     render: (data) => data.token,
+    errorHeaders: ({ headers }, error) => clientAuthErrorHeaders(headers.authorization, error.status),
   }),
 ];

@@ -82,12 +82,16 @@ describe('POST /rest/oauth2/token/1.0', () => {
       const viaBody = await form({}, { grant_type: 'client_credentials', client_id: caller.clientId, client_secret: 'wrong' });
       expect([viaHeader.status, await viaHeader.text()]).toEqual([401, await viaBody.text()]);
       expect(viaBody.status).toBe(401);
+      // The challenge of the scheme the client used (RFC 6749 5.2); none for credentials in the body.
+      expect(viaHeader.headers.get('www-authenticate')).toBe('Basic realm="token", charset="UTF-8"');
+      expect(viaBody.headers.get('www-authenticate')).toBeNull();
     });
 
     it('refuses a malformed Basic header with 401 invalid_credentials', async () => {
       for (const header of ['Basic', 'Basic !!!!', `Basic ${Buffer.from('no-colon').toString('base64')}`, basic('cl_%zz', 'x'), 'Basic abc']) {
         const res = await form({ authorization: header });
         expect(res.status, header).toBe(401);
+        expect(res.headers.get('www-authenticate'), header).toBe('Basic realm="token", charset="UTF-8"');
         expect(await res.json(), header).toEqual({
           error: 'invalid_credentials',
           code: 'invalid_credentials',

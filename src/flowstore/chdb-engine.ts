@@ -35,7 +35,7 @@ const TABLE_RE = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$/;
  * The engine shares the API's two cores: its query threads run at the lowest CPU priority, so that
  * a request needing a few milliseconds of CPU (a token, a small read) is not queued behind a
  * 25,000-record page. With it (and the worker thread's own nice, chdb-thread.worker.ts), token p99
- * beside that page went from 207 to 31–63 ms (docs/search-benchmarks.md); queries lose nothing on an idle
+ * beside that page went from 207 to 31–63 ms (tools/bench/HISTORY.md); queries lose nothing on an idle
  * machine. Linux applies it only with CAP_SYS_NICE (root here; a container may need
  * `--cap-add SYS_NICE`), and it is a no-op otherwise.
  */
@@ -45,7 +45,7 @@ const IN_PROCESS_SETTINGS = { os_threads_nice_value_query: 19 };
  * Size of ClickHouse's cache of decompressed blocks, which chDB leaves at 0 (a packaged server's
  * config.xml has 8 GiB). Search statements ask for it (search-request.ts SEARCH_SETTINGS): a
  * tenant's recent blocks are what analysts read again and again, and decompressing them was a
- * quarter of a records search (18.6 → 13.6 ms at 100M, docs/search-benchmarks.md). Memory is taken as blocks
+ * quarter of a records search (18.6 → 13.6 ms at 100M, tools/bench/HISTORY.md). Memory is taken as blocks
  * are cached, up to this bound; 50 tenants' day of records, terms and timeseries used ~0.5 GiB.
  */
 export const UNCOMPRESSED_CACHE_BYTES = 1024 ** 3;

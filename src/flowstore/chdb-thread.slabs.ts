@@ -3,7 +3,7 @@
  *
  * A result transferred to the API thread arrives as new memory of that thread's heap, and V8
  * collects garbage to match: a 25,000-record page (~60 MB) cost the API thread ~1.4 full
- * collections, ~28 ms of stalls per page (measured, docs/search-benchmarks.md). Copied into a slab that both
+ * collections, ~28 ms of stalls per page (measured; tools/bench/HISTORY.md). Copied into a slab that both
  * threads already share, a result is no new memory to the API thread; the slab is reused once the
  * result is given back (infra/lent-bytes.ts), or, failing that, once the API thread has collected
  * every view of it. Slabs are capped in total; past the cap results are transferred as before.

@@ -4,7 +4,7 @@
  * Why a thread: chDB hands every result to JavaScript by copying it into a new buffer inside the
  * completion callback, on the thread that asked. On the main thread a 25,000-record page (~60 MB)
  * meant ~60 MB of fresh pages faulted in and copied while nothing else could run: token requests
- * waited 100–200 ms behind it (measured, docs/search-benchmarks.md). Here that copy happens on the worker and
+ * waited 100–200 ms behind it (measured; tools/bench/HISTORY.md). Here that copy happens on the worker and
  * the bytes cross over in memory the threads share (big results, lent until given back:
  * chdb-thread.slabs.ts) or by transfer; the main thread only parses or forwards them.
  *

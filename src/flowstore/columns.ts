@@ -187,7 +187,7 @@ export const COLUMNS: readonly ColumnDef[] = [
   ...direction('dst'),
   int('ip.version', 'UInt8'),
   // No skip index: every granule of real traffic holds TCP and UDP, so one would never skip a
-  // granule, and reading it cost ~2 ms of each search naming the field at 100M (docs/search-benchmarks.md).
+  // granule, and reading it cost ~2 ms of each search naming the field at 100M (tools/bench/HISTORY.md).
   lc('transport.proto'),
   int('transport.proto_num', 'UInt8'),
 

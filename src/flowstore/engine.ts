@@ -88,7 +88,7 @@ const CLIENT_DEADLINE_GRACE_MS = 500;
  * (`auto_statistics_types`) and, to prune parts and order PREWHERE by them, opens and reads every
  * part's `statistics.packed` (~200 KB) on each statement. Our statements begin with a tenant and a
  * window, which the primary key prunes already; at 100M the reads cost 2–5 ms of a records search,
- * ~1.4 ms of terms and 1–2.4 ms of explore and detection statements (docs/search-benchmarks.md, sessions 5, 6).
+ * ~1.4 ms of terms and 1–2.4 ms of explore and detection statements (tools/bench/HISTORY.md).
  */
 const NO_COLUMN_STATISTICS = { use_statistics: 0, allow_statistics_optimize: 0, use_statistics_for_part_pruning: 0 };
 

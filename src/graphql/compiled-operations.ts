@@ -3,8 +3,8 @@
  *
  * Why: every REST call runs one fixed document, and between two searches the engine's work on
  * both cores leaves the CPU caches cold. Cold, graphql-js took ~150 µs from `execute` to the
- * resolver of a search (~20 µs warm); the compiled document took ~55 µs (docs/search-benchmarks.md,
- * session 9). Resolvers, scalars and errors are the schema's own either way.
+ * resolver of a search (~20 µs warm); the compiled document took ~55 µs (tools/bench/HISTORY.md).
+ * Resolvers, scalars and errors are the schema's own either way.
  */
 import { type DocumentNode, type ExecutionResult, type GraphQLSchema, execute } from 'graphql';
 import { type CompiledQuery, compileQuery, isCompiledQuery } from 'graphql-jit';

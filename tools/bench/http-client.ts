@@ -1,7 +1,7 @@
 /**
  * The benchmarks' HTTP client: HTTP/1.1 written and read on kept-alive sockets, as load tools
  * (wrk, h2load) do. It is the instrument, so it should cost little. Against node:http's client,
- * alternated request by request (docs/search-benchmarks.md, session 11): a bare node:http server answering
+ * alternated request by request (tools/bench/HISTORY.md): a bare node:http server answering
  * after 15 ms idle came back 0.65 ms sooner (2 B and 259 KB alike), and a 100-record search on
  * the 100M data 0.9 ms sooner, with the server doing the same work: that was node:http's client
  * taking its answer through streams on a cold cache. fetch (undici) cost more still (session 7).

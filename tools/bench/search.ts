@@ -410,7 +410,7 @@ async function measure(seconds: number, tenants: string[], run: Record<Side, (te
  * Runs `fn` untimed before it is measured, so that each scenario is timed in its steady state:
  * code optimized, index marks in the engine's caches, and the data in the OS page cache. Every
  * tenant that measure() will ask (the first MIN_SAMPLES at least, more within 5 s), in the same
- * order. This host evicts page cache left idle for ~30 s (docs/search-benchmarks.md, session 7): a pass long
+ * order. This host evicts page cache left idle for ~30 s (tools/bench/HISTORY.md): a pass long
  * enough (over 20 s, cold data) to lose its first tenants' pages again is run once more.
  */
 async function warmUp(tenants: string[], fn: (tenant: string) => Promise<void>): Promise<void> {
@@ -560,7 +560,7 @@ async function main(): Promise<void> {
     {
       // Every day in one part, and any other merge finished, before timing. No read of the whole
       // day to warm the page cache: each scenario's warm-up reads what it then measures, and on a
-      // host that evicts idle page cache (docs/search-benchmarks.md, session 7) such a read is gone within a
+      // host that evicts idle page cache (tools/bench/HISTORY.md) such a read is gone within a
       // minute, its eviction running during the first measurements.
       const engine = new ChdbEngine(join(dataDir, 'clickhouse'));
       await migrateFlowStore(engine);

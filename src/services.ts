@@ -114,7 +114,7 @@ export async function createServices(config: Config, db: Database, flows: FlowEn
   const counters = config.databaseUrl ? new RateLimitStore(db.pool) : new InProcessRateLimitCounters();
   const rateLimits = new RateLimiter(counters, config.rateLimits);
   const auth = new AuthService(new TokenService(keys, config.tokenTtlSeconds), credentials, tenantScopeLoader(directory), async (id) => Boolean(await directory.get(id)), rateLimits);
-  const events = new EventService(new EventStore(prisma), prisma, pubsub, logger);
+  const events = new EventService(new EventStore(prisma), pubsub, logger);
   const nodes = new NodeService(prisma, tenants, pubsub, events);
   const control = new ControlHub(db, pubsub, auth, nodes, logger, events);
   await control.start();

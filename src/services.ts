@@ -181,7 +181,7 @@ export async function createServices(config: Config, db: Database, flows: FlowEn
     events,
     automation,
     automationRunner,
-    investigations: new InvestigationService(new InvestigationStore(prisma), prisma),
+    investigations: new InvestigationService(new InvestigationStore(prisma)),
     detection: createDetectionService(
       db,
       flows,

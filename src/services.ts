@@ -30,6 +30,7 @@ import { NodeCommandService } from './modules/control/commands.service.js';
 import { ControlHub } from './modules/control/hub.js';
 import { IngestService } from './modules/ingest/ingest.service.js';
 import { IngestClaimsStore } from './modules/ingest/ingest-claims.store.js';
+import { IngestNodeStore } from './modules/ingest/ingest-nodes.store.js';
 import { IngestWorkers } from './modules/ingest/ingest-workers.js';
 import { FlowInsertQueue } from './flowstore/insert-queue.js';
 import { IngestActivity } from './modules/ingest/ingest.activity.js';
@@ -160,7 +161,7 @@ export async function createServices(config: Config, db: Database, flows: FlowEn
     profiles: new ProfileService(new ProfileStore(prisma)),
     control,
     ingest: new IngestService(
-      prisma,
+      new IngestNodeStore(prisma),
       flows,
       new FlowInsertQueue(flows, { claims: new IngestClaimsStore(prisma), maxQueuedRows: config.ingestQueueFlows }),
       new IngestWorkers(config.ingestWorkers),

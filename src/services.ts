@@ -18,7 +18,7 @@ import { CollectorStore } from './modules/collector/collector.store.js';
 import { DeploymentService } from './modules/deployments/deployments.service.js';
 import { DeviceAuthService } from './modules/device-auth/device-auth.service.js';
 import { DeviceAuthorizationStore } from './modules/device-auth/device-auth.store.js';
-import { EventService } from './modules/events/events.service.js';
+import { type EventRecorder, EventService } from './modules/events/events.service.js';
 import { EventStore } from './modules/events/events.store.js';
 import { Actions } from './modules/automation/actions.js';
 import { AutomationService } from './modules/automation/automation.service.js';
@@ -30,13 +30,17 @@ import { NodeCommandService } from './modules/control/commands.service.js';
 import { ControlHub } from './modules/control/hub.js';
 import { IngestService } from './modules/ingest/ingest.service.js';
 import { IngestClaimsStore } from './modules/ingest/ingest-claims.store.js';
+import { IngestNodeStore } from './modules/ingest/ingest-nodes.store.js';
 import { IngestWorkers } from './modules/ingest/ingest-workers.js';
 import { FlowInsertQueue } from './flowstore/insert-queue.js';
 import { IngestActivity } from './modules/ingest/ingest.activity.js';
 import { ExploreService } from './modules/explore/explore.service.js';
 import { OwnNetworkService } from './modules/networks/networks.service.js';
 import { OwnNetworkStore } from './modules/networks/networks.store.js';
-import { DetectionService } from './modules/detection/runner.js';
+import { DetectionPostgresStore } from './modules/detection/detection-postgres.store.js';
+import { DetectionStore } from './modules/detection/detection.store.js';
+import type { Detector } from './modules/detection/episode.js';
+import { type DetectionOptions, DetectionService } from './modules/detection/runner.js';
 import { InvestigationService } from './modules/investigations/investigations.service.js';
 import { InvestigationStore } from './modules/investigations/investigations.store.js';
 import { type DictionarySource, IpOrgDataset } from './flowstore/index.js';
@@ -111,7 +115,7 @@ export async function createServices(config: Config, db: Database, flows: FlowEn
   const counters = config.databaseUrl ? new RateLimitStore(db.pool) : new InProcessRateLimitCounters();
   const rateLimits = new RateLimiter(counters, config.rateLimits);
   const auth = new AuthService(new TokenService(keys, config.tokenTtlSeconds), credentials, tenantScopeLoader(directory), async (id) => Boolean(await directory.get(id)), rateLimits);
-  const events = new EventService(new EventStore(prisma), prisma, pubsub, logger);
+  const events = new EventService(new EventStore(prisma), pubsub, logger);
   const nodes = new NodeService(prisma, tenants, pubsub, events);
   const control = new ControlHub(db, pubsub, auth, nodes, logger, events);
   await control.start();
@@ -157,7 +161,7 @@ export async function createServices(config: Config, db: Database, flows: FlowEn
     profiles: new ProfileService(new ProfileStore(prisma)),
     control,
     ingest: new IngestService(
-      prisma,
+      new IngestNodeStore(prisma),
       flows,
       new FlowInsertQueue(flows, { claims: new IngestClaimsStore(prisma), maxQueuedRows: config.ingestQueueFlows }),
       new IngestWorkers(config.ingestWorkers),
@@ -178,8 +182,8 @@ export async function createServices(config: Config, db: Database, flows: FlowEn
     events,
     automation,
     automationRunner,
-    investigations: new InvestigationService(new InvestigationStore(prisma), prisma),
-    detection: new DetectionService(
+    investigations: new InvestigationService(new InvestigationStore(prisma)),
+    detection: createDetectionService(
       db,
       flows,
       logger,
@@ -188,9 +192,25 @@ export async function createServices(config: Config, db: Database, flows: FlowEn
         windowMs: config.detectionWindowMinutes * 60_000,
         crossProcessLock: config.databaseUrl !== undefined,
       },
-      events,
+      { networks, events },
     ),
   };
+}
+
+/**
+ * Detection over one database and flow store: the server's, and the one `detect run` starts when
+ * no server answers. Without `networks` it reads the tenants' own networks through a store of its own.
+ */
+export function createDetectionService(
+  db: Database,
+  flows: FlowEngine,
+  logger: Logger,
+  options: DetectionOptions,
+  wiring: { networks?: OwnNetworkService; events?: EventRecorder; detectors?: readonly Detector[] } = {},
+): DetectionService {
+  const networks = wiring.networks ?? new OwnNetworkService(new OwnNetworkStore(db.prisma));
+  const flowStore = new DetectionStore(flows, (ids) => networks.rangesOf(ids));
+  return new DetectionService(db, new DetectionPostgresStore(db.prisma), flowStore, new InvestigationStore(db.prisma), logger, options, wiring.events, wiring.detectors);
 }
 
 /** How the dictionary reads its table on a ClickHouse server: as the service does (chDB needs nothing). */

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { type TestApp, startTestApp } from '../../../test/kit/app.js';
-import { expectRuleLimitHeldUnderRace } from './rule-limit-race.js';
+import { expectRuleLimitHeldUnderRace } from './automation.fixtures.js';
 
 // Its own file (so its own process): embedded mode owns per-process engines.
 describe('automation in embedded mode', () => {

@@ -8,7 +8,7 @@ import { call, graphql } from '../../../test/kit/http.js';
 import { type Caller, seedCaller, seedTenant, seedTree } from '../../../test/kit/seed.js';
 import { Scopes } from '../../auth/scopes.js';
 import { newId } from '../../infra/ids.js';
-import { expectRuleLimitHeldUnderRace } from './rule-limit-race.js';
+import { expectRuleLimitHeldUnderRace } from './automation.fixtures.js';
 
 const PATH = '/rest/automation/1.0';
 const iso = expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);

@@ -5,8 +5,9 @@ import { DomainError, notFound } from '../../errors.js';
 import type { Database } from '../../infra/database.js';
 import { openFlowEngine } from '../../infra/flow-engine.js';
 import { createLogger } from '../../infra/logger.js';
-import { liveTenant } from '../../tenancy/tenant-deletions.store.js';
-import { DetectionService, type RunResult, awaitRun, claimRun, requestRun, unclaimRun } from './runner.js';
+import { createDetectionService } from '../../services.js';
+import { DetectionPostgresStore } from './detection-postgres.store.js';
+import { type RunResult, awaitRun, processName, requestRun } from './runner.js';
 
 export const detectUsage = `  detect run --customer CUSTOMER_ID [--window-minutes N]
       detection now over the last N minutes (1-10080, default DETECTION_WINDOW_MINUTES);
@@ -28,14 +29,13 @@ export async function detectRunCommand(args: string[], db: Database, config: Con
   if (!customerId) throw usageError('--customer is required', detectUsage);
   const minutes = values['window-minutes'] === undefined ? config.detectionWindowMinutes : Number(values['window-minutes']);
   if (!Number.isInteger(minutes) || minutes < 1 || minutes > 10_080) throw usageError('--window-minutes must be an integer from 1 to 10080', detectUsage);
-  if (!(await db.prisma.tenant.findFirst({ where: { id: customerId, ...liveTenant }, select: { id: true } }))) {
-    throw notFound('not_found', `Customer ${customerId} was not found`);
-  }
+  const runs = new DetectionPostgresStore(db.prisma);
+  if (!(await runs.isLive(customerId))) throw notFound('not_found', `Customer ${customerId} was not found`);
   const nowMs = Date.now();
-  const runId = await requestRun(db, customerId, { fromMs: nowMs - minutes * 60_000, toMs: nowMs });
-  const seen = await awaitRun(db, runId, CLAIM_WAIT_MS, (r) => r.status !== 'requested');
-  if (seen.status === 'requested' && (await claimRun(db, runId))) await runHere(runId, db, config);
-  const run = await awaitRun(db, runId, RUN_WAIT_MS);
+  const runId = await requestRun(db, runs, customerId, { fromMs: nowMs - minutes * 60_000, toMs: nowMs });
+  const seen = await awaitRun(runs, runId, CLAIM_WAIT_MS, (r) => r.status !== 'requested');
+  if (seen.status === 'requested' && (await runs.claim(runId, processName()))) await runHere(runId, db, runs, config);
+  const run = await awaitRun(runs, runId, RUN_WAIT_MS);
   if (run.status === 'failed') throw new DomainError(500, 'detection_failed', `Detection run ${runId} failed: ${run.error ?? 'unknown error'}`);
   if (run.status !== 'completed') throw new DomainError(504, 'detection_timeout', `Detection run ${runId} has not finished (status ${run.status})`);
   // jsonb does not keep key order: print the fields in the order a reader expects.
@@ -43,19 +43,19 @@ export async function detectRunCommand(args: string[], db: Database, config: Con
   return { run_id: r.run_id, customer_id: r.customer_id, trigger: r.trigger, tenants: r.tenants, window: r.window, opened: r.opened, updated: r.updated, closed: r.closed, failed: r.failed, skipped: r.skipped };
 }
 
-async function runHere(runId: string, db: Database, config: Config): Promise<void> {
+async function runHere(runId: string, db: Database, runs: DetectionPostgresStore, config: Config): Promise<void> {
   const logger = createLogger('warn');
   let flows;
   try {
     flows = await openFlowEngine(config, logger);
   } catch (error) {
     // Most likely a server holds the embedded flow store: hand the run back for it to claim.
-    await unclaimRun(db, runId);
+    await runs.unclaim(runId);
     logger.warn('detection.flow_store_unavailable', { error });
     return;
   }
   try {
-    const service = new DetectionService(db, flows, logger, {
+    const service = createDetectionService(db, flows, logger, {
       intervalMs: 0,
       windowMs: config.detectionWindowMinutes * 60_000,
       crossProcessLock: config.databaseUrl !== undefined,

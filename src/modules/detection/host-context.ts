@@ -1,5 +1,5 @@
-import type { Prisma } from '../../infra/database.js';
 import type { HostValue } from '../investigations/investigation.model.js';
+import type { DetectionPostgresStore } from './detection-postgres.store.js';
 
 /** A collector as the narrative names it. */
 export interface NodeFacts {
@@ -34,16 +34,12 @@ const nodeFacts = (n: { id: string; hostname: string | null; os: string | null; 
  * and by id (the collectors that reported the flows). One statement per episode.
  */
 export async function loadHostContext(
-  prisma: Prisma,
+  store: Pick<DetectionPostgresStore, 'collectors'>,
   customerId: string,
   host: { ip: string; fqdn: string | null },
   observerIds: string[],
 ): Promise<HostContext> {
-  const nodes = await prisma.node.findMany({
-    where: { customerId, OR: [{ localIp: host.ip }, { id: { in: observerIds } }] },
-    select: { id: true, hostname: true, os: true, localIp: true },
-    orderBy: { createdAt: 'asc' },
-  });
+  const nodes = await store.collectors(customerId, host.ip, observerIds);
   const own = nodes.find((n) => n.localIp === host.ip) ?? null;
   const hostname = own?.hostname ?? shortName(host.fqdn);
   return {

@@ -9,7 +9,7 @@ import { LockSpace, PeriodicJob, withAdvisoryLock } from '../../infra/jobs.js';
 import { createLogger } from '../../infra/logger.js';
 import { type FlowSpec, cadence, insertFlows } from './detection.fixtures.js';
 import { beaconDetector } from './detectors/beacon.js';
-import { DetectionService } from './runner.js';
+import { createDetectionService } from '../../services.js';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -79,7 +79,7 @@ describe('detection runs', () => {
 
     // A second process on the same database and ClickHouse.
     const db2 = await openDatabase({ databaseUrl: t.config.databaseUrl, dataDir: t.config.dataDir, logger: silent, role: 'server' });
-    const other = new DetectionService(db2, t.app.flows, silent, { intervalMs: 0, windowMs: HOUR });
+    const other = createDetectionService(db2, t.app.flows, silent, { intervalMs: 0, windowMs: HOUR });
     try {
       const runs = await Promise.all([
         t.app.services.detection.runNow(parent.id, { window: window(NOW), nowMs: NOW }),
@@ -100,7 +100,7 @@ describe('detection runs', () => {
     const { id: customerId } = await seedTenant(t.app);
     await insertFlows(t.app.flows, customerId, beacon(NOW - 2 * HOUR, NOW - HOUR, '10.20.1.53'));
     const broken = { ...beaconDetector, story: () => { throw new Error('narrative exploded'); } };
-    const service = new DetectionService(t.app.db, t.app.flows, silent, { intervalMs: 0, windowMs: HOUR }, undefined, [broken]);
+    const service = createDetectionService(t.app.db, t.app.flows, silent, { intervalMs: 0, windowMs: HOUR }, { detectors: [broken] });
     const outcome = await service.detectTenant(customerId, window(NOW), NOW);
     expect(outcome.failed).toEqual([expect.objectContaining({ status: 'failed', disposition: null })]);
     const caller = await seedCaller(t.app, customerId);

@@ -1,22 +1,18 @@
 import { createHash } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { FlowEngine } from '../../flowstore/index.js';
 import type { DetectionRun, Investigation, Prisma as PrismaTypes } from '../../generated/prisma/client.js';
 import type { Database } from '../../infra/database.js';
-import { newId } from '../../infra/ids.js';
 import { LockSpace, PeriodicJob, withAdvisoryLock } from '../../infra/jobs.js';
 import type { Logger } from '../../infra/logger.js';
 import { detectionRunDuration } from '../../infra/metrics.js';
 import { type EventRecorder, noEvents } from '../events/events.service.js';
-import { type InvestigationWrite, InvestigationStore } from '../investigations/investigations.store.js';
-import { OwnNetworkService } from '../networks/networks.service.js';
-import { OwnNetworkStore } from '../networks/networks.store.js';
-import { DetectionStore, type TimeWindow } from './detection.store.js';
+import type { InvestigationStore, InvestigationWrite } from '../investigations/investigations.store.js';
+import type { DetectionPostgresStore } from './detection-postgres.store.js';
+import type { DetectionStore, TimeWindow } from './detection.store.js';
 import { BEACON_THRESHOLDS, DETECTORS, detectorOf } from './detectors/index.js';
 import type { Detector, Episode } from './episode.js';
 import { loadHostContext } from './host-context.js';
 import { buildAnalysis, iso } from './narrative.js';
-import { liveTenant } from '../../tenancy/tenant-deletions.store.js';
 
 export interface DetectionOptions {
   /** How often the schedule runs every tenant's detection; 0 turns the schedule off. */
@@ -87,26 +83,10 @@ export const subjectOf = (e: Pick<Episode, 'source' | 'destination'>) => `${e.so
 export const processName = () => `${hostname()}:${process.pid}`;
 
 /** Records a `detect run` request and tells the server processes (any may claim it); returns the run id. */
-export async function requestRun(db: Database, customerId: string, window: TimeWindow): Promise<string> {
-  const run = await db.prisma.detectionRun.create({
-    data: { id: newId('drun'), customerId, trigger: 'manual', status: 'requested', windowStart: new Date(window.fromMs), windowEnd: new Date(window.toMs) },
-  });
+export async function requestRun(db: Pick<Database, 'notify'>, runs: DetectionPostgresStore, customerId: string, window: TimeWindow): Promise<string> {
+  const run = await runs.request(customerId, window);
   await db.notify('detection_requested', run.id);
   return run.id;
-}
-
-/** Claims a requested run for this process; false when another process has it. */
-export async function claimRun(db: Database, runId: string): Promise<boolean> {
-  const { count } = await db.prisma.detectionRun.updateMany({
-    where: { id: runId, status: 'requested' },
-    data: { status: 'running', startedAt: new Date(), claimedBy: processName() },
-  });
-  return count === 1;
-}
-
-/** Hands a claimed run back (this process cannot run it after all). */
-export async function unclaimRun(db: Database, runId: string): Promise<void> {
-  await db.prisma.detectionRun.updateMany({ where: { id: runId, status: 'running' }, data: { status: 'requested', startedAt: null, claimedBy: null } });
 }
 
 const finished = (run: DetectionRun) => run.status === 'completed' || run.status === 'failed';
@@ -115,13 +95,13 @@ const finished = (run: DetectionRun) => run.status === 'completed' || run.status
  * Polls a run until `until` holds (default: finished) or `timeoutMs` passes; returns its last
  * state. Polls back off from 100 ms to 1 s; a failed poll is retried (up to five in a row).
  */
-export async function awaitRun(db: Database, runId: string, timeoutMs: number, until: (run: DetectionRun) => boolean = finished): Promise<DetectionRun> {
+export async function awaitRun(runs: Pick<DetectionPostgresStore, 'get'>, runId: string, timeoutMs: number, until: (run: DetectionRun) => boolean = finished): Promise<DetectionRun> {
   const deadline = Date.now() + timeoutMs;
   let delayMs = 100;
   let failures = 0;
   for (;;) {
     try {
-      const run = await db.prisma.detectionRun.findUniqueOrThrow({ where: { id: runId } });
+      const run = await runs.get(runId);
       failures = 0;
       if (until(run) || Date.now() >= deadline) return run;
     } catch (error) {
@@ -140,8 +120,6 @@ export async function awaitRun(db: Database, runId: string, timeoutMs: number, u
  * row that one server process claims.
  */
 export class DetectionService {
-  readonly store: DetectionStore;
-  readonly investigations: InvestigationStore;
   private readonly job: PeriodicJob;
   /** Per-tenant exclusion inside this process (advisory locks are re-entrant within a session). */
   private readonly running = new Map<string, Promise<unknown>>();
@@ -149,16 +127,17 @@ export class DetectionService {
   private stopped = false;
 
   constructor(
-    private readonly db: Database,
-    flows: FlowEngine,
+    /** Notifications of requests, and the connections the cross-process locks are held on. */
+    private readonly db: Pick<Database, 'listen' | 'pool'>,
+    private readonly runs: DetectionPostgresStore,
+    /** The flows the detectors read. */
+    private readonly store: DetectionStore,
+    private readonly investigations: InvestigationStore,
     private readonly logger: Logger,
     readonly options: DetectionOptions,
     private readonly events: EventRecorder = noEvents,
     private readonly detectors: readonly Detector[] = DETECTORS,
   ) {
-    const networks = new OwnNetworkService(new OwnNetworkStore(db.prisma));
-    this.store = new DetectionStore(flows, (ids) => networks.rangesOf(ids));
-    this.investigations = new InvestigationStore(db.prisma);
     this.job = new PeriodicJob('detection', options.intervalMs, () => this.runSchedule(), logger);
   }
 
@@ -186,25 +165,21 @@ export class DetectionService {
 
   /** Claims and executes a requested run (a `detection_requested` notification). */
   async handleRequest(runId: string): Promise<void> {
-    if (!(await claimRun(this.db, runId))) return;
+    if (!(await this.runs.claim(runId, this.me))) return;
     await this.execute(runId);
   }
 
   /** Executes a claimed run: the customer and its children, each under its lock (waiting for it). */
   async execute(runId: string, nowMs = Date.now()): Promise<RunResult> {
-    const run = await this.db.prisma.detectionRun.findUniqueOrThrow({ where: { id: runId } });
+    const run = await this.runs.get(runId);
     try {
-      const tenants = await this.db.prisma.tenant.findMany({
-        where: { OR: [{ id: run.customerId }, { parentId: run.customerId }], ...liveTenant },
-        select: { id: true },
-        orderBy: { createdAt: 'asc' },
-      });
-      const ids = [run.customerId, ...tenants.map((t) => t.id).filter((id) => id !== run.customerId)];
+      const tree = await this.runs.treeOf(run.customerId);
+      const ids = [run.customerId, ...tree.filter((id) => id !== run.customerId)];
       const result = await this.runTenants(run, ids, 'manual', nowMs);
-      await this.finish(run.id, 'completed', result);
+      await this.runs.finish(run.id, 'completed', result, null);
       return result;
     } catch (error) {
-      await this.finish(run.id, 'failed', null, (error as Error).message);
+      await this.runs.finish(run.id, 'failed', null, (error as Error).message);
       await this.recordFailure(run.customerId, run.id, 'manual', error);
       throw error;
     }
@@ -217,18 +192,7 @@ export class DetectionService {
   async runNow(customerId: string, opts: { window?: TimeWindow; nowMs?: number } = {}): Promise<RunResult> {
     const nowMs = opts.nowMs ?? Date.now();
     const window = opts.window ?? this.windowAt(nowMs);
-    const run = await this.db.prisma.detectionRun.create({
-      data: {
-        id: newId('drun'),
-        customerId,
-        trigger: 'manual',
-        status: 'running',
-        windowStart: new Date(window.fromMs),
-        windowEnd: new Date(window.toMs),
-        claimedBy: this.me,
-        startedAt: new Date(),
-      },
-    });
+    const run = await this.runs.start(customerId, { trigger: 'manual', window, claimedBy: this.me });
     return this.execute(run.id, nowMs);
   }
 
@@ -237,43 +201,26 @@ export class DetectionService {
   /** One scheduled pass: every tenant with recent flows or active investigations. */
   async runSchedule(nowMs = Date.now()): Promise<void> {
     const window = this.windowAt(nowMs);
-    const all = (await this.db.prisma.tenant.findMany({ where: liveTenant, select: { id: true } })).map((t) => t.id);
+    const all = await this.runs.liveTenants();
     const lookback = { fromMs: Math.min(window.fromMs, nowMs - BEACON_THRESHOLDS.lookbackMs), toMs: nowMs };
     const withFlows = await this.store.tenantsWithFlows(all, lookback);
     const withActive = await this.investigations.tenantsWithActive(all);
     for (const customerId of new Set([...withFlows, ...withActive])) {
-      const run = await this.db.prisma.detectionRun.create({
-        data: {
-          id: newId('drun'),
-          customerId,
-          trigger: 'schedule',
-          status: 'running',
-          tenantIds: [customerId],
-          windowStart: new Date(window.fromMs),
-          windowEnd: new Date(window.toMs),
-          claimedBy: this.me,
-          startedAt: new Date(),
-        },
-      });
+      const run = await this.runs.start(customerId, { trigger: 'schedule', window, claimedBy: this.me, tenantIds: [customerId] });
       try {
         const result = await this.runTenants(run, [customerId], 'schedule', nowMs);
         // Another process had the tenant: its run is the record, not this non-run.
-        if (result.skipped.length) await this.db.prisma.detectionRun.delete({ where: { id: run.id } });
-        else await this.finish(run.id, 'completed', result);
+        if (result.skipped.length) await this.runs.delete(run.id);
+        else await this.runs.finish(run.id, 'completed', result, null);
       } catch (error) {
         this.logger.error('detection.tenant_failed', { customerId, error });
-        await this.finish(run.id, 'failed', null, (error as Error).message);
+        await this.runs.finish(run.id, 'failed', null, (error as Error).message);
         await this.recordFailure(customerId, run.id, 'schedule', error);
       }
     }
     // Requests whose notification no process heard (all were busy or restarting).
-    const stale = await this.db.prisma.detectionRun.findMany({
-      where: { status: 'requested', requestedAt: { lt: new Date(nowMs - 10_000) } },
-      select: { id: true },
-      take: 10,
-    });
-    for (const { id } of stale) await this.handleRequest(id);
-    await this.db.prisma.detectionRun.deleteMany({ where: { requestedAt: { lt: new Date(nowMs - RUN_RETENTION_MS) } } });
+    for (const id of await this.runs.unclaimedSince(new Date(nowMs - 10_000), 10)) await this.handleRequest(id);
+    await this.runs.prune(new Date(nowMs - RUN_RETENTION_MS));
   }
 
   // --- one run ---------------------------------------------------------------------------
@@ -303,7 +250,7 @@ export class DetectionService {
       window: { start: iso(window.fromMs), end: iso(window.toMs) },
       ...emptyOutcome(),
     };
-    await this.db.prisma.detectionRun.update({ where: { id: run.id }, data: { tenantIds } });
+    await this.runs.setTenants(run.id, tenantIds);
     for (const customerId of tenantIds) {
       const outcome = await this.exclusively(customerId, trigger, nowMs, () => this.detectTenant(customerId, window, nowMs));
       if (!outcome) {
@@ -358,11 +305,7 @@ export class DetectionService {
 
   /** Whether another process completed a scheduled run of the tenant less than half an interval ago. */
   private async ranRecently(customerId: string, nowMs: number): Promise<boolean> {
-    const last = await this.db.prisma.detectionRun.findFirst({
-      where: { customerId, trigger: 'schedule', status: 'completed', claimedBy: { not: this.me }, finishedAt: { gt: new Date(nowMs - this.options.intervalMs / 2) } },
-      select: { id: true },
-    });
-    return last !== null;
+    return this.runs.completedScheduleSince(customerId, new Date(nowMs - this.options.intervalMs / 2), this.me);
   }
 
   /** Runs every detector over one tenant's window and reconciles the episodes with its investigations. */
@@ -426,7 +369,7 @@ export class DetectionService {
   private async analyse(customerId: string, investigation: Investigation, detector: Detector, episode: Episode, nowMs: number): Promise<Investigation> {
     try {
       const assessment = detector.assess(episode);
-      const host = await loadHostContext(this.db.prisma, customerId, episode.host, episode.nodeIds);
+      const host = await loadHostContext(this.runs, customerId, episode.host, episode.nodeIds);
       const story = detector.story(episode, assessment, host);
       const analysis = buildAnalysis(episode, assessment, host, story, investigation.detectedAt.getTime(), nowMs);
       const active = nowMs - episode.lastMs <= detector.quietMs(episode);
@@ -442,13 +385,6 @@ export class DetectionService {
       await this.investigations.fail(customerId, investigation.id, completedAt);
       return { ...investigation, status: 'failed', disposition: null, confidence: null, completedAt };
     }
-  }
-
-  private async finish(runId: string, status: string, result: RunResult | null, error?: string): Promise<void> {
-    await this.db.prisma.detectionRun.update({
-      where: { id: runId },
-      data: { status, finishedAt: new Date(), result: (result ?? undefined) as PrismaTypes.InputJsonValue | undefined, error: error ?? null },
-    });
   }
 
   private async recordFailure(customerId: string, runId: string, trigger: string, error: unknown): Promise<void> {

@@ -2,7 +2,6 @@ import { Scopes } from '../../auth/scopes.js';
 import type { Session, TenantScope } from '../../auth/session.js';
 import { badRequest, notFound } from '../../errors.js';
 import type { Event, Prisma as PrismaTypes } from '../../generated/prisma/client.js';
-import type { Prisma } from '../../infra/database.js';
 import { MAX_ID_LENGTH, newId, plausibleId } from '../../infra/ids.js';
 import type { Logger } from '../../infra/logger.js';
 import { type PubSub, eventStream, topic } from '../../infra/pubsub.js';
@@ -83,7 +82,6 @@ export class EventService implements EventRecorder {
 
   constructor(
     private readonly store: EventStore,
-    private readonly prisma: Prisma,
     private readonly pubsub: PubSub,
     private readonly logger: Logger,
   ) {}
@@ -101,10 +99,8 @@ export class EventService implements EventRecorder {
   async record(input: NewEvent): Promise<Event | undefined> {
     try {
       const row = validate(input);
-      const event = await this.prisma.$transaction(async (tx) => {
-        const created = await this.store.insert(tx, row);
+      const event = await this.store.insert(row, async (tx, created) => {
         for (const reaction of this.reactions) await reaction(tx, created);
-        return created;
       });
       await this.pubsub.publish(eventRecordedTopic, { id: event.id, customerId: event.customerId, topic: event.topic, kind: event.kind });
       return event;

@@ -48,9 +48,16 @@ const beyond = (at: EventPosition): PrismaTypes.EventWhereInput => ({
 export class EventStore {
   constructor(private readonly prisma: Prisma) {}
 
-  /** Inside the recording transaction, so that reactions (automation runs) commit with it. */
-  insert(tx: Tx, row: NewEventRow): Promise<Event> {
-    return tx.event.create({ data: row });
+  /**
+   * Inserts the event and runs `alongside` (automation enqueues its runs) in the same transaction:
+   * what it writes commits with the event, or neither does.
+   */
+  insert(row: NewEventRow, alongside: (tx: Tx, event: Event) => Promise<void>): Promise<Event> {
+    return this.prisma.$transaction(async (tx) => {
+      const created = await tx.event.create({ data: row });
+      await alongside(tx, created);
+      return created;
+    });
   }
 
   async topicStats(scope: TenantScope, customerId: string): Promise<Map<string, { count: number; latestAt: Date | null }>> {

@@ -4,8 +4,8 @@ import { DomainError, badRequest, missingFields } from '../../errors.js';
 import { type FlowEngine, FlowEngineError, type IngestOutcome } from '../../flowstore/index.js';
 import { currentTimeWindow, dedupTokenFor, ingestOutcome } from '../../flowstore/ingest.js';
 import { FlowIngestBusyError, type FlowInsertQueue } from '../../flowstore/insert-queue.js';
-import type { Prisma } from '../../infra/database.js';
 import type { Logger } from '../../infra/logger.js';
+import type { IngestNodeStore } from './ingest-nodes.store.js';
 import type { IngestWorkers } from './ingest-workers.js';
 import type { BatchEnvelope } from './ingest-workers.protocol.js';
 import type { IngestActivity } from './ingest.activity.js';
@@ -26,7 +26,7 @@ export class IngestService {
   private readonly ingestSeenWritten = new Map<string, number>();
 
   constructor(
-    private readonly prisma: Prisma,
+    private readonly nodes: IngestNodeStore,
     private readonly flows: FlowEngine,
     private readonly queue: FlowInsertQueue,
     private readonly workers: IngestWorkers,
@@ -66,7 +66,7 @@ export class IngestService {
         if (error instanceof FlowEngineError) this.logger.warn('ingest.store_failed', { error, node_id: node.id, batch_id: batchId });
         throw asDomainError(error);
       }
-      await this.markIngest(node.id);
+      await this.markIngest(node);
       return { ...outcome, batchId, nodeId: node.id };
     } finally {
       parsed.release();
@@ -99,21 +99,19 @@ export class IngestService {
    * sharing one ingest client) a named node of the caller's own tenant.
    */
   private async nodeOf(session: Session, nodeId: string | undefined) {
-    const node = nodeId
-      ? await this.prisma.node.findFirst({ where: { customerId: session.customerId, id: nodeId } })
-      : await this.prisma.node.findFirst({ where: { customerId: session.customerId, clientId: session.claims.clientId } });
+    const node = nodeId ? await this.nodes.find(session.customerId, nodeId) : await this.nodes.ofClient(session.customerId, session.claims.clientId);
     if (!node || (node.kind === 'managed' && node.clientId !== session.claims.clientId)) {
       throw new DomainError(403, 'node_not_registered', 'This credential has no node to ingest for; send hello on the control channel first');
     }
     return node;
   }
 
-  private async markIngest(nodeId: string): Promise<void> {
-    const last = this.ingestSeenWritten.get(nodeId) ?? 0;
+  private async markIngest(node: { customerId: string; id: string }): Promise<void> {
+    const last = this.ingestSeenWritten.get(node.id) ?? 0;
     if (Date.now() - last < INGEST_SEEN_WRITE_MS) return;
-    this.ingestSeenWritten.set(nodeId, Date.now());
+    this.ingestSeenWritten.set(node.id, Date.now());
     if (this.ingestSeenWritten.size > 100_000) this.ingestSeenWritten.clear();
-    await this.prisma.node.updateMany({ where: { id: nodeId }, data: { ingestSeenAt: new Date() } });
+    await this.nodes.markSeen(node.customerId, node.id, new Date());
   }
 }
 

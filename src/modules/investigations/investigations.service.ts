@@ -4,11 +4,10 @@ import type { Session } from '../../auth/session.js';
 import { DomainError, badRequest } from '../../errors.js';
 import { parseIsoDate } from '../../flowstore/index.js';
 import type { Investigation, Node } from '../../generated/prisma/client.js';
-import type { Prisma } from '../../infra/database.js';
 import { plausibleId } from '../../infra/ids.js';
 import type { SearchService } from '../search/search.service.js';
 import { DISPOSITIONS, type Disposition, type TrafficQuery } from './investigation.model.js';
-import type { InvestigationFilter, InvestigationSelection, InvestigationStore } from './investigations.store.js';
+import type { InvestigationFilter, InvestigationSelection, InvestigationStore, NodeKey } from './investigations.store.js';
 
 /** wire.md 8.1: `limit` 1..200 (clamped), default 50. */
 export const PAGE_LIMITS = { min: 1, default: 50, max: 200 } as const;
@@ -79,10 +78,7 @@ export class InvestigationService {
   /** Traffic-link searches started per request, keyed the same way. */
   private readonly searchesStarted = new WeakMap<object, number>();
 
-  constructor(
-    private readonly store: InvestigationStore,
-    private readonly prisma: Prisma,
-  ) {}
+  constructor(private readonly store: InvestigationStore) {}
 
   /** Validates the list parameters (400 `invalid_request` naming the field); `limit` is clamped. */
   query(session: Session, args: ListArgs): ListQuery {
@@ -130,24 +126,23 @@ export class InvestigationService {
   }
 
   /**
-   * Batch loaders for the nodes of listed investigations, one pair per request (`key`): a page
-   * of investigations asks for its nodes in one statement per kind, not one per investigation.
+   * Batch loaders for the nodes of listed investigations, one pair per request (`key`, whose
+   * caller is `session`): a page of investigations asks for its nodes in one statement per kind,
+   * not one per investigation.
    */
-  nodeLoaders(key: object): NodeLoaders {
+  private nodeLoaders(session: Session, key: object): NodeLoaders {
     let loaders = this.loaders.get(key);
     if (!loaders) {
+      const parse = (keys: readonly string[]) => keys.map((k) => JSON.parse(k) as NodeKey);
       loaders = {
         byAddress: new DataLoader(async (keys: readonly string[]) => {
-          const wanted = keys.map((k) => JSON.parse(k) as [string, string]);
-          const nodes = await this.prisma.node.findMany({
-            where: { OR: wanted.map(([customerId, localIp]) => ({ customerId, localIp })) },
-            orderBy: { createdAt: 'asc' },
-          });
+          const wanted = parse(keys);
+          const nodes = await this.store.nodesAt(await session.tenantScope(), wanted);
           return wanted.map(([customerId, ip]) => nodes.find((n) => n.customerId === customerId && n.localIp === ip) ?? null);
         }),
         byId: new DataLoader(async (keys: readonly string[]) => {
-          const wanted = keys.map((k) => JSON.parse(k) as [string, string]);
-          const nodes = await this.prisma.node.findMany({ where: { OR: wanted.map(([customerId, id]) => ({ customerId, id })) } });
+          const wanted = parse(keys);
+          const nodes = await this.store.nodesById(await session.tenantScope(), wanted);
           return wanted.map(([customerId, id]) => nodes.find((n) => n.customerId === customerId && n.id === id) ?? null);
         }),
       };
@@ -160,13 +155,13 @@ export class InvestigationService {
   async sourceNode(session: Session, investigation: Pick<Investigation, 'customerId' | 'source'>, key: object): Promise<Node | null> {
     session.requireScope(Scopes.nodeApi);
     if (!investigation.source) return null;
-    return this.nodeLoaders(key).byAddress.load(JSON.stringify([investigation.customerId, investigation.source]));
+    return this.nodeLoaders(session, key).byAddress.load(JSON.stringify([investigation.customerId, investigation.source]));
   }
 
   /** The collectors whose flows show the activity (node details need `node_api`). */
   async observers(session: Session, investigation: Pick<Investigation, 'customerId' | 'nodeIds'>, key: object): Promise<Node[]> {
     session.requireScope(Scopes.nodeApi);
-    const loader = this.nodeLoaders(key).byId;
+    const loader = this.nodeLoaders(session, key).byId;
     const nodes = await Promise.all(investigation.nodeIds.map((id) => loader.load(JSON.stringify([investigation.customerId, id]))));
     return nodes.filter((n): n is Node => n !== null);
   }

@@ -1,5 +1,5 @@
 import type { TenantScope } from '../../auth/session.js';
-import { type Investigation, Prisma as PrismaTypes } from '../../generated/prisma/client.js';
+import { type Investigation, type Node, Prisma as PrismaTypes } from '../../generated/prisma/client.js';
 import type { Prisma } from '../../infra/database.js';
 import { newId } from '../../infra/ids.js';
 import type { Analysis, Disposition } from './investigation.model.js';
@@ -53,9 +53,13 @@ function where(scope: TenantScope, f: InvestigationFilter): PrismaTypes.Investig
 
 const json = (value: unknown) => value as PrismaTypes.InputJsonValue;
 
+/** A collector of one tenant: at an address (`localIp`), or by its id. */
+export type NodeKey = [customerId: string, localIpOrId: string];
+
 /**
- * The `investigations` table. Reads take the caller's tenant scope; the detection runner's writes
- * take the one tenant they run for. Either way the tenant is the first condition of every statement.
+ * The `investigations` table, and the collectors an investigation names. Reads take the caller's
+ * tenant scope; the detection runner's writes take the one tenant they run for. Either way the
+ * tenant is the first condition of every statement.
  */
 export class InvestigationStore {
   constructor(private readonly prisma: Prisma) {}
@@ -140,6 +144,19 @@ export class InvestigationStore {
     return this.prisma.investigation
       .updateMany({ where: { customerId, id, closedAt: null }, data: { closedAt, ...(analysis ? { analysis: json(analysis) } : {}) } })
       .then((r) => r.count);
+  }
+
+  /** The collectors running at these addresses of their tenants, oldest first: one statement for a page. */
+  nodesAt(scope: TenantScope, keys: readonly NodeKey[]): Promise<Node[]> {
+    return this.prisma.node.findMany({
+      where: { ...inScope(scope), OR: keys.map(([customerId, localIp]) => ({ customerId, localIp })) },
+      orderBy: { createdAt: 'asc' },
+    });
+  }
+
+  /** The collectors with these ids in their tenants: one statement for a page. */
+  nodesById(scope: TenantScope, keys: readonly NodeKey[]): Promise<Node[]> {
+    return this.prisma.node.findMany({ where: { ...inScope(scope), OR: keys.map(([customerId, id]) => ({ customerId, id })) } });
   }
 
   /** Tenants with investigations still active (a scheduled run closes them even without new flows). */

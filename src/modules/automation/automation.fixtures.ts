@@ -1,3 +1,7 @@
+/**
+ * Test material shared by the automation tests (not server code): it seeds and counts rules
+ * straight in the table, where going through the API would take a hundred requests.
+ */
 import { expect } from 'vitest';
 import type { TestApp } from '../../../test/kit/app.js';
 import { call } from '../../../test/kit/http.js';

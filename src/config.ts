@@ -60,6 +60,9 @@ const schema = z.object({
   CLICKHOUSE_PASSWORD: optionalText,
   // Certificate authorities (PEM) an https CLICKHOUSE_URL's certificate is checked against, instead of Node's.
   CLICKHOUSE_CA_FILE: pemFile,
+  // A client certificate and its key (PEM) for a server that requires one (mutual TLS).
+  CLICKHOUSE_CERT_FILE: pemFile,
+  CLICKHOUSE_KEY_FILE: pemFile,
   FLOW_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
   // Flows waiting to be stored beyond which a collector's batch is answered 503 (docs/flowstore.md "Group commit").
   INGEST_QUEUE_FLOWS: z.coerce.number().int().min(1).max(10_000_000).default(90_000),
@@ -162,6 +165,8 @@ export interface ClickHouseServer {
   password: Redacted | undefined;
   /** CLICKHOUSE_CA_FILE's contents; undefined: Node's certificate authorities. */
   caCert: Buffer | undefined;
+  /** CLICKHOUSE_CERT_FILE and CLICKHOUSE_KEY_FILE's contents, the key kept out of logs. */
+  clientCert: { cert: Buffer; key: Redacted } | undefined;
 }
 
 export class ConfigError extends Error {
@@ -223,7 +228,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 function clickhouseServer(e: z.infer<typeof schema>): ClickHouseServer | undefined {
   const problems: string[] = [];
   if (e.CLICKHOUSE_URL === undefined) {
-    for (const name of ['CLICKHOUSE_USER', 'CLICKHOUSE_PASSWORD', 'CLICKHOUSE_CA_FILE'] as const) {
+    for (const name of ['CLICKHOUSE_USER', 'CLICKHOUSE_PASSWORD', 'CLICKHOUSE_CA_FILE', 'CLICKHOUSE_CERT_FILE', 'CLICKHOUSE_KEY_FILE'] as const) {
       if (e[name] !== undefined) problems.push(`${name}: set without CLICKHOUSE_URL (the embedded chDB takes none)`);
     }
     if (problems.length > 0) throw new ConfigError(problems);
@@ -235,7 +240,12 @@ function clickhouseServer(e: z.infer<typeof schema>): ClickHouseServer | undefin
   if (inUrl && (e.CLICKHOUSE_USER !== undefined || e.CLICKHOUSE_PASSWORD !== undefined)) {
     problems.push('CLICKHOUSE_URL: carries credentials and so do CLICKHOUSE_USER/CLICKHOUSE_PASSWORD: give them once');
   }
-  if (e.CLICKHOUSE_CA_FILE !== undefined && url.protocol !== 'https:') problems.push('CLICKHOUSE_CA_FILE: needs an https:// CLICKHOUSE_URL');
+  for (const name of ['CLICKHOUSE_CA_FILE', 'CLICKHOUSE_CERT_FILE', 'CLICKHOUSE_KEY_FILE'] as const) {
+    if (e[name] !== undefined && url.protocol !== 'https:') problems.push(`${name}: needs an https:// CLICKHOUSE_URL`);
+  }
+  if ((e.CLICKHOUSE_CERT_FILE === undefined) !== (e.CLICKHOUSE_KEY_FILE === undefined)) {
+    problems.push('CLICKHOUSE_CERT_FILE and CLICKHOUSE_KEY_FILE: give both (a client certificate and its key) or neither');
+  }
   if (problems.length > 0) throw new ConfigError(problems);
   const user = inUrl ? decodeURIComponent(url.username) || undefined : e.CLICKHOUSE_USER;
   const password = inUrl ? decodeURIComponent(url.password) || undefined : e.CLICKHOUSE_PASSWORD;
@@ -247,5 +257,6 @@ function clickhouseServer(e: z.infer<typeof schema>): ClickHouseServer | undefin
     user,
     password: password === undefined ? undefined : new Redacted(password),
     caCert: e.CLICKHOUSE_CA_FILE,
+    clientCert: e.CLICKHOUSE_CERT_FILE && e.CLICKHOUSE_KEY_FILE ? { cert: e.CLICKHOUSE_CERT_FILE, key: new Redacted(e.CLICKHOUSE_KEY_FILE.toString()) } : undefined,
   };
 }

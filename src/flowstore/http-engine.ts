@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { finished } from 'node:stream/promises';
+import { rootCertificates } from 'node:tls';
 import { ClickHouseError, ClickHouseLogLevel, createClient, type ClickHouseClient, type ClickHouseSettings } from '@clickhouse/client';
 import {
   type FlowEngine,
@@ -29,6 +30,8 @@ export interface HttpEngineConfig {
   database?: string;
   /** Certificate authorities (PEM) an https server's certificate must chain to, instead of Node's. */
   caCert?: Buffer;
+  /** A client certificate and key (PEM) for a server that requires one (mutual TLS). */
+  clientCert?: { cert: Buffer; key: Buffer };
   /** gzip responses: big search pages shrink ~10x on the wire. Default true. */
   compressResponses?: boolean;
   maxOpenConnections?: number;
@@ -47,6 +50,12 @@ function queryIdFor(name: string): string {
   return `${name}:${randomUUID()}`;
 }
 
+/** The client takes a client certificate only with an authority list: Node's own when none is given. */
+function tlsOptions({ caCert, clientCert }: HttpEngineConfig) {
+  if (clientCert) return { tls: { ca_cert: caCert ?? Buffer.from(rootCertificates.join('\n')), cert: clientCert.cert, key: clientCert.key } };
+  return caCert ? { tls: { ca_cert: caCert } } : {};
+}
+
 /** A real server stops a SELECT whose client went away only when asked to. */
 const CANCEL_ON_CLOSE: ClickHouseSettings = { cancel_http_readonly_queries_on_client_close: 1 };
 
@@ -60,7 +69,7 @@ export class HttpEngine implements FlowEngine {
       username: config.username ?? 'default',
       password: config.password ?? '',
       ...(config.database ? { database: config.database } : {}),
-      ...(config.caCert ? { tls: { ca_cert: config.caCert } } : {}),
+      ...tlsOptions(config),
       compression: { response: config.compressResponses ?? true, request: false },
       max_open_connections: config.maxOpenConnections ?? 10,
       // Our own deadline (withDeadline) is the request limit; the client's must not fire first.

@@ -125,3 +125,65 @@ describe('a ClickHouse server with a password, over https (CLICKHOUSE_USER/PASSW
     expect(problem({ CLICKHOUSE_URL: 'ftp://127.0.0.1/' })).toMatch(/CLICKHOUSE_URL: must be http/);
   });
 });
+
+/** A client certificate issued by an authority of its own: the server trusts that authority. */
+function clientCertificate(dir: string): { ca: string; cert: string; key: string } {
+  const [ca, caKey, cert, key, csr] = ['client-ca.pem', 'client-ca-key.pem', 'client.pem', 'client-key.pem', 'client.csr'].map((f) => join(dir, f)) as [string, string, string, string, string];
+  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
+  execFileSync('openssl', ['req', '-x509', ...ec, '-keyout', caKey, '-out', ca, '-days', '1', '-subj', '/CN=flowstore client CA'], { stdio: 'ignore' });
+  execFileSync('openssl', ['req', ...ec, '-keyout', key, '-out', csr, '-subj', '/CN=breach-detection'], { stdio: 'ignore' });
+  execFileSync('openssl', ['x509', '-req', '-in', csr, '-CA', ca, '-CAkey', caKey, '-CAcreateserial', '-out', cert, '-days', '1'], { stdio: 'ignore' });
+  return { ca, cert, key };
+}
+
+describe('a ClickHouse server that requires a client certificate (CLICKHOUSE_CERT_FILE, CLICKHOUSE_KEY_FILE)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'bd-ch-mtls-'));
+  const tls = selfSignedCertificate(dir);
+  const client = clientCertificate(dir);
+  let server: ClickHouseHttpServer;
+  let env: Record<string, string>;
+
+  beforeAll(async () => {
+    server = await startClickHouseHttpServer({ dataDir: join(dir, 'ch'), tls: { cert: readFileSync(tls.cert), key: readFileSync(tls.key), clientCa: readFileSync(client.ca) } });
+    env = { DATA_DIR: join(dir, 'data'), CLICKHOUSE_URL: server.url, CLICKHOUSE_CA_FILE: tls.cert };
+  });
+  afterAll(async () => {
+    await server?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('reaches it with the certificate and key; the configuration prints no key', async () => {
+    const config = loadConfig({ ...env, CLICKHOUSE_CERT_FILE: client.cert, CLICKHOUSE_KEY_FILE: client.key });
+    const { lines, logger } = capturedLogger();
+    const engine = await openFlowEngine(config, logger);
+    try {
+      expect(await engine.query('/* test_one */ SELECT 1 AS one', {})).toEqual([{ one: 1 }]);
+    } finally {
+      await engine.close();
+    }
+    logger.info('config', { config });
+    const printed = [...lines, inspect(config, { depth: Infinity }), JSON.stringify(config)].join('\n');
+    const keyBody = readFileSync(client.key, 'utf8').split('\n')[1]!;
+    expect(printed).toContain('[redacted]');
+    expect(printed).not.toContain(keyBody);
+  });
+
+  it('is refused without a client certificate', async () => {
+    await expect(openFlowEngine(loadConfig(env), capturedLogger().logger)).rejects.toThrow(/alert certificate required/);
+  });
+
+  it('refuses a certificate without its key, and either over plain http', () => {
+    const problem = (extra: Record<string, string>) => {
+      try {
+        loadConfig({ DATA_DIR: join(dir, 'data'), ...extra });
+      } catch (error) {
+        expect(error).toBeInstanceOf(ConfigError);
+        return (error as ConfigError).message;
+      }
+      throw new Error('the configuration was accepted');
+    };
+    expect(problem({ CLICKHOUSE_URL: 'https://127.0.0.1:8443', CLICKHOUSE_CERT_FILE: client.cert })).toMatch(/give both .* or neither/);
+    expect(problem({ CLICKHOUSE_URL: 'http://127.0.0.1:8123', CLICKHOUSE_CERT_FILE: client.cert, CLICKHOUSE_KEY_FILE: client.key })).toMatch(/CLICKHOUSE_KEY_FILE: needs an https/);
+    expect(problem({ CLICKHOUSE_KEY_FILE: client.key })).toMatch(/CLICKHOUSE_KEY_FILE: set without CLICKHOUSE_URL/);
+  });
+});

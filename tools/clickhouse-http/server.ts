@@ -17,7 +17,8 @@
  *   408 timeout, 403 auth, 500 otherwise);
  * - Basic auth, `X-ClickHouse-User`/`-Key` headers or `user`/`password` parameters, checked when
  *   the server is given a password; GET runs read-only statements only;
- * - https when given a certificate and key.
+ * - https when given a certificate and key; with `clientCa`, only clients presenting a certificate
+ *   that authority issued are served (mutual TLS).
  *
  * Not implemented (clickhouse-js does not need them for this project): sessions, progress
  * headers, compressed native protocol, `/replicas_status`, external tables, settings on DDL.
@@ -45,7 +46,7 @@ export interface ClickHouseHttpServerOptions {
   /** When set, requests must authenticate with `user`/`password`. */
   password?: string;
   /** Serve https with this certificate and key (PEM), as a server with an `<https_port>`. */
-  tls?: { cert: string | Buffer; key: string | Buffer };
+  tls?: { cert: string | Buffer; key: string | Buffer; /** Require a client certificate issued by this authority (mutual TLS). */ clientCa?: string | Buffer };
 }
 
 export interface ClickHouseHttpServer {
@@ -286,7 +287,12 @@ export async function startClickHouseHttpServer(opts: ClickHouseHttpServerOption
       res.end(failure.body);
     });
   };
-  const server: Server = opts.tls ? createTlsServer(opts.tls, handle) : createServer(handle);
+  const tlsOptions = opts.tls && {
+    cert: opts.tls.cert,
+    key: opts.tls.key,
+    ...(opts.tls.clientCa ? { ca: opts.tls.clientCa, requestCert: true, rejectUnauthorized: true } : {}),
+  };
+  const server: Server = tlsOptions ? createTlsServer(tlsOptions, handle) : createServer(handle);
   server.keepAliveTimeout = 10_000;
   await new Promise<void>((resolve) => server.listen(opts.port ?? 0, opts.host ?? '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;

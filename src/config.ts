@@ -175,6 +175,9 @@ export class ConfigError extends Error {
   }
 }
 
+/** Every environment variable the server reads (the README's table lists each). */
+export const CONFIG_VARIABLES: readonly string[] = Object.keys(schema.shape);
+
 /** Parses the environment once; every problem is reported together, never one at a time. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const parsed = schema.safeParse(env);

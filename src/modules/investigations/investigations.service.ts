@@ -191,8 +191,7 @@ export class InvestigationService {
     this.searchesStarted.set(key, started + 1);
     if (!(await session.canSee(customerId))) return [];
     const response = await search.records(session, {
-      instance_ids: [customerId],
-      module: 'flows',
+      customerIds: [customerId],
       sentence: link.query,
       start: link.start,
       end: link.end,

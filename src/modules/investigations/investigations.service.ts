@@ -82,6 +82,7 @@ export class InvestigationService {
   constructor(
     private readonly store: InvestigationStore,
     private readonly prisma: Prisma,
+    private readonly search: FlowSearch,
   ) {}
 
   /** Validates the list parameters (400 `invalid_request` naming the field); `limit` is clamped. */
@@ -178,7 +179,6 @@ export class InvestigationService {
    */
   async linkedFlows(
     session: Session,
-    search: FlowSearch,
     key: object,
     customerId: string,
     link: TrafficQuery,
@@ -190,7 +190,7 @@ export class InvestigationService {
     if (started >= TRAFFIC_LINK_SEARCHES_PER_REQUEST) throw tooManySearches();
     this.searchesStarted.set(key, started + 1);
     if (!(await session.canSee(customerId))) return [];
-    const response = await search.records(session, {
+    const response = await this.search.records(session, {
       customerIds: [customerId],
       sentence: link.query,
       start: link.start,

@@ -138,6 +138,7 @@ export async function createServices(config: Config, db: Database, flows: FlowEn
     pollIntervalSeconds: config.devicePollIntervalSeconds,
   }, events);
   const networks = new OwnNetworkService(new OwnNetworkStore(prisma));
+  const search = new SearchService(flows, logger);
   const automationRunner = new AutomationRunner(automationStore, automationActions, events, pubsub, logger, {
     retryBaseMs: config.automationRetryBaseMs,
   });
@@ -170,7 +171,7 @@ export async function createServices(config: Config, db: Database, flows: FlowEn
     ),
     explore: new ExploreService(flows, startIpOrgDataset(config, flows, logger), (ids) => networks.rangesOf(ids)),
     networks,
-    search: new SearchService(flows, logger),
+    search,
     nodeCommands,
     deletionHooks,
     tenantDeletions: new TenantDeletionWorker(db, deletionStore, deletionHooks, logger, {
@@ -182,7 +183,7 @@ export async function createServices(config: Config, db: Database, flows: FlowEn
     events,
     automation,
     automationRunner,
-    investigations: new InvestigationService(new InvestigationStore(prisma)),
+    investigations: new InvestigationService(new InvestigationStore(prisma), search),
     detection: createDetectionService(
       db,
       flows,

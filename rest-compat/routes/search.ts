@@ -1,6 +1,6 @@
 import { Scopes } from '../../src/auth/scopes.js';
 import { SearchAggregateDocument, SearchRecordsDocument } from '../../src/generated/operations.js';
-import { RECORDS_KEYS, TERMS_KEYS } from '../../src/modules/search/search.service.js';
+import { RECORDS_KEYS, TERMS_KEYS } from '../../src/modules/search/search.wire.js';
 import { defineRoute, type Route } from '../route.js';
 
 /** Flow search (api-spec.md Search, wire.md 5 and 7): nested errors, 200 only (wire.md 1.5). */

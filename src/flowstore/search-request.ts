@@ -26,9 +26,18 @@ export interface TimeWindow {
   endMs: number;
 }
 
+/**
+ * What every search selects. `customerIds` are instances the caller has authorized. Every other
+ * value of a request is read and checked here (readSentence, readTimeWindow, readSort...), each
+ * failure a FlowQueryError naming its wire field, so a caller passes them on as it received them
+ * (`unknown`): the store's refusals then come after the caller's own checks, authorization first,
+ * in one order whichever door the request came through (docs/search.md "Errors").
+ */
 export interface CommonRequest {
   customerIds: readonly string[];
-  sentence?: string;
+  /** PQL, a string; absent or null matches all. */
+  sentence?: unknown;
+  /** DateTimeFilters (wire.md 5.2). */
   start?: unknown;
   end?: unknown;
 }

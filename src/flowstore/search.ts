@@ -30,18 +30,24 @@ import {
 import { compilePql } from './pql/index.js';
 import { ParamBag, named } from './sql.js';
 
+/** A records search; its values as CommonRequest says, each checked by its reader here. */
 export interface SearchRequest extends CommonRequest {
-  sort?: readonly { field: string; order?: string }[];
-  fields?: readonly string[];
-  size?: number;
-  page?: number;
-  timeseries?: TimeseriesRequest;
+  /** `[{field, order}]`, applied in order (readSort). */
+  sort?: unknown;
+  /** Dotted paths or prefixes to return (readFields). */
+  fields?: unknown;
+  /** Records per page, 0 only with a timeseries (readSize). */
+  size?: unknown;
+  page?: unknown;
+  timeseries?: TimeseriesRequest | null;
 }
 
 /** Buckets of `interval` over [start, end], each with the flow count and the metric's value. */
 export interface TimeseriesRequest {
-  interval: string;
-  metric?: string;
+  /** `<N><s|m|h|d|w>` (readInterval). */
+  interval?: unknown;
+  /** As a terms metric (readMetric). */
+  metric?: unknown;
 }
 
 export interface TimeseriesBucket {
@@ -138,6 +144,13 @@ interface BucketRow {
   bucket_value: number | null;
 }
 
+/** A timeseries request read: the interval as sent, its length, the metric. */
+function readTimeseries(req: TimeseriesRequest, filter: ScopedFilter): { interval: string; stepMs: number; metric: Metric } {
+  const stepMs = readInterval(req.interval, filter);
+  // readInterval takes only a string, so this is the text as sent.
+  return { interval: String(req.interval), stepMs, metric: readMetric(req.metric, 'timeseries.metric') };
+}
+
 /** Every bucket of the window, empty ones included, so a chart needs no gap logic. */
 function fillBuckets(rows: BucketRow[], filter: ScopedFilter, stepMs: number, metric: Metric): TimeseriesBucket[] {
   const byTs = new Map(rows.map((r) => [Number(r.bucket_ts), r]));
@@ -177,7 +190,7 @@ export async function searchRecordPages(engine: FlowEngine, req: SearchRequest, 
   const page = readPage(req.page);
   const sort = readSort(req.sort);
   const fields = readFields(req.fields);
-  const ts = req.timeseries ? { stepMs: readInterval(req.timeseries.interval, filter), metric: readMetric(req.timeseries.metric, 'timeseries.metric') } : undefined;
+  const ts = req.timeseries ? readTimeseries(req.timeseries, filter) : undefined;
   const record = projectionFor(fields);
 
   const recordsQ = recordsQuery(filter, record, orderBySql(sort), size, page);
@@ -213,9 +226,9 @@ export async function searchRecordPages(engine: FlowEngine, req: SearchRequest, 
       more_data_available: size > 0 && (page + 1) * size < found,
       took,
     };
-    if (ts && req.timeseries) {
+    if (ts) {
       entry.timeseries = {
-        interval: req.timeseries.interval,
+        interval: ts.interval,
         interval_ms: ts.stepMs,
         metric: ts.metric.name,
         buckets: fillBuckets(series.filter((s) => s.bucket_instance === id), filter, ts.stepMs, ts.metric),

@@ -26,12 +26,16 @@ import {
 import { TERMS_ROLLUP_COLUMNS } from './terms-rollups.js';
 import { ParamBag, named } from './sql.js';
 
+/** A terms aggregation; its values as CommonRequest says, each checked by its reader here. */
 export interface TermsRequest extends CommonRequest {
+  /** A filterable dotted path or alias. */
   field: string;
   /** Buckets per instance; default 10, at most 1000. */
   size?: number;
-  metric?: string;
-  order?: { by?: 'doc_count' | 'value' | 'key'; direction?: 'asc' | 'desc' };
+  /** `count`, `sum|avg|min|max:<numeric field>` or `uniq:<field>` (readMetric). */
+  metric?: unknown;
+  /** `by` doc_count, value or key; `direction` asc or desc (readTermsOrder). */
+  order?: { by?: unknown; direction?: unknown } | null;
 }
 
 export interface TermsBucket {

@@ -5,6 +5,7 @@ import { routes } from '../../rest-compat/routes.js';
 import { RequestAuth } from '../context.js';
 import { DomainError } from '../errors.js';
 import { SearchRecordsDocument } from '../generated/operations.js';
+import { readRecordsBody } from '../modules/search/search.wire.js';
 import { compiledOperations } from './compiled-operations.js';
 import { schema } from './schema.js';
 
@@ -17,16 +18,18 @@ describe('compiled operations', () => {
     const seen: unknown[] = [];
     const context = (session: unknown) => ({
       requestId: 'r',
-      services: { search: { records: async (_session: unknown, body: unknown) => (seen.push(body), { c: { found: 1 } }) } },
+      services: { search: { records: async (_session: unknown, request: unknown) => (seen.push(request), { c: { found: 1 } }) } },
       auth: new RequestAuth(session ? 'Bearer t' : null, async () => session as never),
     });
     const variables = { body: { instance_ids: ['c'], module: 'flows' } };
     const run = compiledOperations(schema);
 
-    const ok = await run(SearchRecordsDocument, variables, context({ customerId: 'c' }));
-    expect(ok).toEqual(await execute({ schema, document: SearchRecordsDocument, variableValues: variables, contextValue: context({ customerId: 'c' }) }));
+    const caller = { customerId: 'c', requireScope: () => {} };
+    const ok = await run(SearchRecordsDocument, variables, context(caller));
+    expect(ok).toEqual(await execute({ schema, document: SearchRecordsDocument, variableValues: variables, contextValue: context(caller) }));
     expect(ok).toEqual({ data: { records: { c: { found: 1 } } } });
-    expect(seen).toEqual([variables.body, variables.body]);
+    // The service gets the body as the REST edge reads it.
+    expect(seen).toEqual([readRecordsBody(variables.body), readRecordsBody(variables.body)]);
 
     const refused = await run(SearchRecordsDocument, variables, context(undefined));
     expect(refused.data).toBeNull();
@@ -34,7 +37,7 @@ describe('compiled operations', () => {
     expect((refused.errors![0]!.originalError as DomainError).status).toBe(401);
     expect(refused.errors![0]!.path).toEqual(['records']);
 
-    const malformed = await run(SearchRecordsDocument, {}, context({ customerId: 'c' }));
+    const malformed = await run(SearchRecordsDocument, {}, context(caller));
     expect(malformed.errors?.[0]?.path).toBeUndefined();
   });
 });

@@ -33,7 +33,7 @@ const checkedSentence = memoizeBounded(512, (sentence: string) => {
 });
 
 /** Parses and checks a sentence; undefined or blank means match-all. */
-export function readSentence(sentence: string | undefined): TypedExpr {
+export function readSentence(sentence: unknown): TypedExpr {
   if (sentence === undefined || sentence === null) return { type: 'all' };
   if (typeof sentence !== 'string') throw new FlowQueryError('sentence', 'sentence must be a string');
   if (sentence.length > MAX_SENTENCE_LENGTH) {

@@ -94,7 +94,7 @@ const TrafficLinkRef = builder.objectRef<LinkParent>('TrafficLink').implement({
       args: { size: t.arg.int({ required: false, description: '1..1000, default 25.' }) },
       resolve: async (l, args, ctx) =>
         l.query
-          ? ctx.services.investigations.linkedFlows(await ctx.auth.requireSession(), ctx.services.search, ctx, l.customerId, l.query, args.size ?? 25)
+          ? ctx.services.investigations.linkedFlows(await ctx.auth.requireSession(), ctx, l.customerId, l.query, args.size ?? 25)
           : [],
     }),
   }),

@@ -78,7 +78,10 @@ export class InvestigationService {
   /** Traffic-link searches started per request, keyed the same way. */
   private readonly searchesStarted = new WeakMap<object, number>();
 
-  constructor(private readonly store: InvestigationStore) {}
+  constructor(
+    private readonly store: InvestigationStore,
+    private readonly search: FlowSearch,
+  ) {}
 
   /** Validates the list parameters (400 `invalid_request` naming the field); `limit` is clamped. */
   query(session: Session, args: ListArgs): ListQuery {
@@ -173,7 +176,6 @@ export class InvestigationService {
    */
   async linkedFlows(
     session: Session,
-    search: FlowSearch,
     key: object,
     customerId: string,
     link: TrafficQuery,
@@ -185,9 +187,8 @@ export class InvestigationService {
     if (started >= TRAFFIC_LINK_SEARCHES_PER_REQUEST) throw tooManySearches();
     this.searchesStarted.set(key, started + 1);
     if (!(await session.canSee(customerId))) return [];
-    const response = await search.records(session, {
-      instance_ids: [customerId],
-      module: 'flows',
+    const response = await this.search.records(session, {
+      customerIds: [customerId],
       sentence: link.query,
       start: link.start,
       end: link.end,

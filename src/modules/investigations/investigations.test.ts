@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type TestApp, startTestApp } from '../../../test/kit/app.js';
 import { call, graphql } from '../../../test/kit/http.js';
 import { seedCaller, seedTenant, seedTree } from '../../../test/kit/seed.js';
@@ -348,8 +348,9 @@ describe('investigations REST paths', () => {
                 new Promise((_resolve, reject) => opts?.signal?.addEventListener('abort', () => reject(new FlowQueryAbortedError('stalled'))))
             : Reflect.get(engine, prop, receiver),
       }) as FlowEngine;
-      const original = t.app.services.search;
-      t.app.services.search = new SearchService(stalled, createLogger('silent'), { timeoutMs: 50 });
+      // The app's one search service (investigations hold it too) searches that engine meanwhile.
+      const stalledSearch = new SearchService(stalled, createLogger('silent'), { timeoutMs: 50 });
+      const records = vi.spyOn(t.app.services.search, 'records').mockImplementation((session, request) => stalledSearch.records(session, request));
       try {
         const res: any = await graphql(
           t.url,
@@ -362,7 +363,7 @@ describe('investigations REST paths', () => {
         expect(res.errors.length).toBeGreaterThan(0);
         for (const error of res.errors) expect(error.extensions).toMatchObject({ code: 'query_timeout', details: { reason: 'query_timeout', timeout_ms: 50 } });
       } finally {
-        t.app.services.search = original;
+        records.mockRestore();
       }
     });
 

@@ -1,11 +1,23 @@
 /**
  * Flow search in GraphQL (docs/search.md). Typed fields for GraphQL clients — `flows` (a cursor
  * connection), `flowAggregate`, `flowTimeseries` — and the two wire fields rest-compat runs for
- * POST /search/records/1.0 and /search/agg/1.0, which take the body as sent and answer the wire
- * envelope as one JSON leaf: graphql-js does no per-record work, so a 25,000-flow page costs what
- * the flow store spends building it.
+ * POST /search/records/1.0 and /search/agg/1.0, which take the body as sent (read into the flow
+ * store's request by search.wire.ts, the REST edge) and answer the wire envelope as one JSON leaf:
+ * graphql-js does no per-record work, so a 25,000-flow page costs what the flow store spends
+ * building it.
  */
+import { Scopes } from '../../auth/scopes.js';
+import type { Session } from '../../auth/session.js';
+import type { Context } from '../../context.js';
 import { builder } from '../../graphql/builder.js';
+import { readRecordsBody, readTermsBody } from './search.wire.js';
+
+/** A wire field's caller, refused before its body is read when it lacks the search scope (wire.md 2.4). */
+async function wireCaller(ctx: Context): Promise<Session> {
+  const session = await ctx.auth.requireSession();
+  session.requireScope(Scopes.searchApi);
+  return session;
+}
 
 const FlowTimeUnit = builder.enumType('FlowTimeUnit', { values: ['minutes', 'hours', 'days', 'weeks'] as const });
 const FlowSortOrder = builder.enumType('FlowSortOrder', { values: ['asc', 'desc'] as const });
@@ -163,13 +175,19 @@ builder.queryFields((t) => {
         'the answer the envelope keyed by instance id (wire.md 5.3). Errors are `validation_error` (400), ' +
         '`authorization_error` (403), `query_timeout` (504).',
       args: { body: t.arg({ type: 'JSON', required: true }) },
-      resolve: async (_root, args, ctx) => ctx.services.search.records(await ctx.auth.requireSession(), args.body),
+      resolve: async (_root, args, ctx) => {
+        const session = await wireCaller(ctx);
+        return ctx.services.search.records(session, readRecordsBody(args.body));
+      },
     }),
     searchAggregate: t.field({
       type: 'JSON',
       description: 'POST /search/agg/1.0 as one field: the terms aggregation body as sent, the answer keyed by instance id (docs/search.md).',
       args: { body: t.arg({ type: 'JSON', required: true }) },
-      resolve: async (_root, args, ctx) => ctx.services.search.terms(await ctx.auth.requireSession(), args.body),
+      resolve: async (_root, args, ctx) => {
+        const session = await wireCaller(ctx);
+        return ctx.services.search.terms(session, readTermsBody(args.body));
+      },
     }),
   };
 });

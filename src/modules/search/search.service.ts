@@ -1,13 +1,14 @@
 /**
  * Flow search for callers (docs/search.md): the scope and tenant rules around the flow store's
- * `searchRecords` / `aggregateTerms`, the request deadline, and the mapping of the store's typed
+ * `searchRecordPages` / `aggregateTerms`, the request deadline, and the mapping of the store's typed
  * errors onto DomainErrors (which the search paths render in the nested envelope, wire.md 2.4).
  *
- * Two faces over one set of rules:
- * - `records` / `terms` take the wire body exactly as POSTed to /search/records/1.0 and
- *   /search/agg/1.0 and answer the wire envelope keyed by instance id;
- * - `connection` / `aggregate` / `timeseries` serve the typed GraphQL fields by building the
- *   same wire request and shaping the answer.
+ * Every search is the flow store's typed request (SearchRequest, TermsRequest):
+ * - `records` / `terms` take it as built by their caller (the REST bodies are read into it at the
+ *   edge, search.wire.ts; investigations build their own) and answer the store's envelope keyed by
+ *   instance id;
+ * - `connection` / `aggregate` / `timeseries` serve the typed GraphQL fields by building one from
+ *   their arguments and shaping the answer.
  */
 import { Scopes } from '../../auth/scopes.js';
 import type { Session } from '../../auth/session.js';
@@ -19,11 +20,12 @@ import {
   FlowQueryError,
   FlowQueryTimeoutError,
   aggregateTerms,
-  excerpt,
   searchRecordPages,
   type FlowEngine,
   type InstancePage,
+  type SearchRequest,
   type SearchResponse,
+  type TermsRequest,
   type TermsResponse,
   type TimeseriesResult,
 } from '../../flowstore/index.js';
@@ -33,40 +35,21 @@ import type { RawJson } from '../../infra/raw-json.js';
 /** The whole request (every statement of it) must finish within this; the SDK itself gives up at 30 s. */
 export const DEFAULT_SEARCH_TIMEOUT_MS = 25_000;
 
-/** Body keys of POST /search/records/1.0 (api-spec.md Search, wire.md 5.1, plus our `timeseries`). */
-export const RECORDS_KEYS = ['instance_ids', 'module', 'sentence', 'start', 'end', 'sort', 'fields', 'size', 'page', 'timeseries'] as const;
-/** Body keys of POST /search/agg/1.0 (our design, docs/search.md). */
-export const TERMS_KEYS = ['instance_ids', 'module', 'sentence', 'start', 'end', 'field', 'size', 'metric', 'order'] as const;
-
-type Body = Record<string, unknown>;
-
 export const searchValidationError = (message: string, details: Record<string, unknown>) =>
   new DomainError(400, 'validation_error', message, { details });
 
-const invalid = (field: string, message: string) => searchValidationError(message, { field });
+export const invalid = (field: string, message: string) => searchValidationError(message, { field });
 
-function isObject(v: unknown): v is Body {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-/** What both wire bodies share: an object of known keys, `module: "flows"`, and instance ids. */
-function readWireBody(body: unknown, keys: readonly string[]): { body: Body; instanceIds: string[] } {
-  if (!isObject(body)) throw invalid('body', 'The request body must be a JSON object');
-  const unknown = Object.keys(body).filter((k) => !keys.includes(k));
-  if (unknown.length) throw invalid(excerpt(unknown[0]!), `Unknown field '${excerpt(unknown[0]!)}'; the body may have ${keys.join(', ')}`);
-  if (body.module === undefined || body.module === null) throw invalid('module', "module is required and must be 'flows'");
-  if (body.module !== 'flows') throw invalid('module', "module must be 'flows'");
-  const ids = body.instance_ids;
+/**
+ * The instances a search names (`instance_ids` on the wire, `instanceIds` in GraphQL): a non-empty
+ * list of non-empty strings, each kept once. The flow store's own cap on their number
+ * (MAX_INSTANCES) comes after authorization, so that a long list of foreign ids is a 403.
+ */
+export function readInstanceIds(ids: unknown): string[] {
   if (ids === undefined || ids === null) throw invalid('instance_ids', 'instance_ids is required');
   if (!Array.isArray(ids) || ids.length === 0) throw invalid('instance_ids', 'instance_ids must be a non-empty array of strings');
   if (!ids.every((id) => typeof id === 'string' && id !== '')) throw invalid('instance_ids', 'instance_ids must be non-empty strings');
-  return { body, instanceIds: [...new Set(ids as string[])] };
-}
-
-/** An optional object-valued body field: absent or null is fine, anything but an object is a 400. */
-function optionalObject(body: Body, field: string): void {
-  const v = body[field];
-  if (v !== undefined && v !== null && !isObject(v)) throw invalid(field, `${field} must be an object`);
+  return [...new Set(ids as string[])];
 }
 
 /** Offsets past this cannot be represented exactly (page × size); refuse them rather than fail in SQL. */
@@ -147,13 +130,6 @@ function connectionWindow(args: ConnectionArgs): { start: number; count: number 
   return { start: args.after != null ? decodeCursor(args.after, 'after') + 1 : 0, count: count('first', args.first) };
 }
 
-/** Drops null and undefined properties, so GraphQL's explicit nulls read as "not given". */
-function defined(obj: Record<string, unknown>): Body {
-  const out: Body = {};
-  for (const [k, v] of Object.entries(obj)) if (v !== undefined && v !== null) out[k] = v;
-  return out;
-}
-
 export class SearchService {
   private readonly timeoutMs: number;
 
@@ -166,56 +142,25 @@ export class SearchService {
   }
 
   /**
-   * POST /search/records/1.0: the wire body in, the envelope keyed by instance id out, each
-   * page's records as the JSON text the engine wrote (rendered as is by rest-compat).
+   * A records search (POST /search/records/1.0, investigations' traffic links): the envelope keyed
+   * by instance id, each page's records as the JSON text the engine wrote (rendered as is by
+   * rest-compat).
    */
-  async records(session: Session, input: unknown): Promise<SearchResponse<RawJson>> {
+  async records(session: Session, request: SearchRequest): Promise<SearchResponse<RawJson>> {
     session.requireScope(Scopes.searchApi);
-    const { body, instanceIds } = readWireBody(input, RECORDS_KEYS);
-    optionalObject(body, 'timeseries');
-    await this.authorize(session, instanceIds);
-    const size = typeof body.size === 'number' ? body.size : DEFAULT_SIZE;
-    if (typeof body.page === 'number' && body.page * size > MAX_OFFSET) {
+    await this.authorize(session, request.customerIds);
+    const size = typeof request.size === 'number' ? request.size : DEFAULT_SIZE;
+    if (typeof request.page === 'number' && request.page * size > MAX_OFFSET) {
       throw invalid('page', 'page × size is beyond the last possible record');
     }
-    return this.run('records', (opts) =>
-      searchRecordPages(
-        this.engine,
-        {
-          ...selection(body, instanceIds),
-          sort: body.sort as never,
-          fields: body.fields as never,
-          size: body.size as number | undefined,
-          page: body.page as number | undefined,
-          timeseries: body.timeseries as never,
-        },
-        opts,
-      ),
-    );
+    return this.run('records', (opts) => searchRecordPages(this.engine, request, opts));
   }
 
-  /** POST /search/agg/1.0: terms aggregation per instance (docs/search.md). */
-  async terms(session: Session, input: unknown): Promise<TermsResponse> {
+  /** A terms aggregation per instance (POST /search/agg/1.0, docs/search.md). */
+  async terms(session: Session, request: TermsRequest): Promise<TermsResponse> {
     session.requireScope(Scopes.searchApi);
-    const { body, instanceIds } = readWireBody(input, TERMS_KEYS);
-    if (body.field === undefined || body.field === null) throw invalid('field', 'field is required: the dotted path to aggregate on');
-    if (typeof body.field !== 'string') throw invalid('field', 'field must be a string');
-    if (body.size !== undefined && body.size !== null && typeof body.size !== 'number') throw invalid('size', 'size must be an integer between 1 and 1000');
-    optionalObject(body, 'order');
-    await this.authorize(session, instanceIds);
-    return this.run('terms', (opts) =>
-      aggregateTerms(
-        this.engine,
-        {
-          ...selection(body, instanceIds),
-          field: body.field as string,
-          ...(body.size !== undefined && body.size !== null ? { size: body.size as number } : {}),
-          metric: body.metric as string | undefined,
-          order: (body.order ?? undefined) as never,
-        },
-        opts,
-      ),
-    );
+    await this.authorize(session, request.customerIds);
+    return this.run('terms', (opts) => aggregateTerms(this.engine, request, opts));
   }
 
   /**
@@ -227,21 +172,20 @@ export class SearchService {
     const size = Math.max(count, 1);
     const page = Math.floor(start / size);
     const skip = start - page * size;
-    const wire = (p: number) =>
-      defined({
-        instance_ids: [args.instanceId],
-        module: 'flows',
-        sentence: args.sentence,
-        start: args.start,
-        end: args.end,
-        sort: args.sort?.map((s) => defined({ ...s })),
-        fields: args.fields,
-        size,
-        page: p,
-      });
+    const customerIds = this.instanceIds(session, [args.instanceId]);
+    const request = (p: number): SearchRequest => ({
+      customerIds,
+      sentence: args.sentence,
+      start: args.start,
+      end: args.end,
+      sort: args.sort,
+      fields: args.fields,
+      size,
+      page: p,
+    });
     const [first, second] = await Promise.all([
-      this.records(session, wire(page)),
-      skip === 0 ? undefined : this.records(session, wire(page + 1)),
+      this.records(session, request(page)),
+      skip === 0 ? undefined : this.records(session, request(page + 1)),
     ]);
     const a = first[args.instanceId]!;
     const b = second?.[args.instanceId];
@@ -271,37 +215,29 @@ export class SearchService {
 
   /** GraphQL `flowAggregate`: the terms aggregation as a list, one entry per instance. */
   async aggregate(session: Session, args: AggregateArgs) {
-    const response = await this.terms(
-      session,
-      defined({
-        instance_ids: args.instanceIds,
-        module: 'flows',
-        sentence: args.sentence,
-        start: args.start,
-        end: args.end,
-        field: args.field,
-        size: args.size,
-        metric: args.metric,
-        order: args.order ? defined({ ...args.order }) : undefined,
-      }),
-    );
+    const response = await this.terms(session, {
+      customerIds: this.instanceIds(session, args.instanceIds),
+      sentence: args.sentence,
+      start: args.start,
+      end: args.end,
+      field: args.field,
+      size: args.size ?? undefined,
+      metric: args.metric,
+      order: args.order,
+    });
     return Object.entries(response).map(([instanceId, terms]) => ({ instanceId, ...terms }));
   }
 
   /** GraphQL `flowTimeseries`: buckets per instance (a records search with size 0). */
   async timeseries(session: Session, args: TimeseriesArgs) {
-    const response = await this.records(
-      session,
-      defined({
-        instance_ids: args.instanceIds,
-        module: 'flows',
-        sentence: args.sentence,
-        start: args.start,
-        end: args.end,
-        size: 0,
-        timeseries: defined({ interval: args.interval, metric: args.metric }),
-      }),
-    );
+    const response = await this.records(session, {
+      customerIds: this.instanceIds(session, args.instanceIds),
+      sentence: args.sentence,
+      start: args.start,
+      end: args.end,
+      size: 0,
+      timeseries: { interval: args.interval, metric: args.metric },
+    });
     return Object.entries(response).map(([instanceId, page]) => ({
       instanceId,
       found: page.found,
@@ -309,6 +245,16 @@ export class SearchService {
       took: page.took,
       ...(page.timeseries as TimeseriesResult),
     }));
+  }
+
+  /**
+   * GraphQL's instance ids, read as the REST body's: after the scope, as a token without it
+   * learns nothing of a request's rules (`records`/`terms` ask for the scope too, for their other
+   * callers).
+   */
+  private instanceIds(session: Session, ids: readonly string[]): string[] {
+    session.requireScope(Scopes.searchApi);
+    return readInstanceIds(ids);
   }
 
   /** Every id must be in the caller's tree; others (foreign or missing alike) are named in a 403. */
@@ -345,9 +291,4 @@ export class SearchService {
       throw error;
     }
   }
-}
-
-/** What both searches select: the authorized instances, the sentence and the time window. */
-function selection(body: Record<string, unknown>, instanceIds: string[]) {
-  return { customerIds: instanceIds, sentence: body.sentence as string | undefined, start: body.start, end: body.end };
 }

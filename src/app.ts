@@ -29,6 +29,7 @@ import type { FlowEngine } from './flowstore/index.js';
 import { type Database, openDatabase } from './infra/database.js';
 import { SecretsKey } from './infra/secrets-key.js';
 import { sealLegacySecrets } from './auth/sealed-secrets.js';
+import { SealedSecretStore } from './auth/sealed-secrets.store.js';
 import { openFlowEngine, prepareFlowEngine } from './infra/flow-engine.js';
 import { clientAddress } from './infra/client-address.js';
 import { observeHttpRequest } from './infra/http-metrics.js';
@@ -83,7 +84,7 @@ async function serve(server: Server, config: Config, logger: Logger, options: Bu
   try {
     // Generated on a first start when neither SECRETS_KEY nor the key file exists (docs/secrets.md).
     const secretsKey = SecretsKey.load(config, { create: true });
-    await sealLegacySecrets(db.pool, secretsKey, logger);
+    await sealLegacySecrets(new SealedSecretStore(db.pool), secretsKey, logger);
     services = await createServices(config, db, flows, logger, secretsKey);
   } catch (error) {
     // A secrets key that opens nothing stops the start; what it opened is let go (the embedded

@@ -1,7 +1,8 @@
 import { AuthService } from './auth/auth.service.js';
-import { ClientCredentialCache } from './auth/clients.store.js';
+import { ClientCredentialCache, ClientStore } from './auth/clients.store.js';
 import { ClientService } from './auth/clients.service.js';
 import { KeyRing } from './auth/keyring.js';
+import { SigningKeyStore } from './auth/signing-keys.store.js';
 import { TokenService } from './auth/tokens.js';
 import type { ClickHouseServer, Config } from './config.js';
 import { type FlowEngine, type FlowsRemovalProgress, advanceFlowsRemoval } from './flowstore/index.js';
@@ -26,7 +27,9 @@ import { AutomationStore } from './modules/automation/automation.store.js';
 import { AutomationRunner } from './modules/automation/runner.js';
 import { WebhookSecrets } from './modules/automation/webhook-secrets.js';
 import { NodeService } from './modules/nodes/nodes.service.js';
+import { NodeStore } from './modules/nodes/nodes.store.js';
 import { NodeCommandService } from './modules/control/commands.service.js';
+import { ControlStore } from './modules/control/control.store.js';
 import { ControlHub } from './modules/control/hub.js';
 import { IngestService } from './modules/ingest/ingest.service.js';
 import { IngestClaimsStore } from './modules/ingest/ingest-claims.store.js';
@@ -54,6 +57,7 @@ import { TenantDirectory } from './tenancy/tenant-directory.js';
 import { tenantScopeLoader } from './tenancy/tenant-scope.js';
 import { TenancyService } from './tenancy/tenancy.service.js';
 import { TenantService } from './tenancy/tenants.service.js';
+import { TenantStore } from './tenancy/tenants.store.js';
 
 export interface Services {
   links: PublicLinks;
@@ -96,9 +100,10 @@ const DELETION_POLL_MS = 500;
 /** Wires the domain services over one database; shared by the server and the admin CLI. */
 export async function createServices(config: Config, db: Database, flows: FlowEngine, logger: Logger, secretsKey: SecretsKey): Promise<Services> {
   const { prisma } = db;
-  const keys = new KeyRing(prisma, config.tokenTtlSeconds, secretsKey);
+  const keys = new KeyRing(new SigningKeyStore(prisma), config.tokenTtlSeconds, secretsKey);
   await keys.load();
-  const credentials = new ClientCredentialCache(prisma);
+  const clientStore = new ClientStore(prisma);
+  const credentials = new ClientCredentialCache(clientStore);
   await db.listen('auth_client_changed', (clientId) => credentials.forget(clientId));
   await db.listen('auth_keys_changed', () => {
     keys.load().catch((error) => logger.error('auth.key_reload_failed', { error }));
@@ -106,9 +111,11 @@ export async function createServices(config: Config, db: Database, flows: FlowEn
   const deletionHooks = new TenantDeletionHooks();
   deletionHooks.register('flows', (customerId, last) => advanceFlowsRemoval(flows, customerId, last as FlowsRemovalProgress | undefined));
   const deletionStore = new TenantDeletionStore(prisma);
-  const directory = new TenantDirectory(prisma);
+  const tenantStore = new TenantStore(prisma);
+  const directory = new TenantDirectory(tenantStore);
   await db.listen('tenant_changed', (payload) => directory.handleNotification(payload));
-  const tenants = new TenantService(prisma, deletionStore, directory);
+  const tenants = new TenantService(tenantStore, deletionStore, directory);
+  const clients = new ClientService(clientStore, tenantStore);
   const links = new PublicLinks(config.publicBaseUrl);
   const pubsub = new PubSub(db, logger);
   // Embedded PGlite is one process by construction; a PostgreSQL server may be shared by several.
@@ -116,11 +123,13 @@ export async function createServices(config: Config, db: Database, flows: FlowEn
   const rateLimits = new RateLimiter(counters, config.rateLimits);
   const auth = new AuthService(new TokenService(keys, config.tokenTtlSeconds), credentials, tenantScopeLoader(directory), async (id) => Boolean(await directory.get(id)), rateLimits);
   const events = new EventService(new EventStore(prisma), pubsub, logger);
-  const nodes = new NodeService(prisma, tenants, pubsub, events);
-  const control = new ControlHub(db, pubsub, auth, nodes, logger, events);
+  const nodeStore = new NodeStore(prisma);
+  const profileStore = new ProfileStore(prisma);
+  const nodes = new NodeService(nodeStore, profileStore, clients, tenants, pubsub, events);
+  const control = new ControlHub(db, new ControlStore(prisma, db.pool), pubsub, auth, nodes, logger, events);
   await control.start();
   const collector = new CollectorService(new CollectorStore(prisma), links, config, logger, () => keys.signingSecrets());
-  const nodeCommands = new NodeCommandService(prisma, nodes, control, collector, config.commandTimeoutScale);
+  const nodeCommands = new NodeCommandService(nodes, nodeStore, control, collector, config.commandTimeoutScale);
   const automationStore = new AutomationStore(prisma, db.pool);
   const automation = new AutomationService(automationStore, new WebhookSecrets(secretsKey), {
     allowPrivateTargets: config.automationAllowPrivateTargets,
@@ -146,7 +155,7 @@ export async function createServices(config: Config, db: Database, flows: FlowEn
     links,
     keys,
     auth,
-    clients: new ClientService(prisma),
+    clients,
     tenants,
     tenancy: new TenancyService(directory),
     deployments: new DeploymentService(tenants),
@@ -159,7 +168,7 @@ export async function createServices(config: Config, db: Database, flows: FlowEn
     }, logger),
     collector,
     nodes,
-    profiles: new ProfileService(new ProfileStore(prisma)),
+    profiles: new ProfileService(profileStore),
     control,
     ingest: new IngestService(
       new IngestNodeStore(prisma),

@@ -1,8 +1,11 @@
 import { parseArgs } from 'node:util';
 import { ClientService } from '../auth/clients.service.js';
+import { ClientStore } from '../auth/clients.store.js';
 import { KeyRing } from '../auth/keyring.js';
+import { SigningKeyStore } from '../auth/signing-keys.store.js';
 import { knownScopes } from '../auth/scopes.js';
 import { resealSecrets } from '../auth/sealed-secrets.js';
+import { SealedSecretStore } from '../auth/sealed-secrets.store.js';
 import type { Config } from '../config.js';
 import type { Tenant, TenantDeletion } from '../generated/prisma/client.js';
 import type { Database } from '../infra/database.js';
@@ -13,9 +16,14 @@ import { importNetworksCommand, listNetworksCommand, networksImportUsage, networ
 import { TenantDeletionStore } from '../tenancy/tenant-deletions.store.js';
 import { TenantDirectory } from '../tenancy/tenant-directory.js';
 import { TenantService } from '../tenancy/tenants.service.js';
+import { TenantStore } from '../tenancy/tenants.store.js';
 import { usageError } from './usage.js';
 
-const tenantService = (db: Database) => new TenantService(db.prisma, new TenantDeletionStore(db.prisma), new TenantDirectory(db.prisma));
+const tenantService = (db: Database) => {
+  const store = new TenantStore(db.prisma);
+  return new TenantService(store, new TenantDeletionStore(db.prisma), new TenantDirectory(store));
+};
+const clientService = (db: Database) => new ClientService(new ClientStore(db.prisma), new TenantStore(db.prisma));
 
 
 export const tenantView = (t: Tenant) => ({
@@ -102,7 +110,7 @@ const commands: Record<string, Command> = {
         options: { customer: { type: 'string' }, scopes: { type: 'string' }, description: { type: 'string' } },
       });
       const scopes = required(values, 'scopes', clientCreateUsage).split(',').map((s) => s.trim()).filter(Boolean);
-      return new ClientService(db.prisma).create({
+      return clientService(db).create({
         customerId: required(values, 'customer', clientCreateUsage),
         scopes,
         description: values.description,
@@ -113,21 +121,21 @@ const commands: Record<string, Command> = {
     usage: clientListUsage,
     run: async (args, db) => {
       const { values } = parseArgs({ args, options: { customer: { type: 'string' } } });
-      return new ClientService(db.prisma).list(required(values, 'customer', clientListUsage));
+      return clientService(db).list(required(values, 'customer', clientListUsage));
     },
   },
   'client revoke': {
     usage: clientRevokeUsage,
     run: async (args, db) => {
       const { values } = parseArgs({ args, options: { 'client-id': { type: 'string' } } });
-      return new ClientService(db.prisma).revoke(required(values, 'client-id', clientRevokeUsage));
+      return clientService(db).revoke(required(values, 'client-id', clientRevokeUsage));
     },
   },
   'key rotate': {
     usage: '  key rotate   (new signing key; old tokens verify until they expire)',
     run: async (args, db, config) => {
       parseArgs({ args, options: {} });
-      const keys = new KeyRing(db.prisma, config.tokenTtlSeconds, SecretsKey.load(config, { create: false }));
+      const keys = new KeyRing(new SigningKeyStore(db.prisma), config.tokenTtlSeconds, SecretsKey.load(config, { create: false }));
       await keys.load();
       return { kid: await keys.rotate(), jwks: keys.jwks() };
     },
@@ -155,7 +163,7 @@ async function rotateSecretsKey(args: string[], db: Database, config: Config) {
   const secretsKey = SecretsKey.load(config, { create: false });
   const previous = secretsKey.currentId;
   const current = secretsKey.fromFile ? secretsKey.addNewKey() : previous;
-  const resealed = await resealSecrets(db.pool, secretsKey, 'all');
+  const resealed = await resealSecrets(new SealedSecretStore(db.pool), secretsKey, 'all');
   secretsKey.dropOldKeys();
   return { secrets_key_id: current, previous_key_id: secretsKey.fromFile ? previous : null, source: secretsKey.source, resealed };
 }

@@ -1,8 +1,8 @@
 import { badRequest, notFound } from '../errors.js';
-import type { Prisma } from '../infra/database.js';
-import { liveTenant } from '../tenancy/tenant-deletions.store.js';
+import type { TenantStore } from '../tenancy/tenants.store.js';
+import type { ClientStore } from './clients.store.js';
 import { knownScopes } from './scopes.js';
-import { generateClientId, generateSecret, hashSecret } from './secrets.js';
+import { generateSecret, hashSecret } from './secrets.js';
 
 export interface ClientView {
   client_id: string;
@@ -28,36 +28,34 @@ const view = (c: {
 
 /** Issues and revokes client credentials; the secret is returned once and stored only hashed. */
 export class ClientService {
-  constructor(private readonly prisma: Prisma) {}
+  constructor(
+    private readonly store: ClientStore,
+    private readonly tenants: TenantStore,
+  ) {}
 
   async create(input: { customerId: string; scopes: string[]; description?: string; kind?: string }) {
     const unknown = input.scopes.filter((s) => !knownScopes.includes(s));
     if (unknown.length) throw badRequest('invalid_request', `unknown scopes: ${unknown.join(', ')}; valid scopes: ${knownScopes.join(', ')}`, { valid_scopes: knownScopes });
-    const tenant = await this.prisma.tenant.findFirst({ where: { id: input.customerId, ...liveTenant }, select: { id: true } });
-    if (!tenant) throw notFound('not_found', `Customer ${input.customerId} was not found`);
+    if (!(await this.tenants.find(input.customerId))) throw notFound('not_found', `Customer ${input.customerId} was not found`);
     const secret = generateSecret();
-    const client = await this.prisma.apiClient.create({
-      data: {
-        id: generateClientId(),
-        customerId: input.customerId,
-        secretHash: hashSecret(secret),
-        scopes: [...new Set(input.scopes)],
-        description: input.description ?? null,
-        kind: input.kind ?? 'api',
-      },
+    const client = await this.store.create({
+      customerId: input.customerId,
+      secretHash: hashSecret(secret),
+      scopes: [...new Set(input.scopes)],
+      description: input.description ?? null,
+      kind: input.kind ?? 'api',
     });
     return { ...view(client), client_secret: secret };
   }
 
   async list(customerId: string): Promise<ClientView[]> {
-    const rows = await this.prisma.apiClient.findMany({ where: { customerId }, orderBy: { createdAt: 'asc' } });
-    return rows.map(view);
+    return (await this.store.list(customerId)).map(view);
   }
 
   async revoke(clientId: string): Promise<ClientView> {
-    const client = await this.prisma.apiClient.findUnique({ where: { id: clientId } });
+    const client = await this.store.find(clientId);
     if (!client) throw notFound('not_found', `Client ${clientId} was not found`);
     if (client.revokedAt) return view(client);
-    return view(await this.prisma.apiClient.update({ where: { id: clientId }, data: { revokedAt: new Date() } }));
+    return view(await this.store.revoke(clientId));
   }
 }

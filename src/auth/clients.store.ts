@@ -1,4 +1,6 @@
+import type { ApiClient } from '../generated/prisma/client.js';
 import type { Prisma } from '../infra/database.js';
+import { generateClientId } from './secrets.js';
 
 export interface ClientCredential {
   id: string;
@@ -6,6 +8,35 @@ export interface ClientCredential {
   secretHash: Uint8Array;
   scopes: string[];
   active: boolean;
+}
+
+/** A client to issue: its secret already hashed (ClientService). */
+export type NewClient = Pick<ApiClient, 'customerId' | 'secretHash' | 'scopes' | 'description' | 'kind'>;
+
+/**
+ * `api_clients`. Clients are looked up by their id alone: a token request names nothing else, and
+ * the id is what the secret is checked against. The tenant a new client belongs to has been
+ * checked by its caller; listing takes the tenant whose clients it lists.
+ */
+export class ClientStore {
+  constructor(private readonly prisma: Prisma) {}
+
+  create(client: NewClient): Promise<ApiClient> {
+    return this.prisma.apiClient.create({ data: { id: generateClientId(), ...client } });
+  }
+
+  /** Oldest first. */
+  list(customerId: string): Promise<ApiClient[]> {
+    return this.prisma.apiClient.findMany({ where: { customerId }, orderBy: { createdAt: 'asc' } });
+  }
+
+  find(clientId: string): Promise<ApiClient | null> {
+    return this.prisma.apiClient.findUnique({ where: { id: clientId } });
+  }
+
+  revoke(clientId: string): Promise<ApiClient> {
+    return this.prisma.apiClient.update({ where: { id: clientId }, data: { revokedAt: new Date() } });
+  }
 }
 
 /**
@@ -18,14 +49,14 @@ export class ClientCredentialCache {
   private entries = new Map<string, { credential: ClientCredential | null; loadedAt: number }>();
 
   constructor(
-    private readonly prisma: Prisma,
+    private readonly store: ClientStore,
     private readonly ttlMs = 30_000,
   ) {}
 
   async get(clientId: string): Promise<ClientCredential | null> {
     const hit = this.entries.get(clientId);
     if (hit && Date.now() - hit.loadedAt < this.ttlMs) return hit.credential;
-    const row = await this.prisma.apiClient.findUnique({ where: { id: clientId } });
+    const row = await this.store.find(clientId);
     const credential = row && {
       id: row.id,
       customerId: row.customerId,

@@ -1,8 +1,8 @@
 import { type CryptoKey, type JWK, exportJWK, generateKeyPair, importJWK } from 'jose';
-import type { Prisma } from '../infra/database.js';
 import { newId } from '../infra/ids.js';
 import { SealedValueError, type SecretsKey } from '../infra/secrets-key.js';
 import type { SigningSecret } from '../modules/collector/asset-links.js';
+import type { NewSigningKey, SigningKeyStore } from './signing-keys.store.js';
 
 export const SIGNING_ALG = 'ES256';
 
@@ -32,15 +32,15 @@ export class KeyRing {
   private lastReload = 0;
 
   constructor(
-    private readonly prisma: Prisma,
+    private readonly store: SigningKeyStore,
     private readonly tokenTtlSeconds: number,
     private readonly secretsKey: SecretsKey,
   ) {}
 
   async load(): Promise<void> {
-    const rows = await this.prisma.signingKey.findMany({ orderBy: { createdAt: 'asc' } });
+    const rows = await this.store.all();
     if (!rows.some((r) => r.retiredAt === null)) {
-      await this.createKey();
+      await this.store.add(await this.newKey());
       return this.load();
     }
     const keys = new Map<string, LoadedKey>();
@@ -64,12 +64,10 @@ export class KeyRing {
   /** A new key signs from now on; the previous ones verify until their tokens have expired. */
   async rotate(): Promise<string> {
     const retireAt = new Date(Date.now() + this.tokenTtlSeconds * 1000);
-    const kid = await this.prisma.$transaction(async (tx) => {
-      await tx.signingKey.updateMany({ where: { retiredAt: null }, data: { retiredAt: retireAt } });
-      return this.createKey(tx);
-    });
+    const key = await this.newKey();
+    await this.store.rotate(retireAt, key);
     await this.load();
-    return kid;
+    return key.kid;
   }
 
   signingKey(): { kid: string; key: CryptoKey } {
@@ -102,18 +100,16 @@ export class KeyRing {
     };
   }
 
-  private async createKey(tx: Pick<Prisma, 'signingKey'> = this.prisma): Promise<string> {
+  /** A new key pair, its private half sealed under the secrets key. */
+  private async newKey(): Promise<NewSigningKey> {
     const { publicKey, privateKey } = await generateKeyPair(SIGNING_ALG, { extractable: true });
     const kid = newId('key');
-    await tx.signingKey.create({
-      data: {
-        kid,
-        alg: SIGNING_ALG,
-        privateBox: new Uint8Array(this.secretsKey.seal(privateJwkContext(kid), JSON.stringify(await exportJWK(privateKey)))),
-        publicJwk: { ...(await exportJWK(publicKey)) },
-      },
-    });
-    return kid;
+    return {
+      kid,
+      alg: SIGNING_ALG,
+      privateBox: new Uint8Array(this.secretsKey.seal(privateJwkContext(kid), JSON.stringify(await exportJWK(privateKey)))),
+      publicJwk: { ...(await exportJWK(publicKey)) },
+    };
   }
 
   /** A key that does not open stops the start: a new signing key in its place would be silent. */

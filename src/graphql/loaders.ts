@@ -1,5 +1,6 @@
 import type { Prisma } from '../infra/database.js';
 import { NodeDetailsLoader } from '../modules/nodes/node-details.js';
+import { NodeStore } from '../modules/nodes/nodes.store.js';
 
 /**
  * Per-request batch loaders: a list of N nodes asks for their profiles, owners and latest releases
@@ -11,7 +12,7 @@ export class Loaders {
   constructor(private readonly prisma: Prisma) {}
 
   get nodeDetails(): NodeDetailsLoader {
-    this.details ??= new NodeDetailsLoader(this.prisma);
+    this.details ??= new NodeDetailsLoader(new NodeStore(this.prisma));
     return this.details;
   }
 }

@@ -23,13 +23,23 @@ export const TenantRef = builder.prismaNode('Tenant', {
     deployment: t.field({ type: DeploymentState, resolve: (tenant) => ({ status: tenant.deploymentStatus }) }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
-    parent: t.relation('parent', {
-      nullable: true,
-      description: 'The parent MSP, when it is in the caller\'s tree: a child\'s own token sees none.',
-      resolve: async (_query, tenant, _args, ctx) => (tenant.parentId ? ctx.services.tenancy.visibleTenant(await ctx.auth.requireSession(), tenant.parentId) : null),
-    }),
   }),
 });
+
+/**
+ * A plain field, not a Prisma relation: a relation is loaded by the include Pothos plans for any
+ * Prisma query above it (a profile's `customer`, say), and a loaded relation skips its resolver,
+ * so a child's own token would read its parent MSP. Read through the cached tenant tree, once per
+ * distinct parent, it is no N+1; and roots that hand out tenants from that tree use no Prisma query.
+ */
+builder.prismaObjectField(TenantRef, 'parent', (t) =>
+  t.field({
+    type: TenantRef,
+    nullable: true,
+    description: 'The parent MSP, when it is in the caller\'s tree: a child\'s own token sees none.',
+    resolve: async (tenant, _args, ctx) => (tenant.parentId ? ctx.services.tenancy.visibleTenant(await ctx.auth.requireSession(), tenant.parentId) : null),
+  }),
+);
 
 const DEPLOYMENTS_CONNECTION = 'TenantDeploymentsConnection';
 

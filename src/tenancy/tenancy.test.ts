@@ -72,6 +72,19 @@ describe('GraphQL tenant tree', () => {
     expect(profile.data.createProfile.profile.customer).toEqual({ customerId: tree.childA.id, parent: null });
   });
 
+  it('shows a child\'s own token no parent through a profile read by id or listed either', async () => {
+    const created = await graphql(t.url, 'mutation { createProfile(input: { name: "q" }) { profile { profileId } } }', {}, tree.childACaller.token);
+    const id = created.data.createProfile.profile.profileId;
+    const byId = 'query($id: String!) { profile(profileId: $id) { customer { customerId parent { customerId name } } } }';
+    const listed = '{ profiles(first: 100) { edges { node { profileId customer { customerId parent { customerId name } } } } } }';
+    expect((await graphql(t.url, byId, { id }, tree.childACaller.token)).data.profile.customer).toEqual({ customerId: tree.childA.id, parent: null });
+    const page = await graphql(t.url, listed, {}, tree.childACaller.token);
+    expect(page.data.profiles.edges.find((e: any) => e.node.profileId === id).node.customer).toEqual({ customerId: tree.childA.id, parent: null });
+    // The parent's own token reads the same profile's parent: itself.
+    const fromParent = await graphql(t.url, byId, { id }, tree.mspCaller.token);
+    expect(fromParent.data.profile.customer.parent).toEqual({ customerId: tree.msp.id, name: tree.msp.name });
+  });
+
   it('refuses deployments within deployments, the one cycle of the schema that fans out', async () => {
     const query = '{ viewerTenant { deployments { edges { node { customerId parent { deployments { totalCount } } } } } } }';
     const res = await graphql(t.url, query, {}, tree.mspCaller.token);

@@ -1,6 +1,5 @@
 import type { Tenant } from '../generated/prisma/client.js';
-import type { Prisma } from '../infra/database.js';
-import { liveTenant } from './tenant-deletions.store.js';
+import type { TenantStore } from './tenants.store.js';
 
 /**
  * The tenant tree, cached in memory: every authenticated call needs the caller's tree, and
@@ -14,17 +13,15 @@ export class TenantDirectory {
   private children = new Map<string, Promise<Tenant[]>>();
   private version = 0;
 
-  constructor(private readonly prisma: Prisma) {}
+  constructor(private readonly store: TenantStore) {}
 
   get(id: string): Promise<Tenant | null> {
-    return this.cached(this.tenants, id, () => this.prisma.tenant.findFirst({ where: { id, ...liveTenant } }));
+    return this.cached(this.tenants, id, () => this.store.find(id));
   }
 
   /** Children oldest first (creation time, then id), as the deployments list shows them. */
   childrenOf(parentId: string): Promise<Tenant[]> {
-    return this.cached(this.children, parentId, () =>
-      this.prisma.tenant.findMany({ where: { parentId, ...liveTenant }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] }),
-    );
+    return this.cached(this.children, parentId, () => this.store.childrenOf(parentId));
   }
 
   /** `tenant_changed` payload: `<id>,<parent id or empty>`. */

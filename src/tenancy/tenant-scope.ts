@@ -8,3 +8,9 @@ export function tenantScopeLoader(directory: TenantDirectory) {
     return { customerId, tenantIds: new Set([customerId, ...children.map((c) => c.id)]) };
   };
 }
+
+/**
+ * One tenant alone, without its children: what a collector's credential acts for (its nodes are
+ * its own tenant's, never a child's), or a tenant a service has already checked.
+ */
+export const tenantOnly = (customerId: string): TenantScope => ({ customerId, tenantIds: new Set([customerId]) });

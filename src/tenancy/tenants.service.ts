@@ -1,11 +1,11 @@
 import { badRequest, conflict, notFound } from '../errors.js';
-import type { Prisma } from '../infra/database.js';
 import { newId, randomToken } from '../infra/ids.js';
 import { nameProblem } from '../infra/text.js';
 import type { Tenant } from '../generated/prisma/client.js';
 import { slugifyHandle } from './handles.js';
 import type { TenantDirectory } from './tenant-directory.js';
-import { type TenantDeletionStore, liveTenant } from './tenant-deletions.store.js';
+import type { TenantDeletionStore } from './tenant-deletions.store.js';
+import type { TenantStore } from './tenants.store.js';
 
 export const TenantType = { customer: 'customer', msp: 'msp', child: 'child' } as const;
 
@@ -24,7 +24,7 @@ export interface NewTenant {
 /** Tenant rules shared by the admin CLI and the deployments API. */
 export class TenantService {
   constructor(
-    private readonly prisma: Prisma,
+    private readonly store: TenantStore,
     private readonly deletions: TenantDeletionStore,
     private readonly directory: TenantDirectory,
   ) {}
@@ -44,34 +44,26 @@ export class TenantService {
       throw badRequest('invalid_request', 'subdomain must be a DNS label: a-z, 0-9 and inner hyphens, at most 63');
     }
     if (input.parentId) {
-      const parent = await this.prisma.tenant.findFirst({ where: { id: input.parentId, ...liveTenant } });
+      const parent = await this.store.find(input.parentId);
       if (!parent) throw notFound('not_found', `Parent customer ${input.parentId} does not exist`);
       if (parent.parentId) throw badRequest('invalid_request', 'a child deployment cannot own deployments');
     }
-    const taken = await this.prisma.tenant.findFirst({
-      where: { parentId: input.parentId ?? null, handle },
-      select: { id: true },
+    const handleTaken = () => conflict('handle_taken', `handle ${handle} is already used`);
+    if (await this.store.handleTaken(input.parentId ?? null, handle)) throw handleTaken();
+    const tenant = await this.store.create({
+      id: newId('cus'),
+      name,
+      handle,
+      subdomain,
+      parentId: input.parentId ?? null,
+      type: input.parentId ? TenantType.child : input.msp ? TenantType.msp : TenantType.customer,
+      isMsp: !input.parentId && Boolean(input.msp),
+      orgCode: `org_${randomToken(8)}`,
     });
-    if (taken) throw conflict('handle_taken', `handle ${handle} is already used`);
-    try {
-      const tenant = await this.prisma.tenant.create({
-        data: {
-          id: newId('cus'),
-          name,
-          handle,
-          subdomain,
-          parentId: input.parentId ?? null,
-          type: input.parentId ? TenantType.child : input.msp ? TenantType.msp : TenantType.customer,
-          isMsp: !input.parentId && Boolean(input.msp),
-          orgCode: `org_${randomToken(8)}`,
-        },
-      });
-      this.directory.invalidate(tenant.id, tenant.parentId);
-      return tenant;
-    } catch (error) {
-      if ((error as { code?: string }).code === 'P2002') throw conflict('handle_taken', `handle ${handle} is already used`);
-      throw error;
-    }
+    // A concurrent create took the handle between the check and the insert.
+    if (!tenant) throw handleTaken();
+    this.directory.invalidate(tenant.id, tenant.parentId);
+    return tenant;
   }
 
   find(id: string): Promise<Tenant | null> {
@@ -83,7 +75,7 @@ export class TenantService {
   }
 
   list(): Promise<Tenant[]> {
-    return this.prisma.tenant.findMany({ where: liveTenant, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
+    return this.store.list();
   }
 
   /**

@@ -2,10 +2,9 @@ import { Scopes } from '../../auth/scopes.js';
 import type { Session } from '../../auth/session.js';
 import { DomainError, badRequest, notFound } from '../../errors.js';
 import type { Node } from '../../generated/prisma/client.js';
-import type { Prisma } from '../../infra/database.js';
 import type { CollectorService } from '../collector/collector.service.js';
-import type { NodeService } from '../nodes/nodes.service.js';
-import { nodeChannel } from '../nodes/node-details.js';
+import { NodeKind, type NodeService } from '../nodes/nodes.service.js';
+import type { NodeStore } from '../nodes/nodes.store.js';
 import { compareVersions } from '../../infra/versions.js';
 import { ChannelClosed, CommandTimeout, type ControlHub, NotConnected } from './hub.js';
 import type { CommandResult } from './protocol.js';
@@ -22,8 +21,8 @@ type Failure = { timeout: DomainError; failed: (message: string) => DomainError 
 /** Operator commands to live collectors (api-spec.md: diagnostics, pprof, update, manage). */
 export class NodeCommandService {
   constructor(
-    private readonly prisma: Prisma,
     private readonly nodes: NodeService,
+    private readonly nodeStore: NodeStore,
     private readonly hub: ControlHub,
     private readonly collector: CollectorService,
     /** Deadlines are shortened in tests; production uses the documented ones. */
@@ -66,8 +65,7 @@ export class NodeCommandService {
   /** Sends the latest release of the node's channel, unless it already runs it. */
   async update(session: Session, nodeId: string) {
     const node = await this.nodes.get(session, nodeId);
-    const profile = node.profileId ? await this.prisma.profile.findUnique({ where: { id: node.profileId } }) : null;
-    const channel = nodeChannel(node, profile?.updateChannel);
+    const channel = await this.nodes.channelOf(session, node);
     if (!node.os || !node.arch) throw new DomainError(409, 'not_connected', 'The node has not reported its platform yet');
     const latest = await this.collector.latestRelease(channel, node.os, node.arch);
     // The spec's update answers are 409 and 502 alone: nothing to update to is a failed update.
@@ -92,8 +90,7 @@ export class NodeCommandService {
     if (!operation || !(MANAGE_OPERATIONS as readonly string[]).includes(operation)) {
       throw badRequest('unknown_operation', `operation must be one of ${MANAGE_OPERATIONS.join(', ')}`);
     }
-    const { tenantIds } = await session.tenantScope();
-    const node = await this.prisma.node.findFirst({ where: { customerId: { in: [...tenantIds] }, id: nodeId, kind: 'legacy' } });
+    const node = await this.nodeStore.find(await session.tenantScope(), nodeId, NodeKind.legacy);
     // The spec answers 404 not_connected for a legacy node that cannot be reached, known or not.
     if (!node) throw notFound('not_connected', `Legacy node ${nodeId} is not connected`);
     const failure: Failure = {

@@ -13,22 +13,9 @@ export const heldSession = (holderKey: number) => `${holderKey}.${newId('chan')}
  * The keys of the processes alive now, as text (compared with a session's prefix). Advisory locks
  * belong to one database, and a PostgreSQL server may hold several databases' locks.
  */
-const LIVE_HOLDER_KEYS_SQL = `SELECT objid::text FROM pg_locks
+export const LIVE_HOLDER_KEYS_SQL = `SELECT objid::text FROM pg_locks
   WHERE locktype = 'advisory' AND classid = ${HOLDER_LOCK_SPACE} AND objsubid = 2 AND granted
     AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`;
-
-/**
- * Disconnects the nodes (all, or the one `$1` names) whose channel was held by a process that is
- * gone; a session without a key, from before keys, counts as such. Returns what each held.
- */
-export const RELEASE_ORPHANS_SQL = `/* control.release_orphans */
-  UPDATE nodes SET control_session = NULL, control_disconnected_at = now()
-  FROM (SELECT id, control_session FROM nodes
-        WHERE control_session IS NOT NULL AND ($1::text IS NULL OR id = $1)
-          AND split_part(control_session, '.', 1) NOT IN (${LIVE_HOLDER_KEYS_SQL})
-        FOR UPDATE) gone
-  WHERE nodes.id = gone.id
-  RETURNING nodes.id, nodes.customer_id, gone.control_session AS session`;
 
 /**
  * This process as a holder of control channels: a random key under a session-level advisory lock,

@@ -16,7 +16,8 @@ import { nodeChangedTopic } from '../nodes/node-events.js';
 import type { NodeService } from '../nodes/nodes.service.js';
 import { deliveredServices } from '../profiles/services-defaults.js';
 import { ChannelClosed, CollectorConnection, CommandTimeout } from './connection.js';
-import { HolderLock, RELEASE_ORPHANS_SQL, heldSession } from './holder-lock.js';
+import type { ControlStore, NodeWithProfile } from './control.store.js';
+import { HolderLock, heldSession } from './holder-lock.js';
 import {
   CloseCode,
   type CommandResult,
@@ -76,6 +77,7 @@ export class ControlHub {
 
   constructor(
     private readonly db: Database,
+    private readonly store: ControlStore,
     private readonly pubsub: PubSub,
     private readonly auth: AuthService,
     private readonly nodes: NodeService,
@@ -218,16 +220,10 @@ export class ControlHub {
     const connection = new CollectorConnection(ws, registered.id, session.claims.clientId, heldSession(holderKey));
     // Under the row's lock, so that this process's map changes in the order the row does: of two
     // channels registering at once, the one the row names last is the one kept.
-    const node = await this.db.prisma.$transaction(async (tx) => {
-      const updated = await tx.node.update({
-        where: { id: registered.id },
-        data: { controlSession: connection.session, controlConnectedAt: new Date(), lastSeenAt: new Date() },
-        include: { profile: true },
-      });
+    const node = await this.store.connect(registered.id, connection.session, (updated) => {
       this.connections.get(updated.id)?.ws.close(CloseCode.replaced, 'replaced');
       this.connections.set(updated.id, connection);
       onOpen(connection);
-      return updated;
     });
     connection.lastSeenWrite = Date.now();
     if (ws.readyState !== ws.OPEN) {
@@ -268,7 +264,7 @@ export class ControlHub {
   private async heartbeat(connection: CollectorConnection): Promise<void> {
     if (Date.now() - connection.lastSeenWrite < LAST_SEEN_WRITE_MS) return;
     connection.lastSeenWrite = Date.now();
-    await this.db.prisma.node.updateMany({ where: { id: connection.nodeId }, data: { lastSeenAt: new Date() } });
+    await this.store.touch(connection.nodeId);
   }
 
   private track(work: Promise<void>): void {
@@ -281,13 +277,8 @@ export class ControlHub {
   private async closed(connection: CollectorConnection): Promise<void> {
     connection.failAll();
     if (this.connections.get(connection.nodeId) === connection) this.connections.delete(connection.nodeId);
-    const { count } = await this.db.prisma.node.updateMany({
-      where: { id: connection.nodeId, controlSession: connection.session },
-      data: { controlSession: null, controlDisconnectedAt: new Date() },
-    });
-    if (count === 0) return;
-    const node = await this.db.prisma.node.findUnique({ where: { id: connection.nodeId }, select: { customerId: true } });
-    if (node) await this.announceDisconnected(connection.nodeId, node.customerId, connection.session);
+    const customerId = await this.store.disconnect(connection.nodeId, connection.session);
+    if (customerId) await this.announceDisconnected(connection.nodeId, customerId, connection.session);
   }
 
   private async announceDisconnected(nodeId: string, customerId: string, session: string): Promise<void> {
@@ -305,7 +296,7 @@ export class ControlHub {
 
   /** Returns how many nodes were released. */
   private async releaseOrphans(nodeId: string | null = null): Promise<number> {
-    const { rows } = await this.db.pool.query<{ id: string; customer_id: string; session: string }>(RELEASE_ORPHANS_SQL, [nodeId]);
+    const rows = await this.store.releaseOrphans(nodeId);
     for (const row of rows) await this.announceDisconnected(row.id, row.customer_id, row.session);
     return rows.length;
   }
@@ -332,10 +323,8 @@ export class ControlHub {
   private async dropIfReplaced({ nodeId, session, connected }: NodeConnectionEvent): Promise<void> {
     const local = this.connections.get(nodeId);
     if (!connected || !local || local.session === session) return;
-    // FOR SHARE waits for a registration still being written (hello holds the row's lock).
-    const [row] = await this.db.prisma.$queryRaw<Array<{ control_session: string | null }>>`/* control.channel_holder */
-      SELECT control_session FROM nodes WHERE id = ${nodeId} FOR SHARE`;
-    if (row?.control_session !== local.session) local.ws.close(CloseCode.replaced, 'replaced');
+    // The read waits for a registration still being written (hello holds the row's lock).
+    if ((await this.store.channelHolder(nodeId)) !== local.session) local.ws.close(CloseCode.replaced, 'replaced');
   }
 
   /** Another process asked for a command on a channel this process may hold. */
@@ -349,9 +338,7 @@ export class ControlHub {
       if (error instanceof CommandTimeout) return;
       result = { ok: false, error: { code: 'not_connected', message: (error as Error).message } };
     }
-    await this.db.prisma.nodeCommandResult.create({
-      data: { id: cmd.id, nodeId: cmd.nodeId, ok: result.ok, data: (result.data ?? undefined) as object | undefined, error: result.error ?? undefined },
-    });
+    await this.store.saveResult(cmd.id, cmd.nodeId, result);
     await this.pubsub.publish(resultTopic, { id: cmd.id });
   }
 
@@ -359,22 +346,21 @@ export class ControlHub {
     const resolve = this.relayed.get(id);
     if (!resolve) return;
     this.relayed.delete(id);
-    const row = await this.db.prisma.nodeCommandResult.delete({ where: { id } });
+    const row = await this.store.takeResult(id);
     resolve({ ok: row.ok, data: row.data as Record<string, unknown> | null, error: row.error as CommandResult['error'] });
   }
 
   private async pushConfig(nodeId: string): Promise<void> {
     const connection = this.connections.get(nodeId);
     if (!connection) return;
-    const node = await this.db.prisma.node.findUnique({ where: { id: nodeId }, include: { profile: true } });
+    const node = await this.store.withProfile(nodeId);
     if (node) connection.send({ type: 'config', config: configOf(node) });
   }
 
   private async pushProfile(profileId: string): Promise<void> {
     const held = [...this.connections.keys()];
     if (!held.length) return;
-    const nodes = await this.db.prisma.node.findMany({ where: { id: { in: held }, profileId }, select: { id: true } });
-    for (const { id } of nodes) await this.pushConfig(id);
+    for (const id of await this.store.following(profileId, held)) await this.pushConfig(id);
   }
 
   /** A revoked credential's channels close at once. */
@@ -385,7 +371,7 @@ export class ControlHub {
   }
 }
 
-function configOf(node: Node & { profile: { updateChannel: string; services: unknown } | null }) {
+function configOf(node: NodeWithProfile) {
   return {
     profile_id: node.profileId,
     update_channel: node.updateChannel ?? node.profile?.updateChannel ?? 'stable',

@@ -1,4 +1,5 @@
 import type { Session } from '../../auth/session.js';
+import { foundNothingOr } from '../../graphql/unused-query.js';
 import { builder } from '../../graphql/builder.js';
 import { NodeRef } from '../nodes/nodes.schema.js';
 import {
@@ -283,7 +284,7 @@ const InvestigationPageRef = builder.objectRef<PageParent>('InvestigationPage').
   fields: (t) => ({
     investigations: t.prismaField({
       type: ['Investigation'],
-      resolve: (select, page, _args, ctx) => ctx.services.investigations.list(page.session, page.query, select),
+      resolve: async (select, page, _args, ctx) => foundNothingOr(select, await ctx.services.investigations.list(page.session, page.query, select)),
     }),
     total: t.int({ description: 'Investigations matching the filters.', resolve: (page, _args, ctx) => ctx.services.investigations.total(page.session, page.query) }),
     limit: t.int({ resolve: (page) => page.query.limit }),
@@ -314,6 +315,6 @@ builder.queryFields((t) => ({
     nullable: true,
     description: "An investigation of the caller's tree whose analysis has finished; null otherwise (also while it is `running`).",
     args: { id: t.arg.string({ required: true }) },
-    resolve: async (select, _root, args, ctx) => ctx.services.investigations.find(await ctx.auth.requireSession(), args.id, select),
+    resolve: async (select, _root, args, ctx) => foundNothingOr(select, await ctx.services.investigations.find(await ctx.auth.requireSession(), args.id, select)),
   }),
 }));

@@ -4,7 +4,7 @@ import { parseArgs } from 'node:util';
 import { usageError } from '../../admin/usage.js';
 import { badRequest, notFound } from '../../errors.js';
 import type { Database } from '../../infra/database.js';
-import { TenantDirectory } from '../../tenancy/tenant-directory.js';
+import { TenantStore } from '../../tenancy/tenants.store.js';
 import { MAX_FILE_BYTES, parseNetworkFile } from './networks.file.js';
 import { OwnNetworkService } from './networks.service.js';
 import { OwnNetworkStore } from './networks.store.js';
@@ -14,7 +14,7 @@ export const networksListUsage = '  networks list --customer CUSTOMER_ID';
 
 const customerOf = async (db: Database, id: string | undefined, usage: string) => {
   if (!id?.trim()) throw usageError('--customer is required', usage);
-  if (!(await new TenantDirectory(db.prisma).get(id.trim()))) throw notFound('not_found', `Customer ${id.trim()} was not found`);
+  if (!(await new TenantStore(db.prisma).find(id.trim()))) throw notFound('not_found', `Customer ${id.trim()} was not found`);
   return id.trim();
 };
 

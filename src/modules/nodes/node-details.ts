@@ -1,7 +1,6 @@
 import DataLoader from 'dataloader';
 import type { Node } from '../../generated/prisma/client.js';
-import type { Prisma } from '../../infra/database.js';
-import { NodeStore } from './nodes.store.js';
+import type { NodeStore } from './nodes.store.js';
 
 /** What a node's fields need besides its own row (read with it: NodeStore). */
 export interface NodeDetails {
@@ -28,8 +27,7 @@ export class NodeDetailsLoader {
   private readonly loaded = new Map<string, NodeDetails>();
   private readonly loader: DataLoader<Node, NodeDetails, string>;
 
-  constructor(prisma: Prisma) {
-    const store = new NodeStore(prisma);
+  constructor(store: NodeStore) {
     this.loader = new DataLoader(
       async (nodes) => {
         const details = await store.detailsOf(nodes);

@@ -1,17 +1,17 @@
-import { ClientService } from '../../auth/clients.service.js';
+import type { ClientService } from '../../auth/clients.service.js';
 import { Scopes } from '../../auth/scopes.js';
 import type { Session } from '../../auth/session.js';
 import { DomainError, authorizationError, badRequest, missingFields, notFound, unauthorized } from '../../errors.js';
 import type { Node } from '../../generated/prisma/client.js';
-import type { Prisma } from '../../infra/database.js';
 import { nameProblem } from '../../infra/text.js';
-import { newId } from '../../infra/ids.js';
+import { tenantOnly } from '../../tenancy/tenant-scope.js';
 import type { TenantService } from '../../tenancy/tenants.service.js';
 import type { PubSub } from '../../infra/pubsub.js';
 import { type EventRecorder, noEvents } from '../events/events.service.js';
+import type { ProfileStore } from '../profiles/profiles.store.js';
 import { nodeChangedTopic } from './node-events.js';
-import type { NodeDetails } from './node-details.js';
-import { NodeStore } from './nodes.store.js';
+import { type NodeDetails, nodeChannel } from './node-details.js';
+import type { NodeStore, ReportedFacts } from './nodes.store.js';
 import { isBehind } from '../../infra/versions.js';
 
 export const NodeKind = { managed: 'managed', legacy: 'legacy' } as const;
@@ -52,20 +52,15 @@ function optionalText(name: string, value: string | null | undefined): string | 
 
 /** Nodes, their enrolment, and the legacy register path (api-spec.md, Nodes). */
 export class NodeService {
-  private readonly clients: ClientService;
-  private readonly store: NodeStore;
-
   constructor(
-    private readonly prisma: Prisma,
+    private readonly store: NodeStore,
+    private readonly profiles: ProfileStore,
+    private readonly clients: ClientService,
     private readonly tenants: TenantService,
     private readonly pubsub: PubSub,
     private readonly events: EventRecorder = noEvents,
-  ) {
-    this.clients = new ClientService(prisma);
-    this.store = new NodeStore(prisma);
-  }
+  ) {}
 
-  /** Control-plane-managed nodes of the caller's tree, oldest first. */
   /** Managed nodes of the caller's tree, oldest first, each with what its fields need (NodeDetails). */
   async list(session: Session): Promise<Array<{ node: Node; details: NodeDetails }>> {
     session.requireScope(Scopes.nodeApi);
@@ -74,10 +69,14 @@ export class NodeService {
 
   async get(session: Session, nodeId: string): Promise<Node> {
     session.requireScope(Scopes.nodeApi);
-    const { tenantIds } = await session.tenantScope();
-    const node = await this.prisma.node.findFirst({ where: { customerId: { in: [...tenantIds] }, id: nodeId } });
+    const node = await this.store.find(await session.tenantScope(), nodeId);
     if (!node) throw nodeNotFound(nodeId);
     return node;
+  }
+
+  /** The release line a node of the caller's tree follows (nodeChannel). */
+  async channelOf(session: Session, node: Node): Promise<string> {
+    return nodeChannel(node, node.profileId ? await this.store.profileChannel(await session.tenantScope(), node.id) : null);
   }
 
   /**
@@ -101,7 +100,7 @@ export class NodeService {
     if (profileId) {
       // A parent's profile applies to its children's nodes (wire.md 12).
       const owners = [target.id, target.parentId].filter((id): id is string => id !== null);
-      const profile = await this.prisma.profile.findFirst({ where: { customerId: { in: owners }, id: profileId } });
+      const profile = await this.profiles.find({ customerId: target.id, tenantIds: new Set(owners) }, profileId);
       if (!profile) throw notFound('profile_not_found', `Profile ${profileId} was not found`);
     }
     const client = await this.clients.create({
@@ -110,9 +109,7 @@ export class NodeService {
       description: description ?? `provisioned for ${machineId ?? 'any machine'}`,
       kind: 'provision',
     });
-    await this.prisma.enrolmentCredential.create({
-      data: { clientId: client.client_id, customerId, kind: 'provision', machineId, profileId, description },
-    });
+    await this.store.createEnrolment(await session.tenantScope(), { clientId: client.client_id, customerId, kind: 'provision', machineId, profileId, description });
     return {
       status: 'success',
       accessKey: `${client.client_id}.${client.client_secret}`,
@@ -129,10 +126,9 @@ export class NodeService {
    */
   async register(session: Session, facts: CollectorFacts): Promise<Node> {
     session.requireScope(Scopes.ingest);
-    const enrolment = await this.prisma.enrolmentCredential.findUnique({ where: { clientId: session.claims.clientId } });
-    if (!enrolment || enrolment.customerId !== session.customerId) {
-      throw authorizationError('This credential cannot enrol a node', { reason: 'not_an_enrolment_credential' });
-    }
+    const scope = tenantOnly(session.customerId);
+    const enrolment = await this.store.enrolment(scope, session.claims.clientId);
+    if (!enrolment) throw authorizationError('This credential cannot enrol a node', { reason: 'not_an_enrolment_credential' });
     const machineId = optionalText('machine_id', facts.machineId) ?? enrolment.machineId;
     if (!machineId) throw missingFields(['machine_id']);
     if (enrolment.machineId && enrolment.machineId !== machineId) {
@@ -140,44 +136,13 @@ export class NodeService {
     }
     const reported = this.reportedFacts(facts);
     if (enrolment.nodeId) {
-      const node = await this.prisma.node.findUnique({ where: { id: enrolment.nodeId } });
+      const node = await this.store.find(scope, enrolment.nodeId);
       if (node && node.machineId !== machineId) throw new DomainError(409, 'machine_mismatch', 'This credential already enrolled another machine');
-      if (node) return this.prisma.node.update({ where: { id: node.id }, data: reported });
+      if (node) return this.store.update(scope, node.id, reported);
     }
-    const profile = enrolment.profileId ? await this.prisma.profile.findUnique({ where: { id: enrolment.profileId } }) : null;
-    const status = enrolment.kind === 'provision' && profile?.fleetStaging ? NodeStatus.staged : NodeStatus.active;
-    const enrolled = await this.prisma.$transaction(async (tx) => {
-      const existing = await tx.node.findUnique({
-        where: { customerId_kind_machineId: { customerId: enrolment.customerId, kind: NodeKind.managed, machineId } },
-      });
-      const node = existing
-        ? await tx.node.update({
-            where: { id: existing.id },
-            data: { ...reported, clientId: enrolment.clientId, profileId: enrolment.profileId, description: enrolment.description ?? existing.description, status },
-          })
-        : await tx.node.create({
-            data: {
-              id: newId('node'),
-              customerId: enrolment.customerId,
-              machineId,
-              kind: NodeKind.managed,
-              status,
-              clientId: enrolment.clientId,
-              profileId: enrolment.profileId,
-              description: enrolment.description,
-              ...reported,
-            },
-          });
-      const claimed = await tx.enrolmentCredential.updateMany({
-        where: { clientId: enrolment.clientId, nodeId: null },
-        data: { nodeId: node.id, enrolledAt: new Date() },
-      });
-      if (claimed.count === 0) throw new LostEnrolmentRace();
-      return node;
-    }).catch(async (error) => {
-      if (!(error instanceof LostEnrolmentRace) && (error as { code?: string }).code !== 'P2002') throw error;
-      return null;
-    });
+    const status = enrolment.kind === 'provision' && enrolment.profile?.fleetStaging ? NodeStatus.staged : NodeStatus.active;
+    const key = { customerId: enrolment.customerId, kind: NodeKind.managed, machineId };
+    const enrolled = await this.store.enrol(scope, enrolment, key, status, reported);
     if (enrolled) {
       await this.events.record({
         customerId: enrolled.customerId,
@@ -189,9 +154,10 @@ export class NodeService {
       return enrolled;
     }
     // Another request with this credential won: answer with its node, as a retry would.
-    const winner = await this.prisma.enrolmentCredential.findUniqueOrThrow({ where: { clientId: enrolment.clientId } });
-    if (!winner.nodeId) throw new DomainError(409, 'enrolment_conflict', 'Enrolment is in progress; retry');
-    const node = await this.prisma.node.findUniqueOrThrow({ where: { id: winner.nodeId } });
+    const winner = await this.store.enrolment(scope, enrolment.clientId);
+    if (!winner?.nodeId) throw new DomainError(409, 'enrolment_conflict', 'Enrolment is in progress; retry');
+    const node = await this.store.find(scope, winner.nodeId);
+    if (!node) throw new Error(`node ${winner.nodeId}, enrolled by ${enrolment.clientId}, is gone`);
     if (node.machineId !== machineId) throw new DomainError(409, 'machine_mismatch', 'This credential already enrolled another machine');
     return node;
   }
@@ -200,7 +166,7 @@ export class NodeService {
   async activate(session: Session, nodeId: string): Promise<Node> {
     const node = await this.get(session, nodeId);
     if (node.status === NodeStatus.active) return node;
-    const activated = await this.prisma.node.update({ where: { id: node.id }, data: { status: NodeStatus.active } });
+    const activated = await this.store.update(await session.tenantScope(), node.id, { status: NodeStatus.active });
     await this.pubsub.publish(nodeChangedTopic, { nodeId: node.id });
     await this.events.record({
       customerId: node.customerId,
@@ -229,27 +195,19 @@ export class NodeService {
     const machineId = optionalText('machine_id', input.machineId)!;
     const hostname = optionalText('hostname', input.hostname)!;
     const key = { customerId: session.customerId, kind: NodeKind.legacy, machineId };
-    const known = { where: { customerId_kind_machineId: key }, data: { hostname } };
-    if (await this.prisma.node.findUnique({ where: known.where, select: { id: true } })) return this.prisma.node.update(known);
-    let created: Node;
-    try {
-      created = await this.prisma.node.create({ data: { id: newId('node'), ...key, hostname, status: NodeStatus.active } });
-    } catch (error) {
-      // A concurrent first registration of the same machine created it: this one is a re-registration.
-      if ((error as { code?: string }).code === 'P2002') return this.prisma.node.update(known);
-      throw error;
-    }
+    const { node, created } = await this.store.upsert(tenantOnly(session.customerId), key, hostname, NodeStatus.active);
+    if (!created) return node;
     await this.events.record({
-      customerId: created.customerId,
+      customerId: node.customerId,
       topic: 'node_lifecycle',
       kind: 'node_enrolled',
-      subject: created.id,
-      data: { node_id: created.id, machine_id: machineId, hostname, status: created.status, enrolment: 'legacy', profile_id: null },
+      subject: node.id,
+      data: { node_id: node.id, machine_id: machineId, hostname, status: node.status, enrolment: 'legacy', profile_id: null },
     });
-    return created;
+    return node;
   }
 
-  private reportedFacts(facts: CollectorFacts) {
+  private reportedFacts(facts: CollectorFacts): ReportedFacts {
     const text = (name: string, v: string | null | undefined) => optionalText(name, v);
     return {
       hostname: text('hostname', facts.hostname),
@@ -265,5 +223,3 @@ export class NodeService {
     };
   }
 }
-
-class LostEnrolmentRace extends Error {}

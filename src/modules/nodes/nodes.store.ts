@@ -1,6 +1,8 @@
 import type { TenantScope } from '../../auth/session.js';
-import { type Node, Prisma as PrismaSql } from '../../generated/prisma/client.js';
+import { type EnrolmentCredential, type Node, Prisma as PrismaSql } from '../../generated/prisma/client.js';
 import type { Prisma } from '../../infra/database.js';
+import { newId } from '../../infra/ids.js';
+import { isUniqueViolation } from '../../infra/unique-violation.js';
 import { DELETING } from '../../tenancy/tenant-deletions.store.js';
 import type { NodeDetails } from './node-details.js';
 
@@ -68,9 +70,114 @@ const split = ({ customerName, profileName, profileServices, channel, latestVers
   } satisfies NodeDetails,
 });
 
-/** The `nodes` table, read within a caller's tenant scope. */
+/** What a collector reports about itself, as the columns that keep it. */
+export type ReportedFacts = Pick<
+  PrismaSql.NodeUncheckedCreateInput,
+  'hostname' | 'collectorVersion' | 'updateChannel' | 'os' | 'arch' | 'localIp' | 'publicIp' | 'hardware' | 'reportedServices' | 'lastSeenAt'
+>;
+
+/** An enrolment credential, with whether its profile stages the nodes it enrols. */
+export type Enrolment = EnrolmentCredential & { profile: { fleetStaging: boolean } | null };
+
+/** A node's identity within its tenant (the unique key of `nodes`). */
+export interface NodeKey {
+  customerId: string;
+  kind: string;
+  machineId: string;
+}
+
+/** The tenant filter every statement starts with. */
+const inScope = (scope: TenantScope) => ({ customerId: { in: [...scope.tenantIds] } });
+
+/** The owner of a row to write: the service has checked it, and a store never writes outside the scope it is given. */
+function owner(scope: TenantScope, customerId: string): string {
+  if (!scope.tenantIds.has(customerId)) throw new Error(`customer ${customerId} is outside the scope`);
+  return customerId;
+}
+
+class LostEnrolmentRace extends Error {}
+
+/** The `nodes` and `enrolment_credentials` tables, read and written within a caller's tenant scope. */
 export class NodeStore {
   constructor(private readonly prisma: Prisma) {}
+
+  /** A node of the scope (of one kind, when given). */
+  find(scope: TenantScope, id: string, kind?: string): Promise<Node | null> {
+    return this.prisma.node.findFirst({ where: { ...inScope(scope), id, ...(kind !== undefined && { kind }) } });
+  }
+
+  /** Changes a node of the scope; a node that is not there is an error, as the caller has just read it. */
+  update(scope: TenantScope, id: string, data: PrismaSql.NodeUncheckedUpdateInput): Promise<Node> {
+    return this.prisma.node.update({ where: { id, ...inScope(scope) }, data });
+  }
+
+  /**
+   * The update channel of the profile a node of the scope follows, null without one. Read through
+   * the node: a child's node may follow its parent's profile, which is outside the child's scope.
+   */
+  async profileChannel(scope: TenantScope, nodeId: string): Promise<string | null> {
+    const row = await this.prisma.node.findFirst({ where: { ...inScope(scope), id: nodeId }, select: { profile: { select: { updateChannel: true } } } });
+    return row?.profile?.updateChannel ?? null;
+  }
+
+  /**
+   * The node of `key`, its hostname updated, or a new one with `status`: `created` says which. Of
+   * two first registrations at once, the one whose insert loses updates the row the other created.
+   */
+  async upsert(scope: TenantScope, key: NodeKey, hostname: string, status: string): Promise<{ node: Node; created: boolean }> {
+    const known = { where: { customerId_kind_machineId: { ...key, customerId: owner(scope, key.customerId) } }, data: { hostname } };
+    if (await this.prisma.node.findUnique({ where: known.where, select: { id: true } })) return { node: await this.prisma.node.update(known), created: false };
+    try {
+      return { node: await this.prisma.node.create({ data: { id: newId('node'), ...key, hostname, status } }), created: true };
+    } catch (error) {
+      if (!isUniqueViolation(error)) throw error;
+      return { node: await this.prisma.node.update(known), created: false };
+    }
+  }
+
+  async createEnrolment(
+    scope: TenantScope,
+    credential: Pick<EnrolmentCredential, 'clientId' | 'customerId' | 'kind'> & Partial<Pick<EnrolmentCredential, 'machineId' | 'profileId' | 'description'>>,
+  ): Promise<void> {
+    await this.prisma.enrolmentCredential.create({ data: { ...credential, customerId: owner(scope, credential.customerId) } });
+  }
+
+  /**
+   * The enrolment credential of a client of the scope, with its profile's staging flag (read
+   * through the credential: a parent's profile applies to its children's nodes).
+   */
+  enrolment(scope: TenantScope, clientId: string): Promise<Enrolment | null> {
+    return this.prisma.enrolmentCredential.findFirst({ where: { ...inScope(scope), clientId }, include: { profile: { select: { fleetStaging: true } } } });
+  }
+
+  /**
+   * In one transaction: the managed node of `enrolment`'s tenant on `machineId` takes the
+   * credential, its profile, its description (else keeps its own) and `status` (a new node is
+   * created when the machine has none), and the credential records it as the node it enrolled.
+   * Null when another request with the same credential got there first: it claimed the credential,
+   * or created the same node.
+   */
+  async enrol(scope: TenantScope, enrolment: EnrolmentCredential, key: NodeKey, status: string, reported: ReportedFacts): Promise<Node | null> {
+    const customerId = owner(scope, key.customerId);
+    const bound = { clientId: enrolment.clientId, profileId: enrolment.profileId, status };
+    return this.prisma
+      .$transaction(async (tx) => {
+        const existing = await tx.node.findUnique({ where: { customerId_kind_machineId: { ...key, customerId } } });
+        const node = existing
+          ? await tx.node.update({ where: { id: existing.id }, data: { ...reported, ...bound, description: enrolment.description ?? existing.description } })
+          : await tx.node.create({ data: { id: newId('node'), ...key, ...bound, description: enrolment.description, ...reported } });
+        const claimed = await tx.enrolmentCredential.updateMany({
+          where: { customerId, clientId: enrolment.clientId, nodeId: null },
+          data: { nodeId: node.id, enrolledAt: new Date() },
+        });
+        if (claimed.count === 0) throw new LostEnrolmentRace();
+        return node;
+      })
+      .catch((error: unknown) => {
+        if (error instanceof LostEnrolmentRace || isUniqueViolation(error)) return null;
+        throw error;
+      });
+  }
 
   /**
    * Nodes of one kind in the scope, oldest first, each with its details. One raw statement: the

@@ -54,7 +54,7 @@ export const UNCOMPRESSED_CACHE_BYTES = 1024 ** 3;
  * The same for skip indexes' blocks (a sentence's bloom filters: ports, addresses, names), which
  * is off unless configured (the server setting's default is 0), so that every search decompressed
  * the index blocks of its window again: 95 KB and 0.15 ms of a records search at 100M, 0.2 ms of
- * a week's search for a value no flow has (docs/search.md, session 18). Used by the statements
+ * a week's search for a value no flow has (tools/bench/HISTORY.md). Used by the statements
  * that ask for the block cache.
  */
 export const INDEX_UNCOMPRESSED_CACHE_BYTES = 256 * 1024 ** 2;

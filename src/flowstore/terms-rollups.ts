@@ -6,7 +6,7 @@
  *
  * A day of 100M-flow data (14.3M flows, 50 tenants) holds ~20k (tenant, hour, application) groups,
  * ~20k per destination port and 2.5k per protocol: MSP-wide top 10 applications over 24 h read
- * 14.3M rows and grouped them by two keys in ~650 ms (docs/search.md, Results, session 13).
+ * 14.3M rows and grouped them by two keys in ~650 ms (tools/bench/HISTORY.md).
  */
 import { FLOWS_TABLE } from './ddl.js';
 import { HOUR_SQL } from './hour-split.js';

@@ -4,7 +4,7 @@
  * alternated request by request (tools/bench/HISTORY.md): a bare node:http server answering
  * after 15 ms idle came back 0.65 ms sooner (2 B and 259 KB alike), and a 100-record search on
  * the 100M data 0.9 ms sooner, with the server doing the same work: that was node:http's client
- * taking its answer through streams on a cold cache. fetch (undici) cost more still (session 7).
+ * taking its answer through streams on a cold cache. fetch (undici) cost more still.
  *
  * It reads what the service writes: a status line, headers, and a body of `content-length`
  * bytes. An answer without a length (chunked) is refused rather than misread.
@@ -34,7 +34,7 @@ const NOTHING = Buffer.alloc(0);
  * announced length: a 25,000-record page (63 MB) is not a thousand 64 KB chunks to join. That
  * buffer is the connection's, kept for its next answers: where a page fault is slow (~15 µs on
  * the VMs we run on) a new 63 MB buffer for each page cost the client ~250 ms of first touches,
- * which REST was timed with (docs/search.md, Results, session 13).
+ * which REST was timed with (tools/bench/HISTORY.md).
  */
 class Connection {
   private readonly socket: net.Socket;

@@ -190,7 +190,7 @@ describe('deployments REST paths', () => {
       const again = await call(t.url, 'DELETE', PATH, { token: tree.mspCaller.token, body: { customer_id: child.id, parent_id: tree.msp.id } });
       expect(again.status).toBe(404);
       expect(again.body.code).toBe('deployment_not_found');
-      await expect.poll(() => t.app.db.prisma.tenant.count({ where: { id: child.id } })).toBe(0);
+      await expect.poll(() => t.app.db.prisma.tenant.count({ where: { id: child.id } }), { timeout: 20_000 }).toBe(0);
       expect(await t.app.db.prisma.apiClient.count({ where: { customerId: child.id } })).toBe(0);
     });
 

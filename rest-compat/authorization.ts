@@ -82,7 +82,9 @@ export function authorizationDoc(schema: GraphQLSchema, routes: readonly (Route 
     '',
     'test/contract/authorization.test.ts fails when a root field or a REST row is neither guarded by',
     "an action nor listed public, when a row's `access` is not its action's scope, and when an action",
-    'is asserted nowhere in the code.',
+    'is asserted nowhere in the code. test/contract/authorization-enforced.test.ts calls every root',
+    'query and mutation of a scoped action with a token holding no scope and expects the 403 naming',
+    "the action's scope; rest-compat/route-auth.test.ts does the same for every REST path.",
     '',
   ].join('\n');
 }

@@ -3,9 +3,11 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { accessOf, actionsOf, allowedAccess, authorizationDoc, operationFields, rootFields } from '../../rest-compat/authorization.js';
 import { routes, servedRoutes } from '../../rest-compat/routes.js';
-import { type Action, actions, publicDoors } from '../../src/auth/actions.js';
+import { type Action, type ActionRule, actions, publicDoors } from '../../src/auth/actions.js';
 import type { Session } from '../../src/auth/session.js';
 import { schema } from '../../src/graphql/schema.js';
+import { CONTROL_PATH } from '../../src/modules/control/hub.js';
+import { INGEST_PATH } from '../../src/modules/ingest/ingest.http.js';
 
 const everyRoute = [...routes, ...servedRoutes];
 const catalogue = Object.keys(actions) as Action[];
@@ -53,6 +55,10 @@ describe('the authorization catalogue', () => {
   it('lists as public only REST paths the route table serves', () => {
     const served = new Set(servedRoutes.map((r) => `${r.method} ${r.path}`));
     expect(publicDoors.filter((d) => d.includes(' ') && !served.has(d))).toEqual([]);
+  });
+
+  it('names the doors outside GraphQL by the paths the server answers', () => {
+    expect(catalogue.flatMap((a) => (actions[a] as ActionRule).doors ?? [])).toEqual([`POST ${INGEST_PATH}`, `GET ${CONTROL_PATH} (WebSocket)`]);
   });
 
   it('has every action asserted somewhere in the code', () => {

@@ -14,8 +14,9 @@ export interface RestRequest {
 
 /**
  * Who may call a path: anyone, any valid bearer token, or a token holding the scope (api-spec.md
- * section 5). The services enforce it; the route states it for the OpenAPI document, and a test
- * holds the two together (test/contract/openapi-security.test.ts).
+ * section 5). The services enforce it by the actions of src/auth/actions.ts; the route states it for
+ * the OpenAPI document, and tests hold the three together (test/contract/openapi-security.test.ts,
+ * test/contract/authorization.test.ts).
  */
 export type Access = 'public' | 'token' | Scope;
 

@@ -24,7 +24,7 @@ describe('compiled operations', () => {
     const variables = { body: { instance_ids: ['c'], module: 'flows' } };
     const run = compiledOperations(schema);
 
-    const caller = { customerId: 'c', requireScope: () => {} };
+    const caller = { customerId: 'c', assert: () => {} };
     const ok = await run(SearchRecordsDocument, variables, context(caller));
     expect(ok).toEqual(await execute({ schema, document: SearchRecordsDocument, variableValues: variables, contextValue: context(caller) }));
     expect(ok).toEqual({ data: { records: { c: { found: 1 } } } });

@@ -82,6 +82,7 @@ builder.queryFields((t) => ({
     description: 'Who the bearer token speaks for.',
     resolve: async (_root, _args, ctx) => {
       const session = await ctx.auth.requireSession();
+      session.assert('tenants.read');
       return { customerId: session.customerId, clientId: session.claims.clientId, scopes: session.claims.scopes };
     },
   }),

@@ -1,4 +1,3 @@
-import { Scopes } from '../auth/scopes.js';
 import type { Session } from '../auth/session.js';
 import { notFound } from '../errors.js';
 import type { TenantDirectory } from './tenant-directory.js';
@@ -8,6 +7,7 @@ export class TenancyService {
   constructor(private readonly directory: TenantDirectory) {}
 
   async visibleTenant(session: Session, customerId: string) {
+    session.assert('tenants.read');
     if (!(await session.canSee(customerId))) return null;
     return this.directory.get(customerId);
   }
@@ -17,13 +17,13 @@ export class TenancyService {
    * shows, so it takes that list's scope (deployment_api); the caller's own tenant takes none.
    */
   async tenantById(session: Session, customerId: string) {
-    if (customerId !== session.customerId) session.requireScope(Scopes.deploymentApi);
+    if (customerId !== session.customerId) session.assert('deployments.read');
     return this.visibleTenant(session, customerId);
   }
 
   /** The child deployments of a tenant the caller already holds, with the deployments list's scope. */
   deploymentsOf(session: Session, parentId: string) {
-    session.requireScope(Scopes.deploymentApi);
+    session.assert('deployments.read');
     return this.directory.childrenOf(parentId);
   }
 

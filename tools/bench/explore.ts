@@ -104,7 +104,7 @@ try {
   const window = { start: { absolute: { date: new Date(span.lo).toISOString() } }, end: { absolute: { date: new Date(span.hi).toISOString() } } };
   log(`flows: ${have} of tenant ${customerId}, ${((span.hi - span.lo) / 86_400_000).toFixed(1)} days; ${runs} runs per view (chDB, in-process)`);
 
-  const session = { customerId, requireScope() {}, tenantScope: async () => ({ customerId, tenantIds: new Set([customerId]) }) } as unknown as Session;
+  const session = { customerId, assert() {}, tenantScope: async () => ({ customerId, tenantIds: new Set([customerId]) }) } as unknown as Session;
   let networks: OwnNetworkRange[] = [];
   const explore = new ExploreService(engine, dataset, async () => networks);
   const request = { instanceIds: [customerId], ...window };

@@ -1,5 +1,4 @@
-import { Scopes } from '../../auth/scopes.js';
-import type { Session, TenantScope } from '../../auth/session.js';
+import { type Session, type TenantScope, customerNotFound } from '../../auth/session.js';
 import { DomainError, badRequest, missingFields, notFound } from '../../errors.js';
 import type { AutomationRule, AutomationRun, Event } from '../../generated/prisma/client.js';
 import { MAX_ID_LENGTH, newId, plausibleId } from '../../infra/ids.js';
@@ -35,7 +34,6 @@ export interface AutomationOptions {
 }
 
 const ruleNotFound = (ruleId: string) => notFound('not_found', `Automation rule ${ruleId.slice(0, MAX_ID_LENGTH)} was not found`);
-const customerNotFound = (customerId: string) => notFound('not_found', `Customer ${customerId.slice(0, MAX_ID_LENGTH)} was not found`);
 const given = (value: string | null | undefined) => (typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined);
 
 /** A rule's match as stored. */
@@ -56,14 +54,14 @@ export class AutomationService {
 
   /** The caller's tree's rules (or one tenant's), oldest first. */
   async list(session: Session, customerId?: string | null): Promise<AutomationRule[]> {
-    const scope = await this.scope(session);
+    const scope = await this.scope(session, 'automation.read');
     const only = given(customerId);
-    if (only !== undefined) await this.visibleCustomer(session, only);
+    if (only !== undefined) await session.assertTenant('automation.read', only);
     return this.store.listRules(scope, only);
   }
 
   async get(session: Session, ruleId: string): Promise<AutomationRule> {
-    const scope = await this.scope(session);
+    const scope = await this.scope(session, 'automation.read');
     const rule = plausibleId(ruleId) ? await this.store.findRule(scope, ruleId) : null;
     if (!rule) throw ruleNotFound(ruleId);
     return rule;
@@ -71,7 +69,7 @@ export class AutomationService {
 
   /** The newest runs of each rule (rules outside the tree have none), newest first. */
   async recentRuns(session: Session, ruleIds: readonly string[], limit?: number | null): Promise<Map<string, AutomationRun[]>> {
-    const scope = await this.scope(session);
+    const scope = await this.scope(session, 'automation.read');
     const { min, max, default: fallback } = RULE_LIMITS.runs;
     const take = Math.min(max, Math.max(min, Math.trunc(limit ?? fallback)));
     const runs = await this.store.recentRuns(scope, [...new Set(ruleIds)], take);
@@ -82,14 +80,14 @@ export class AutomationService {
 
   /** Creates a rule, or updates the rule `ruleId` (fields not given keep their value). */
   async save(session: Session, input: SaveRuleInput): Promise<SavedRule> {
-    const scope = await this.scope(session);
+    const scope = await this.scope(session, 'automation.write');
     if (input.ruleId !== null && input.ruleId !== undefined) return this.update(session, scope, input.ruleId, input);
     return this.create(session, scope, input);
   }
 
   /** Deletes a rule of the caller's tree; its pending runs are dropped with it. */
   async delete(session: Session, ruleId: string | null | undefined): Promise<{ ruleId: string }> {
-    const scope = await this.scope(session);
+    const scope = await this.scope(session, 'automation.write');
     const id = given(ruleId);
     if (!id) throw missingFields(['rule_id']);
     if (!plausibleId(id) || !(await this.store.deleteRule(scope, id))) throw ruleNotFound(id);
@@ -120,7 +118,7 @@ export class AutomationService {
     ].filter((f): f is string => Boolean(f));
     if (absent.length) throw missingFields(absent);
     const customerId = given(input.customerId) ?? session.customerId;
-    await this.visibleCustomer(session, customerId);
+    await session.assertTenant('automation.write', customerId);
     const name = checkName(input.name!);
     const match = validateMatch(input.match);
     const action = await this.validateAction(input.action!);
@@ -154,7 +152,7 @@ export class AutomationService {
     if (!existing) throw ruleNotFound(ruleId);
     const customerId = given(input.customerId);
     if (customerId !== undefined && customerId !== existing.customerId) {
-      await this.visibleCustomer(session, customerId);
+      await session.assertTenant('automation.write', customerId);
       throw badRequest('invalid_request', 'customer_id of an existing rule cannot change; create a rule for the other tenant instead');
     }
     const changes: RuleChanges = {};
@@ -199,13 +197,9 @@ export class AutomationService {
     return { action: type, webhookUrl: url.toString() };
   }
 
-  private async scope(session: Session): Promise<TenantScope> {
-    session.requireScope(Scopes.nodeApi);
+  private async scope(session: Session, action: 'automation.read' | 'automation.write'): Promise<TenantScope> {
+    session.assert(action);
     return session.tenantScope();
-  }
-
-  private async visibleCustomer(session: Session, customerId: string): Promise<void> {
-    if (!plausibleId(customerId) || !(await session.canSee(customerId))) throw customerNotFound(customerId);
   }
 }
 

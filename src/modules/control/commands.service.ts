@@ -1,4 +1,3 @@
-import { Scopes } from '../../auth/scopes.js';
 import type { Session } from '../../auth/session.js';
 import { DomainError, badRequest, notFound } from '../../errors.js';
 import type { Node } from '../../generated/prisma/client.js';
@@ -30,6 +29,7 @@ export class NodeCommandService {
   ) {}
 
   async diagnostics(session: Session, nodeId: string, logLines?: number | null) {
+    session.assert('nodes.command');
     const node = await this.nodes.get(session, nodeId);
     const lines = clamp(logLines ?? LOG_LINES.default, LOG_LINES.min, LOG_LINES.max);
     const failure = gatewayFailure('diagnostic_pull_failed');
@@ -47,6 +47,7 @@ export class NodeCommandService {
     if (!(PPROF_TYPES as readonly string[]).includes(profileType)) {
       throw badRequest('invalid_type', `type must be one of ${PPROF_TYPES.join(', ')}`);
     }
+    session.assert('nodes.command');
     const node = await this.nodes.get(session, nodeId);
     const duration = TIMED_PROFILES.has(profileType)
       ? clamp(durationS ?? PPROF_DURATION_S.default, 1, PPROF_DURATION_S.max)
@@ -64,6 +65,7 @@ export class NodeCommandService {
 
   /** Sends the latest release of the node's channel, unless it already runs it. */
   async update(session: Session, nodeId: string) {
+    session.assert('nodes.command');
     const node = await this.nodes.get(session, nodeId);
     const channel = await this.nodes.channelOf(session, node);
     if (!node.os || !node.arch) throw new DomainError(409, 'not_connected', 'The node has not reported its platform yet');
@@ -86,7 +88,7 @@ export class NodeCommandService {
 
   /** First-generation nodes: `status`, `logs`, `pull`, `restart`, `upgrade`. */
   async manage(session: Session, nodeId: string, operation?: string | null) {
-    session.requireScope(Scopes.nodeApi);
+    session.assert('nodes.command');
     if (!operation || !(MANAGE_OPERATIONS as readonly string[]).includes(operation)) {
       throw badRequest('unknown_operation', `operation must be one of ${MANAGE_OPERATIONS.join(', ')}`);
     }

@@ -2,7 +2,6 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { type RawData, WebSocketServer, type WebSocket } from 'ws';
 import type { AuthService } from '../../auth/auth.service.js';
-import { Scopes } from '../../auth/scopes.js';
 import type { Session } from '../../auth/session.js';
 import { DomainError } from '../../errors.js';
 import type { Node } from '../../generated/prisma/client.js';
@@ -118,7 +117,7 @@ export class ControlHub {
     try {
       session = await this.auth.authenticate(req.headers.authorization);
       if (!session) throw new DomainError(401, 'authentication_error', 'Authentication required');
-      session.requireScope(Scopes.ingest);
+      session.assert('collector.control');
     } catch (error) {
       const status = error instanceof DomainError ? error.status : 500;
       socket.end(`HTTP/1.1 ${status} ${status === 403 ? 'Forbidden' : 'Unauthorized'}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);

@@ -1,4 +1,3 @@
-import { Scopes } from '../../auth/scopes.js';
 import type { Session } from '../../auth/session.js';
 import { missingFields, notFound, unauthorized } from '../../errors.js';
 import type { Tenant } from '../../generated/prisma/client.js';
@@ -27,7 +26,7 @@ export class DeploymentService {
 
   /** The parent whose deployments are listed: only the caller itself may be asked for. */
   async parentFor(session: Session, parentId?: string | null): Promise<Tenant> {
-    session.requireScope(Scopes.deploymentApi);
+    session.assert('deployments.read');
     const id = parentId || session.customerId;
     if (id !== session.customerId) throw unauthorized('The token does not belong to the requested parent');
     const parent = await this.tenants.find(id);
@@ -36,7 +35,7 @@ export class DeploymentService {
   }
 
   async create(session: Session, input: CreateDeploymentInput): Promise<Tenant> {
-    session.requireScope(Scopes.deploymentApi);
+    session.assert('deployments.create');
     const absent = missing({ ...input }, { name: 'name', handle: 'handle', parentId: 'parent_id' });
     if (absent.length) throw missingFields(absent);
     if (input.parentId !== session.customerId) throw unauthorized('Cannot create deployments under this parent_id');
@@ -51,7 +50,7 @@ export class DeploymentService {
   }
 
   async delete(session: Session, input: DeleteDeploymentInput): Promise<Tenant> {
-    session.requireScope(Scopes.deploymentApi);
+    session.assert('deployments.delete');
     const absent = missing({ ...input }, { customerId: 'customer_id', parentId: 'parent_id' });
     if (absent.length) throw missingFields(absent);
     if (input.parentId !== session.customerId) throw unauthorized('Cannot delete deployments of this parent_id');

@@ -189,6 +189,7 @@ export class DeviceAuthService {
     action: string | null | undefined,
     origin: RequestOrigin,
   ): Promise<{ status: 'approved' | 'denied' }> {
+    session.assert('devices.approve');
     // A decision is a lookup too: with any token, guessing user codes would approve strangers' devices.
     await this.limiter.take('device_lookup', origin);
     const target = await this.lookUp(lookup);

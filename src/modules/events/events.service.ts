@@ -1,5 +1,4 @@
-import { Scopes } from '../../auth/scopes.js';
-import type { Session, TenantScope } from '../../auth/session.js';
+import type { Session } from '../../auth/session.js';
 import { badRequest, notFound } from '../../errors.js';
 import type { Event, Prisma as PrismaTypes } from '../../generated/prisma/client.js';
 import { MAX_ID_LENGTH, newId, plausibleId } from '../../infra/ids.js';
@@ -70,8 +69,6 @@ export interface EventPage {
   nextCursor: string | null;
 }
 
-const customerNotFound = (customerId: string) => notFound('not_found', `Customer ${customerId} was not found`);
-
 /**
  * Events (docs/events.md): producers record what happened; callers with the search_api scope read
  * a tenant's topics and records, newest first, and subscribe to new ones. A tenant outside the
@@ -112,7 +109,7 @@ export class EventService implements EventRecorder {
 
   /** Every topic, with the tenant's count and latest time (0 and null when it has none). */
   async topics(session: Session, customerId: string): Promise<{ customerId: string; topics: TopicSummary[] }> {
-    const scope = await this.tenant(session, customerId);
+    const scope = await session.assertTenant('events.read', customerId);
     const stats = await this.store.topicStats(scope, customerId);
     return {
       customerId,
@@ -128,7 +125,7 @@ export class EventService implements EventRecorder {
 
   /** One topic's events, newest first, by `offset` or by the `cursor` of the previous page. */
   async list(session: Session, customerId: string, topicName: string, args: EventPageArgs = {}): Promise<EventPage> {
-    const scope = await this.tenant(session, customerId);
+    const scope = await session.assertTenant('events.read', customerId);
     const filter = { topic: knownTopic(topicName), kind: knownKind(topicName as EventTopicName, args.kind) };
     const { page: bounds } = EVENT_LIMITS;
     const limit = Math.min(bounds.max, Math.max(bounds.min, Math.trunc(args.limit ?? bounds.default)));
@@ -151,7 +148,7 @@ export class EventService implements EventRecorder {
    * is checked now, once; the stream ends when the subscriber leaves.
    */
   async watch(session: Session, customerId: string, topicName?: string | null): Promise<AsyncIterableIterator<Event>> {
-    const scope = await this.tenant(session, customerId);
+    const scope = await session.assertTenant('events.read', customerId);
     const only = topicName === null || topicName === undefined ? undefined : knownTopic(topicName);
     let unsubscribe = () => {};
     const stream = eventStream<Event>(() => unsubscribe());
@@ -172,13 +169,6 @@ export class EventService implements EventRecorder {
   /** Drops events past the retention (their automation runs go with them). */
   async prune(now = new Date()): Promise<number> {
     return this.store.prune(new Date(now.getTime() - EVENT_LIMITS.retentionDays * 86_400_000));
-  }
-
-  /** The caller's scope, after checking search_api and that `customerId` is in its tree. */
-  private async tenant(session: Session, customerId: string): Promise<TenantScope> {
-    session.requireScope(Scopes.searchApi);
-    if (!plausibleId(customerId) || !(await session.canSee(customerId))) throw customerNotFound(customerId);
-    return session.tenantScope();
   }
 }
 

@@ -1,4 +1,3 @@
-import { Scopes } from '../../auth/scopes.js';
 import { builder } from '../../graphql/builder.js';
 import type { ExploreInput } from './explore.service.js';
 
@@ -238,7 +237,7 @@ builder.queryFields((t) => ({
     type: IpOrgDatasetStatus,
     description: 'Where the IP → organization dataset is (loading, ready...). Needs the search scope.',
     resolve: async (_root, _args, ctx) => {
-      (await ctx.auth.requireSession()).requireScope(Scopes.searchApi);
+      (await ctx.auth.requireSession()).assert('explore.read');
       return ctx.services.explore.dataset.status();
     },
   }),

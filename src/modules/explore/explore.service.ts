@@ -4,7 +4,6 @@
  * instances of its own tree (403 otherwise, like search), and each view is computed in ClickHouse
  * (explore.store.ts) over egress flows of the named instances, merged.
  */
-import { Scopes } from '../../auth/scopes.js';
 import type { Session } from '../../auth/session.js';
 import { DomainError, authorizationError } from '../../errors.js';
 import { FlowQueryError, type FlowEngine, formatIpv6, type IpOrgDataset, type OwnNetworkRange, ownSegments, parseIp, reclassifies, resolveDateTimeFilter } from '../../flowstore/index.js';
@@ -211,7 +210,7 @@ export class ExploreService {
    * views that have one; `src_ip` narrows every view, the list included.
    */
   private async resolve(session: Session, input: ExploreInput): Promise<Resolved> {
-    session.requireScope(Scopes.searchApi);
+    session.assert('explore.read');
     const customerIds = readInstanceIds(input.instanceIds);
     const nowMs = this.now();
     const endMs = readDate(input.end, 'end', nowMs) ?? nowMs;

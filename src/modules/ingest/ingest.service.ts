@@ -1,4 +1,3 @@
-import { Scopes } from '../../auth/scopes.js';
 import type { Session } from '../../auth/session.js';
 import { DomainError, badRequest, missingFields } from '../../errors.js';
 import { type FlowEngine, FlowEngineError, type IngestOutcome } from '../../flowstore/index.js';
@@ -79,7 +78,7 @@ export class IngestService {
   }
 
   private checkEnvelope(session: Session, envelope: BatchEnvelope): { batchId: string; nodeId: string | undefined } {
-    session.requireScope(Scopes.ingest);
+    session.assert('collector.ingest');
     const absent = [typeof envelope.batch_id !== 'string' && 'batch_id', envelope.flows === 'absent' && 'flows'].filter((f): f is string => Boolean(f));
     if (absent.length) throw missingFields(absent);
     const batchId = (envelope.batch_id as string).trim();

@@ -1,5 +1,4 @@
 import DataLoader from 'dataloader';
-import { Scopes } from '../../auth/scopes.js';
 import type { Session } from '../../auth/session.js';
 import { DomainError, badRequest } from '../../errors.js';
 import { parseIsoDate } from '../../flowstore/index.js';
@@ -85,7 +84,7 @@ export class InvestigationService {
 
   /** Validates the list parameters (400 `invalid_request` naming the field); `limit` is clamped. */
   query(session: Session, args: ListArgs): ListQuery {
-    session.requireScope(Scopes.searchApi);
+    session.assert('investigations.read');
     if (given(args.offset) && (!Number.isInteger(args.offset) || args.offset < 0)) throw invalid('offset', 'offset must be a non-negative integer');
     if (given(args.limit) && !Number.isInteger(args.limit)) throw invalid('limit', 'limit must be an integer');
     if (given(args.disposition) && !DISPOSITIONS.includes(args.disposition as Disposition)) {
@@ -112,18 +111,18 @@ export class InvestigationService {
   }
 
   async list(session: Session, q: ListQuery, select: InvestigationSelection = {}): Promise<Investigation[]> {
-    session.requireScope(Scopes.searchApi);
+    session.assert('investigations.read');
     return this.store.list(await session.tenantScope(), q.filter, q, select);
   }
 
   async total(session: Session, q: ListQuery): Promise<number> {
-    session.requireScope(Scopes.searchApi);
+    session.assert('investigations.read');
     return this.store.count(await session.tenantScope(), q.filter);
   }
 
   /** A finished investigation of the caller's tree, or null (missing, elsewhere, or still running). */
   async find(session: Session, id: string, select: InvestigationSelection = {}): Promise<Investigation | null> {
-    session.requireScope(Scopes.searchApi);
+    session.assert('investigations.read');
     if (!plausibleId(id)) return null;
     return this.store.findFinished(await session.tenantScope(), id, select);
   }
@@ -156,14 +155,14 @@ export class InvestigationService {
 
   /** The collector running on the investigation's source host, when there is one (node details need `node_api`). */
   async sourceNode(session: Session, investigation: Pick<Investigation, 'customerId' | 'source'>, key: object): Promise<Node | null> {
-    session.requireScope(Scopes.nodeApi);
+    session.assert('nodes.read');
     if (!investigation.source) return null;
     return this.nodeLoaders(session, key).byAddress.load(JSON.stringify([investigation.customerId, investigation.source]));
   }
 
   /** The collectors whose flows show the activity (node details need `node_api`). */
   async observers(session: Session, investigation: Pick<Investigation, 'customerId' | 'nodeIds'>, key: object): Promise<Node[]> {
-    session.requireScope(Scopes.nodeApi);
+    session.assert('nodes.read');
     const loader = this.nodeLoaders(session, key).byId;
     const nodes = await Promise.all(investigation.nodeIds.map((id) => loader.load(JSON.stringify([investigation.customerId, id]))));
     return nodes.filter((n): n is Node => n !== null);
@@ -181,7 +180,7 @@ export class InvestigationService {
     link: TrafficQuery,
     size: number,
   ): Promise<Record<string, unknown>[]> {
-    session.requireScope(Scopes.searchApi);
+    session.assert('investigations.read');
     // Counted before any await, so the fields that fit are the first ones the query asks for.
     const started = this.searchesStarted.get(key) ?? 0;
     if (started >= TRAFFIC_LINK_SEARCHES_PER_REQUEST) throw tooManySearches();

@@ -4,12 +4,10 @@
  * organization dataset. Reading and changing them needs node_api (like the tenant's other
  * collector-side settings) and sees only the caller's tree: a parent MSP manages its children's.
  */
-import { Scopes } from '../../auth/scopes.js';
-import type { Session, TenantScope } from '../../auth/session.js';
+import { type Session, type TenantScope, customerNotFound } from '../../auth/session.js';
 import { DomainError, notFound } from '../../errors.js';
 import type { OwnNetworkRange } from '../../flowstore/index.js';
 import type { OwnNetwork } from '../../generated/prisma/client.js';
-import { MAX_ID_LENGTH, plausibleId } from '../../infra/ids.js';
 import { nameProblem } from '../../infra/text.js';
 import { type Cidr, parseNetwork } from './cidr.js';
 import type { OwnNetworkRow, OwnNetworkStore } from './networks.store.js';
@@ -32,15 +30,15 @@ export interface OwnNetworkList {
 }
 
 const invalid = (field: string, message: string) => new DomainError(400, 'validation_error', message, { body: { field }, details: { field } });
-const customerNotFound = (customerId: string) => notFound('not_found', `Customer ${customerId.slice(0, MAX_ID_LENGTH)} was not found`);
 
 export class OwnNetworkService {
   constructor(private readonly store: OwnNetworkStore) {}
 
   /** The networks of the caller's tree, or of one tenant in it, each tenant's by address. */
   async list(session: Session, customerId?: string | null): Promise<OwnNetwork[]> {
-    const scope = await this.scope(session);
-    const only = customerId ? [await this.visibleCustomer(session, customerId)] : undefined;
+    session.assert('networks.read');
+    const scope = await session.tenantScope();
+    const only = customerId ? [await this.visibleCustomer(session, 'networks.read', customerId)] : undefined;
     return byAddress(await this.store.list(scope, only));
   }
 
@@ -96,9 +94,10 @@ export class OwnNetworkService {
 
   /** The scope first (403), then the request (400), then the tenant (404), then the write. */
   private async change(session: Session, customerId: string | null | undefined, checked: () => Change): Promise<OwnNetworkList> {
-    const scope = await this.scope(session);
+    session.assert('networks.write');
+    const scope = await session.tenantScope();
     const next = checked();
-    return this.write(scope, await this.visibleCustomer(session, customerId || session.customerId), next);
+    return this.write(scope, await this.visibleCustomer(session, 'networks.write', customerId || session.customerId), next);
   }
 
   private async write(scope: TenantScope, id: string, next: Change): Promise<OwnNetworkList> {
@@ -118,14 +117,10 @@ export class OwnNetworkService {
     return { customerId: id, networks: byAddress(networks) };
   }
 
-  private async scope(session: Session): Promise<TenantScope> {
-    session.requireScope(Scopes.nodeApi);
-    return session.tenantScope();
-  }
-
-  private async visibleCustomer(session: Session, customerId: string): Promise<string> {
+  /** The named tenant, blanks trimmed, once the session has found it in the caller's tree. */
+  private async visibleCustomer(session: Session, action: 'networks.read' | 'networks.write', customerId: string): Promise<string> {
     const id = customerId.trim();
-    if (!plausibleId(id) || !(await session.canSee(id))) throw customerNotFound(id);
+    await session.assertTenant(action, id);
     return id;
   }
 }

@@ -63,12 +63,12 @@ export class NodeService {
 
   /** Managed nodes of the caller's tree, oldest first, each with what its fields need (NodeDetails). */
   async list(session: Session): Promise<Array<{ node: Node; details: NodeDetails }>> {
-    session.requireScope(Scopes.nodeApi);
+    session.assert('nodes.read');
     return this.store.listOfKind(await session.tenantScope(), NodeKind.managed);
   }
 
   async get(session: Session, nodeId: string): Promise<Node> {
-    session.requireScope(Scopes.nodeApi);
+    session.assert('nodes.read');
     const node = await this.store.find(await session.tenantScope(), nodeId);
     if (!node) throw nodeNotFound(nodeId);
     return node;
@@ -84,7 +84,7 @@ export class NodeService {
    * children), optionally bound to a machine id and a profile of that tenant's tree.
    */
   async provision(session: Session, input: ProvisionInput) {
-    session.requireScope(Scopes.nodeApi);
+    session.assert('nodes.provision');
     if (!input.customerId?.trim()) throw missingFields(['customer_id']);
     const customerId = input.customerId.trim();
     const machineId = optionalText('machine_id', input.machineId);
@@ -125,7 +125,7 @@ export class NodeService {
    * collectors race with it.
    */
   async register(session: Session, facts: CollectorFacts): Promise<Node> {
-    session.requireScope(Scopes.ingest);
+    session.assert('collector.register');
     const scope = tenantOnly(session.customerId);
     const enrolment = await this.store.enrolment(scope, session.claims.clientId);
     if (!enrolment) throw authorizationError('This credential cannot enrol a node', { reason: 'not_an_enrolment_credential' });
@@ -164,6 +164,7 @@ export class NodeService {
 
   /** Promotes a staged (or pending) node to active; an active node stays as it is. */
   async activate(session: Session, nodeId: string): Promise<Node> {
+    session.assert('nodes.activate');
     const node = await this.get(session, nodeId);
     if (node.status === NodeStatus.active) return node;
     const activated = await this.store.update(await session.tenantScope(), node.id, { status: NodeStatus.active });
@@ -187,7 +188,7 @@ export class NodeService {
 
   /** Legacy first-generation nodes: the existing or a new node for machine_id + hostname. */
   async legacyRegister(session: Session, input: { machineId?: string | null; hostname?: string | null }): Promise<Node> {
-    session.requireScope(Scopes.ingest);
+    session.assert('collector.register');
     const absent = [!input.machineId?.trim() && 'machine_id', !input.hostname?.trim() && 'hostname'].filter(
       (f): f is string => Boolean(f),
     );

@@ -1,4 +1,3 @@
-import { Scopes } from '../../auth/scopes.js';
 import type { Session } from '../../auth/session.js';
 import { notFound, unauthorized } from '../../errors.js';
 import type { Profile } from '../../generated/prisma/client.js';
@@ -28,7 +27,7 @@ export class ProfileService {
    * cursor this list did not hand out.
    */
   async page(session: Session, args: ProfilePageArgs, query: ProfileSelection = {}): Promise<ProfilesPage> {
-    session.requireScope(Scopes.nodeApi);
+    session.assert('profiles.read');
     const page = profilePage(args);
     const scope = await session.tenantScope();
     const forward = page.direction === 'forward';
@@ -47,13 +46,13 @@ export class ProfileService {
   }
 
   async count(session: Session): Promise<number> {
-    session.requireScope(Scopes.nodeApi);
+    session.assert('profiles.read');
     return this.store.count(await session.tenantScope());
   }
 
   /** A profile in the caller's tree, or null. */
   async find(session: Session, profileId: string, query: ProfileSelection = {}): Promise<Profile | null> {
-    session.requireScope(Scopes.nodeApi);
+    session.assert('profiles.read');
     if (!plausibleId(profileId)) return null;
     return this.store.find(await session.tenantScope(), profileId, query);
   }
@@ -63,7 +62,7 @@ export class ProfileService {
    * Services are stored exactly as submitted; defaults apply only at delivery.
    */
   async create(session: Session, input: CreateProfileInput): Promise<Profile> {
-    session.requireScope(Scopes.nodeApi);
+    session.assert('profiles.create');
     const { customerId, ...profile } = validateCreateProfile(input);
     const owner = customerId ?? session.customerId;
     if (!(await session.canSee(owner))) throw unauthorized(`Cannot create profiles for customer ${owner}`);
@@ -78,7 +77,7 @@ export class ProfileService {
 
   /** Deletes a profile in the caller's tree; nodes using it fall back to the server defaults. */
   async delete(session: Session, profileId: string): Promise<{ profileId: string }> {
-    session.requireScope(Scopes.nodeApi);
+    session.assert('profiles.delete');
     const deleted = plausibleId(profileId) && (await this.store.delete(await session.tenantScope(), profileId));
     if (!deleted) throw notFound('not_found', `Profile ${profileId} was not found`);
     return { profileId };

@@ -6,7 +6,6 @@
  * graphql-js does no per-record work, so a 25,000-flow page costs what the flow store spends
  * building it.
  */
-import { Scopes } from '../../auth/scopes.js';
 import type { Session } from '../../auth/session.js';
 import type { Context } from '../../context.js';
 import { builder } from '../../graphql/builder.js';
@@ -15,7 +14,7 @@ import { readRecordsBody, readTermsBody } from './search.wire.js';
 /** A wire field's caller, refused before its body is read when it lacks the search scope (wire.md 2.4). */
 async function wireCaller(ctx: Context): Promise<Session> {
   const session = await ctx.auth.requireSession();
-  session.requireScope(Scopes.searchApi);
+  session.assert('flows.search');
   return session;
 }
 

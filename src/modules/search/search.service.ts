@@ -10,7 +10,6 @@
  * - `connection` / `aggregate` / `timeseries` serve the typed GraphQL fields by building one from
  *   their arguments and shaping the answer.
  */
-import { Scopes } from '../../auth/scopes.js';
 import type { Session } from '../../auth/session.js';
 import { DomainError, authorizationError } from '../../errors.js';
 import {
@@ -147,7 +146,7 @@ export class SearchService {
    * rest-compat).
    */
   async records(session: Session, request: SearchRequest): Promise<SearchResponse<RawJson>> {
-    session.requireScope(Scopes.searchApi);
+    session.assert('flows.search');
     await this.authorize(session, request.customerIds);
     const size = typeof request.size === 'number' ? request.size : DEFAULT_SIZE;
     if (typeof request.page === 'number' && request.page * size > MAX_OFFSET) {
@@ -158,7 +157,7 @@ export class SearchService {
 
   /** A terms aggregation per instance (POST /search/agg/1.0, docs/search.md). */
   async terms(session: Session, request: TermsRequest): Promise<TermsResponse> {
-    session.requireScope(Scopes.searchApi);
+    session.assert('flows.search');
     await this.authorize(session, request.customerIds);
     return this.run('terms', (opts) => aggregateTerms(this.engine, request, opts));
   }
@@ -253,7 +252,7 @@ export class SearchService {
    * callers).
    */
   private instanceIds(session: Session, ids: readonly string[]): string[] {
-    session.requireScope(Scopes.searchApi);
+    session.assert('flows.search');
     return readInstanceIds(ids);
   }
 

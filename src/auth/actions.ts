@@ -1,0 +1,206 @@
+import { type Scope, Scopes } from './scopes.js';
+
+/**
+ * How far an action reaches over tenants:
+ * - `own`: the token's own tenant only (a collector's ingest token, a parent managing its children);
+ * - `tree`: the caller's tenant and its children; a row or a named tenant outside the tree behaves
+ *   as missing (the 404 of `Session.assertTenant`, or null/empty where the contract says so).
+ */
+export type TenantReach = 'own' | 'tree';
+
+export interface ActionRule {
+  /** The token scope the action needs; null: any valid token will do. */
+  scope: Scope | null;
+  tenant: TenantReach;
+  description: string;
+  /**
+   * The schema coordinates (`Type.field`) whose resolvers assert the action; the REST paths follow
+   * from their operations. A door outside GraphQL (the ingest endpoint, the control socket) is
+   * named in `description` and listed in `doors`.
+   */
+  fields: readonly string[];
+  doors?: readonly string[];
+}
+
+/**
+ * Every action a caller may be allowed, declared once: the Session asserts them
+ * (`session.assert('nodes.read')`), a test holds every GraphQL field and REST route to them, and
+ * docs/authorization.md is printed from them. Human roles will be granted actions from this list.
+ */
+export const actions = {
+  'tenants.read': {
+    scope: null,
+    tenant: 'tree',
+    description: "Read the caller's own tenant, and the tenant of a row it already sees",
+    fields: ['Query.viewer', 'Query.viewerTenant', 'Query.tenant', 'Tenant.parent', 'Profile.customer'],
+  },
+  'deployments.read': {
+    scope: Scopes.deploymentApi,
+    tenant: 'own',
+    description: "List the caller's child deployments; read a tenant other than its own",
+    fields: ['Query.deploymentParent', 'Query.tenant', 'Tenant.deployments'],
+  },
+  'deployments.create': {
+    scope: Scopes.deploymentApi,
+    tenant: 'own',
+    description: 'Create a child deployment under the caller (a parent MSP)',
+    fields: ['Mutation.createDeployment'],
+  },
+  'deployments.delete': {
+    scope: Scopes.deploymentApi,
+    tenant: 'own',
+    description: 'Delete a child deployment of the caller',
+    fields: ['Mutation.deleteDeployment'],
+  },
+  'devices.approve': {
+    scope: null,
+    tenant: 'own',
+    description: "Approve or deny a device authorization, enrolling the collector into the caller's tenant",
+    fields: ['Mutation.approveDeviceAuthorization'],
+  },
+  'nodes.read': {
+    scope: Scopes.nodeApi,
+    tenant: 'tree',
+    description: "Read collector nodes of the caller's tree and watch their status",
+    fields: ['Query.collectorNodes', 'Query.collectorNode', 'Query.outdatedNodes', 'Subscription.nodeStatus', 'Investigation.sourceNode', 'Investigation.observedBy'],
+  },
+  'nodes.provision': {
+    scope: Scopes.nodeApi,
+    tenant: 'tree',
+    description: 'Issue a one-time enrolment credential for a tenant of the tree',
+    fields: ['Mutation.provisionNode'],
+  },
+  'nodes.activate': {
+    scope: Scopes.nodeApi,
+    tenant: 'tree',
+    description: 'Promote a staged node to active',
+    fields: ['Mutation.activateNode'],
+  },
+  'nodes.command': {
+    scope: Scopes.nodeApi,
+    tenant: 'tree',
+    description: 'Send a command to a connected collector (diagnostics, pprof, update, legacy manage)',
+    fields: ['Mutation.requestNodeDiagnostics', 'Mutation.captureNodeProfile', 'Mutation.updateNode', 'Mutation.manageLegacyNode'],
+  },
+  'collector.register': {
+    scope: Scopes.ingest,
+    tenant: 'own',
+    description: "Enrol a collector with its credential's token (and the first-generation registration)",
+    fields: ['Mutation.registerCollector', 'Mutation.legacyRegisterNode'],
+  },
+  'collector.ingest': {
+    scope: Scopes.ingest,
+    tenant: 'own',
+    description: "Send flow batches for the token's own tenant",
+    fields: [],
+    doors: ['POST /collector/ingest/1.0/flows'],
+  },
+  'collector.control': {
+    scope: Scopes.ingest,
+    tenant: 'own',
+    description: 'Hold the control channel a connected collector takes commands over',
+    fields: [],
+    doors: ['GET /collector/control/1.0 (WebSocket)'],
+  },
+  'profiles.read': {
+    scope: Scopes.nodeApi,
+    tenant: 'tree',
+    description: "Read collector profiles of the caller's tree",
+    fields: ['Query.profiles', 'Query.profile'],
+  },
+  'profiles.create': {
+    scope: Scopes.nodeApi,
+    tenant: 'tree',
+    description: 'Create a profile for a tenant of the tree (403 `unauthorized` outside it)',
+    fields: ['Mutation.createProfile'],
+  },
+  'profiles.delete': {
+    scope: Scopes.nodeApi,
+    tenant: 'tree',
+    description: "Delete a profile of the caller's tree",
+    fields: ['Mutation.deleteProfile'],
+  },
+  'networks.read': {
+    scope: Scopes.nodeApi,
+    tenant: 'tree',
+    description: "Read the own networks of the caller's tree",
+    fields: ['Query.ownNetworks'],
+  },
+  'networks.write': {
+    scope: Scopes.nodeApi,
+    tenant: 'tree',
+    description: 'Replace, add or remove own networks of a tenant of the tree',
+    fields: ['Mutation.replaceOwnNetworks', 'Mutation.addOwnNetworks', 'Mutation.removeOwnNetworks'],
+  },
+  'automation.read': {
+    scope: Scopes.nodeApi,
+    tenant: 'tree',
+    description: "Read automation rules of the caller's tree and their runs",
+    fields: ['Query.automationRules', 'Query.automationRule', 'AutomationRule.runs'],
+  },
+  'automation.write': {
+    scope: Scopes.nodeApi,
+    tenant: 'tree',
+    description: 'Create, change or delete automation rules of a tenant of the tree',
+    fields: ['Mutation.saveAutomationRule', 'Mutation.deleteAutomationRule'],
+  },
+  'flows.search': {
+    scope: Scopes.searchApi,
+    tenant: 'tree',
+    description: "Search flow records of the caller's tree (403 naming the instances outside it)",
+    fields: ['Query.searchRecords', 'Query.searchAggregate', 'Query.flows', 'Query.flowAggregate', 'Query.flowTimeseries'],
+  },
+  'explore.read': {
+    scope: Scopes.searchApi,
+    tenant: 'tree',
+    description: "Explore the organizations the caller's tree talks to",
+    fields: [
+      'Query.exploreOrganizations',
+      'Query.exploreOrganization',
+      'Query.exploreOrgTemporal',
+      'Query.exploreOrgCadence',
+      'Query.exploreOrgTransfer',
+      'Query.exploreOrgReach',
+      'Query.exploreOrgAccess',
+      'Query.ipOrgDataset',
+    ],
+  },
+  'events.read': {
+    scope: Scopes.searchApi,
+    tenant: 'tree',
+    description: 'Read and watch the events of a tenant of the tree',
+    fields: ['Query.eventTopics', 'Query.eventRecords', 'Subscription.events'],
+  },
+  'investigations.read': {
+    scope: Scopes.searchApi,
+    tenant: 'tree',
+    description: "Read finished investigations of the caller's tree and replay their traffic links",
+    fields: ['Query.investigations', 'Query.investigation', 'TrafficLink.flows'],
+  },
+} as const satisfies Record<string, ActionRule>;
+
+export type Action = keyof typeof actions;
+
+/** The actions that reach the caller's whole tree: only these may name another tenant. */
+export type TreeAction = { [A in Action]: (typeof actions)[A]['tenant'] extends 'tree' ? A : never }[Action];
+
+/**
+ * The doors anyone may open without a token: GraphQL fields by coordinate, and REST paths served
+ * outside GraphQL (`ServedRoute`). A REST row with an operation is public when its fields are.
+ */
+export const publicDoors: readonly string[] = [
+  'Mutation.issueToken',
+  'Mutation.startDeviceAuthorization',
+  'Mutation.pollDeviceAuthorization',
+  'Query.deviceAuthorization',
+  'Subscription.deviceAuthorizationStatus',
+  'Query.collectorReleases',
+  'Query.latestCollectorRelease',
+  'Query.collectorDownload',
+  'Query.collectorInstallScript',
+  'Query.collectorUninstallScript',
+  'GET /rest/collector/assets/1.0/:releaseId/:filename',
+  'GET /rest/openapi.json',
+  'GET /rest/docs',
+  'GET /rest/docs/:file',
+];

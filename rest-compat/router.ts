@@ -4,8 +4,9 @@ import { DomainError } from '../src/errors.js';
 import { labelRoute } from '../src/infra/http-metrics.js';
 import type { Logger } from '../src/infra/logger.js';
 import type { Services } from '../src/services.js';
-import { errorOf, flatError, internalError, nestedError } from './errors.js';
-import { parseBody, readBody, sendJson } from './http.js';
+import { flatError, internalError, nestedError, sendError, sendRendered } from '../src/http/errors.js';
+import { parseBody, readBody, sendJson } from '../src/http/kit.js';
+import { errorOf } from './errors.js';
 import { RawResponse, type RestRequest, type Route, type ServedRoute } from './route.js';
 import { variableChecker } from './variables.js';
 
@@ -22,8 +23,8 @@ interface CompiledRoute {
 }
 
 /**
- * Serves the documented REST paths by running their GraphQL operations. Returns false for
- * paths outside /rest and /search so the caller can answer them.
+ * Serves the documented REST paths by running their GraphQL operations (`execute`: the GraphQL
+ * envelope's `run`); a path under /rest or /search that no row takes is a 404 in the flat body.
  */
 export function createRestRouter(options: {
   routes: Route[];
@@ -53,9 +54,9 @@ export function createRestRouter(options: {
       if (candidates.length) {
         const allow = [...new Set(candidates.map((m) => m.c.route.method))].join(', ');
         const render = renderOf(candidates[0]!.c.route);
-        return send(res, render(new DomainError(405, 'method_not_allowed', `Use ${allow} on ${url.pathname}`)), { allow });
+        return sendRendered(res, render(new DomainError(405, 'method_not_allowed', `Use ${allow} on ${url.pathname}`)), { allow });
       }
-      return send(res, flatError(new DomainError(404, 'not_found', `No such endpoint: ${req.method} ${url.pathname}`)));
+      return sendError(res, new DomainError(404, 'not_found', `No such endpoint: ${req.method} ${url.pathname}`));
     }
     const { route } = found.c;
     const renderError = renderOf(route);
@@ -71,18 +72,18 @@ export function createRestRouter(options: {
       if ('serve' in route) return sendRaw(res, await route.serve(request, options.served!.services));
       const variables = route.variables(request) as Record<string, unknown>;
       const problem = variableProblem(route.operation, variables);
-      if (problem) return send(res, render(problem));
+      if (problem) return sendRendered(res, render(problem));
       const result = await options.execute(route.operation, variables, req, requestId);
       const error = errorOf(result);
-      if (error instanceof DomainError) return send(res, render(error));
+      if (error instanceof DomainError) return sendRendered(res, render(error));
       if (error) throw error;
       const rendered = route.render(result.data);
       if (rendered instanceof RawResponse) return sendRaw(res, rendered);
       sendJson(res, route.status ?? 200, rendered);
     } catch (error) {
-      if (error instanceof DomainError) return send(res, render(error));
+      if (error instanceof DomainError) return sendRendered(res, render(error));
       options.logger.error('rest.unhandled_error', { requestId, path: url.pathname, error });
-      send(res, render(internalError(requestId)));
+      sendRendered(res, render(internalError(requestId)));
     }
   };
 }
@@ -93,10 +94,6 @@ const renderOf = (route: Route | ServedRoute) => ('errors' in route && route.err
 function sendRaw(res: ServerResponse, raw: RawResponse): void {
   res.writeHead(raw.status, { 'content-length': Buffer.byteLength(raw.body), ...raw.headers });
   res.end(raw.body);
-}
-
-function send(res: ServerResponse, rendered: { status: number; body: unknown; headers?: Record<string, string> }, headers?: Record<string, string>) {
-  sendJson(res, rendered.status, rendered.body, { ...rendered.headers, ...headers });
 }
 
 /** Matches `/a/:id/b` patterns; a `:param` takes one percent-decoded segment. */

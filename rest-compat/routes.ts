@@ -1,7 +1,12 @@
+import type { GraphqlEnvelope } from '../src/graphql/envelope.js';
 import { schema } from '../src/graphql/schema.js';
+import type { HttpRoute } from '../src/http/routes.js';
+import type { Logger } from '../src/infra/logger.js';
+import type { Services } from '../src/services.js';
 import { openApiDocument } from './openapi/document.js';
 import { apiDocsRoutes } from './openapi/served.js';
 import type { Route, ServedRoute } from './route.js';
+import { createRestRouter } from './router.js';
 import { collectorRoutes, collectorServedRoutes } from './routes/collector.js';
 import { deploymentRoutes } from './routes/deployments.js';
 import { deviceAuthRoutes } from './routes/device-auth.js';
@@ -25,3 +30,9 @@ export const servedRoutes: ServedRoute[] = [
   ...collectorServedRoutes,
   ...apiDocsRoutes(() => openApiDocument({ schema, routes, served: servedRoutes })),
 ];
+
+/** The server's row for /rest and /search: every path above, its operation run through the envelope. */
+export const restCompatRoute = (envelope: GraphqlEnvelope, services: Services, logger: Logger): HttpRoute => ({
+  paths: ['/rest/*', '/search/*'],
+  serve: createRestRouter({ routes, schema, served: { routes: servedRoutes, services }, logger, execute: envelope.run }),
+});

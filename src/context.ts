@@ -5,7 +5,7 @@ import type { Prisma } from './infra/database.js';
 import type { RequestOrigin } from './infra/rate-limits.js';
 import type { Services } from './services.js';
 
-/** What every resolver and every rest-compat route sees for one request. */
+/** What every resolver and every rest-compat route sees for one request (made by graphql/envelope.ts). */
 export interface Context {
   requestId: string;
   prisma: Prisma;

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { HttpRoute } from '../http/routes.js';
 
 /**
  * The operator console pages this service serves itself: plain files, no build step. Each
@@ -42,10 +43,10 @@ const securityHeaders = {
   'cross-origin-resource-policy': 'same-origin',
 };
 
-export const isConsolePath = (pathname: string) => pathname === '/console' || pathname.startsWith('/console/');
+/** Every path under /console: the file, 304 when unchanged, 404 or 405 otherwise. */
+export const consoleRoute: HttpRoute = { paths: ['/console', '/console/*'], serve: serveConsole };
 
-/** Answers a request under /console: the file, 304 when unchanged, 404 or 405 otherwise. */
-export function serveConsole(req: IncomingMessage, res: ServerResponse, url: URL): void {
+function serveConsole(req: IncomingMessage, res: ServerResponse, url: URL): void {
   const asset = assets.get(url.pathname);
   if (!asset) return plain(res, 404, 'Not found');
   if (req.method !== 'GET' && req.method !== 'HEAD') return plain(res, 405, 'Method not allowed', { allow: 'GET, HEAD' });

@@ -4,7 +4,7 @@ import { type Client, createClient } from 'graphql-ws';
 import { getIntrospectionQuery } from 'graphql';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import WebSocket from 'ws';
-import { MAX_BODY_BYTES } from '../../rest-compat/http.js';
+import { MAX_BODY_BYTES } from '../http/kit.js';
 import { type TestApp, startTestApp } from '../../test/kit/app.js';
 import { call, graphql } from '../../test/kit/http.js';
 import { seedTree } from '../../test/kit/seed.js';

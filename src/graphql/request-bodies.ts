@@ -5,7 +5,7 @@
  */
 import { GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import { MAX_BODY_BYTES } from '../../rest-compat/http.js';
+import { MAX_BODY_BYTES } from '../http/kit.js';
 
 export function limitRequestBodies(): Plugin {
   return {

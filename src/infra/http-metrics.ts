@@ -13,7 +13,7 @@ export function labelRoute(req: IncomingMessage, template: string): void {
 /**
  * Counts an answered request under its route: the template a router named, else `unmatched` for
  * a 404 or a target that is no path (`path` undefined), else the path itself, which outside the
- * routers is one of the server's fixed paths (app.ts). The label is capped all the same (metrics.ts).
+ * routers is one of the server's fixed paths (src/http/routes.ts). The label is capped all the same (metrics.ts).
  */
 export function observeHttpRequest(req: IncomingMessage, path: string | undefined, status: number, seconds: number): void {
   const route = templates.get(req) ?? (status === 404 || path === undefined ? 'unmatched' : path);

@@ -2,7 +2,7 @@
  * Big response bodies (pages of flow records, up to ~60 MB) leave a slice per event-loop turn.
  * Over loopback, a client reading as fast as the server writes kept one writev of a 63 MB page in
  * the kernel for 17–30 ms, and every request behind it (token issuance) waited as long
- * (tools/bench/HISTORY.md); a megabyte takes ~1 ms. Both REST (rest-compat/http.ts) and
+ * (tools/bench/HISTORY.md); a megabyte takes ~1 ms. Both REST (src/http/kit.ts) and
  * GraphQL (graphql/raw-json-results.ts) write their spliced pages through this.
  */
 import { Readable } from 'node:stream';

@@ -13,7 +13,7 @@ interface NodeActivity {
 /**
  * Ingest's outcomes, counted for /metrics and logged as one `ingest.activity` line per node per
  * interval: collectors send a batch every second or so, and a line per batch was nearly all of the
- * log (775 of 791 lines of a run). The per-request access line is at debug level (app.ts).
+ * log (775 of 791 lines of a run). The per-request access line is at debug level (ingest.http.ts).
  *
  * Refused batches are logged under `node_id: null`: a refusal (no token, a body that does not
  * parse, a full queue) mostly comes before the batch's node is known.

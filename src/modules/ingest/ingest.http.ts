@@ -1,7 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { flatError } from '../../../rest-compat/errors.js';
-import { readBody, sendJson } from '../../../rest-compat/http.js';
 import { DomainError, authenticationError } from '../../errors.js';
+import { sendError } from '../../http/errors.js';
+import { readBody, sendJson } from '../../http/kit.js';
+import type { HttpRoute } from '../../http/routes.js';
 import type { Logger } from '../../infra/logger.js';
 import type { Services } from '../../services.js';
 import { MAX_WIRE_BYTES } from './ingest-limits.js';
@@ -12,8 +13,16 @@ export const INGEST_PATH = '/collector/ingest/1.0/flows';
 /**
  * The collector's ingest endpoint. Not a documented REST path, so not a rest-compat row: a
  * collector protocol endpoint like the control channel, with larger (optionally gzipped) bodies.
+ * Its requests are logged at debug level: collectors' batches are summed up per node instead
+ * (ingest.activity.ts).
  */
-export async function serveIngest(req: IncomingMessage, res: ServerResponse, services: Services, logger: Logger): Promise<void> {
+export const ingestRoute = (services: Services, logger: Logger): HttpRoute => ({
+  paths: [INGEST_PATH],
+  serve: (req, res) => serveIngest(req, res, services, logger),
+  requestLog: 'debug',
+});
+
+async function serveIngest(req: IncomingMessage, res: ServerResponse, services: Services, logger: Logger): Promise<void> {
   try {
     if (req.method !== 'POST') throw new DomainError(405, 'method_not_allowed', `Use POST on ${INGEST_PATH}`);
     const session = await services.auth.authenticate(req.headers.authorization);
@@ -27,8 +36,7 @@ export async function serveIngest(req: IncomingMessage, res: ServerResponse, ser
   } catch (error) {
     if (error instanceof DomainError) {
       services.ingest.activity.refused(error.code);
-      const { status, body } = flatError(error);
-      return sendJson(res, status, body, error.headers);
+      return sendError(res, error);
     }
     services.ingest.activity.refused('store_unavailable');
     logger.error('ingest.unhandled_error', { error });

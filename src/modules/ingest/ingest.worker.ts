@@ -5,8 +5,8 @@
  */
 import { parentPort } from 'node:worker_threads';
 import { gunzipSync } from 'node:zlib';
-import { parseBody, tooLarge } from '../../../rest-compat/http.js';
 import { DomainError } from '../../errors.js';
+import { parseBody, tooLarge } from '../../http/kit.js';
 import { convertFlows } from '../../flowstore/ingest-convert.js';
 import { type FlowRow, type RowStamp, flowRowsBlock, flowToRow } from '../../flowstore/ingest-rows.js';
 import { atOnce } from '../../flowstore/turns.js';

@@ -1,8 +1,9 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
-import { sendJson } from '../../../rest-compat/http.js';
 import type { Config } from '../../config.js';
 import type { FlowEngine } from '../../flowstore/index.js';
+import { sendJson } from '../../http/kit.js';
+import { type HttpRoute, READ_METHODS } from '../../http/routes.js';
 import type { Database } from '../../infra/database.js';
 import { listen, listeningUrl } from '../../infra/listen.js';
 import type { Logger } from '../../infra/logger.js';
@@ -12,11 +13,14 @@ import { Readiness } from './readiness.js';
 
 export const METRICS_PATH = '/metrics';
 export const READY_PATH = '/ready';
+export const HEALTH_PATH = '/health';
 
-/** `/ready` and `/metrics` (docs/operations.md); `/health`, the liveness answer, stays app.ts's. */
+const SERVICE_NAME = 'breach-detection-api';
+const SERVICE_VERSION = '0.1.0';
+
+/** `/health` (liveness), `/ready` and `/metrics` (docs/operations.md). */
 export interface OperationsEndpoints {
-  /** Answers `req` when `path` is /ready or /metrics, and says whether it did. */
-  serve(req: IncomingMessage, res: ServerResponse, path: string): boolean;
+  routes: HttpRoute[];
   /** The metrics listener's URL, when METRICS_PORT gives /metrics a port of its own. */
   metricsUrl: string | undefined;
   stop(): Promise<void>;
@@ -44,18 +48,30 @@ export async function startOperationsEndpoints(
   const unwatch = watchApp(app.db, app.services);
 
   return {
-    serve(req, res, path) {
-      if (path === READY_PATH) {
-        if (!readOnly(req, res)) return true;
-        void readiness.check().then((report) => sendJson(res, report.status === 'ready' ? 200 : 503, report, { 'cache-control': 'no-store' }));
-        return true;
-      }
-      if (path !== METRICS_PATH) return false;
-      if (metricsServer) notFound(res, `${METRICS_PATH} is served on its own port (METRICS_PORT)`);
-      else if (token === undefined) notFound(res, `${METRICS_PATH} is off: set METRICS_TOKEN or METRICS_PORT`);
-      else metrics(req, res);
-      return true;
-    },
+    routes: [
+      {
+        // Other methods are no path here: the server's 404.
+        paths: [HEALTH_PATH],
+        methods: READ_METHODS,
+        serve: (_req, res) =>
+          sendJson(res, 200, { status: 'ok', service: SERVICE_NAME, version: SERVICE_VERSION, timestamp: new Date().toISOString() }),
+      },
+      {
+        paths: [READY_PATH],
+        serve: (req, res) => {
+          if (!readOnly(req, res)) return;
+          void readiness.check().then((report) => sendJson(res, report.status === 'ready' ? 200 : 503, report, { 'cache-control': 'no-store' }));
+        },
+      },
+      {
+        paths: [METRICS_PATH],
+        serve: (req, res) => {
+          if (metricsServer) notFound(res, `${METRICS_PATH} is served on its own port (METRICS_PORT)`);
+          else if (token === undefined) notFound(res, `${METRICS_PATH} is off: set METRICS_TOKEN or METRICS_PORT`);
+          else metrics(req, res);
+        },
+      },
+    ],
     metricsUrl: metricsServer && listeningUrl(metricsServer, host),
     async stop() {
       unwatch();

@@ -1,8 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream';
-import { DomainError } from '../src/errors.js';
-import { SLICE_BYTES, pacedBody } from '../src/infra/paced-body.js';
-import { releaseWhenClosed, serializeJson } from '../src/infra/raw-json.js';
+import { DomainError } from '../errors.js';
+import { SLICE_BYTES, pacedBody } from '../infra/paced-body.js';
+import { releaseWhenClosed, serializeJson } from '../infra/raw-json.js';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 

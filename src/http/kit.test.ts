@@ -2,11 +2,11 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { lend } from '../src/infra/lent-bytes.js';
-import { RawJson } from '../src/infra/raw-json.js';
-import { SLICE_BYTES } from '../src/infra/paced-body.js';
-import { bytesPerTurn } from '../test/kit/bytes-per-turn.js';
-import { sendJson } from './http.js';
+import { lend } from '../infra/lent-bytes.js';
+import { RawJson } from '../infra/raw-json.js';
+import { SLICE_BYTES } from '../infra/paced-body.js';
+import { bytesPerTurn } from '../../test/kit/bytes-per-turn.js';
+import { sendJson } from './kit.js';
 
 describe('sendJson', () => {
   it('writes raw values as they are and gives their lent memory back once the response is done', async () => {

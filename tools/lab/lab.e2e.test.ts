@@ -1,6 +1,7 @@
 // The lab end to end (docs/lab.md): `npm run lab` with every scenario must open, for each attack,
-// one investigation of its detector with its source host and destination, and nothing else; a
-// benign-only run must open none. Each run is bounded (6 minutes for all, 4 for benign) and
+// one investigation of its detector with its source host and destination, and nothing else, while
+// both sensors (the packet capture and softflowd's IPFIX) deliver the same traffic under their own
+// nodes; a benign-only run must open none. Each run is bounded (6 minutes for all, 4 for benign) and
 // leaves no namespace behind, also when interrupted. Needs root (network namespaces); skipped
 // otherwise.
 
@@ -11,7 +12,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { run } from './proc.js';
-import type { LabReport } from './report.js';
+import type { LabResult } from './lab.js';
 import { ATTACKS } from './scenarios.js';
 
 const CLI = fileURLToPath(new URL('./cli.ts', import.meta.url));
@@ -22,7 +23,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 interface LabRun {
   code: number | null;
   stderr: string;
-  report: LabReport & { collector: Record<string, unknown> };
+  report: LabResult;
 }
 
 /** Runs the lab as `npm run lab` does, killed (SIGTERM, then SIGKILL) at the deadline. */
@@ -66,7 +67,16 @@ describe.skipIf(!isRoot)('npm run lab', () => {
     }
     expect(lab.report.outcomes.map((o) => o.expected.detector).sort()).toEqual([...ATTACKS].sort());
     expect(lab.report.unexpected).toEqual([]);
-    expect(lab.report.collector).toMatchObject({ failed: 0, queued: 0 });
+    // Two sensors, two nodes, each delivering flows of the same traffic, all acknowledged.
+    const [packets, ipfix] = lab.report.sensors;
+    expect(lab.report.sensors.map((s) => s.name)).toEqual(['router', 'softflowd']);
+    for (const sensor of lab.report.sensors) expect(sensor.summary).toMatchObject({ failed: 0, queued: 0 });
+    expect(packets.summary.node_id).not.toBe(ipfix.summary.node_id);
+    expect(packets.summary.sent).toBeGreaterThan(1_000);
+    const exports = ipfix.summary.exports as { datagrams: number; records: number; dropped: Record<string, number> };
+    expect(exports.records).toBeGreaterThan(1_000);
+    expect(exports.dropped).toEqual({});
+    expect(ipfix.summary.sent).toBe(exports.records);
     expect(lab.code).toBe(0);
   }, 7 * 60_000);
 

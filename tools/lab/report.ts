@@ -2,6 +2,7 @@
 // the comparison of what was found with what each attack should have opened.
 
 import type { Expected } from './scenarios.js';
+import type { SensorSummary } from './sensors.js';
 import type { LabServer, LabTenant } from './server.js';
 import { OFFICE_HOSTS, webServers } from './topology.js';
 
@@ -65,9 +66,21 @@ export async function detectAndReport(server: LabServer, tenant: LabTenant, wind
   return { found, outcomes, unexpected: found.filter((f) => !explained.has(f.id)) };
 }
 
-/** The summary a person reads: every investigation, then each attack's verdict. */
-export function formatReport(report: LabReport): string {
-  const lines = [`Investigations opened: ${report.found.length}`];
+/** Flows a sensor's collector had acknowledged by the server when it stopped. */
+export const flowsSent = (sensor: SensorSummary): number => Number(sensor.summary.sent ?? 0);
+
+/** One line per sensor: its node, the flows it delivered and what its capture lost. */
+function sensorLine(s: SensorSummary): string {
+  const x = s.summary as Record<string, any>;
+  const lost = x.exports
+    ? `IPFIX: ${x.exports.datagrams} datagrams, ${x.exports.records} records, drops ${JSON.stringify(x.exports.dropped)}; softflowd's tcpdump dropped ${s.capture?.droppedByKernel ?? '?'} of ${s.capture?.captured ?? '?'} packets`
+    : `${x.packets_read} packets metered, ${(x.interfaces ?? []).reduce((n: number, i: any) => n + (i.dropped_by_kernel ?? 0), 0)} dropped by the kernel`;
+  return `  ${s.name.padEnd(10)} node ${x.node_id}: ${flowsSent(s)} flows delivered (${lost})`;
+}
+
+/** The summary a person reads: the sensors, every investigation, then each attack's verdict. */
+export function formatReport(report: LabReport & { sensors: SensorSummary[] }): string {
+  const lines = ['Sensors:', ...report.sensors.map(sensorLine), '', `Investigations opened: ${report.found.length}`];
   for (const f of report.found) {
     lines.push(`  ${f.detector.padEnd(10)} ${`${f.sourceHost} (${f.source})`.padEnd(20)} → ${f.destination.padEnd(18)} ${f.disposition ?? '-'} ${f.confidence?.toFixed(2) ?? '-'}  process: ${f.process}`);
     lines.push(`             ${f.headline}`);

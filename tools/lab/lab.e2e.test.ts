@@ -69,7 +69,7 @@ describe.skipIf(!isRoot)('npm run lab', () => {
     expect(lab.report.unexpected).toEqual([]);
     // Two sensors, two nodes, each delivering flows of the same traffic, all acknowledged.
     const [packets, ipfix] = lab.report.sensors;
-    expect(lab.report.sensors.map((s) => s.name)).toEqual(['router', 'softflowd']);
+    expect(lab.report.sensors.map((s) => s.name)).toEqual(['router', 'softflowd', 'ws2']);
     for (const sensor of lab.report.sensors) expect(sensor.summary).toMatchObject({ failed: 0, queued: 0 });
     expect(packets.summary.node_id).not.toBe(ipfix.summary.node_id);
     expect(packets.summary.sent).toBeGreaterThan(1_000);
@@ -77,6 +77,15 @@ describe.skipIf(!isRoot)('npm run lab', () => {
     expect(exports.records).toBeGreaterThan(1_000);
     expect(exports.dropped).toEqual({});
     expect(ipfix.summary.sent).toBe(exports.records);
+    // Stored, in the detection window: the IPFIX flows are placed in time as the packets were.
+    expect(lab.report.stored.ipfix).toBe(exports.records);
+    expect(lab.report.stored.packet).toBeGreaterThanOrEqual(Number(packets.summary.sent));
+    // The workstation sensor on ws2 names the programs behind ws2's attacks; the router's sensors
+    // see none (the scan from ws3 stays unobserved).
+    const processOf = (detector: string) => lab.report.found.find((f) => f.detector === detector)?.process;
+    expect(processOf('bruteforce')).toMatch(/^hydra\b/);
+    expect(processOf('exfil')).toMatch(/^curl\b/);
+    expect(processOf('scan')).toMatch(/^not observed/);
     expect(lab.code).toBe(0);
   }, 7 * 60_000);
 

@@ -65,12 +65,15 @@ export async function runLab(options: LabRunOptions, cleanup: Cleanup): Promise<
   const runId = `${process.pid}`;
   const tenant = await createTenant(server, runId, dir);
   log(`server up, tenant ${tenant.customerId}`);
-  const sensorOf = async (name: string) => ({ name, machineId: `lab-${runId}-${name}`, accessKey: await provisionCollector(server, tenant, `lab-${runId}-${name}`), ns: names.router, dir });
+  const sensorOf = async (name: string, ns = names.router) => ({ name, machineId: `lab-${runId}-${name}`, accessKey: await provisionCollector(server, tenant, `lab-${runId}-${name}`), ns, dir });
+  // The workstation sensor sits on the brute forcer (by default also the exfiltrator).
+  const workstation = options.plan.attackers.bruteforce;
   const sensors = await Promise.all([
     sensorOf('router').then((o) => startPacketSensor(o, cleanup)),
     sensorOf('softflowd').then((o) => startExportSensor(o, cleanup)),
+    sensorOf(workstation, names.hosts[workstation]).then((o) => startPacketSensor({ ...o, iface: 'eth0' }, cleanup)),
   ]);
-  log(`sensors up: the collector capturing br0, softflowd exporting IPFIX to a second collector; playing ${options.scenarios.join(', ')}`);
+  log(`sensors up: collectors capturing br0 and ${workstation}'s eth0, softflowd exporting IPFIX to a third; playing ${options.scenarios.join(', ')}`);
 
   // The jitter and choices of a run, repeatable from its seed (the flow generator's PRNG).
   const prng = Prng.from(options.seed);

@@ -1,8 +1,10 @@
-// The lab's sensors, each a collector enrolled as its own node, all watching the office bridge in
-// the router's namespace:
-// - the packet sensor: `collector run --capture br0` meters the bridge live (tcpdump streamed into
-//   the meter) and ships flows while the traffic plays;
-// - the export sensor: softflowd meters the same bridge and exports IPFIX (RFC 5103 biflows) to
+// The lab's sensors, each a collector enrolled as its own node:
+// - packet sensors: `collector run --capture IFACE` meters an interface live (tcpdump streamed into
+//   the meter) and ships flows while the traffic plays. One captures the office bridge in the
+//   router's namespace; one runs inside an attacking workstation's namespace on its eth0, where
+//   the collector's host context names the process behind each of the workstation's sockets
+//   (/proc/net is the reading process's namespace, /proc/<pid>/fd the machine's);
+// - the export sensor: softflowd meters the office bridge and exports IPFIX (RFC 5103 biflows) to
 //   `collector run --ipfix-listen` on the router's loopback.
 // Finishing a sensor flushes every flow it holds and returns the collector's summary.
 
@@ -33,6 +35,8 @@ export interface SensorOptions {
   accessKey: string;
   ns: string;
   dir: string;
+  /** The interface a packet sensor captures (default: the office bridge). */
+  iface?: string;
 }
 
 /** The collector's stop: 30 s for queued flows plus the answers on the wire (docs/reference-collector.md). */
@@ -69,9 +73,9 @@ async function stopCollector(collector: Daemon): Promise<Record<string, unknown>
   return JSON.parse(line);
 }
 
-/** Starts the collector capturing the office bridge in the router's namespace; resolves once tcpdump listens. */
+/** Starts a collector capturing an interface in its namespace; resolves once tcpdump listens. */
 export async function startPacketSensor(options: SensorOptions, cleanup: Cleanup): Promise<RunningSensor> {
-  const collector = await startCollector(options, ['--capture', CAPTURE_IFACE], /"event":"meter\.listening"/, cleanup);
+  const collector = await startCollector(options, ['--capture', options.iface ?? CAPTURE_IFACE], /"event":"meter\.listening"/, cleanup);
   return {
     async finish() {
       // The last packets of the traffic reach the capture a moment after the tools exit.

@@ -74,7 +74,8 @@ describe.skipIf(!isRoot)('npm run lab', () => {
     expect(packets.summary.node_id).not.toBe(ipfix.summary.node_id);
     expect(packets.summary.sent).toBeGreaterThan(1_000);
     const exports = ipfix.summary.exports as { datagrams: number; records: number; dropped: Record<string, number> };
-    expect(exports.records).toBeGreaterThan(1_000);
+    // ~750 here: softflowd makes one flow of iodine's ~2,300 questions, where the meter makes one each.
+    expect(exports.records).toBeGreaterThan(500);
     expect(exports.dropped).toEqual({});
     expect(ipfix.summary.sent).toBe(exports.records);
     // Stored, in the detection window: the IPFIX flows are placed in time as the packets were.

@@ -4,8 +4,8 @@
 // compares against what detection found.
 
 import { writeFileSync } from 'node:fs';
-import { Prng } from '../collector/flowgen/prng.js';
 import { join } from 'node:path';
+import { Prng } from '../collector/flowgen/prng.js';
 import { type Cleanup, run, sleep, startDaemon, waitForOutput } from './proc.js';
 import { FILE_SERVER, type LabFiles, TUNNEL } from './services.js';
 import { INTERNET, type Namespaces, OFFICE_HOSTS, OFFICE_SUBNET } from './topology.js';

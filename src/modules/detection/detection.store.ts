@@ -10,28 +10,6 @@ export interface TimeWindow {
 /** The tenant filter every statement starts with: one tenant, then the time range (the sorting key). */
 const SCOPE = `customer_id = {customer:String}
   AND timestamp >= fromUnixTimestamp64Milli({from:Int64}, 'UTC') AND timestamp < fromUnixTimestamp64Milli({to:Int64}, 'UTC')`;
-/**
- * Two sensors of a tenant on one path (a packet capture and a router's IPFIX export of the same
- * link, docs/lab.md) report the same conversations twice, and counted twice they would double a
- * brute force's attempts and break a beacon's cadence (each check-in twice, gaps of ~0). So each
- * conversation — (source, destination, destination port, protocol) in the window — is read from
- * one sensor only: the one whose flows carry observed processes (host context), then the one with
- * the most records (the packet meter's one record per DNS question beats an export's one per
- * socket), then the greatest node id. Conversations one sensor alone reported are untouched.
- */
-const CONVERSATION = "ifNull(src_ip, ''), ifNull(dst_ip, ''), ifNull(dst_port, 0), ifNull(transport_proto, '')";
-const ONE_SENSOR = `(${CONVERSATION}, node_id) NOT IN (
-    SELECT conversation.1, conversation.2, conversation.3, conversation.4, arrayJoin(arrayFilter(n -> n != chosen, nodes))
-    FROM (
-      SELECT conversation, groupArray(node_id) AS nodes, argMax(node_id, (with_process, records, node_id)) AS chosen
-      FROM (
-        SELECT tuple(${CONVERSATION}) AS conversation, node_id, countIf(${SRC_PROCESS_HAS_PID}) AS with_process, count() AS records
-        FROM ${FLOWS_TABLE} WHERE ${SCOPE}
-        GROUP BY conversation, node_id)
-      GROUP BY conversation
-      HAVING length(nodes) > 1))`;
-/** The tenant and window, each conversation from one sensor: what the detectors count over. */
-const ONCE = `${SCOPE} AND ${ONE_SENSOR}`;
 const scope = (customerId: string, window: TimeWindow) => ({ customer: customerId, from: Math.floor(window.fromMs), to: Math.ceil(window.toMs) });
 
 const SRC_PROCESS = textField('src.process.name');
@@ -41,6 +19,33 @@ const TLS_SNI = textField('tls.sni');
 const DNS_NAME = textField('dns.rrname');
 const DNS_TYPE = textField('dns.rrtype');
 const ALERT = textField('suricata.alert.signature');
+/**
+ * Two sensors of a tenant on one path (a packet capture and a router's IPFIX export of the same
+ * link, docs/lab.md) report the same conversations twice, and counted twice they would double a
+ * brute force's attempts and break a beacon's cadence (each check-in twice, gaps of ~0). So each
+ * conversation — (source, destination, destination port, protocol) in the window — is read from
+ * one sensor only, the one that saw most of it: first one whose flows carry observed processes
+ * (host context), then one whose flows carry DNS question names or TLS server names (a packet
+ * meter's; an export has neither), then the one that counted the most packets (a sensor that saw
+ * one direction only, as a port a bridge floods sees replies, or that dropped packets, loses),
+ * then the most records, then the greatest node id. Conversations one sensor alone reported are
+ * untouched.
+ */
+const CONVERSATION = "ifNull(src_ip, ''), ifNull(dst_ip, ''), ifNull(dst_port, 0), ifNull(transport_proto, '')";
+const ONE_SENSOR = `(${CONVERSATION}, node_id) NOT IN (
+    SELECT conversation.1, conversation.2, conversation.3, conversation.4, arrayJoin(arrayFilter(n -> n != chosen, nodes))
+    FROM (
+      SELECT conversation, groupArray(node_id) AS nodes, argMax(node_id, (with_process, with_names, packets, records, node_id)) AS chosen
+      FROM (
+        SELECT tuple(${CONVERSATION}) AS conversation, node_id, max(${SRC_PROCESS_HAS_PID}) AS with_process,
+          max(${DNS_NAME} IS NOT NULL OR ${TLS_SNI} IS NOT NULL) AS with_names,
+          sum(ifNull(stats_volume_packets_src, 0) + ifNull(stats_volume_packets_dst, 0)) AS packets, count() AS records
+        FROM ${FLOWS_TABLE} WHERE ${SCOPE}
+        GROUP BY conversation, node_id)
+      GROUP BY conversation
+      HAVING length(nodes) > 1))`;
+/** The tenant and window, each conversation from one sensor: what the detectors count over. */
+const ONCE = `${SCOPE} AND ${ONE_SENSOR}`;
 const UP = 'ifNull(`stats_volume_bytes_src_sum`, 0)';
 const DOWN = 'ifNull(`stats_volume_bytes_dst_sum`, 0)';
 /** A TCP attempt nobody completed: no packet came back, or a reset ended it. */

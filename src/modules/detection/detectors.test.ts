@@ -110,6 +110,14 @@ const CASES: Case[] = [
 
   // Bulk exfiltration: volume to a new or rare destination.
   { name: 'exfil: 250 MiB up to a new org', flows: upload(250 * MiB, 2 * MiB), expect: [{ detector: 'exfil', source: WS, destination: 'Contabo GmbH', disposition: 'malicious' }] },
+  {
+    // A sensor that saw part of the conversation (a flooded bridge port sees the replies only) is
+    // not the one counted, whatever its node id.
+    name: 'exfil: two sensors, the one that saw more packets counts',
+    flows: upload(250 * MiB, 2 * MiB).map((f) => ({ ...f, process: undefined, packets: 5_000 })),
+    secondSensor: upload(250 * MiB, 2 * MiB).map((f) => ({ ...f, up: 600, process: undefined, packets: 400 })),
+    expect: [{ detector: 'exfil', source: WS, destination: 'Contabo GmbH' }],
+  },
   { name: 'exfil: not below the volume threshold', flows: upload(EXFIL_THRESHOLDS.minUploadBytes * 0.75, MiB), expect: [] },
   { name: 'exfil: not when as much comes back (ratio < 10)', flows: upload(250 * MiB, 50 * MiB), expect: [] },
   { name: 'exfil: not to an org many hosts reach', flows: [...upload(250 * MiB, MiB, 'Amazon.com, Inc.'), ...popular('Amazon.com, Inc.', '52.1.1.1')], expect: [] },

@@ -90,7 +90,8 @@ describe.skipIf(!isRoot)('npm run lab', () => {
     expect(lab.code).toBe(0);
   }, 7 * 60_000);
 
-  it('on SIGINT mid-run removes its namespaces, processes and files, and exits 130', async () => {
+  // The two short runs go together (each lab's names are its own pid's), to keep the file near 6 minutes.
+  it.concurrent('on SIGINT mid-run removes its namespaces, processes and files, and exits 130', async () => {
     const child = spawn(process.execPath, ['--import', 'tsx', CLI, '--scenario', 'benign'], { stdio: ['ignore', 'ignore', 'pipe'] });
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => (stderr += d));
@@ -110,7 +111,7 @@ describe.skipIf(!isRoot)('npm run lab', () => {
     expect(existsSync(files)).toBe(false);
   }, 4 * 60_000);
 
-  it('opens nothing for benign activity alone, and removes its namespaces', async () => {
+  it.concurrent('opens nothing for benign activity alone, and removes its namespaces', async () => {
     const lab = await runLab(['--scenario', 'benign'], 4 * 60_000);
     expect(lab.report.found, lab.stderr.slice(-3000)).toEqual([]);
     expect(lab.code).toBe(0);

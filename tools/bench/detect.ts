@@ -8,10 +8,14 @@
  * 2. GET /rest/investigations/1.0 and /{id} with 10,000 investigations in the caller's tree:
  *    p50 and p95 over sequential requests (target p50 ≤ 50 ms).
  *
+ * With `-- --lab [--runs N] [--seed N] [--report FILE]`: recall and false positives over runs of
+ * the lab instead (tools/bench/detect-lab.ts, docs/lab.md).
+ *
  * Options (environment): BENCH_SEEDS (default 1,2,3; empty skips part 1), BENCH_HOURS (6), BENCH_FPS (1),
  * BENCH_BENIGN_HOURS (24; 0 skips), BENCH_INVESTIGATIONS (10000), BENCH_REQUESTS (200).
  * Uses TEST_DATABASE_URL when set, otherwise a throwaway PostgreSQL cluster as the tests do.
  */
+import { labBench } from './detect-lab.js';
 import { startTestApp } from '../../test/kit/app.js';
 import { testPostgres } from '../../test/kit/throwaway-postgres.js';
 import { call } from '../../test/kit/http.js';
@@ -20,6 +24,9 @@ import { insertFlowBatch } from '../../src/flowstore/index.js';
 import { investigationRow } from '../../src/modules/investigations/investigations.fixtures.js';
 import { expectedDestination } from '../../src/modules/detection/detection.fixtures.js';
 import { createFlowGenerator, type FlowGeneratorOptions, type Incident } from '../collector/flowgen/index.js';
+
+// `-- --lab`: the same measures over runs of the lab on real traffic (detect-lab.ts).
+if (process.argv.includes('--lab')) process.exit(await labBench(process.argv.slice(2)));
 
 const postgres = await testPostgres();
 const seeds = (process.env.BENCH_SEEDS ?? '1,2,3').split(',').filter((x) => x.trim() !== '').map(Number);

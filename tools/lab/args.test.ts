@@ -7,8 +7,9 @@ describe('lab arguments', () => {
   });
 
   it('takes scenarios repeated and comma-separated, once each', () => {
-    expect(parseLabArgs(['--scenario', 'exfil,scan', '--scenario', 'scan', '--keep', '--seed', '7']))
-      .toMatchObject({ scenarios: ['scan', 'exfil'], keep: true, seed: 7 });
+    expect(parseLabArgs(['--scenario', 'exfil,scan', '--scenario', 'scan', '--keep', '--seed', '7', '--randomize']))
+      .toMatchObject({ scenarios: ['scan', 'exfil'], keep: true, seed: 7, randomize: true });
+    expect(parseLabArgs([])).toMatchObject({ randomize: false });
   });
 
   it('refuses unknown scenarios, out-of-range delays, bad seeds and unknown flags', () => {

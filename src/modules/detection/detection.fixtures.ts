@@ -19,6 +19,8 @@ export interface FlowSpec {
   org?: string;
   /** Packets back (0 = no answer). */
   answered?: boolean;
+  /** Packets each way (default 4). */
+  packets?: number;
   flags?: string[];
   /** src.process: a name (given a fixed pid, as host logs give one), or the whole object as a collector sends it. */
   process?: string | Record<string, unknown>;
@@ -36,6 +38,7 @@ export function flowRecord(f: FlowSpec): Record<string, unknown> {
   const up = f.up ?? 600;
   const down = f.down ?? 400;
   const answered = f.answered ?? true;
+  const packets = f.packets ?? 4;
   const side = (ip: string, port: number | undefined, fqdn: string | undefined, org: string | undefined) => ({
     ip,
     ...(port !== undefined ? { port } : {}),
@@ -51,8 +54,8 @@ export function flowRecord(f: FlowSpec): Record<string, unknown> {
     ...((f.proto ?? 'TCP') === 'TCP' ? { tcp: { flags: f.flags ?? (answered ? ['SYN', 'ACK', 'FIN'] : ['SYN']) } } : {}),
     stats: {
       volume: {
-        bytes: { src: { count: 4, sum: up, sum_squares: 0, sum_cubes: 0 }, dst: { count: answered ? 4 : 0, sum: answered ? down : 0, sum_squares: 0, sum_cubes: 0 }, total: up + (answered ? down : 0) },
-        packets: { src: 4, dst: answered ? 4 : 0, total: answered ? 8 : 4 },
+        bytes: { src: { count: packets, sum: up, sum_squares: 0, sum_cubes: 0 }, dst: { count: answered ? packets : 0, sum: answered ? down : 0, sum_squares: 0, sum_cubes: 0 }, total: up + (answered ? down : 0) },
+        packets: { src: packets, dst: answered ? packets : 0, total: answered ? 2 * packets : packets },
       },
       timing: { duration_secs: { count: 1, sum: f.secs ?? 0.5, sum_squares: 0, sum_cubes: 0 } },
     },

@@ -19,6 +19,33 @@ const TLS_SNI = textField('tls.sni');
 const DNS_NAME = textField('dns.rrname');
 const DNS_TYPE = textField('dns.rrtype');
 const ALERT = textField('suricata.alert.signature');
+/**
+ * Two sensors of a tenant on one path (a packet capture and a router's IPFIX export of the same
+ * link, docs/lab.md) report the same conversations twice, and counted twice they would double a
+ * brute force's attempts and break a beacon's cadence (each check-in twice, gaps of ~0). So each
+ * conversation — (source, destination, destination port, protocol) in the window — is read from
+ * one sensor only, the one that saw most of it: first one whose flows carry observed processes
+ * (host context), then one whose flows carry DNS question names or TLS server names (a packet
+ * meter's; an export has neither), then the one that counted the most packets (a sensor that saw
+ * one direction only, as a port a bridge floods sees replies, or that dropped packets, loses),
+ * then the most records, then the greatest node id. Conversations one sensor alone reported are
+ * untouched.
+ */
+const CONVERSATION = "ifNull(src_ip, ''), ifNull(dst_ip, ''), ifNull(dst_port, 0), ifNull(transport_proto, '')";
+const ONE_SENSOR = `(${CONVERSATION}, node_id) NOT IN (
+    SELECT conversation.1, conversation.2, conversation.3, conversation.4, arrayJoin(arrayFilter(n -> n != chosen, nodes))
+    FROM (
+      SELECT conversation, groupArray(node_id) AS nodes, argMax(node_id, (with_process, with_names, packets, records, node_id)) AS chosen
+      FROM (
+        SELECT tuple(${CONVERSATION}) AS conversation, node_id, max(${SRC_PROCESS_HAS_PID}) AS with_process,
+          max(${DNS_NAME} IS NOT NULL OR ${TLS_SNI} IS NOT NULL) AS with_names,
+          sum(ifNull(stats_volume_packets_src, 0) + ifNull(stats_volume_packets_dst, 0)) AS packets, count() AS records
+        FROM ${FLOWS_TABLE} WHERE ${SCOPE}
+        GROUP BY conversation, node_id)
+      GROUP BY conversation
+      HAVING length(nodes) > 1))`;
+/** The tenant and window, each conversation from one sensor: what the detectors count over. */
+const ONCE = `${SCOPE} AND ${ONE_SENSOR}`;
 const UP = 'ifNull(`stats_volume_bytes_src_sum`, 0)';
 const DOWN = 'ifNull(`stats_volume_bytes_dst_sum`, 0)';
 /** A TCP attempt nobody completed: no packet came back, or a reset ended it. */
@@ -222,7 +249,7 @@ export class DetectionStore {
           max(beacon_interval_value_ms) AS sensor_interval_ms, max(beacon_confidence) AS sensor_confidence,
           ${context(v)}
         FROM ${v.from}
-        WHERE ${SCOPE} AND ${v.egress}
+        WHERE ${ONCE} AND ${v.egress}
         GROUP BY source, destination
         HAVING sessions >= {minSessions:UInt32})
       WHERE gap_cv <= {maxGapCv:Float64} AND median_gap_ms >= {minGapMs:Float64} AND median_gap_ms <= {maxGapMs:Float64}
@@ -242,7 +269,7 @@ export class DetectionStore {
         ${distinct(4, `coalesce(${TLS_SNI}, dst_ctx_fqdn)`)} AS fqdns, ${distinct(4, TLS_VERSION)} AS tls_versions,
         ${context(v)}
       FROM ${v.from}
-      WHERE ${SCOPE} AND ${v.egress}
+      WHERE ${ONCE} AND ${v.egress}
       GROUP BY source, destination
       HAVING up >= {minUploadBytes:Float64} AND up >= {minUploadToDownload:Float64} * greatest(down, 1)
       ORDER BY source, destination`,
@@ -275,7 +302,7 @@ export class DetectionStore {
         ${distinct(64, 'dst_port')} AS ports, ${distinct(4096, 'dst_ip')} AS dst_ips,
         ${context(v)}
       FROM ${v.from}
-      WHERE ${SCOPE} AND ${v.srcInternal} AND ${v.dstInternal} AND transport_proto = 'TCP'
+      WHERE ${ONCE} AND ${v.srcInternal} AND ${v.dstInternal} AND transport_proto = 'TCP'
       GROUP BY source, phase, bucket_ms
       HAVING targets >= {minTargets:UInt32}
       ORDER BY source, bucket_ms, phase`,
@@ -289,7 +316,7 @@ export class DetectionStore {
       `/* detection:scan.follow_on */ SELECT dst_ip AS host, dst_port AS port, count() AS sessions,
         toUnixTimestamp64Milli(min(timestamp)) AS first_ms
       FROM ${FLOWS_TABLE}
-      WHERE ${SCOPE} AND src_ip = {source:String} AND dst_ip IN {hosts:Array(String)} AND dst_port IN {ports:Array(UInt16)}
+      WHERE ${ONCE} AND src_ip = {source:String} AND dst_ip IN {hosts:Array(String)} AND dst_port IN {ports:Array(UInt16)}
         AND NOT ${FAILED} AND ifNull(stats_volume_bytes_total, 0) >= {minBytes:Float64}
       GROUP BY host, port
       ORDER BY first_ms
@@ -315,7 +342,7 @@ export class DetectionStore {
         countIf(threat_indicator IS NOT NULL) AS threat_flows, arraySort(groupUniqArrayArray(8)(threat_feeds)) AS threat_feeds,
         ${context(v)}
       FROM ${v.from}
-      WHERE ${SCOPE} AND ${v.dstInternal} AND transport_proto = 'TCP' AND dst_port IN {ports:Array(UInt16)}
+      WHERE ${ONCE} AND ${v.dstInternal} AND transport_proto = 'TCP' AND dst_port IN {ports:Array(UInt16)}
       GROUP BY source, target, port, phase, bucket_ms
       HAVING attempts >= {minAttempts:UInt32}
       ORDER BY source, target, port, bucket_ms, phase`,
@@ -338,7 +365,7 @@ export class DetectionStore {
         sum(${UP}) AS up, sum(${DOWN}) AS down,
         ${context(v)}
       FROM ${v.from}
-      WHERE ${SCOPE} AND ${v.srcInternal} AND dst_port = 53 AND rrname IS NOT NULL AND reg != ''
+      WHERE ${ONCE} AND ${v.srcInternal} AND dst_port = 53 AND rrname IS NOT NULL AND reg != ''
       GROUP BY source, domain, phase, bucket_ms
       HAVING queries >= {minQueries:UInt32}
       ORDER BY source, domain, bucket_ms, phase`,
@@ -353,7 +380,7 @@ export class DetectionStore {
       `/* detection:pair_activity */ SELECT toUnixTimestamp64Milli(timestamp) AS at_ms, ${UP} AS up, ${DOWN} AS down,
         ifNull(stats_timing_duration_secs_sum, 0) AS secs, dst_ip, dst_port
       FROM ${v.from}
-      WHERE ${SCOPE} AND src_ip = {source:String} AND ${v.egress} AND ${v.dstOrg} = {org:String}
+      WHERE ${ONCE} AND src_ip = {source:String} AND ${v.egress} AND ${v.dstOrg} = {org:String}
       ORDER BY timestamp
       LIMIT {limit:UInt32}`,
       { ...scope(customerId, window), ...f, ...v.params },

@@ -84,6 +84,8 @@ const questions = (n: number, opts: { names?: number; labelLength?: number; src?
 interface Case {
   name: string;
   flows: FlowSpec[];
+  /** The same traffic as a second sensor of the tenant reported it (another node). */
+  secondSensor?: FlowSpec[];
   /** The investigations expected: detector, source, destination (none for a must-not case). */
   expect: { detector: string; source: string; destination: string; disposition?: string }[];
 }
@@ -98,9 +100,24 @@ const CASES: Case[] = [
   { name: 'beacon: not with irregular gaps', flows: scattered(T0, 40, 40 * 60_000).map((at) => ({ ...beacon()[0], at })), expect: [] },
   { name: 'beacon: not to an org many hosts reach', flows: [...beacon({ org: 'Google LLC' }), ...popular('Google LLC', '142.250.1.1')], expect: [] },
   { name: 'beacon: not with gaps under ten seconds', flows: beacon({ every: 5_000 }), expect: [] },
+  {
+    // Counted twice, each check-in would leave a gap of ~0 and the cadence would be lost.
+    name: 'beacon: two sensors of one link (a capture and an export) make one cadence',
+    flows: beacon(),
+    secondSensor: beacon().map((f) => ({ ...f, at: f.at + 3, process: undefined })),
+    expect: [{ detector: 'beacon', source: WS, destination: 'Stark Industries Solutions Ltd', disposition: 'malicious' }],
+  },
 
   // Bulk exfiltration: volume to a new or rare destination.
   { name: 'exfil: 250 MiB up to a new org', flows: upload(250 * MiB, 2 * MiB), expect: [{ detector: 'exfil', source: WS, destination: 'Contabo GmbH', disposition: 'malicious' }] },
+  {
+    // A sensor that saw part of the conversation (a flooded bridge port sees the replies only) is
+    // not the one counted, whatever its node id.
+    name: 'exfil: two sensors, the one that saw more packets counts',
+    flows: upload(250 * MiB, 2 * MiB).map((f) => ({ ...f, process: undefined, packets: 5_000 })),
+    secondSensor: upload(250 * MiB, 2 * MiB).map((f) => ({ ...f, up: 600, process: undefined, packets: 400 })),
+    expect: [{ detector: 'exfil', source: WS, destination: 'Contabo GmbH' }],
+  },
   { name: 'exfil: not below the volume threshold', flows: upload(EXFIL_THRESHOLDS.minUploadBytes * 0.75, MiB), expect: [] },
   { name: 'exfil: not when as much comes back (ratio < 10)', flows: upload(250 * MiB, 50 * MiB), expect: [] },
   { name: 'exfil: not to an org many hosts reach', flows: [...upload(250 * MiB, MiB, 'Amazon.com, Inc.'), ...popular('Amazon.com, Inc.', '52.1.1.1')], expect: [] },
@@ -116,6 +133,7 @@ const CASES: Case[] = [
   { name: 'bruteforce: not below the attempt threshold', flows: logins(BRUTEFORCE_THRESHOLDS.minAttempts - 20), expect: [] },
   { name: 'bruteforce: not when the sessions are long', flows: logins(150, { secs: 60 }), expect: [] },
   { name: 'bruteforce: not on a web port', flows: logins(150, { port: 443 }), expect: [] },
+  { name: 'bruteforce: two sensors of one link do not double the attempts', flows: logins(60), secondSensor: logins(60), expect: [] },
 
   // DNS tunnelling.
   { name: 'dns-tunnel: 300 unique 50-character names', flows: questions(300), expect: [{ detector: 'dns-tunnel', source: WS, destination: 'cdn-metrics-sync.com', disposition: 'malicious' }] },
@@ -144,6 +162,7 @@ describe('detectors on crafted flows', () => {
       const tenant = await seedTenant(t.app);
       tenantOf.set(c.name, tenant.id);
       await insertFlows(t.app.flows, tenant.id, c.flows);
+      if (c.secondSensor) await insertFlows(t.app.flows, tenant.id, c.secondSensor, 'node_second_sensor');
     }
   }, 120_000);
   afterAll(() => t.stop());

@@ -11,7 +11,8 @@ import { describe, expect, it } from 'vitest';
 import { createFlowGenerator } from '../../tools/collector/flowgen/index.js';
 import { COLUMNS, type ColumnDef } from './columns.js';
 import { FlowIngestError } from './errors.js';
-import { FLOW_ROW_COLUMNS, MAX_RECORD_DEPTH, flowRowSlot, flowToRow, type FlowRow, type RowStamp } from './ingest-rows.js';
+import { FLOW_ROW_COLUMNS, flowRowSlot, flowToRow, type FlowRow, type RowStamp } from './ingest-rows.js';
+import { MAX_RECORD_DEPTH } from './record-shape.js';
 import { sampleFlows } from './testkit/sample-flows.js';
 
 // ---- The reference: a record walked key by key against a tree of the registry's paths. ----
@@ -94,23 +95,29 @@ interface ShapeProblem {
 
 function shapeProblem(value: object, depth: number): ShapeProblem | undefined {
   if (depth > MAX_RECORD_DEPTH) return { keys: [], reason: `nests deeper than ${MAX_RECORD_DEPTH} levels` };
-  const entries: [string | number, unknown][] = Array.isArray(value) ? value.map((v, i) => [i, v]) : [];
-  if (!Array.isArray(value)) for (const key in value) entries.push([key, (value as Record<string, unknown>)[key]]);
-  for (const [key, child] of entries) {
-    const problem =
-      typeof child === 'number'
-        ? Number.isFinite(child)
-          ? undefined
-          : { keys: [], reason: 'expected a finite number, got a number beyond ±1.8e308' }
-        : child !== null && typeof child === 'object'
-          ? shapeProblem(child, depth + 1)
-          : undefined;
-    if (problem) {
-      problem.keys.unshift(key);
-      return problem;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const problem = childProblem(value[i], depth);
+      if (problem) {
+        problem.keys.unshift(i);
+        return problem;
+      }
+    }
+  } else {
+    for (const key in value) {
+      const problem = childProblem((value as Record<string, unknown>)[key], depth);
+      if (problem) {
+        problem.keys.unshift(key);
+        return problem;
+      }
     }
   }
   return undefined;
+}
+
+function childProblem(child: unknown, depth: number): ShapeProblem | undefined {
+  if (typeof child === 'number') return Number.isFinite(child) ? undefined : { keys: [], reason: 'expected a finite number, got a number beyond ±1.8e308' };
+  return child !== null && typeof child === 'object' ? shapeProblem(child, depth + 1) : undefined;
 }
 
 function walk(obj: Record<string, unknown>, node: KeyNode, row: FlowRow, record: Record<string, unknown>, index: number): Record<string, unknown> | undefined {

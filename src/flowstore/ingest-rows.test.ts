@@ -1,9 +1,11 @@
 /**
  * Pins what flowToRow stores: every row value and the `source` bytes, and the error a refused
  * record gets, against a reference evaluator (the generic path walker flowToRow used before it was
- * compiled from the registry, kept here as the definition of the output), on generated flows and
- * on hostile records: numeric strings, nulls, empty arrays and objects, big and non-finite numbers,
- * unicode and lone surrogates, unknown keys at every level, `__proto__` keys, deep nesting.
+ * compiled from the registry, kept here as the definition of the output: the whole record's shape
+ * checked first, then every key looked up in a tree of the registry's paths, every leaf through
+ * storedValue), on generated flows and on hostile records: numeric strings, nulls, empty arrays and
+ * objects, big and non-finite numbers, unicode and lone surrogates, unknown keys at every level,
+ * `__proto__` keys, deep nesting.
  */
 import { createHash } from 'node:crypto';
 import fc from 'fast-check';
@@ -12,7 +14,8 @@ import { createFlowGenerator } from '../../tools/collector/flowgen/index.js';
 import { COLUMNS, type ColumnDef } from './columns.js';
 import { FlowIngestError } from './errors.js';
 import { FLOW_ROW_COLUMNS, flowRowSlot, flowToRow, type FlowRow, type RowStamp } from './ingest-rows.js';
-import { MAX_RECORD_DEPTH } from './record-shape.js';
+import { storedValue } from './record-leaves.js';
+import { checkShape } from './record-shape.js';
 import { sampleFlows } from './testkit/sample-flows.js';
 
 // ---- The reference: a record walked key by key against a tree of the registry's paths. ----
@@ -36,89 +39,6 @@ for (const col of COLUMNS) {
   node.slot = flowRowSlot(col.column);
 }
 const OWN_PATHS = new Set(['id', 'node_id', 'batch_id', 'meta.customer_id']);
-const LATEST_STORED_MS = Date.UTC(2299, 11, 31, 23, 59, 59, 999);
-const wellFormed = (s: string) => (s.isWellFormed() ? s : s.toWellFormed());
-
-function toNumber(v: unknown): number | undefined {
-  if (typeof v === 'number' && Number.isFinite(v)) return v;
-  if (typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v))) return Number(v);
-  return undefined;
-}
-
-function refuse(col: ColumnDef, v: unknown, index: number, what: string): never {
-  throw new FlowIngestError(index, col.path, `expected ${what}, got ${JSON.stringify(v)?.slice(0, 80)}`);
-}
-
-function storedValue(col: ColumnDef, v: unknown, index: number): unknown {
-  switch (col.kind) {
-    case 'string':
-    case 'ip':
-      return typeof v === 'string' ? wellFormed(v) : refuse(col, v, index, 'a string');
-    case 'int': {
-      const n = toNumber(v);
-      if (n === undefined || !Number.isInteger(n)) return refuse(col, v, index, 'an integer');
-      const [lo, hi] = col.intRange!;
-      return n >= lo && n <= hi ? n : refuse(col, v, index, `an integer in [${lo}, ${hi}]`);
-    }
-    case 'float': {
-      const n = toNumber(v);
-      return n === undefined ? refuse(col, v, index, 'a number') : n;
-    }
-    case 'bool':
-      return typeof v === 'boolean' ? v : refuse(col, v, index, 'true or false');
-    case 'timestamp': {
-      const n = toNumber(v);
-      return n !== undefined && Number.isInteger(n) && n >= 0 && n <= LATEST_STORED_MS ? n : refuse(col, v, index, 'epoch milliseconds up to 2299-12-31');
-    }
-    case 'string[]':
-      return Array.isArray(v) && v.every((e) => typeof e === 'string') ? v.map(wellFormed) : refuse(col, v, index, 'an array of strings');
-    case 'float[]':
-      return Array.isArray(v) && v.every((e) => typeof e === 'number' && Number.isFinite(e)) ? v : refuse(col, v, index, 'an array of finite numbers');
-    case 'json':
-      return Array.isArray(v) ? JSON.stringify(v) : refuse(col, v, index, 'an array');
-  }
-}
-
-function pathText(keys: readonly (string | number)[]): string {
-  let text = '';
-  for (const [i, k] of keys.entries()) {
-    if (text.length >= 100) return `${text}…`;
-    text += typeof k === 'number' ? `[${k}]` : i ? `.${k}` : k;
-  }
-  return text;
-}
-
-interface ShapeProblem {
-  keys: (string | number)[];
-  reason: string;
-}
-
-function shapeProblem(value: object, depth: number): ShapeProblem | undefined {
-  if (depth > MAX_RECORD_DEPTH) return { keys: [], reason: `nests deeper than ${MAX_RECORD_DEPTH} levels` };
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) {
-      const problem = childProblem(value[i], depth);
-      if (problem) {
-        problem.keys.unshift(i);
-        return problem;
-      }
-    }
-  } else {
-    for (const key in value) {
-      const problem = childProblem((value as Record<string, unknown>)[key], depth);
-      if (problem) {
-        problem.keys.unshift(key);
-        return problem;
-      }
-    }
-  }
-  return undefined;
-}
-
-function childProblem(child: unknown, depth: number): ShapeProblem | undefined {
-  if (typeof child === 'number') return Number.isFinite(child) ? undefined : { keys: [], reason: 'expected a finite number, got a number beyond ±1.8e308' };
-  return child !== null && typeof child === 'object' ? shapeProblem(child, depth + 1) : undefined;
-}
 
 function walk(obj: Record<string, unknown>, node: KeyNode, row: FlowRow, record: Record<string, unknown>, index: number): Record<string, unknown> | undefined {
   let extras: Record<string, unknown> | undefined;
@@ -154,8 +74,7 @@ function referenceFlowToRow(batch: RowStamp, flow: Record<string, unknown>, inde
   row[slot('node_id')] = batch.nodeId;
   row[slot('batch_id')] = batch.batchId;
   row[slot('id')] = createHash('sha256').update(`${batch.customerId}\u0000${batch.nodeId}\u0000${batch.batchId}\u0000${index}`).digest('base64url').slice(0, 22);
-  const problem = shapeProblem(flow, 1);
-  if (problem) throw new FlowIngestError(index, pathText(problem.keys), problem.reason);
+  checkShape(flow, index);
   const record: Record<string, unknown> = {};
   const extras = walk(flow, ROOT, row, record, index);
   if (row[slot('timestamp')] === undefined) throw new FlowIngestError(index, '@timestamp', 'is required');

@@ -4,7 +4,9 @@
  * text as a same-run baseline (a slower or busier host moves all three together):
  * - parse: JSON.parse of a collector's batch body;
  * - flowToRow: each record checked and made into a row, `source` included;
- * - encode: the rows as one Native block (flowRowsBlock).
+ * - encode: the rows as one Native block (flowRowsBlock);
+ * - inMemory: flowToRow again over the generator's records, long since in memory: the conversion
+ *   without the garbage collector copying a freshly parsed batch, which `flowToRow` above pays.
  * BENCH_FLOWS flows (default 40,000) in BENCH_BATCH-flow batches (default 5,000); each figure is the
  * median of BENCH_ROUNDS rounds (default 7) after one warm-up round.
  */
@@ -29,10 +31,10 @@ function cpuMicros(work: () => void): number {
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 // A batch at a time, as a worker holds one: parsed, converted, encoded, then let go.
-const samples = { parse: [] as number[], flowToRow: [] as number[], encode: [] as number[] };
+const samples = { parse: [] as number[], flowToRow: [] as number[], encode: [] as number[], inMemory: [] as number[] };
 let bytes = 0;
 for (let round = 0; round <= rounds; round++) {
-  const spent = { parse: 0, flowToRow: 0, encode: 0 };
+  const spent = { parse: 0, flowToRow: 0, encode: 0, inMemory: 0 };
   bytes = 0;
   texts.forEach((text, n) => {
     let batch: Record<string, unknown>[] = [];
@@ -48,8 +50,11 @@ for (let round = 0; round <= rounds; round++) {
       bytes += flowRowsBlock(rows).length;
     });
   });
+  spent.inMemory = cpuMicros(() => {
+    for (const [i, flow] of flows.entries()) flowToRow({ customerId: 'bench', nodeId: 'convert', batchId: 'in-memory', ingestTimeMs: 0 }, flow as unknown as Record<string, unknown>, i);
+  });
   if (round === 0) continue;
-  for (const phase of ['parse', 'flowToRow', 'encode'] as const) samples[phase].push(spent[phase] / totalFlows);
+  for (const phase of ['parse', 'flowToRow', 'encode', 'inMemory'] as const) samples[phase].push(spent[phase] / totalFlows);
 }
 
 const parse = median(samples.parse);

@@ -5,6 +5,8 @@
  */
 import { GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
+import { DomainError } from '../errors.js';
+import { flatError } from '../http/errors.js';
 import { MAX_BODY_BYTES } from '../http/kit.js';
 
 export function limitRequestBodies(): Plugin {
@@ -51,7 +53,7 @@ const tooLarge = () =>
 
 function unsupportedMediaType(Response: typeof globalThis.Response): Response {
   const message = 'POST /graphql takes application/json (or application/graphql, application/x-www-form-urlencoded, multipart/form-data)';
-  return new Response(JSON.stringify({ error: 'unsupported_media_type', code: 'unsupported_media_type', message }), {
+  return new Response(JSON.stringify(flatError(new DomainError(415, 'unsupported_media_type', message)).body), {
     status: 415,
     headers: { 'content-type': 'application/json; charset=utf-8' },
   });

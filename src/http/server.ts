@@ -13,7 +13,6 @@ import { observeHttpRequest } from '../infra/http-metrics.js';
 import { listen } from '../infra/listen.js';
 import type { Logger } from '../infra/logger.js';
 import { sendError } from './errors.js';
-import { sendJson } from './kit.js';
 import type { RouteTable } from './routes.js';
 
 /**
@@ -57,7 +56,7 @@ export function serveRoutes(server: Server, table: RouteTable, logger: Logger): 
 }
 
 function answerStarting(_req: IncomingMessage, res: ServerResponse): void {
-  sendJson(res, 503, { error: 'starting', code: 'starting', message: 'The service is starting; try again in a moment' }, { 'retry-after': '1' });
+  sendError(res, new DomainError(503, 'starting', 'The service is starting; try again in a moment', { headers: { 'retry-after': '1' } }));
 }
 
 function refuseUpgradeWhileStarting(_req: IncomingMessage, socket: Duplex): void {

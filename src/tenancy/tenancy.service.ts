@@ -1,5 +1,5 @@
 import type { Session } from '../auth/session.js';
-import { notFound } from '../errors.js';
+import { type ErrorCode, notFound } from '../errors.js';
 import type { TenantDirectory } from './tenant-directory.js';
 
 /** Reads of the tenant tree as the caller is allowed to see it. */
@@ -27,7 +27,7 @@ export class TenancyService {
     return this.directory.childrenOf(parentId);
   }
 
-  async requireVisibleTenant(session: Session, customerId: string, code = 'not_found') {
+  async requireVisibleTenant(session: Session, customerId: string, code: ErrorCode = 'not_found') {
     const tenant = await this.visibleTenant(session, customerId);
     if (!tenant) throw notFound(code, `Customer ${customerId} was not found`);
     return tenant;

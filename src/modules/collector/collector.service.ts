@@ -120,7 +120,7 @@ export class CollectorService {
 
   /** Releases newest first, optionally of one channel, os and arch (each validated). */
   async releases(filter: { channel?: string | null; os?: string | null; arch?: string | null }): Promise<CollectorRelease[]> {
-    const pick = (name: string, value: string | null | undefined, allowed: readonly string[]) => {
+    const pick = (name: 'channel' | 'os' | 'arch', value: string | null | undefined, allowed: readonly string[]) => {
       const v = value?.trim().toLowerCase();
       if (!v) return undefined;
       if (!allowed.includes(v)) throw badRequest(`invalid_${name}`, `${name} must be one of ${allowed.join(', ')}`);

@@ -1,4 +1,4 @@
-import { DomainError, badRequest } from '../../errors.js';
+import { DomainError, type ErrorCode, badRequest } from '../../errors.js';
 
 /** What collector builds exist (api-spec.md section 4, Collector). There is no linux/arm64 build. */
 export const OSES = ['linux', 'darwin', 'windows'] as const;
@@ -19,7 +19,7 @@ export interface Platform {
  * Collector errors carry the human text in `error` (wire.md 13: `{"error":"Unsupported platform:
  * windows/arm7"}`), which the SDK shows as the message, and the machine code in `code`.
  */
-export const collectorError = (status: number, code: string, text: string, extra: Record<string, unknown> = {}) =>
+export const collectorError = (status: number, code: ErrorCode, text: string, extra: Record<string, unknown> = {}) =>
   new DomainError(status, code, text, { body: { error: text, ...extra } });
 
 /** A query value: trimmed and lowercased; empty means "use the default". */

@@ -1,5 +1,5 @@
 import type { Session } from '../../auth/session.js';
-import { DomainError, badRequest, notFound } from '../../errors.js';
+import { DomainError, type ErrorCode, badRequest, notFound } from '../../errors.js';
 import type { Node } from '../../generated/prisma/client.js';
 import type { CollectorService } from '../collector/collector.service.js';
 import { NodeKind, type NodeService } from '../nodes/nodes.service.js';
@@ -129,7 +129,7 @@ export class NodeCommandService {
   }
 }
 
-function gatewayFailure(code: string): Failure {
+function gatewayFailure(code: ErrorCode): Failure {
   return {
     timeout: new DomainError(504, code, 'The collector did not answer in time'),
     failed: (message) => new DomainError(504, code, `The collector could not do it: ${message}`),

@@ -1,6 +1,7 @@
 /** Messages between the API thread (ingest-workers.ts) and an ingest worker (ingest.worker.ts). */
 import type { DaySlice, Rejection, TimeWindow } from '../../flowstore/ingest-convert.js';
 import type { RowStamp } from '../../flowstore/ingest-rows.js';
+import type { ErrorCode } from '../../errors.js';
 
 /**
  * What the API thread needs of a batch's body before it knows the node: its fields' kinds. An id
@@ -27,6 +28,6 @@ export interface WireSlice extends DaySlice {
 export type ReplyBody =
   | { ok: true; envelope?: BatchEnvelope; converted?: { rejected: Rejection[]; slices: WireSlice[] }; block?: Uint8Array }
   /** `refusal`: the body itself is refused (an HTTP error the service answers with). */
-  | { ok: false; refusal?: { status: number; code: string; message: string }; error?: string };
+  | { ok: false; refusal?: { status: number; code: ErrorCode; message: string }; error?: string };
 
 export type IngestReply = { call: number } & ReplyBody;

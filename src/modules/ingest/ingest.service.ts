@@ -1,5 +1,5 @@
 import type { Session } from '../../auth/session.js';
-import { DomainError, badRequest, missingFields } from '../../errors.js';
+import { DomainError, type ErrorCode, badRequest, missingFields } from '../../errors.js';
 import { type FlowEngine, FlowEngineError, type IngestOutcome } from '../../flowstore/index.js';
 import { currentTimeWindow, dedupTokenFor, ingestOutcome } from '../../flowstore/ingest.js';
 import { FlowIngestBusyError, type FlowInsertQueue } from '../../flowstore/insert-queue.js';
@@ -116,7 +116,7 @@ export class IngestService {
 
 /** A 503 the collector retries after Retry-After seconds; anything else as it is. */
 function asDomainError(error: unknown): unknown {
-  const retryLater = (code: string, message: string, seconds: number) =>
+  const retryLater = (code: ErrorCode, message: string, seconds: number) =>
     new DomainError(503, code, message, { body: { retry_after: seconds }, headers: { 'retry-after': String(seconds) } });
   if (error instanceof FlowIngestBusyError) return retryLater('ingest_busy', error.message, error.retryAfterSeconds);
   if (error instanceof FlowEngineError) {

@@ -2,6 +2,8 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import type { Config } from '../../config.js';
 import type { FlowEngine } from '../../flowstore/index.js';
+import { DomainError } from '../../errors.js';
+import { sendError } from '../../http/errors.js';
 import { sendJson } from '../../http/kit.js';
 import { type HttpRoute, READ_METHODS } from '../../http/routes.js';
 import type { Database } from '../../infra/database.js';
@@ -35,7 +37,7 @@ export async function startOperationsEndpoints(
   const metrics = (req: IncomingMessage, res: ServerResponse) =>
     void serveMetrics(req, res, token).catch((error) => {
       app.logger.error('metrics.failed', { error });
-      if (!res.headersSent) sendJson(res, 500, { error: 'internal_error', code: 'internal_error', message: 'The metrics could not be collected' });
+      if (!res.headersSent) sendError(res, new DomainError(500, 'internal_error', 'The metrics could not be collected'));
     });
   let metricsServer: Server | undefined;
   if (port !== undefined) {
@@ -88,12 +90,11 @@ async function serveMetrics(req: IncomingMessage, res: ServerResponse, token: st
   if (!readOnly(req, res)) return;
   if (token !== undefined && !bearerMatches(req.headers.authorization, token)) {
     const reason = req.headers.authorization ? 'invalid_token' : 'missing_token';
-    return sendJson(
-      res,
-      401,
-      { error: 'authentication_error', code: 'authentication_error', message: `${METRICS_PATH} needs the METRICS_TOKEN as a bearer token`, details: { reason } },
-      { 'www-authenticate': 'Bearer' },
-    );
+    const refusal = new DomainError(401, 'authentication_error', `${METRICS_PATH} needs the METRICS_TOKEN as a bearer token`, {
+      body: { details: { reason } },
+      headers: { 'www-authenticate': 'Bearer' },
+    });
+    return sendError(res, refusal);
   }
   const body = await registry.metrics();
   res.writeHead(200, { 'content-type': registry.contentType, 'content-length': Buffer.byteLength(body), 'cache-control': 'no-store' });
@@ -107,12 +108,12 @@ function bearerMatches(authorization: string | undefined, token: string): boolea
   return timingSafeEqual(digest(given), digest(token));
 }
 
-const notFound = (res: ServerResponse, message: string) => sendJson(res, 404, { error: 'not_found', code: 'not_found', message });
+const notFound = (res: ServerResponse, message: string) => sendError(res, new DomainError(404, 'not_found', message));
 
 /** GET and HEAD (node:http leaves a HEAD's body out); anything else is answered 405 here. */
 function readOnly(req: IncomingMessage, res: ServerResponse): boolean {
   if (req.method === 'GET' || req.method === 'HEAD') return true;
-  sendJson(res, 405, { error: 'method_not_allowed', code: 'method_not_allowed', message: 'Use GET' }, { allow: 'GET, HEAD' });
+  sendError(res, new DomainError(405, 'method_not_allowed', 'Use GET', { headers: { allow: 'GET, HEAD' } }));
   return false;
 }
 

@@ -45,7 +45,8 @@ export function authorizationDoc(schema: GraphQLSchema, routes: readonly (Route 
   const pathsOf = (fields: readonly string[]) => {
     const methodsByPath = new Map<string, string[]>();
     for (const r of routes) {
-      if ('operation' in r && operationFields(schema, r.operation).some((f) => fields.includes(f))) methodsByPath.set(r.path, [...(methodsByPath.get(r.path) ?? []), r.method]);
+      if ('operation' in r && operationFields(schema, r.operation).some((f) => fields.includes(f)))
+        methodsByPath.set(r.path, [...(methodsByPath.get(r.path) ?? []), r.method]);
     }
     return [...methodsByPath].map(([path, methods]) => code(`${methods.join(', ')} ${path}`));
   };
@@ -64,9 +65,9 @@ export function authorizationDoc(schema: GraphQLSchema, routes: readonly (Route 
     'scope it needs and how far it reaches over tenants, or is public. Resolvers and services name',
     "their action (`session.assert('nodes.read')`); an action on a tenant the request names uses",
     "`await session.assertTenant('networks.write', customerId)`. A token without the scope gets 403",
-    '`authorization_error` naming `required_scope`; a named tenant outside the caller\'s tree gets 404',
+    "`authorization_error` naming `required_scope`; a named tenant outside the caller's tree gets 404",
     '`not_found`, as if it did not exist (the scope is checked first, input validation where the',
-    'contract puts it). Tenant reach: `own` is the token\'s own tenant; `tree` is the caller\'s tenant',
+    "contract puts it). Tenant reach: `own` is the token's own tenant; `tree` is the caller's tenant",
     'and its children, anything outside behaving as missing.',
     '',
     '| Action | Needs | Tenant reach | What | GraphQL fields | REST paths and other doors |',

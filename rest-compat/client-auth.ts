@@ -3,8 +3,7 @@ import { field } from './route.js';
 
 const BASIC = /^Basic[ ]+([A-Za-z0-9+/]*={0,2})[ ]*$/i;
 
-const malformed = () =>
-  new DomainError(401, 'invalid_credentials', 'Authorization header must be "Basic " and base64 of client_id:client_secret');
+const malformed = () => new DomainError(401, 'invalid_credentials', 'Authorization header must be "Basic " and base64 of client_id:client_secret');
 
 /**
  * The client credentials of a token request. api-spec.md puts them in the body (`client_id`,

@@ -7,7 +7,19 @@
  * JSON type, is a 400 `invalid_request` naming the field as the request spelt it.
  */
 import fc from 'fast-check';
-import { type GraphQLInputType, GraphQLBoolean, GraphQLFloat, GraphQLID, GraphQLInt, GraphQLString, Kind, isInputObjectType, isListType, isNonNullType, typeFromAST } from 'graphql';
+import {
+  type GraphQLInputType,
+  GraphQLBoolean,
+  GraphQLFloat,
+  GraphQLID,
+  GraphQLInt,
+  GraphQLString,
+  Kind,
+  isInputObjectType,
+  isListType,
+  isNonNullType,
+  typeFromAST,
+} from 'graphql';
 import { schema } from '../src/graphql/schema.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestApp, startTestApp } from '../test/kit/app.js';
@@ -18,16 +30,64 @@ import type { Route, ServedRoute } from './route.js';
 import { routes, servedRoutes } from './routes.js';
 
 const HOSTILE_VALUES: unknown[] = [
-  null, true, 0, -1, 1.5, 2 ** 31, -(2 ** 63), 2 ** 53 + 2, 1e308, -1e308,
-  '', ' ', 'x'.repeat(5_000), '\u0000', '\ud800', '😀', '../../etc/passwd', "'; DROP TABLE flows; --", 'NaN', '1e400',
-  '2025-13-45T99:99:99Z', '0000-01-01T00:00:00Z', '9999-12-31T23:59:59Z',
+  null,
+  true,
+  0,
+  -1,
+  1.5,
+  2 ** 31,
+  -(2 ** 63),
+  2 ** 53 + 2,
+  1e308,
+  -1e308,
+  '',
+  ' ',
+  'x'.repeat(5_000),
+  '\u0000',
+  '\ud800',
+  '😀',
+  '../../etc/passwd',
+  "'; DROP TABLE flows; --",
+  'NaN',
+  '1e400',
+  '2025-13-45T99:99:99Z',
+  '0000-01-01T00:00:00Z',
+  '9999-12-31T23:59:59Z',
   // Names every JavaScript object has: a lookup table must not find them.
-  'constructor', '__proto__', 'toString', ['constructor', '__proto__', 'hasOwnProperty'],
-  { by: 'toString', direction: 'ASC' }, { relative: { value: 1, unit: 'constructor' } }, [{ field: 'valueOf', order: 'constructor' }],
-  [], [null], ['x'], [1, 'a', {}], Array.from({ length: 200 }, (_, i) => `id-${i}`),
-  {}, { now: true }, { relative: { value: 1e12, unit: 'days' } }, { absolute: { date: 42 } }, { a: { b: { c: [{}] } } },
+  'constructor',
+  '__proto__',
+  'toString',
+  ['constructor', '__proto__', 'hasOwnProperty'],
+  { by: 'toString', direction: 'ASC' },
+  { relative: { value: 1, unit: 'constructor' } },
+  [{ field: 'valueOf', order: 'constructor' }],
+  [],
+  [null],
+  ['x'],
+  [1, 'a', {}],
+  Array.from({ length: 200 }, (_, i) => `id-${i}`),
+  {},
+  { now: true },
+  { relative: { value: 1e12, unit: 'days' } },
+  { absolute: { date: 42 } },
+  { a: { b: { c: [{}] } } },
 ];
-const HOSTILE_QUERY = ['', 'x', '-1', '1.5', '1e400', '99999999999999999999', 'NaN', '\u0000', '😀', 'x'.repeat(3_000), 'true', '2025-13-45', '0000-01-01T00:00:00Z', 'a,b,,c'];
+const HOSTILE_QUERY = [
+  '',
+  'x',
+  '-1',
+  '1.5',
+  '1e400',
+  '99999999999999999999',
+  'NaN',
+  '\u0000',
+  '😀',
+  'x'.repeat(3_000),
+  'true',
+  '2025-13-45',
+  '0000-01-01T00:00:00Z',
+  'a,b,,c',
+];
 const HOSTILE_SEGMENTS = ['x', '..', '%00', encodeURIComponent('😀'), 'x'.repeat(400), '%E0%A4%A'];
 /** Valid JSON nested 40,000 deep: in every field a route reads, the body still fits in 1 MiB. */
 const nested = `${'['.repeat(40_000)}${']'.repeat(40_000)}`;
@@ -61,7 +121,13 @@ function jsonKind(type: GraphQLInputType): JsonKind | undefined {
   const inner = isNonNullType(type) ? type.ofType : type;
   if (isListType(inner)) return 'array';
   if (isInputObjectType(inner)) return 'object';
-  const scalars: Record<string, JsonKind> = { [GraphQLString.name]: 'string', [GraphQLID.name]: 'string', [GraphQLBoolean.name]: 'boolean', [GraphQLInt.name]: 'integer', [GraphQLFloat.name]: 'number' };
+  const scalars: Record<string, JsonKind> = {
+    [GraphQLString.name]: 'string',
+    [GraphQLID.name]: 'string',
+    [GraphQLBoolean.name]: 'boolean',
+    [GraphQLInt.name]: 'integer',
+    [GraphQLFloat.name]: 'number',
+  };
   return scalars[inner.name];
 }
 
@@ -69,10 +135,20 @@ function jsonKind(type: GraphQLInputType): JsonKind | undefined {
  * The GraphQL type of the variable (or input field) a route puts a request field into, found by
  * giving the field a marker and looking for it among the variables the route builds.
  */
-function typeOfField(route: Route, where: 'body' | 'query', key: string, base: { body?: Record<string, unknown>; params?: Record<string, string> } = {}): GraphQLInputType | undefined {
+function typeOfField(
+  route: Route,
+  where: 'body' | 'query',
+  key: string,
+  base: { body?: Record<string, unknown>; params?: Record<string, string> } = {},
+): GraphQLInputType | undefined {
   const marker = `\u0001marker:${key}`;
   const query = new URLSearchParams(where === 'query' ? { [key]: marker } : {});
-  const variables = route.variables({ params: new Proxy({}, { get: (_t, name) => base.params?.[name as string] ?? 'x' }), query, body: where === 'body' ? { ...base.body, [key]: marker } : { ...base.body }, headers: {} });
+  const variables = route.variables({
+    params: new Proxy({}, { get: (_t, name) => base.params?.[name as string] ?? 'x' }),
+    query,
+    body: where === 'body' ? { ...base.body, [key]: marker } : { ...base.body },
+    headers: {},
+  });
   const pathTo = (value: unknown, path: string[]): string[] | undefined => {
     if (value === marker) return path;
     if (typeof value !== 'object' || value === null) return undefined;
@@ -131,28 +207,39 @@ describe('hostile input on every documented path', () => {
     return call(t.url, route.method, query ? `${path}?${query}` : path, { token, ...payload });
   };
 
-  it.each(all.map((route) => [`${route.method} ${route.path}`, route] as const))('%s: every field and parameter, one hostile value at a time', async (label, route) => {
-    const { body, query } = fieldsOf(route);
-    for (const key of body) {
-      for (const value of HOSTILE_VALUES) {
-        expectDocumentedError(`${label} body.${key}=${JSON.stringify(value)?.slice(0, 60)}`, await send(route, { body: { ...base[route.path]?.body, [key]: value } }));
+  it.each(all.map((route) => [`${route.method} ${route.path}`, route] as const))(
+    '%s: every field and parameter, one hostile value at a time',
+    async (label, route) => {
+      const { body, query } = fieldsOf(route);
+      for (const key of body) {
+        for (const value of HOSTILE_VALUES) {
+          expectDocumentedError(
+            `${label} body.${key}=${JSON.stringify(value)?.slice(0, 60)}`,
+            await send(route, { body: { ...base[route.path]?.body, [key]: value } }),
+          );
+        }
       }
-    }
-    for (const key of query) {
-      for (const value of HOSTILE_QUERY) expectDocumentedError(`${label} ?${key}=${value.slice(0, 60)}`, await send(route, { query: { [key]: value } }));
-    }
-    for (const name of route.path.match(/:\w+/g) ?? []) {
-      for (const segment of HOSTILE_SEGMENTS) {
-        const res = await call(t.url, route.method, route.path.replace(/:(\w+)/g, (m) => (m === name ? segment : 'x')), { token, body: {} });
-        expectDocumentedError(`${label} ${name}=${segment.slice(0, 40)}`, res);
+      for (const key of query) {
+        for (const value of HOSTILE_QUERY) expectDocumentedError(`${label} ?${key}=${value.slice(0, 60)}`, await send(route, { query: { [key]: value } }));
       }
-    }
-    if (route.method !== 'GET') {
-      for (const rawBody of RAW_BODIES) expectDocumentedError(`${label} raw ${rawBody.slice(0, 20)}`, await send(route, { rawBody }));
-      const deep = `{${body.map((key) => `${JSON.stringify(key)}:${nested}`).join(',')}}`;
-      expectDocumentedError(`${label} every field nested 40,000 deep`, await send(route, { rawBody: deep }));
-    }
-  });
+      for (const name of route.path.match(/:\w+/g) ?? []) {
+        for (const segment of HOSTILE_SEGMENTS) {
+          const res = await call(
+            t.url,
+            route.method,
+            route.path.replace(/:(\w+)/g, (m) => (m === name ? segment : 'x')),
+            { token, body: {} },
+          );
+          expectDocumentedError(`${label} ${name}=${segment.slice(0, 40)}`, res);
+        }
+      }
+      if (route.method !== 'GET') {
+        for (const rawBody of RAW_BODIES) expectDocumentedError(`${label} raw ${rawBody.slice(0, 20)}`, await send(route, { rawBody }));
+        const deep = `{${body.map((key) => `${JSON.stringify(key)}:${nested}`).join(',')}}`;
+        expectDocumentedError(`${label} every field nested 40,000 deep`, await send(route, { rawBody: deep }));
+      }
+    },
+  );
 
   const typed = routes.map((route) => [`${route.method} ${route.path}`, route] as const);
   it.each(typed)('%s: a value of the wrong JSON type in any field is a 400 invalid_request naming it', async (label, route) => {
@@ -176,7 +263,11 @@ describe('hostile input on every documented path', () => {
       const itemKind = isListType(list) ? jsonKind(list.ofType) : undefined;
       if (itemKind) {
         const wrong = (Object.keys(OF_KIND) as JsonKind[]).find((other) => !fits(itemKind, other))!;
-        expectRefused(`${label} body.${key}=[${JSON.stringify(OF_KIND[wrong])}]`, `${key}[0]`, await send(route, { body: { ...base[route.path]?.body, [key]: [OF_KIND[wrong]] } }));
+        expectRefused(
+          `${label} body.${key}=[${JSON.stringify(OF_KIND[wrong])}]`,
+          `${key}[0]`,
+          await send(route, { body: { ...base[route.path]?.body, [key]: [OF_KIND[wrong]] } }),
+        );
       }
     }
     for (const key of query) {

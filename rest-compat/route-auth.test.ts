@@ -11,7 +11,11 @@ const everyRoute = [...routes, ...servedRoutes];
 
 /** The README's table of what each path needs, as the route table declares it. */
 function scopeTable(): string {
-  const needs: [Access, string][] = [['public', 'nothing (no token)'], ['token', 'any valid token'], ...knownScopes.map((s): [Access, string] => [s as Access, `\`${s}\``])];
+  const needs: [Access, string][] = [
+    ['public', 'nothing (no token)'],
+    ['token', 'any valid token'],
+    ...knownScopes.map((s): [Access, string] => [s as Access, `\`${s}\``]),
+  ];
   const rows = needs.map(([auth, label]) => {
     const methodsByPath = new Map<string, string[]>();
     for (const r of everyRoute.filter((r) => r.access === auth)) methodsByPath.set(r.path, [...(methodsByPath.get(r.path) ?? []), r.method]);
@@ -44,7 +48,11 @@ describe("the route table's access column", () => {
   it('names for every path the scope the service asks for: 403 naming it without, none with only it', async () => {
     const scoped = everyRoute.filter((r) => r.access !== 'public' && r.access !== 'token');
     for (const scope of new Set(scoped.map((r) => r.access))) {
-      const without = await seedCaller(t.app, customerId, allScopes.filter((s) => s !== scope));
+      const without = await seedCaller(
+        t.app,
+        customerId,
+        allScopes.filter((s) => s !== scope),
+      );
       const only = await seedCaller(t.app, customerId, [scope]);
       for (const route of scoped.filter((r) => r.access === scope)) {
         const label = `${route.method} ${route.path}`;

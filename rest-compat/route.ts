@@ -43,7 +43,6 @@ export interface Route<TData = any, TVars = any> {
   errorHeaders?: (req: RestRequest, error: DomainError) => Record<string, string> | undefined;
 }
 
-
 export const defineRoute = <TData, TVars>(route: Route<TData, TVars>): Route<TData, TVars> => route;
 
 /** A body value as a GraphQL String variable; anything else is passed on for GraphQL to refuse. */

@@ -24,14 +24,20 @@ describe('rest-compat router', () => {
   });
 
   // A NUL or a broken escape in a segment names nothing: the SDK's get() reads that 404 as None.
-  it.each(['/rest/nope/1.0', '/rest/deployments/2.0', '/search/unknown', '/nowhere', '/rest/deployments/1.0/extra', '/rest/nodes/1.0/%00', '/rest/nodes/1.0/a%00b/diagnostics', '/rest/nodes/1.0/%E0%A4%A'])(
-    'answers 404 JSON for unknown path %s',
-    async (path) => {
-      const res = await call(t.url, 'GET', path, { token });
-      expect(res.status).toBe(404);
-      expect(res.body).toMatchObject({ error: 'not_found', code: 'not_found', message: expect.any(String) });
-    },
-  );
+  it.each([
+    '/rest/nope/1.0',
+    '/rest/deployments/2.0',
+    '/search/unknown',
+    '/nowhere',
+    '/rest/deployments/1.0/extra',
+    '/rest/nodes/1.0/%00',
+    '/rest/nodes/1.0/a%00b/diagnostics',
+    '/rest/nodes/1.0/%E0%A4%A',
+  ])('answers 404 JSON for unknown path %s', async (path) => {
+    const res = await call(t.url, 'GET', path, { token });
+    expect(res.status).toBe(404);
+    expect(res.body).toMatchObject({ error: 'not_found', code: 'not_found', message: expect.any(String) });
+  });
 
   it('answers 405 JSON with Allow for a wrong method', async () => {
     const res = await call(t.url, 'PUT', '/rest/deployments/1.0', { token, body: {} });
@@ -55,11 +61,15 @@ describe('rest-compat router', () => {
 
   it('answers 413 for a chunked body that grows past 1 MiB, and keeps serving', async () => {
     const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
-      const req = request(`${t.url}/rest/deployments/1.0`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` } }, (res) => {
-        let body = '';
-        res.on('data', (c) => (body += c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-      });
+      const req = request(
+        `${t.url}/rest/deployments/1.0`,
+        { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` } },
+        (res) => {
+          let body = '';
+          res.on('data', (c) => (body += c));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+        },
+      );
       req.on('error', reject);
       const chunk = Buffer.alloc(64 * 1024, 0x20);
       for (let i = 0; i < 20; i++) req.write(chunk);

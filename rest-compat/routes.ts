@@ -23,13 +23,22 @@ import { investigationRoutes } from './routes/investigations.js';
  * Every documented /rest and /search path this server answers, one file per family under
  * routes/. Adding a path is adding a row there and an operation under schema/operations.
  */
-export const routes: Route[] = [...oauthRoutes, ...deviceAuthRoutes, ...deploymentRoutes, ...nodeRoutes, ...profileRoutes, ...collectorRoutes, ...searchRoutes, ...exploreRoutes, ...eventRoutes, ...automationRoutes, ...investigationRoutes];
+export const routes: Route[] = [
+  ...oauthRoutes,
+  ...deviceAuthRoutes,
+  ...deploymentRoutes,
+  ...nodeRoutes,
+  ...profileRoutes,
+  ...collectorRoutes,
+  ...searchRoutes,
+  ...exploreRoutes,
+  ...eventRoutes,
+  ...automationRoutes,
+  ...investigationRoutes,
+];
 
 /** Paths answered with bytes straight from a service (see ServedRoute), and the document of them all. */
-export const servedRoutes: ServedRoute[] = [
-  ...collectorServedRoutes,
-  ...apiDocsRoutes(() => openApiDocument({ schema, routes, served: servedRoutes })),
-];
+export const servedRoutes: ServedRoute[] = [...collectorServedRoutes, ...apiDocsRoutes(() => openApiDocument({ schema, routes, served: servedRoutes }))];
 
 /** The server's row for /rest and /search: every path above, its operation run through the envelope. */
 export const restCompatRoute = (envelope: GraphqlEnvelope, services: Services, logger: Logger): HttpRoute => ({

@@ -40,7 +40,12 @@ const BUILT_IN: ReadonlyMap<string, (value: unknown) => string | undefined> = ne
   [GraphQLFloat.name, (v) => (typeof v === 'number' && Number.isFinite(v) ? undefined : 'must be a number')],
   [
     GraphQLInt.name,
-    (v) => (!Number.isInteger(v) ? 'must be an integer' : (v as number) < -(2 ** 31) || (v as number) >= 2 ** 31 ? 'must be between -2147483648 and 2147483647' : undefined),
+    (v) =>
+      !Number.isInteger(v)
+        ? 'must be an integer'
+        : (v as number) < -(2 ** 31) || (v as number) >= 2 ** 31
+          ? 'must be between -2147483648 and 2147483647'
+          : undefined,
   ],
 ]);
 

@@ -54,7 +54,10 @@ const schema = z.object({
     .pipe(z.array(secretsKey).max(2, 'at most two keys: the current one, then the previous one'))
     .optional(),
   CLICKHOUSE_URL: optionalUrl,
-  CLICKHOUSE_DATABASE: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/).default('default'),
+  CLICKHOUSE_DATABASE: z
+    .string()
+    .regex(/^[A-Za-z_][A-Za-z0-9_]*$/)
+    .default('default'),
   // Credentials for CLICKHOUSE_URL, unless it carries them itself (http://user:password@host:8123).
   CLICKHOUSE_USER: optionalText,
   CLICKHOUSE_PASSWORD: optionalText,
@@ -67,7 +70,12 @@ const schema = z.object({
   // Flows waiting to be stored beyond which a collector's batch is answered 503 (docs/flowstore.md "Group commit").
   INGEST_QUEUE_FLOWS: z.coerce.number().int().min(1).max(10_000_000).default(90_000),
   // Threads that parse, check and encode collectors' batches; default: the cores but one, 1 to 4.
-  INGEST_WORKERS: z.coerce.number().int().min(1).max(64).default(Math.max(1, Math.min(4, availableParallelism() - 1))),
+  INGEST_WORKERS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(64)
+    .default(Math.max(1, Math.min(4, availableParallelism() - 1))),
   IP_ORG_DATASET: z.enum(['preload', 'lazy', 'off']).default('preload'),
   // Test-only knob: scales collector command deadlines (diagnostics 10 s, pprof duration + 15 s).
   COMMAND_TIMEOUT_SCALE: z.coerce.number().positive().max(1).default(1),
@@ -87,7 +95,12 @@ const schema = z.object({
   TRUSTED_PROXIES: z
     .string()
     .default('')
-    .transform((v) => v.split(',').map((a) => a.trim()).filter((a) => a !== ''))
+    .transform((v) =>
+      v
+        .split(',')
+        .map((a) => a.trim())
+        .filter((a) => a !== ''),
+    )
     .refine((list) => list.every((a) => isIP(a) !== 0), 'must be a comma-separated list of IP addresses'),
   // How often expired device authorizations and ended rate-limit windows are deleted (0 = never).
   PURGE_INTERVAL_SECONDS: z.coerce.number().int().min(0).max(86_400).default(60),
@@ -95,7 +108,10 @@ const schema = z.object({
   DETECTION_INTERVAL_SECONDS: z.coerce.number().int().min(0).max(86_400).default(300),
   DETECTION_WINDOW_MINUTES: z.coerce.number().int().min(5).max(10_080).default(60),
   // Webhook targets on private, loopback or link-local networks are refused unless this is true.
-  AUTOMATION_ALLOW_PRIVATE_TARGETS: z.enum(['true', 'false', '1', '0']).default('false').transform((v) => v === 'true' || v === '1'),
+  AUTOMATION_ALLOW_PRIVATE_TARGETS: z
+    .enum(['true', 'false', '1', '0'])
+    .default('false')
+    .transform((v) => v === 'true' || v === '1'),
   // Test-only knob: the first automation retry delay (it doubles per attempt).
   AUTOMATION_RETRY_BASE_MS: z.coerce.number().int().min(10).max(3_600_000).default(10_000),
   // /metrics (docs/operations.md): a bearer token it asks for, and/or a port of its own; with neither it is off.
@@ -260,6 +276,7 @@ function clickhouseServer(e: z.infer<typeof schema>): ClickHouseServer | undefin
     user,
     password: password === undefined ? undefined : new Redacted(password),
     caCert: e.CLICKHOUSE_CA_FILE,
-    clientCert: e.CLICKHOUSE_CERT_FILE && e.CLICKHOUSE_KEY_FILE ? { cert: e.CLICKHOUSE_CERT_FILE, key: new Redacted(e.CLICKHOUSE_KEY_FILE.toString()) } : undefined,
+    clientCert:
+      e.CLICKHOUSE_CERT_FILE && e.CLICKHOUSE_KEY_FILE ? { cert: e.CLICKHOUSE_CERT_FILE, key: new Redacted(e.CLICKHOUSE_KEY_FILE.toString()) } : undefined,
   };
 }

@@ -17,10 +17,10 @@ export const ERROR_CODES = {
   unsupported_media_type: 'The body has a Content-Type the path does not take',
   method_not_allowed: 'The path does not take this HTTP method',
   bad_request: 'The request target is not a valid path',
-  not_found: 'No such path or resource, or one outside the caller\'s tenants',
+  not_found: "No such path or resource, or one outside the caller's tenants",
   invalid_cursor: 'The cursor is not one this server issued',
   batch_too_large: 'A flow batch carries more flows than one batch may',
-  error: 'The device flow\'s start or poll lacks a required field (the spec\'s own code)',
+  error: "The device flow's start or poll lacks a required field (the spec's own code)",
   // Who is calling
   authentication_error: 'No token, or one that is invalid, expired or revoked',
   authorization_error: 'The token lacks the scope (`details.required_scope`) or the tenant for this action',
@@ -30,11 +30,11 @@ export const ERROR_CODES = {
   instance_not_authorized: 'Some instance_ids are not tenants the caller may read',
   rate_limited: 'Too many requests from this client or address; retry after `Retry-After`',
   // Tenants and deployments
-  deployment_not_found: 'No such deployment among the caller\'s children',
+  deployment_not_found: "No such deployment among the caller's children",
   handle_taken: 'The handle is already used under that parent',
   profile_not_found: 'No such profile for the tenant',
   // Nodes and collectors
-  node_not_registered: 'The collector\'s node is unknown or was removed',
+  node_not_registered: "The collector's node is unknown or was removed",
   machine_mismatch: 'The machine id does not match the node the credential belongs to',
   enrolment_conflict: 'Another collector enrolled with this credential at the same moment',
   not_connected: 'The node has no open control channel',
@@ -54,7 +54,7 @@ export const ERROR_CODES = {
   invalid_arch: 'The arch is not one releases are built for',
   invalid_channel: 'The update channel is not stable or beta',
   invalid_version: 'The version is not a semantic version',
-  invalid_signature: 'The download link\'s signature does not match',
+  invalid_signature: "The download link's signature does not match",
   link_expired: 'The download link has expired',
   unsupported_platform: 'No collector is built for that platform',
   // Device approval
@@ -66,7 +66,7 @@ export const ERROR_CODES = {
   invalid_file: 'The own-networks file cannot be read or has a bad line',
   rule_limit_reached: 'The tenant has as many automation rules as it may',
   target_not_allowed: 'The webhook target is a private or loopback address',
-  target_unresolvable: 'The webhook target\'s host name does not resolve',
+  target_unresolvable: "The webhook target's host name does not resolve",
   // Flows, search and detection
   ingest_busy: 'The ingest queue is full; send the same batch again after `Retry-After`',
   store_unavailable: 'The flow store failed; retry the same batch',
@@ -116,16 +116,14 @@ export class DomainError extends GraphQLError {
   }
 }
 
-export const badRequest = (code: ErrorCode, message: string, details?: Record<string, unknown>) =>
-  new DomainError(400, code, message, { details });
+export const badRequest = (code: ErrorCode, message: string, details?: Record<string, unknown>) => new DomainError(400, code, message, { details });
 
 export const missingFields = (fields: string[]) =>
   new DomainError(400, 'missing_required_fields', `Missing required fields: ${fields.join(', ')}`, {
     details: { fields },
   });
 
-export const notFound = (code: ErrorCode, message: string, body?: Record<string, unknown>) =>
-  new DomainError(404, code, message, { body });
+export const notFound = (code: ErrorCode, message: string, body?: Record<string, unknown>) => new DomainError(404, code, message, { body });
 
 export const unauthorized = (message: string) => new DomainError(403, 'unauthorized', message);
 
@@ -135,10 +133,7 @@ export function authenticationError(reason: string, message: string): DomainErro
   return new DomainError(401, 'authentication_error', message, { details: { reason } });
 }
 
-export function authorizationError(
-  message: string,
-  details: Record<string, unknown> = { reason: 'forbidden' },
-): DomainError {
+export function authorizationError(message: string, details: Record<string, unknown> = { reason: 'forbidden' }): DomainError {
   return new DomainError(403, 'authorization_error', message, { details });
 }
 

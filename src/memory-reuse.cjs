@@ -24,7 +24,12 @@ const JEMALLOC_CONF = 'dirty_decay_ms:30000,muzzy_decay_ms:30000';
 
 /** `GLIBC_TUNABLES` with ours added to those already set (`a=1:b=2`, as glibc reads them). */
 function glibcTunables(current) {
-  const set = new Set((current ?? '').split(':').filter(Boolean).map((entry) => entry.split('=')[0]));
+  const set = new Set(
+    (current ?? '')
+      .split(':')
+      .filter(Boolean)
+      .map((entry) => entry.split('=')[0]),
+  );
   const added = Object.entries(GLIBC_MALLOC_TUNABLES)
     .filter(([name]) => !set.has(name))
     .map(([name, value]) => `${name}=${value}`);

@@ -121,7 +121,13 @@ export async function createServices(config: Config, db: Database, flows: FlowEn
   // Embedded PGlite is one process by construction; a PostgreSQL server may be shared by several.
   const counters = config.databaseUrl ? new RateLimitStore(db.pool) : new InProcessRateLimitCounters();
   const rateLimits = new RateLimiter(counters, config.rateLimits);
-  const auth = new AuthService(new TokenService(keys, config.tokenTtlSeconds), credentials, tenantScopeLoader(directory), async (id) => Boolean(await directory.get(id)), rateLimits);
+  const auth = new AuthService(
+    new TokenService(keys, config.tokenTtlSeconds),
+    credentials,
+    tenantScopeLoader(directory),
+    async (id) => Boolean(await directory.get(id)),
+    rateLimits,
+  );
   const events = new EventService(new EventStore(prisma), pubsub, logger);
   const nodeStore = new NodeStore(prisma);
   const profileStore = new ProfileStore(prisma);
@@ -142,10 +148,18 @@ export async function createServices(config: Config, db: Database, flows: FlowEn
     allowPrivateTargets: config.automationAllowPrivateTargets,
     webhookTimeoutMs: 10_000,
   });
-  const deviceAuth = new DeviceAuthService(new DeviceAuthorizationStore(prisma), pubsub, links, logger, rateLimits, {
-    lifetimeSeconds: config.deviceCodeTtlSeconds,
-    pollIntervalSeconds: config.devicePollIntervalSeconds,
-  }, events);
+  const deviceAuth = new DeviceAuthService(
+    new DeviceAuthorizationStore(prisma),
+    pubsub,
+    links,
+    logger,
+    rateLimits,
+    {
+      lifetimeSeconds: config.deviceCodeTtlSeconds,
+      pollIntervalSeconds: config.devicePollIntervalSeconds,
+    },
+    events,
+  );
   const networks = new OwnNetworkService(new OwnNetworkStore(prisma));
   const search = new SearchService(flows, logger);
   const automationRunner = new AutomationRunner(automationStore, automationActions, events, pubsub, logger, {
@@ -161,11 +175,16 @@ export async function createServices(config: Config, db: Database, flows: FlowEn
     deployments: new DeploymentService(tenants),
     pubsub,
     deviceAuth,
-    purge: new PeriodicJob('purge', config.purgeIntervalSeconds * 1000, async () => {
-      const counters = await rateLimits.purge();
-      const devices = await deviceAuth.purgeExpired();
-      if (counters || devices) logger.info('purge.done', { rateLimitCounters: counters, deviceAuthorizations: devices });
-    }, logger),
+    purge: new PeriodicJob(
+      'purge',
+      config.purgeIntervalSeconds * 1000,
+      async () => {
+        const counters = await rateLimits.purge();
+        const devices = await deviceAuth.purgeExpired();
+        if (counters || devices) logger.info('purge.done', { rateLimitCounters: counters, deviceAuthorizations: devices });
+      },
+      logger,
+    ),
     collector,
     nodes,
     profiles: new ProfileService(profileStore),
@@ -220,7 +239,16 @@ export function createDetectionService(
 ): DetectionService {
   const networks = wiring.networks ?? new OwnNetworkService(new OwnNetworkStore(db.prisma));
   const flowStore = new DetectionStore(flows, (ids) => networks.rangesOf(ids));
-  return new DetectionService(db, new DetectionPostgresStore(db.prisma), flowStore, new InvestigationStore(db.prisma), logger, options, wiring.events, wiring.detectors);
+  return new DetectionService(
+    db,
+    new DetectionPostgresStore(db.prisma),
+    flowStore,
+    new InvestigationStore(db.prisma),
+    logger,
+    options,
+    wiring.events,
+    wiring.detectors,
+  );
 }
 
 /** How the dictionary reads its table on a ClickHouse server: as the service does (chDB needs nothing). */

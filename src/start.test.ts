@@ -49,7 +49,7 @@ async function firstAnswer(url: string): Promise<Response> {
 }
 
 describe('npm start (src/start.cjs)', () => {
-  it('sizes libuv\'s thread pool before anything uses it: eight blocked tasks leave room for more', async () => {
+  it("sizes libuv's thread pool before anything uses it: eight blocked tasks leave room for more", async () => {
     const { output, exited } = start(['test/kit/thread-pool-probe.ts'], {}, /\n/);
     expect(JSON.parse(await output)).toEqual({ anotherTaskDone: true });
     expect(await exited).toBe(0);
@@ -180,7 +180,9 @@ describe('npm start refused by the machine: one line on stderr, exit 1, before t
       try {
         const res = await refusedStart({ DATA_DIR: dataDir, PORT: String(port) });
         expect(res).toMatchObject({ code: 1, stdout: '' });
-        expect(res.stderr).toBe(`cannot listen: port ${port} on 127.0.0.1 is already in use by another process: stop it, or set PORT (and HOST) to a free one\n`);
+        expect(res.stderr).toBe(
+          `cannot listen: port ${port} on 127.0.0.1 is already in use by another process: stop it, or set PORT (and HOST) to a free one\n`,
+        );
         // Neither PGlite nor chDB nor the secrets key was created: the engines never opened.
         expect(readdirSync(dataDir)).toEqual([]);
         expect(res.ms).toBeLessThan(15_000);

@@ -59,7 +59,8 @@ const { values } = parseArgs({ options: { 'out-dir': { type: 'string', default: 
 const outDir = resolve(values['out-dir']!);
 // Node finds the dependencies by walking up from each module: the build must sit inside the repository.
 if (relative(root, dirname(outDir)).startsWith('..')) fail(`${outDir} is outside ${root}: the compiled code would not find node_modules`);
-if (!existsSync(join(root, 'src/generated/prisma/client.ts'))) fail('src/generated/ is missing: run npm ci (its postinstall generates the Prisma client and the typed operations)');
+if (!existsSync(join(root, 'src/generated/prisma/client.ts')))
+  fail('src/generated/ is missing: run npm ci (its postinstall generates the Prisma client and the typed operations)');
 const started = Date.now();
 clear(outDir);
 compile(outDir);

@@ -35,7 +35,7 @@ const FLAT_ERROR: JsonSchema = {
 
 const NESTED_ERROR: JsonSchema = {
   type: 'object',
-  description: 'The search service\'s nested error body (wire.md 2.2 B).',
+  description: "The search service's nested error body (wire.md 2.2 B).",
   properties: {
     error: {
       type: 'object',
@@ -80,8 +80,11 @@ export function openApiDocument({ schema, routes, served }: DocumentOptions) {
     components: {
       schemas: { FlatError: FLAT_ERROR, NestedError: NESTED_ERROR },
       responses: {
-        FlatError: errorResponse('FlatError', 'An error in the flat body: 400 invalid input, 401 no or a bad token, 403 a missing scope or tenant, 404 not found, 409, 413, 429...'),
-        NestedError: errorResponse('NestedError', 'An error in the search service\'s nested body'),
+        FlatError: errorResponse(
+          'FlatError',
+          'An error in the flat body: 400 invalid input, 401 no or a bad token, 403 a missing scope or tenant, 404 not found, 409, 413, 429...',
+        ),
+        NestedError: errorResponse('NestedError', "An error in the search service's nested body"),
       },
       securitySchemes: {
         oauth2: {

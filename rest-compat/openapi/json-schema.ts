@@ -1,11 +1,4 @@
-import {
-  type GraphQLInputType,
-  type GraphQLLeafType,
-  isEnumType,
-  isInputObjectType,
-  isListType,
-  isNonNullType,
-} from 'graphql';
+import { type GraphQLInputType, type GraphQLLeafType, isEnumType, isInputObjectType, isListType, isNonNullType } from 'graphql';
 import { wireName } from '../variables.js';
 
 /** A JSON Schema (2020-12, the dialect of OpenAPI 3.1) as plain data. */
@@ -22,8 +15,7 @@ const SCALARS: Record<string, JsonSchema> = {
   JSON: {},
 };
 
-const described = (schema: JsonSchema, description: string | null | undefined): JsonSchema =>
-  description ? { ...schema, description } : schema;
+const described = (schema: JsonSchema, description: string | null | undefined): JsonSchema => (description ? { ...schema, description } : schema);
 
 /** A leaf's values: the scalar's JSON type, or an enum's names. */
 export function leafSchema(type: GraphQLLeafType): JsonSchema {

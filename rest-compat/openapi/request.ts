@@ -27,7 +27,11 @@ export interface ReadInputs {
 }
 
 /** The `:name` segments of a route's path. */
-export const pathParameters = (path: string) => path.split('/').filter((s) => s.startsWith(':')).map((s) => s.slice(1));
+export const pathParameters = (path: string) =>
+  path
+    .split('/')
+    .filter((s) => s.startsWith(':'))
+    .map((s) => s.slice(1));
 
 /** `/a/:id` as OpenAPI spells it: `/a/{id}`. */
 export const openApiPath = (path: string) => path.replace(/:([^/]+)/g, '{$1}');

@@ -5,11 +5,22 @@ import { RawResponse, type Route, defineRoute } from '../route.js';
 import { mergeSchemas, routeResponses } from './response.js';
 
 const row = (render: Route['render'], status?: number): Route =>
-  defineRoute({ method: 'POST', path: '/rest/test/1.0/:node_id', access: 'public', operation: UpdateNodeDocument, variables: () => ({ nodeId: 'x' }), render, status });
+  defineRoute({
+    method: 'POST',
+    path: '/rest/test/1.0/:node_id',
+    access: 'public',
+    operation: UpdateNodeDocument,
+    variables: () => ({ nodeId: 'x' }),
+    render,
+    status,
+  });
 
 describe('routeResponses: what a row renders of its operation, as a schema', () => {
   it('reads renamed, computed and passed-through fields, each typed by its GraphQL field', () => {
-    const [ok] = routeResponses(schema, row(({ update }) => ({ status: 'success', node: update.node_id, parts: [update.version].length, update }), 201));
+    const [ok] = routeResponses(
+      schema,
+      row(({ update }) => ({ status: 'success', node: update.node_id, parts: [update.version].length, update }), 201),
+    );
     expect(ok!.status).toBe(201);
     expect(ok!.schema).toMatchObject({
       type: 'object',
@@ -24,7 +35,10 @@ describe('routeResponses: what a row renders of its operation, as a schema', () 
   });
 
   it('follows each branch render takes on a null, and requires only what every branch gives', () => {
-    const [ok] = routeResponses(schema, row(({ update }) => (update.platform === null ? { node_id: update.node_id } : { node_id: update.node_id, platform: update.platform })));
+    const [ok] = routeResponses(
+      schema,
+      row(({ update }) => (update.platform === null ? { node_id: update.node_id } : { node_id: update.node_id, platform: update.platform })),
+    );
     expect(ok!.schema!.required).toEqual(['node_id']);
     expect(Object.keys(ok!.schema!.properties as object)).toEqual(['node_id', 'platform']);
   });
@@ -41,7 +55,10 @@ describe('routeResponses: what a row renders of its operation, as a schema', () 
     expect(routeResponses(schema, poll)).toEqual([
       { status: 200, contentType: 'application/json', headers: ['retry-after'], schema: expect.objectContaining({ required: ['status'] }) },
     ]);
-    const redirect = routeResponses(schema, row(() => new RawResponse(302, { location: '/x' })));
+    const redirect = routeResponses(
+      schema,
+      row(() => new RawResponse(302, { location: '/x' })),
+    );
     expect(redirect).toEqual([{ status: 302, headers: ['location'] }]);
   });
 
@@ -64,7 +81,7 @@ describe('mergeSchemas', () => {
     expect(mergeSchemas(a, b)).toEqual({ type: 'object', properties: { x: { type: ['string', 'null'] }, y: { type: 'integer' } }, required: ['x'] });
   });
 
-  it('keeps a leaf\'s description over the literal that stood for it, and offers either of two unlike schemas', () => {
+  it("keeps a leaf's description over the literal that stood for it, and offers either of two unlike schemas", () => {
     expect(mergeSchemas({ type: 'boolean' }, { type: 'boolean', description: 'd' })).toEqual({ type: 'boolean', description: 'd' });
     expect(mergeSchemas({ type: 'string' }, { type: 'integer' })).toEqual({ anyOf: [{ type: 'string' }, { type: 'integer' }] });
     expect(mergeSchemas({ type: 'array', items: { type: 'string' } }, { type: 'array' })).toEqual({ type: 'array', items: { type: 'string' } });

@@ -79,7 +79,10 @@ export function routeResponses(schema: GraphQLSchema, route: Route): RouteRespon
   const byStatus = new Map<number, RouteResponse>();
   for (const output of outputs) {
     if (output === undefined) continue; // render refuses this data (a 404 for a null result): an error, documented apart
-    const response = output instanceof RawResponse ? rawResponse(output) : { status: route.status ?? 200, contentType: 'application/json', schema: schemaOf(output, sampler.shapes), headers: [] };
+    const response =
+      output instanceof RawResponse
+        ? rawResponse(output)
+        : { status: route.status ?? 200, contentType: 'application/json', schema: schemaOf(output, sampler.shapes), headers: [] };
     const known = byStatus.get(response.status);
     if (!known) byStatus.set(response.status, response);
     else byStatus.set(response.status, mergeResponses(known, response));
@@ -169,7 +172,12 @@ function fieldsOf(sampler: Sampler, selectionSet: SelectionSetNode, optional = f
 function selectionOf(sampler: Sampler, selectionSet: SelectionSetNode, key: string): SelectionSetNode | undefined {
   for (const selection of selectionSet.selections) {
     if (selection.kind === Kind.FIELD && (selection.alias?.value ?? selection.name.value) === key) return selection.selectionSet;
-    const set = selection.kind === Kind.INLINE_FRAGMENT ? selection.selectionSet : selection.kind === Kind.FRAGMENT_SPREAD ? sampler.fragments.get(selection.name.value)?.selectionSet : undefined;
+    const set =
+      selection.kind === Kind.INLINE_FRAGMENT
+        ? selection.selectionSet
+        : selection.kind === Kind.FRAGMENT_SPREAD
+          ? sampler.fragments.get(selection.name.value)?.selectionSet
+          : undefined;
     const found = set && selectionOf(sampler, set, key);
     if (found) return found;
   }

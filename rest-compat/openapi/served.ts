@@ -35,7 +35,11 @@ const once = <T>(make: () => T): (() => T) => {
 };
 
 const asset = (body: Buffer | string, type: string, cache: string) =>
-  new RawResponse(200, { ...PAGE_HEADERS, 'content-type': type, 'cache-control': cache, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"` }, body);
+  new RawResponse(
+    200,
+    { ...PAGE_HEADERS, 'content-type': type, 'cache-control': cache, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"` },
+    body,
+  );
 
 /**
  * GET /rest/openapi.json (the document, built on first request) and GET /rest/docs (a reference
@@ -62,14 +66,18 @@ export function apiDocsRoutes(document: () => unknown): ServedRoute[] {
       method: 'GET',
       path: DOCS_PATH,
       access: 'public',
-      doc: { summary: 'API reference page', description: 'This document rendered for reading, served with its viewer from this server.', contentTypes: ['text/html'] },
+      doc: {
+        summary: 'API reference page',
+        description: 'This document rendered for reading, served with its viewer from this server.',
+        contentTypes: ['text/html'],
+      },
       serve: async () => asset(page(), 'text/html; charset=utf-8', 'no-cache'),
     },
     {
       method: 'GET',
       path: `${DOCS_PATH}/:file`,
       access: 'public',
-      doc: { summary: 'API reference page asset', description: 'The viewer\'s script and style sheet.', contentTypes: ['text/css', 'text/javascript'] },
+      doc: { summary: 'API reference page asset', description: "The viewer's script and style sheet.", contentTypes: ['text/css', 'text/javascript'] },
       serve: async ({ params }) => {
         const file = Object.hasOwn(pageFiles, params.file!) ? files.get(params.file!) : undefined;
         if (!file) throw notFound('not_found', `No such file: ${DOCS_PATH}/${params.file}`);

@@ -1,8 +1,4 @@
-import {
-  CollectorDownloadDocument,
-  CollectorInstallScriptDocument,
-  CollectorUninstallScriptDocument,
-} from '../../src/generated/operations.js';
+import { CollectorDownloadDocument, CollectorInstallScriptDocument, CollectorUninstallScriptDocument } from '../../src/generated/operations.js';
 import { RawResponse, type Route, type ServedRoute, defineRoute } from '../route.js';
 
 const script = (text: string) =>
@@ -16,8 +12,7 @@ export const collectorRoutes: Route[] = [
     access: 'public',
     operation: CollectorDownloadDocument,
     variables: ({ query }) => ({ os: query.get('os'), arch: query.get('arch'), channel: query.get('channel') }),
-    render: ({ download }) =>
-      new RawResponse(302, { location: download.location, 'cache-control': 'no-store', 'x-checksum-sha256': download.release.sha256 }),
+    render: ({ download }) => new RawResponse(302, { location: download.location, 'cache-control': 'no-store', 'x-checksum-sha256': download.release.sha256 }),
   }),
   defineRoute({
     method: 'GET',

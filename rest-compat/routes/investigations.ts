@@ -4,7 +4,7 @@ import { notFound } from '../../src/errors.js';
 import { defineRoute, integer, type Route } from '../route.js';
 
 /** A query parameter, or null when absent or empty (the SDK sends only the filters it was given). */
-const text = (query: URLSearchParams, name: string): string | null => (query.get(name)?.trim() || null);
+const text = (query: URLSearchParams, name: string): string | null => query.get(name)?.trim() || null;
 
 /** A Float query parameter; anything not a finite number is passed on for GraphQL to refuse (400). */
 const decimal = (query: URLSearchParams, name: string): number | null => {
@@ -16,8 +16,7 @@ const decimal = (query: URLSearchParams, name: string): number | null => {
 
 type Timeline = { at: string; label: string; children?: Timeline[] };
 /** The operation selects timelines to a fixed depth; the wire wants `children` on every event. */
-const withChildren = (events: Timeline[] | null): Timeline[] | null =>
-  events?.map((e) => ({ ...e, children: withChildren(e.children ?? []) ?? [] })) ?? null;
+const withChildren = (events: Timeline[] | null): Timeline[] | null => events?.map((e) => ({ ...e, children: withChildren(e.children ?? []) ?? [] })) ?? null;
 
 /** Investigations (wire.md 8). */
 export const investigationRoutes: Route[] = [

@@ -23,7 +23,10 @@ describe('admin CLI against DATABASE_URL, while the server runs', () => {
     const child = await adminCli(['tenant', 'create', '--name', 'Kid', '--handle', 'kid', '--parent', msp.json.customer_id], env);
     expect(child.json).toMatchObject({ type: 'child', parent: msp.json.customer_id });
 
-    const client = await adminCli(['client', 'create', '--customer', msp.json.customer_id, '--scopes', 'p.token.scope.deployment_api', '--description', 'ops'], env);
+    const client = await adminCli(
+      ['client', 'create', '--customer', msp.json.customer_id, '--scopes', 'p.token.scope.deployment_api', '--description', 'ops'],
+      env,
+    );
     expect(client.json).toMatchObject({ customer_id: msp.json.customer_id, scopes: ['p.token.scope.deployment_api'], description: 'ops' });
     expect(client.json.client_secret).toMatch(/^[A-Za-z0-9_-]{43}$/);
 
@@ -103,7 +106,11 @@ describe('admin CLI help', () => {
   });
 
   it("prints one command's usage for `<command> --help` and `help <command>`", async () => {
-    for (const args of [['detect', 'run', '--help'], ['help', 'detect', 'run'], ['detect', 'run', '--customer', 'cus_x', '-h']]) {
+    for (const args of [
+      ['detect', 'run', '--help'],
+      ['help', 'detect', 'run'],
+      ['detect', 'run', '--customer', 'cus_x', '-h'],
+    ]) {
       const help = await adminCli(args, env);
       expect(help.code, help.stderr).toBe(0);
       expect(help.stdout).toMatch(/^usage:\n  detect run --customer CUSTOMER_ID \[--window-minutes N\]\n/);

@@ -25,7 +25,6 @@ const tenantService = (db: Database) => {
 };
 const clientService = (db: Database) => new ClientService(new ClientStore(db.prisma), new TenantStore(db.prisma));
 
-
 export const tenantView = (t: Tenant) => ({
   customer_id: t.id,
   name: t.name,
@@ -82,8 +81,8 @@ const commands: Record<string, Command> = {
       const tenant = await tenantService(db).create({
         name: required(values, 'name', tenantCreateUsage),
         handle: required(values, 'handle', tenantCreateUsage),
-      parentId: values.parent,
-      msp: values.msp,
+        parentId: values.parent,
+        msp: values.msp,
       });
       return tenantView(tenant);
     },
@@ -109,7 +108,10 @@ const commands: Record<string, Command> = {
         args,
         options: { customer: { type: 'string' }, scopes: { type: 'string' }, description: { type: 'string' } },
       });
-      const scopes = required(values, 'scopes', clientCreateUsage).split(',').map((s) => s.trim()).filter(Boolean);
+      const scopes = required(values, 'scopes', clientCreateUsage)
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean);
       return clientService(db).create({
         customerId: required(values, 'customer', clientCreateUsage),
         scopes,
@@ -150,7 +152,9 @@ const commands: Record<string, Command> = {
 export const usage = `usage: npm run -s admin -- <command> [options]
        npm run -s admin -- <command> --help
 Prints JSON on stdout. Commands:
-${Object.values(commands).map((c) => c.usage).join('\n')}`;
+${Object.values(commands)
+  .map((c) => c.usage)
+  .join('\n')}`;
 
 /**
  * Every sealed value re-sealed under a new secrets key, in one transaction, while servers run.

@@ -62,7 +62,14 @@ export const actions = {
     scope: Scopes.nodeApi,
     tenant: 'tree',
     description: "Read collector nodes of the caller's tree and watch their status",
-    fields: ['Query.collectorNodes', 'Query.collectorNode', 'Query.outdatedNodes', 'Subscription.nodeStatus', 'Investigation.sourceNode', 'Investigation.observedBy'],
+    fields: [
+      'Query.collectorNodes',
+      'Query.collectorNode',
+      'Query.outdatedNodes',
+      'Subscription.nodeStatus',
+      'Investigation.sourceNode',
+      'Investigation.observedBy',
+    ],
   },
   'nodes.provision': {
     scope: Scopes.nodeApi,

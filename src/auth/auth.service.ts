@@ -22,7 +22,12 @@ export class AuthService {
    * The token endpoint: `issueToken` for a request from `origin`, counted per address and per
    * client_id first (429 `rate_limited`), so guessing a secret or burning CPU on hashing is bounded.
    */
-  async requestToken(origin: RequestOrigin, clientId: string | null | undefined, clientSecret: string | null | undefined, grantType?: string | null): Promise<IssuedToken> {
+  async requestToken(
+    origin: RequestOrigin,
+    clientId: string | null | undefined,
+    clientSecret: string | null | undefined,
+    grantType?: string | null,
+  ): Promise<IssuedToken> {
     await this.limiter.take('token', origin, clientId);
     return this.issueToken(clientId, clientSecret, grantType);
   }

@@ -15,7 +15,13 @@ export interface ClientView {
 }
 
 const view = (c: {
-  id: string; customerId: string; scopes: string[]; description: string | null; kind: string; createdAt: Date; revokedAt: Date | null;
+  id: string;
+  customerId: string;
+  scopes: string[];
+  description: string | null;
+  kind: string;
+  createdAt: Date;
+  revokedAt: Date | null;
 }): ClientView => ({
   client_id: c.id,
   customer_id: c.customerId,
@@ -35,7 +41,8 @@ export class ClientService {
 
   async create(input: { customerId: string; scopes: string[]; description?: string; kind?: string }) {
     const unknown = input.scopes.filter((s) => !knownScopes.includes(s));
-    if (unknown.length) throw badRequest('invalid_request', `unknown scopes: ${unknown.join(', ')}; valid scopes: ${knownScopes.join(', ')}`, { valid_scopes: knownScopes });
+    if (unknown.length)
+      throw badRequest('invalid_request', `unknown scopes: ${unknown.join(', ')}; valid scopes: ${knownScopes.join(', ')}`, { valid_scopes: knownScopes });
     if (!(await this.tenants.find(input.customerId))) throw notFound('not_found', `Customer ${input.customerId} was not found`);
     const secret = generateSecret();
     const client = await this.store.create({

@@ -207,7 +207,8 @@ describe('secrets rotate with SECRETS_KEY, while servers run (the steps of docs/
   let t: TestApp | undefined;
   const start = (secretsKey: string) =>
     startTestApp({ databaseUrl: database.url, dataDir, env: { SECRETS_KEY: secretsKey, AUTOMATION_ALLOW_PRIVATE_TARGETS: 'true' } });
-  const rotate = (secretsKey: string) => adminCli(['secrets', 'rotate'], { DATABASE_URL: database.url, DATA_DIR: dataDir, SECRETS_KEY: secretsKey, LOG_LEVEL: 'silent' });
+  const rotate = (secretsKey: string) =>
+    adminCli(['secrets', 'rotate'], { DATABASE_URL: database.url, DATA_DIR: dataDir, SECRETS_KEY: secretsKey, LOG_LEVEL: 'silent' });
 
   beforeAll(async () => {
     database = await createTestDatabase();
@@ -256,11 +257,18 @@ describe('upgrading a database the previous version wrote', () => {
     let t: TestApp | undefined;
     try {
       const pool = new pg.Pool({ connectionString: database.url, max: 1 });
-      await applyMigrations(pool, createLogger('silent'), readMigrations().filter((m) => m.name < '0006'));
+      await applyMigrations(
+        pool,
+        createLogger('silent'),
+        readMigrations().filter((m) => m.name < '0006'),
+      );
       const { publicKey, privateKey } = await generateKeyPair('ES256', { extractable: true });
       const privateJwk = await exportJWK(privateKey);
       const secret = `whsec_${randomBytes(32).toString('base64url')}`;
-      await pool.query(`INSERT INTO signing_keys (kid, alg, private_jwk, public_jwk) VALUES ('key_old', 'ES256', $1, $2)`, [privateJwk, await exportJWK(publicKey)]);
+      await pool.query(`INSERT INTO signing_keys (kid, alg, private_jwk, public_jwk) VALUES ('key_old', 'ES256', $1, $2)`, [
+        privateJwk,
+        await exportJWK(publicKey),
+      ]);
       await pool.query(`INSERT INTO tenants (id, name, handle, type, is_msp) VALUES ('cus_old', 'Old', 'old', 'msp', true)`);
       await pool.query(
         `INSERT INTO automation_rules (id, customer_id, name, topic, action, webhook_url, secret_kid, secret_box)

@@ -37,11 +37,7 @@ export function resealSecrets(store: SealedSecretStore, secretsKey: SecretsKey, 
   });
 }
 
-function openLegacy<K extends { kid: string }>(
-  rule: SealedWebhookSecret,
-  keys: K[],
-  privateJwk: (key: K) => string,
-): string {
+function openLegacy<K extends { kid: string }>(rule: SealedWebhookSecret, keys: K[], privateJwk: (key: K) => string): string {
   const key = keys.find((k) => k.kid === rule.legacy_secret_kid);
   if (!key) throw new Error(`the webhook secret of rule ${rule.id} was sealed under signing key ${rule.legacy_secret_kid}, which is gone`);
   return openLegacyWebhookSecret({ kid: key.kid, d: (JSON.parse(privateJwk(key)) as { d: string }).d }, rule.id, rule.secret_box);

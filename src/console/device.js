@@ -201,26 +201,30 @@ async function checkEnrolled() {
 function watch() {
   stopWatching?.();
   const url = `${location.protocol === 'https:' ? 'wss:' : 'ws:'}//${location.host}/graphql`;
-  stopWatching = subscribe(url, { query: WATCH, variables: { code } }, {
-    next(result) {
-      const view = result.data?.deviceAuthorizationStatus;
-      if (!view) return;
-      retryDelay = 1000;
-      setLive('live');
-      render(view);
+  stopWatching = subscribe(
+    url,
+    { query: WATCH, variables: { code } },
+    {
+      next(result) {
+        const view = result.data?.deviceAuthorizationStatus;
+        if (!view) return;
+        retryDelay = 1000;
+        setLive('live');
+        render(view);
+      },
+      complete() {
+        stopWatching = undefined;
+        setLive(false);
+      },
+      error() {
+        stopWatching = undefined;
+        if (device?.status !== 'pending') return setLive(false);
+        setLive('retrying');
+        setTimeout(watch, retryDelay);
+        retryDelay = Math.min(retryDelay * 2, 15_000);
+      },
     },
-    complete() {
-      stopWatching = undefined;
-      setLive(false);
-    },
-    error() {
-      stopWatching = undefined;
-      if (device?.status !== 'pending') return setLive(false);
-      setLive('retrying');
-      setTimeout(watch, retryDelay);
-      retryDelay = Math.min(retryDelay * 2, 15_000);
-    },
-  });
+  );
 }
 
 async function signIn(event) {

@@ -25,7 +25,10 @@ describe('chDB session', () => {
     const engine = new ChdbEngine(dir);
     try {
       const rows = await engine.query<{ name: string; value: string }>(
-        named('flowstore:test.caches', "SELECT name, value FROM system.server_settings WHERE name IN ('uncompressed_cache_size', 'index_uncompressed_cache_size') ORDER BY name"),
+        named(
+          'flowstore:test.caches',
+          "SELECT name, value FROM system.server_settings WHERE name IN ('uncompressed_cache_size', 'index_uncompressed_cache_size') ORDER BY name",
+        ),
         {},
       );
       expect(rows).toEqual([
@@ -47,7 +50,9 @@ describe('chDB query threads', () => {
     const dir = mkdtempSync(join(tmpdir(), 'flowstore-chdb-'));
     const engine = new ChdbEngine(dir);
     try {
-      const busy = engine.query(named('flowstore:test.busy', 'SELECT count() FROM numbers(100000000000) WHERE sipHash64(number) = 0'), {}, { timeoutMs: 1500 }).catch(() => undefined);
+      const busy = engine
+        .query(named('flowstore:test.busy', 'SELECT count() FROM numbers(100000000000) WHERE sipHash64(number) = 0'), {}, { timeoutMs: 1500 })
+        .catch(() => undefined);
       await new Promise((resolve) => setTimeout(resolve, 700));
       expect([...threadStates().values()].filter((t) => t.state === 'R').map((t) => t.nice)).toContain(19);
       await busy;

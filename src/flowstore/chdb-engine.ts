@@ -60,7 +60,10 @@ export const UNCOMPRESSED_CACHE_BYTES = 1024 ** 3;
 export const INDEX_UNCOMPRESSED_CACHE_BYTES = 256 * 1024 ** 2;
 
 /** Server configuration given when a chDB session opens (it is not a query setting). */
-export const CHDB_CONNECTION_ARGS = [`--uncompressed_cache_size=${UNCOMPRESSED_CACHE_BYTES}`, `--index_uncompressed_cache_size=${INDEX_UNCOMPRESSED_CACHE_BYTES}`];
+export const CHDB_CONNECTION_ARGS = [
+  `--uncompressed_cache_size=${UNCOMPRESSED_CACHE_BYTES}`,
+  `--index_uncompressed_cache_size=${INDEX_UNCOMPRESSED_CACHE_BYTES}`,
+];
 
 function mapChdbError(queryName: string, err: unknown, timeoutMs: number): Error {
   const e = err as { clickhouseCode?: unknown; message?: unknown };

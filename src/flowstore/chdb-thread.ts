@@ -16,7 +16,16 @@ import type { Worker } from 'node:worker_threads';
 import { claimDirectory } from '../infra/directory-owner.js';
 import { sourceWorker } from '../infra/source-worker.js';
 import { giveBack, lend } from '../infra/lent-bytes.js';
-import { type FlowEngine, type InsertOptions, type LinesFormat, type QueryOptions, type RowSeparation, linesOutput, observeStatement, parseEachRow } from './engine.js';
+import {
+  type FlowEngine,
+  type InsertOptions,
+  type LinesFormat,
+  type QueryOptions,
+  type RowSeparation,
+  linesOutput,
+  observeStatement,
+  parseEachRow,
+} from './engine.js';
 import { jsonEachRowBytes } from './chdb-engine.js';
 import { FlowEngineError, FlowQueryAbortedError } from './errors.js';
 import { type Call, type CallBody, type Reply, type Started, errorFromWire, wireOptions } from './chdb-thread.protocol.js';

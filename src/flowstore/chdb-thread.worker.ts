@@ -61,7 +61,12 @@ async function run(call: CallBody, signal: AbortSignal): Promise<{ bytes?: Uint8
       await engine.insertBytes(call.table, Buffer.from(call.values.buffer, call.values.byteOffset, call.values.byteLength), { ...call.opts, signal });
       return {};
     case 'insertNative':
-      await engine.insertNative(call.table, call.columns, call.blocks.map((b) => Buffer.from(b.buffer, b.byteOffset, b.byteLength)), { ...call.opts, signal });
+      await engine.insertNative(
+        call.table,
+        call.columns,
+        call.blocks.map((b) => Buffer.from(b.buffer, b.byteOffset, b.byteLength)),
+        { ...call.opts, signal },
+      );
       return {};
     case 'ping':
       return { alive: await engine.ping() };

@@ -102,12 +102,7 @@ const bool = (path: string, opts?: Opts) => def(path, 'Nullable(Bool)', 'bool', 
 /** IPs are stored as the text that was sent, so they come back byte for byte. */
 const ip = (path: string, opts?: Opts) => def(path, 'Nullable(String)', 'ip', opts);
 const strs = (path: string, opts?: Opts) => def(path, 'Array(LowCardinality(String))', 'string[]', opts);
-const moments = (prefix: string) => [
-  int(`${prefix}.count`, 'Int64'),
-  float(`${prefix}.sum`),
-  float(`${prefix}.sum_squares`),
-  float(`${prefix}.sum_cubes`),
-];
+const moments = (prefix: string) => [int(`${prefix}.count`, 'Int64'), float(`${prefix}.sum`), float(`${prefix}.sum_squares`), float(`${prefix}.sum_cubes`)];
 
 const geo = (side: string) => [
   lc(`${side}.geo.continent_name`),
@@ -166,7 +161,13 @@ const sensorArray = (field: string) =>
  * promoting a field needs no data migration.
  */
 const promoted = (make: (path: string, opts?: Opts) => ColumnDef, path: string, opts: Opts = {}) =>
-  make(path, { ...opts, defaultExpr: `JSONExtract(\`extras\`, ${path.split('.').map((k) => `'${k}'`).join(', ')}, 'Nullable(String)')` });
+  make(path, {
+    ...opts,
+    defaultExpr: `JSONExtract(\`extras\`, ${path
+      .split('.')
+      .map((k) => `'${k}'`)
+      .join(', ')}, 'Nullable(String)')`,
+  });
 
 export const TIMESTAMP_PATH = '@timestamp';
 export const ID_PATH = 'id';
@@ -289,9 +290,7 @@ export const COLUMNS: readonly ColumnDef[] = [
   ...moments('stats.size.frame'),
   ...moments('stats.size.payload_entropy'),
   ...moments('stats.timing.duration_secs'),
-  ...['mean_gap', 'regularity', 'consistency', 'burstiness', 'min_gap', 'max_gap'].map((k) =>
-    float(`stats.timing.inter_arrival_secs.${k}`),
-  ),
+  ...['mean_gap', 'regularity', 'consistency', 'burstiness', 'min_gap', 'max_gap'].map((k) => float(`stats.timing.inter_arrival_secs.${k}`)),
 
   float('metric.src_bytes'),
   float('metric.dst_bytes'),

@@ -34,7 +34,10 @@ describe('egress rollups', () => {
 
   const perOrg = (settings: string) =>
     engine.query<{ org: string | null; n: number }>(
-      named('flowstore:test.per_org', `SELECT collector_org AS org, count() AS n FROM flows WHERE customer_id IN ('t1', 't2') AND is_egress = 1 GROUP BY org ORDER BY org SETTINGS ${settings}`),
+      named(
+        'flowstore:test.per_org',
+        `SELECT collector_org AS org, count() AS n FROM flows WHERE customer_id IN ('t1', 't2') AND is_egress = 1 GROUP BY org ORDER BY org SETTINGS ${settings}`,
+      ),
       {},
     );
 
@@ -50,18 +53,29 @@ describe('egress rollups', () => {
     // Until the background build reaches a part, that part is read row by row.
     expect(await perOrg('optimize_use_projections = 1')).toEqual(rows);
     for (let i = 0; i < 600; i++) {
-      const [pending] = await engine.query<{ n: number }>(named('flowstore:test.mutations', "SELECT count() AS n FROM system.mutations WHERE table = 'flows' AND NOT is_done"), {});
+      const [pending] = await engine.query<{ n: number }>(
+        named('flowstore:test.mutations', "SELECT count() AS n FROM system.mutations WHERE table = 'flows' AND NOT is_done"),
+        {},
+      );
       if (Number(pending!.n) === 0) break;
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
     expect(await perOrg("force_optimize_projection_name = 'egress_sources'")).toEqual(rows);
     const built = await engine.query<{ name: string; parts: number }>(
-      named('flowstore:test.projection_parts', "SELECT name, count() AS parts FROM system.projection_parts WHERE table = 'flows' AND active GROUP BY name ORDER BY name"),
+      named(
+        'flowstore:test.projection_parts',
+        "SELECT name, count() AS parts FROM system.projection_parts WHERE table = 'flows' AND active GROUP BY name ORDER BY name",
+      ),
       {},
     );
-    const parts = await engine.query<{ n: number }>(named('flowstore:test.parts', "SELECT count() AS n FROM system.parts WHERE table = 'flows' AND active"), {});
+    const parts = await engine.query<{ n: number }>(
+      named('flowstore:test.parts', "SELECT count() AS n FROM system.parts WHERE table = 'flows' AND active"),
+      {},
+    );
     const egress = Object.values(EGRESS_ROLLUPS).map((r) => r.name);
-    expect(built.filter((b) => egress.includes(b.name))).toEqual(egress.map((name) => ({ name, parts: parts[0]!.n })).sort((a, b) => a.name.localeCompare(b.name)));
+    expect(built.filter((b) => egress.includes(b.name))).toEqual(
+      egress.map((name) => ({ name, parts: parts[0]!.n })).sort((a, b) => a.name.localeCompare(b.name)),
+    );
   }, 120_000);
 
   it('reads exactly the window: whole hours from the rollup, the ends from the rows', async () => {
@@ -113,10 +127,13 @@ describe('egress rollups', () => {
     const summed = [...keys.map((k, i) => `${k} AS k${i}`), ...values.map((v, i) => `${ordered(v)} AS v${i}`)];
     const groupBy = keys.map((_, i) => `k${i}`).join(', ');
     const read = (columns: string[], from: string, settings: string) =>
-      engine.query<Record<string, unknown>>(named('flowstore:test.rollup_rows', `SELECT ${columns.join(', ')} FROM ${from} GROUP BY ${groupBy} ORDER BY ${groupBy} SETTINGS ${settings}`), {
-        table: 'flows',
-        name: r.name,
-      });
+      engine.query<Record<string, unknown>>(
+        named('flowstore:test.rollup_rows', `SELECT ${columns.join(', ')} FROM ${from} GROUP BY ${groupBy} ORDER BY ${groupBy} SETTINGS ${settings}`),
+        {
+          table: 'flows',
+          name: r.name,
+        },
+      );
     const tidy = (v: unknown): unknown => (Array.isArray(v) ? v.map(tidy) : typeof v === 'number' ? Number(v.toPrecision(12)) : v);
     const normalize = (rows: Record<string, unknown>[]) => rows.map((row) => Object.fromEntries(Object.entries(row).map(([k, v]) => [k, tidy(v)])));
     return [
@@ -135,11 +152,21 @@ describe('egress rollups', () => {
 
   it('hold what the rows hold, after late, repeated and re-sent batches, merges and a tenant deletion', async () => {
     const start = Math.floor(Date.now() / HOUR) * HOUR - 5 * HOUR;
-    const gen = createFlowGenerator({ seed: 3, customerId: 'g1', startMs: start, endMs: start + 2 * HOUR, flowsPerSecond: 0.5, scenarios: [{ kind: 'beacon', intervalSecs: 60 }] });
+    const gen = createFlowGenerator({
+      seed: 3,
+      customerId: 'g1',
+      startMs: start,
+      endMs: start + 2 * HOUR,
+      flowsPerSecond: 0.5,
+      scenarios: [{ kind: 'beacon', intervalSecs: 60 }],
+    });
     // One flow in four without the organization the collector named: the dataset's to name.
-    const flows = (gen.take(100_000) as unknown as Record<string, unknown>[]).map((f, i) => (i % 4 ? f : { ...f, dst: { ...(f.dst as object), ctx: undefined, geo: undefined } }));
+    const flows = (gen.take(100_000) as unknown as Record<string, unknown>[]).map((f, i) =>
+      i % 4 ? f : { ...f, dst: { ...(f.dst as object), ctx: undefined, geo: undefined } },
+    );
     for (const c of ['g1', 'g2']) {
-      for (let b = 0; b * 1_000 < flows.length; b++) await insertFlowBatch(engine, { customerId: c, nodeId: 'n1', batchId: `b${b}`, flows: flows.slice(b * 1_000, (b + 1) * 1_000) });
+      for (let b = 0; b * 1_000 < flows.length; b++)
+        await insertFlowBatch(engine, { customerId: c, nodeId: 'n1', batchId: `b${b}`, flows: flows.slice(b * 1_000, (b + 1) * 1_000) });
     }
     await expectRollupsMatchRows();
 
@@ -151,7 +178,14 @@ describe('egress rollups', () => {
 
     // Re-sent after the dedup window: counted twice by the rows until a merge collapses it, and so by the rollups.
     const count = async () =>
-      Number((await engine.query<{ n: number }>(named('flowstore:test.count', "SELECT count() AS n FROM flows WHERE customer_id = 'g1' SETTINGS optimize_use_projections = 0"), {}))[0]!.n);
+      Number(
+        (
+          await engine.query<{ n: number }>(
+            named('flowstore:test.count', "SELECT count() AS n FROM flows WHERE customer_id = 'g1' SETTINGS optimize_use_projections = 0"),
+            {},
+          )
+        )[0]!.n,
+      );
     const before = await count();
     // Held until OPTIMIZE: a background merge between reading the rollup and the rows would
     // collapse the copies in one read and not the other.
@@ -169,7 +203,10 @@ describe('egress rollups', () => {
     await waitForMutations(engine, 'flows');
     await expectRollupsMatchRows();
     const tenants = await engine.query<{ customer_id: string }>(
-      named('flowstore:test.rollup_tenants', "SELECT DISTINCT customer_id FROM mergeTreeProjection(currentDatabase(), 'flows', 'egress_sources') WHERE customer_id LIKE 'g%'"),
+      named(
+        'flowstore:test.rollup_tenants',
+        "SELECT DISTINCT customer_id FROM mergeTreeProjection(currentDatabase(), 'flows', 'egress_sources') WHERE customer_id LIKE 'g%'",
+      ),
       {},
     );
     expect(tenants).toEqual([{ customer_id: 'g1' }]);

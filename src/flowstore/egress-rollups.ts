@@ -48,7 +48,11 @@ export interface Rollup<K extends string = string, V extends string = string> {
   readonly values: Readonly<Record<V, string>>;
 }
 
-const rollup = <K extends string, V extends string>(name: string, keys: Record<K, string>, values: Record<V, string>): Rollup<K | keyof typeof COMMON_KEYS, V> => ({
+const rollup = <K extends string, V extends string>(
+  name: string,
+  keys: Record<K, string>,
+  values: Record<V, string>,
+): Rollup<K | keyof typeof COMMON_KEYS, V> => ({
   name,
   keys: { ...COMMON_KEYS, ...keys },
   values,
@@ -86,7 +90,11 @@ export const EGRESS_ROLLUPS = {
   /** Per destination address, its industry and country. */
   destinations: rollup(
     'egress_destinations',
-    { dst_ip_addr: '`dst_ip_addr`', industry: '`dst_ctx_industry`', country: "coalesce(nullIf(`dst_geo_country_name`, ''), nullIf(`dst_geo_country_iso_code`, ''))" },
+    {
+      dst_ip_addr: '`dst_ip_addr`',
+      industry: '`dst_ctx_industry`',
+      country: "coalesce(nullIf(`dst_geo_country_name`, ''), nullIf(`dst_geo_country_iso_code`, ''))",
+    },
     { n: 'count()' },
   ),
   /** Per TLS version, destination port, transport and application. */

@@ -183,13 +183,7 @@ export async function withDeadline<T>(
  */
 export function observeStatement(queryName: string | undefined, started: number, failure: unknown): void {
   const outcome =
-    failure === undefined
-      ? 'ok'
-      : failure instanceof FlowQueryTimeoutError
-        ? 'timeout'
-        : failure instanceof FlowQueryAbortedError
-          ? 'aborted'
-          : 'error';
+    failure === undefined ? 'ok' : failure instanceof FlowQueryTimeoutError ? 'timeout' : failure instanceof FlowQueryAbortedError ? 'aborted' : 'error';
   clickhouseStatementDuration.observe({ statement: queryName ?? 'unnamed', outcome }, (performance.now() - started) / 1000);
 }
 

@@ -17,12 +17,7 @@ export class FlowStoreError extends Error {
 /** Caller text quoted in an error message, cut short: a key or value may be up to a request long. */
 export const excerpt = (text: string, max = 80): string => (text.length <= max ? text : `${text.slice(0, max - 1)}…`);
 
-export type QueryErrorReason =
-  | 'invalid_request'
-  | 'pql_syntax'
-  | 'unknown_field'
-  | 'invalid_value'
-  | 'unsupported_operator';
+export type QueryErrorReason = 'invalid_request' | 'pql_syntax' | 'unknown_field' | 'invalid_value' | 'unsupported_operator';
 
 export class FlowQueryError extends FlowStoreError {
   declare readonly code: 'validation_error';
@@ -66,10 +61,7 @@ export class FlowEngineError extends FlowStoreError {
   readonly clickhouseCode?: number;
   /** The name from the query's leading comment, for logs. */
   readonly queryName?: string;
-  constructor(
-    message: string,
-    opts: { code?: string; clickhouseCode?: number; queryName?: string; cause?: unknown } = {},
-  ) {
+  constructor(message: string, opts: { code?: string; clickhouseCode?: number; queryName?: string; cause?: unknown } = {}) {
     super(opts.code ?? 'engine_error', message, { cause: opts.cause });
     if (opts.clickhouseCode !== undefined) this.clickhouseCode = opts.clickhouseCode;
     if (opts.queryName !== undefined) this.queryName = opts.queryName;

@@ -22,11 +22,15 @@ describe('parts of the flows table', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  const flows = (n: number, start: number) => Array.from({ length: n }, (_, i) => ({ '@timestamp': start + i, src: { ip: `10.0.${(i >> 8) & 255}.${i & 255}` }, dst: { ip: '192.0.2.1', port: 443 } }));
+  const flows = (n: number, start: number) =>
+    Array.from({ length: n }, (_, i) => ({ '@timestamp': start + i, src: { ip: `10.0.${(i >> 8) & 255}.${i & 255}` }, dst: { ip: '192.0.2.1', port: 443 } }));
   const partTypes = async (day: string) =>
     (
       await engine.query<{ part_type: string; rows: number }>(
-        named('flowstore:test.part_types', `SELECT part_type, sum(rows) AS rows FROM system.parts WHERE table = '${FLOWS_TABLE}' AND active AND partition_id = {day:String} GROUP BY part_type ORDER BY part_type`),
+        named(
+          'flowstore:test.part_types',
+          `SELECT part_type, sum(rows) AS rows FROM system.parts WHERE table = '${FLOWS_TABLE}' AND active AND partition_id = {day:String} GROUP BY part_type ORDER BY part_type`,
+        ),
         { day },
       )
     ).map((p) => ({ ...p, rows: Number(p.rows) }));

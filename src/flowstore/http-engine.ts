@@ -144,7 +144,13 @@ export class HttpEngine implements FlowEngine {
 
   async insertJsonEachRow(table: string, rows: readonly Record<string, unknown>[] | string, opts: InsertOptions = {}): Promise<void> {
     const name = `flowstore:insert.${table}`;
-    const values = typeof rows === 'string' ? rows.split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l) as Record<string, unknown>) : [...rows];
+    const values =
+      typeof rows === 'string'
+        ? rows
+            .split('\n')
+            .filter((l) => l.trim())
+            .map((l) => JSON.parse(l) as Record<string, unknown>)
+        : [...rows];
     if (values.length === 0) return;
     await withDeadline(
       name,

@@ -5,7 +5,13 @@ export { DEFAULT_QUERY_TIMEOUT_MS } from './engine.js';
 export { ChdbEngine } from './chdb-engine.js';
 export { ChdbThreadEngine } from './chdb-thread.js';
 export { HttpEngine, type HttpEngineConfig } from './http-engine.js';
-export { migrateFlowStore, pendingMigrations as pendingFlowStoreMigrations, currentRetentionDays, type MigrateOptions, type MigrationReport } from './schema.js';
+export {
+  migrateFlowStore,
+  pendingMigrations as pendingFlowStoreMigrations,
+  currentRetentionDays,
+  type MigrateOptions,
+  type MigrationReport,
+} from './schema.js';
 export { DEFAULT_RETENTION_DAYS, FLOWS_TABLE } from './ddl.js';
 export { insertFlowBatch, ingestFlowBatch, type FlowBatch, type IngestOutcome } from './ingest.js';
 export {
@@ -31,9 +37,29 @@ export { resolveDateTimeFilter, parseIsoDate, type DateTimeFilter } from './time
 export { advanceFlowsRemoval, latestFlowsRemoval, startFlowsRemoval, tenantFlowCount, type FlowsRemovalProgress } from './tenant-data.js';
 export { ParamBag, named, type Params } from './sql.js';
 export { parseIp, formatIpv6 } from './ip.js';
-export { EGRESS_SQL, EGRESS_EXPR, SRC_INTERNAL_EXPR, DST_EXTERNAL_EXPR, SRC_INTERNAL_SQL, DST_EXTERNAL_SQL, COLLECTOR_ORG_SQL, datasetOrgSql } from './egress.js';
+export {
+  EGRESS_SQL,
+  EGRESS_EXPR,
+  SRC_INTERNAL_EXPR,
+  DST_EXTERNAL_EXPR,
+  SRC_INTERNAL_SQL,
+  DST_EXTERNAL_SQL,
+  COLLECTOR_ORG_SQL,
+  datasetOrgSql,
+} from './egress.js';
 export { DATASET_IP_SQL, EGRESS_ROLLUPS, INTER_ARRIVAL_FIELDS, egressRows, type EgressWindow, type Rollup } from './egress-rollups.js';
-export { PLAIN_FLOWS, ownFlowView, ownJoinSql, ownKindSql, ownNameSql, ownSegments, reclassifies, type FlowView, type OwnNetworkRange, type OwnSegment } from './own-networks.js';
+export {
+  PLAIN_FLOWS,
+  ownFlowView,
+  ownJoinSql,
+  ownKindSql,
+  ownNameSql,
+  ownSegments,
+  reclassifies,
+  type FlowView,
+  type OwnNetworkRange,
+  type OwnSegment,
+} from './own-networks.js';
 export {
   IpOrgDataset,
   locatePackage as locateIpOrgPackage,

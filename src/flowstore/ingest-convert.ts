@@ -54,7 +54,8 @@ function outsideWindow(ts: number, { retentionDays, nowMs }: TimeWindow): string
   if (retentionDays !== undefined && ts + retentionDays * DAY_MS <= nowMs) {
     return `${new Date(ts).toISOString()} is older than the flow store's retention of ${retentionDays} days, so it would be deleted at once`;
   }
-  if (ts > nowMs + FUTURE_TOLERANCE_MS) return `${new Date(ts).toISOString()} is more than ${FUTURE_TOLERANCE_MS / 3_600_000} hours ahead of the server's clock`;
+  if (ts > nowMs + FUTURE_TOLERANCE_MS)
+    return `${new Date(ts).toISOString()} is more than ${FUTURE_TOLERANCE_MS / 3_600_000} hours ahead of the server's clock`;
   return undefined;
 }
 

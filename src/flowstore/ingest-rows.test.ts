@@ -73,7 +73,10 @@ function referenceFlowToRow(batch: RowStamp, flow: Record<string, unknown>, inde
   row[slot('customer_id')] = batch.customerId;
   row[slot('node_id')] = batch.nodeId;
   row[slot('batch_id')] = batch.batchId;
-  row[slot('id')] = createHash('sha256').update(`${batch.customerId}\u0000${batch.nodeId}\u0000${batch.batchId}\u0000${index}`).digest('base64url').slice(0, 22);
+  row[slot('id')] = createHash('sha256')
+    .update(`${batch.customerId}\u0000${batch.nodeId}\u0000${batch.batchId}\u0000${index}`)
+    .digest('base64url')
+    .slice(0, 22);
   checkShape(flow, index);
   const record: Record<string, unknown> = {};
   const extras = walk(flow, ROOT, row, record, index);
@@ -106,7 +109,10 @@ function expectSameAsReference(flow: Record<string, unknown>, index = 0, stamp =
 }
 
 const generated = (seed: number, n: number, scenarios: Parameters<typeof createFlowGenerator>[0]['scenarios']) =>
-  createFlowGenerator({ seed, customerId: 'pin', startMs: Date.UTC(2026, 5, 1), flowsPerSecond: 50, scenarios }).take(n) as unknown as Record<string, unknown>[];
+  createFlowGenerator({ seed, customerId: 'pin', startMs: Date.UTC(2026, 5, 1), flowsPerSecond: 50, scenarios }).take(n) as unknown as Record<
+    string,
+    unknown
+  >[];
 
 /**
  * A copy of `flow` with `value` set at `keys`, objects made on the way where a key is missing. An
@@ -129,7 +135,36 @@ function setOwn<T>(obj: Record<string, unknown>, key: string, value: T): T {
 }
 
 const hostileValue: fc.Arbitrary<unknown> = fc.oneof(
-  fc.constantFrom(null, undefined, [], {}, '', ' ', '80', ' 12 ', '1e3', '0x10', '-0', '1.5', 'NaN', 'Infinity', '9007199254740993', true, false, 0, -0, 1.5, -1, 2 ** 31, 2 ** 32, 2 ** 53 + 2, 1e308, -1e-300, 4_294_967_295, 4_294_967_296),
+  fc.constantFrom(
+    null,
+    undefined,
+    [],
+    {},
+    '',
+    ' ',
+    '80',
+    ' 12 ',
+    '1e3',
+    '0x10',
+    '-0',
+    '1.5',
+    'NaN',
+    'Infinity',
+    '9007199254740993',
+    true,
+    false,
+    0,
+    -0,
+    1.5,
+    -1,
+    2 ** 31,
+    2 ** 32,
+    2 ** 53 + 2,
+    1e308,
+    -1e-300,
+    4_294_967_295,
+    4_294_967_296,
+  ),
   fc.constantFrom('\ud800', 'a\udc00b', 'Ünïcode ✓ 🚀', '"quote" \\ \n\t\u0000', '__proto__', 'constructor'),
   fc.array(fc.string(), { maxLength: 3 }),
   fc.array(fc.double({ noNaN: true, noDefaultInfinity: true }), { maxLength: 3 }),
@@ -142,8 +177,13 @@ const hostileValue: fc.Arbitrary<unknown> = fc.oneof(
 const registryPaths = COLUMNS.map((c) => c.path.split('.'));
 const keyPath: fc.Arbitrary<string[]> = fc.oneof(
   fc.constantFrom(...registryPaths),
-  fc.constantFrom(...registryPaths).map((keys) => keys.slice(0, -1)).filter((keys) => keys.length > 0),
-  fc.tuple(fc.constantFrom(...registryPaths), fc.constantFrom('x', 'zz', '0', '7', '__proto__', 'a.b', '')).map(([keys, extra]) => [...keys.slice(0, -1), extra]),
+  fc
+    .constantFrom(...registryPaths)
+    .map((keys) => keys.slice(0, -1))
+    .filter((keys) => keys.length > 0),
+  fc
+    .tuple(fc.constantFrom(...registryPaths), fc.constantFrom('x', 'zz', '0', '7', '__proto__', 'a.b', ''))
+    .map(([keys, extra]) => [...keys.slice(0, -1), extra]),
   fc.array(fc.constantFrom('meta', 'src', 'geo', 'unknown', '@ingest_time', 'customer_id', 'id', '1'), { minLength: 1, maxLength: 4 }),
 );
 
@@ -151,7 +191,15 @@ describe('flowToRow stores what the reference evaluator stores', () => {
   it('for generated flows of every kind of traffic', () => {
     const flows = [
       ...generated(1, 1500, []),
-      ...generated(2, 1500, ['beacon', 'exfil', 'scan', 'bruteforce', 'dns-tunnel', { kind: 'bruteforce', service: 'rdp' }, { kind: 'bruteforce', service: 'smb' }]),
+      ...generated(2, 1500, [
+        'beacon',
+        'exfil',
+        'scan',
+        'bruteforce',
+        'dns-tunnel',
+        { kind: 'bruteforce', service: 'rdp' },
+        { kind: 'bruteforce', service: 'smb' },
+      ]),
       ...sampleFlows(300, 5, Date.UTC(2026, 5, 1)),
     ];
     flows.forEach((flow, i) => expectSameAsReference(flow, i));

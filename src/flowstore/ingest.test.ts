@@ -48,7 +48,9 @@ describe('a batch the engine refuses part of', () => {
     customerId: 'c1',
     nodeId,
     batchId: 'b1',
-    flows: [0, 1, 2, 3, 4, 5, 6, 7].map((i) => (i === 6 ? 'not a record' : { '@timestamp': Date.now() - i * 1000, app_name: i === 2 || i === 5 ? 'poison' : 'ok' })),
+    flows: [0, 1, 2, 3, 4, 5, 6, 7].map((i) =>
+      i === 6 ? 'not a record' : { '@timestamp': Date.now() - i * 1000, app_name: i === 2 || i === 5 ? 'poison' : 'ok' },
+    ),
   });
 
   it('stores the rest and rejects those records alone, instead of failing the batch for ever', async () => {
@@ -84,7 +86,8 @@ describe('a batch over more days than one insert may write partitions', () => {
   const inserts: number[] = [];
   const counting: FlowEngine = Object.assign(Object.create(engine), {
     insertNative: (table: string, columns: readonly string[], blocks: readonly Buffer[], opts: object) => (
-      inserts.push(blocks.reduce((rows, block) => rows + blockRows(block), 0)), engine.insertNative(table, columns, blocks, opts)
+      inserts.push(blocks.reduce((rows, block) => rows + blockRows(block), 0)),
+      engine.insertNative(table, columns, blocks, opts)
     ),
   });
   const now = Date.now();

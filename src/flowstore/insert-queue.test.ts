@@ -37,7 +37,13 @@ async function batch(nodeId: string, batchId: string, n: number, days = 1): Prom
   });
   const span = (indexes: number[]) => indexes.map((i) => NOW - (i % days) * DAY_MS);
   const slices = await Promise.all(
-    [...byDay].map(async ([day, indexes]) => ({ day, indexes, fromMs: Math.min(...span(indexes)), toMs: Math.max(...span(indexes)), block: await encode(indexes) })),
+    [...byDay].map(async ([day, indexes]) => ({
+      day,
+      indexes,
+      fromMs: Math.min(...span(indexes)),
+      toMs: Math.max(...span(indexes)),
+      block: await encode(indexes),
+    })),
   );
   return { customerId: 'c1', nodeId, batchId, token: dedupTokenFor({ customerId: 'c1', nodeId, batchId }), slices, encode };
 }
@@ -55,7 +61,11 @@ function countingEngine() {
 }
 
 const stored = async (nodeId: string) =>
-  (await engine.query<{ n: string; ids: string }>('/* test:count */ SELECT count() AS n, uniqExact(id) AS ids FROM flows WHERE node_id = {n:String}', { n: nodeId })).map((r) => ({
+  (
+    await engine.query<{ n: string; ids: string }>('/* test:count */ SELECT count() AS n, uniqExact(id) AS ids FROM flows WHERE node_id = {n:String}', {
+      n: nodeId,
+    })
+  ).map((r) => ({
     rows: Number(r.n),
     ids: Number(r.ids),
   }))[0]!;
@@ -87,7 +97,11 @@ describe('the insert queue', () => {
 
   it('adds only the missing records of a batch the table holds part of', async () => {
     // Some of one day's records, as a per-batch insert split in halves could have left them.
-    await insertFlowRows(engine, rowsOf('partial', 'b1', 30, 2).filter((_, i) => i % 2 === 0 && i < 10), { dedupToken: 'test partial' });
+    await insertFlowRows(
+      engine,
+      rowsOf('partial', 'b1', 30, 2).filter((_, i) => i % 2 === 0 && i < 10),
+      { dedupToken: 'test partial' },
+    );
     expect(await stored('partial')).toEqual({ rows: 5, ids: 5 });
     await new FlowInsertQueue(engine).submit(await batch('partial', 'b1', 30, 2));
     expect(await stored('partial')).toEqual({ rows: 30, ids: 30 });

@@ -216,7 +216,8 @@ export class FlowInsertQueue {
     }
     const mine = group.filter((f) => claimed.has(f.batch.token));
     for (const flight of group) {
-      if (!claimed.has(flight.batch.token)) this.land(flight, { error: new FlowIngestBusyError('Another server process is storing this batch; send it again later', 5) });
+      if (!claimed.has(flight.batch.token))
+        this.land(flight, { error: new FlowIngestBusyError('Another server process is storing this batch; send it again later', 5) });
     }
     try {
       const refused = await this.store(mine.map((f) => f.batch));
@@ -250,7 +251,12 @@ export class FlowInsertQueue {
       const [first, last] = [days[i]!, days[Math.min(i + MAX_DAYS_PER_INSERT, days.length) - 1]!];
       const part = missing.filter((m) => m.slice.day >= first && m.slice.day <= last);
       try {
-        await this.engine.insertNative(FLOWS_TABLE, FLOW_ROW_COLUMNS, part.map((m) => m.slice.block), { dedupToken: groupToken(part) });
+        await this.engine.insertNative(
+          FLOWS_TABLE,
+          FLOW_ROW_COLUMNS,
+          part.map((m) => m.slice.block),
+          { dedupToken: groupToken(part) },
+        );
       } catch (error) {
         if (!refusedData(error)) throw error;
         // A value validation missed: each batch on its own, halved down to the records refused.

@@ -39,22 +39,77 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const readBack = () => engine.query<Record<string, unknown>>('/* test:read */ SELECT * FROM nb ORDER BY ts', {}, { settings: { output_format_json_quote_64bit_integers: 0 } });
+const readBack = () =>
+  engine.query<Record<string, unknown>>('/* test:read */ SELECT * FROM nb ORDER BY ts', {}, { settings: { output_format_json_quote_64bit_integers: 0 } });
 
 describe('a Native block', () => {
   it('carries every type the flows table uses, nulls and limits included, as the engine reads it back', async () => {
     const long = 'é'.repeat(200) + '🦀';
     const rows = [
-      { s: 'plain', ns: 'x', lc: 'tcp', u8: 255, u16: 65_535, u32: 4_294_967_295, i32: -2_147_483_648, i64: Number.MIN_SAFE_INTEGER, f64: -0.5, b: true, ts: 1, nts: 2, tags: ['a', 'ü'], vec: [1.5, -2] },
-      { s: long, ns: null, lc: null, u8: null, u16: 0, u32: 0, i32: 2_147_483_647, i64: Number.MAX_SAFE_INTEGER, f64: 1e308, b: false, ts: 2, nts: Date.UTC(2299, 11, 31), tags: [], vec: [] },
+      {
+        s: 'plain',
+        ns: 'x',
+        lc: 'tcp',
+        u8: 255,
+        u16: 65_535,
+        u32: 4_294_967_295,
+        i32: -2_147_483_648,
+        i64: Number.MIN_SAFE_INTEGER,
+        f64: -0.5,
+        b: true,
+        ts: 1,
+        nts: 2,
+        tags: ['a', 'ü'],
+        vec: [1.5, -2],
+      },
+      {
+        s: long,
+        ns: null,
+        lc: null,
+        u8: null,
+        u16: 0,
+        u32: 0,
+        i32: 2_147_483_647,
+        i64: Number.MAX_SAFE_INTEGER,
+        f64: 1e308,
+        b: false,
+        ts: 2,
+        nts: Date.UTC(2299, 11, 31),
+        tags: [],
+        vec: [],
+      },
       { s: 'tab\there\nnewline \\ quote\' "', ts: 3, tags: ['only'] },
     ];
     await engine.insertNative('nb', names, [encodeNativeBlock(layout, rows.map(positional))]);
     const back = await readBack();
     expect(back).toHaveLength(3);
-    expect(back[0]).toMatchObject({ s: 'plain', ns: 'x', lc: 'tcp', u8: 255, u16: 65_535, u32: 4_294_967_295, i32: -2_147_483_648, i64: Number.MIN_SAFE_INTEGER, f64: -0.5, b: true, tags: ['a', 'ü'], vec: [1.5, -2] });
+    expect(back[0]).toMatchObject({
+      s: 'plain',
+      ns: 'x',
+      lc: 'tcp',
+      u8: 255,
+      u16: 65_535,
+      u32: 4_294_967_295,
+      i32: -2_147_483_648,
+      i64: Number.MIN_SAFE_INTEGER,
+      f64: -0.5,
+      b: true,
+      tags: ['a', 'ü'],
+      vec: [1.5, -2],
+    });
     expect(back[0]!.ts).toBe('1970-01-01 00:00:00.001');
-    expect(back[1]).toMatchObject({ s: long, ns: null, lc: null, u8: null, i32: 2_147_483_647, i64: Number.MAX_SAFE_INTEGER, f64: 1e308, b: false, tags: [], vec: [] });
+    expect(back[1]).toMatchObject({
+      s: long,
+      ns: null,
+      lc: null,
+      u8: null,
+      i32: 2_147_483_647,
+      i64: Number.MAX_SAFE_INTEGER,
+      f64: 1e308,
+      b: false,
+      tags: [],
+      vec: [],
+    });
     expect(back[1]!.nts).toBe('2299-12-31 00:00:00.000');
     expect(back[2]).toMatchObject({ s: 'tab\there\nnewline \\ quote\' "', ns: null, u16: null, i64: null, b: null, nts: null, tags: ['only'], vec: [] });
   });
@@ -79,7 +134,9 @@ describe('a Native block', () => {
   });
 
   it('is the same block when encoded over turns of the event loop, which stay free meanwhile', async () => {
-    const rows = Array.from({ length: 500 }, (_, i) => positional({ s: `s${i}`, ns: i % 3 ? null : 'n', i64: i * 1e9, ts: i, tags: ['a', `t${i}`], vec: [i, 0.5] }));
+    const rows = Array.from({ length: 500 }, (_, i) =>
+      positional({ s: `s${i}`, ns: i % 3 ? null : 'n', i64: i * 1e9, ts: i, tags: ['a', `t${i}`], vec: [i, 0.5] }),
+    );
     let turnsTaken = 0;
     const tick = () => {
       turnsTaken++;

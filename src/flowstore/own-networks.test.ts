@@ -5,7 +5,17 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { ChdbEngine } from './chdb-engine.js';
 import { formatIpv6, parseCidr, parseIp } from './ip.js';
 import { insertFlowBatch } from './ingest.js';
-import { MAX_INLINE_SEGMENTS, inlineEgressSql, ownFlowView, ownJoinSql, ownKindSql, ownNameSql, ownSegments, reclassifies, type OwnNetworkRange } from './own-networks.js';
+import {
+  MAX_INLINE_SEGMENTS,
+  inlineEgressSql,
+  ownFlowView,
+  ownJoinSql,
+  ownKindSql,
+  ownNameSql,
+  ownSegments,
+  reclassifies,
+  type OwnNetworkRange,
+} from './own-networks.js';
 import { migrateFlowStore } from './schema.js';
 import { ParamBag, named } from './sql.js';
 
@@ -14,7 +24,12 @@ const text = (s: { lo: bigint; hi: bigint; name: string }) => `${formatIpv6(s.lo
 
 describe('own network segments', () => {
   it('cuts nested networks into disjoint segments, the most specific naming each', () => {
-    const segments = ownSegments([net('a', '10.0.0.0/8', 'Corp'), net('a', '10.1.0.0/16', 'Lab'), net('a', '10.1.2.0/24', 'Rack'), net('a', '10.3.0.0/16', 'DC')]);
+    const segments = ownSegments([
+      net('a', '10.0.0.0/8', 'Corp'),
+      net('a', '10.1.0.0/16', 'Lab'),
+      net('a', '10.1.2.0/24', 'Rack'),
+      net('a', '10.3.0.0/16', 'DC'),
+    ]);
     const v4 = (s: string) => formatIpv6(parseIp(s)!);
     expect(segments.map(text)).toEqual([
       `${v4('10.0.0.0')}-${v4('10.0.255.255')} Corp`,
@@ -53,7 +68,7 @@ describe('own networks joined in ClickHouse', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('names each address by its tenant\'s most specific network, NULL outside them', async () => {
+  it("names each address by its tenant's most specific network, NULL outside them", async () => {
     const segments = ownSegments([
       net('a', '10.0.0.0/8', 'Corp', true),
       net('a', '10.1.0.0/16', 'Lab', true),
@@ -97,7 +112,12 @@ describe('own networks joined in ClickHouse', () => {
       ['10.99.0.7', '1.1.1.1'], // a lab "internet" host out: not
       ['10.20.1.1', '10.99.5.5'], // inside Corp's nested lab (internal) to the lab internet: egress
     ];
-    const flows = pairs.map(([src, dst], i) => ({ '@timestamp': at + i * 1000, src: { ip: src, port: 5000 + i }, dst: { ip: dst, port: 443 }, transport: { proto: 'TCP' } }));
+    const flows = pairs.map(([src, dst], i) => ({
+      '@timestamp': at + i * 1000,
+      src: { ip: src, port: 5000 + i },
+      dst: { ip: dst, port: 443 },
+      transport: { proto: 'TCP' },
+    }));
     for (const c of ['a', 'b']) await insertFlowBatch(engine, { customerId: c, nodeId: 'n', batchId: `own-${c}`, flows });
     const segments = ownSegments([
       net('a', '10.99.0.0/16', 'Lab Internet'),
@@ -113,13 +133,22 @@ describe('own networks joined in ClickHouse', () => {
         how === 'inline'
           ? `SELECT customer_id, src_ip, dst_ip FROM flows WHERE ${scope} AND ${inlineEgressSql(segments, p)!} ORDER BY ALL`
           : `SELECT customer_id, src_ip, dst_ip FROM ${view.from} WHERE ${view.egress} ORDER BY ALL`;
-      return (await engine.query<{ customer_id: string; src_ip: string; dst_ip: string }>(named(`flowstore:test.egress_${how}`, sql), p.values)).map((r) => `${r.customer_id} ${r.src_ip}>${r.dst_ip}`);
+      return (await engine.query<{ customer_id: string; src_ip: string; dst_ip: string }>(named(`flowstore:test.egress_${how}`, sql), p.values)).map(
+        (r) => `${r.customer_id} ${r.src_ip}>${r.dst_ip}`,
+      );
     };
-    const expected = ['a 10.0.0.5>10.99.0.7', 'a 10.0.0.6>1.1.1.1', 'a 10.20.1.1>10.99.5.5', 'a 198.18.5.5>8.8.8.8', 'b 10.0.0.6>1.1.1.1', 'b 10.0.0.6>203.0.113.50', 'b 10.99.0.7>1.1.1.1'];
+    const expected = [
+      'a 10.0.0.5>10.99.0.7',
+      'a 10.0.0.6>1.1.1.1',
+      'a 10.20.1.1>10.99.5.5',
+      'a 198.18.5.5>8.8.8.8',
+      'b 10.0.0.6>1.1.1.1',
+      'b 10.0.0.6>203.0.113.50',
+      'b 10.99.0.7>1.1.1.1',
+    ];
     expect(await egressOf('inline')).toEqual(expected);
     expect(await egressOf('joined')).toEqual(expected);
     const many = ownSegments(Array.from({ length: MAX_INLINE_SEGMENTS + 1 }, (_, i) => net('a', `10.${100 + i}.0.0/16`, `Lab ${i}`)));
     expect(inlineEgressSql(many, new ParamBag())).toBeUndefined();
   });
 });
-

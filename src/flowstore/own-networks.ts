@@ -73,11 +73,26 @@ export function ownSegments(networks: readonly OwnNetworkRange[]): OwnSegment[] 
  */
 export function ownJoinSql(segments: readonly OwnSegment[], p: ParamBag, alias: string, tenantExpr: string, ipExpr: string): string {
   const arrays = [
-    p.add(segments.map((s) => s.customerId), 'Array(String)'),
-    p.add(segments.map((s) => formatIpv6(s.lo)), 'Array(IPv6)'),
-    p.add(segments.map((s) => formatIpv6(s.hi)), 'Array(IPv6)'),
-    p.add(segments.map((s) => s.name), 'Array(String)'),
-    p.add(segments.map((s) => (s.internal ? 1 : 0)), 'Array(UInt8)'),
+    p.add(
+      segments.map((s) => s.customerId),
+      'Array(String)',
+    ),
+    p.add(
+      segments.map((s) => formatIpv6(s.lo)),
+      'Array(IPv6)',
+    ),
+    p.add(
+      segments.map((s) => formatIpv6(s.hi)),
+      'Array(IPv6)',
+    ),
+    p.add(
+      segments.map((s) => s.name),
+      'Array(String)',
+    ),
+    p.add(
+      segments.map((s) => (s.internal ? 1 : 0)),
+      'Array(UInt8)',
+    ),
   ];
   const table =
     `(SELECT r.1 AS ${alias}_tenant, toUInt128(r.2) AS ${alias}_lo, toUInt128(r.3) AS ${alias}_hi, r.4 AS ${alias}_name, r.5 AS ${alias}_internal ` +

@@ -85,7 +85,7 @@ export function pagesFromLines(lines: Buffer, customerIds: readonly string[]): M
   }
   const byInstance = new Map<string, Buffer[]>();
   for (const segment of records) {
-    for (let start = 0; start < segment.length; ) {
+    for (let start = 0; start < segment.length;) {
       const end = lineEnd(segment, start);
       const tab = segment.indexOf(TAB, start);
       if (tab < 0 || tab > end) throw new Error('search page: a line without its instance id');

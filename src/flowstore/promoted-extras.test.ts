@@ -19,12 +19,19 @@ describe('fields promoted out of extras, and whole records for rows stored befor
   beforeAll(async () => {
     await migrateFlowStore(engine);
     // The table as it was before the promotion (and the later migrations), with a flow that kept these fields in extras.
-    for (const rollup of Object.values(EGRESS_ROLLUPS)) await engine.command(named('flowstore:test.drop_projection', `ALTER TABLE flows DROP PROJECTION ${rollup.name}`));
+    for (const rollup of Object.values(EGRESS_ROLLUPS))
+      await engine.command(named('flowstore:test.drop_projection', `ALTER TABLE flows DROP PROJECTION ${rollup.name}`));
     for (const index of ['idx_tls_sni', 'idx_dns_rrname']) await engine.command(named('flowstore:test.drop_index', `ALTER TABLE flows DROP INDEX ${index}`));
     for (const column of [...PROMOTED, 'source']) await engine.command(named('flowstore:test.drop_column', `ALTER TABLE flows DROP COLUMN ${column}`));
     await engine.command(named('flowstore:test.forget_migration', 'DELETE FROM schema_migrations WHERE version > 1'));
-    const extras = { src: { process: { name: 'old.exe', pid: 1 } }, tls: { version: 'TLS 1.2', sni: 'old.example' }, dns: { rrname: 'q.example', rrtype: 'A' } };
-    await engine.insertJsonEachRow('flows', [{ customer_id: 'c-old', node_id: 'n', timestamp: ts, id: 'old-1', batch_id: 'b', extras: JSON.stringify(extras) }]);
+    const extras = {
+      src: { process: { name: 'old.exe', pid: 1 } },
+      tls: { version: 'TLS 1.2', sni: 'old.example' },
+      dns: { rrname: 'q.example', rrtype: 'A' },
+    };
+    await engine.insertJsonEachRow('flows', [
+      { customer_id: 'c-old', node_id: 'n', timestamp: ts, id: 'old-1', batch_id: 'b', extras: JSON.stringify(extras) },
+    ]);
   });
   afterAll(async () => {
     await engine.close();
@@ -47,7 +54,13 @@ describe('fields promoted out of extras, and whole records for rows stored befor
       batchId: 'new',
       flows: [{ '@timestamp': ts, src: { ip: '10.0.0.1', process: { name: 'new.exe', pid: 2 } }, tls: { version: 'TLS 1.2', sni: 'new.example' } }],
     });
-    const res = await searchRecords(engine, { customerIds: ['c-old'], sentence: 'tls.version eq TLS 1.2', sort: [{ field: 'tls.sni', order: 'asc' }], fields: ['tls', 'src.process'], start: { relative: { value: 1, unit: 'hours' } } });
+    const res = await searchRecords(engine, {
+      customerIds: ['c-old'],
+      sentence: 'tls.version eq TLS 1.2',
+      sort: [{ field: 'tls.sni', order: 'asc' }],
+      fields: ['tls', 'src.process'],
+      start: { relative: { value: 1, unit: 'hours' } },
+    });
     expect(res['c-old']!.flows).toEqual([
       { '@timestamp': ts, tls: { version: 'TLS 1.2', sni: 'new.example' }, src: { process: { name: 'new.exe', pid: 2 } } },
       { '@timestamp': ts, tls: { version: 'TLS 1.2', sni: 'old.example' }, src: { process: { name: 'old.exe', pid: 1 } } },

@@ -84,7 +84,7 @@ function membersSql(node: TreeNode, aliases?: Aliases): string {
     // prefix, `,"stats":{"volume":{"bytes":{"total":`, and closed after the value: one test for
     // absence instead of one per level (~2 ms of a 1,000-record page at 100M).
     const chain = [child];
-    for (let end = child; !end.member && end.children.size === 1; ) chain.push((end = end.children.values().next().value!));
+    for (let end = child; !end.member && end.children.size === 1;) chain.push((end = end.children.values().next().value!));
     const end = chain[chain.length - 1]!;
     const keyText = chain.find((n) => n.keyText !== literal)?.keyText ?? literal;
     const prefix = keyText(chain.map((n, i) => (i === 0 ? n.key : `{${n.key.slice(1)}`)).join(''));

@@ -31,7 +31,12 @@ export interface SlottedColumn {
  * FlowIngestError on a bad leaf or out-of-shape value: on one, the caller runs checkShape over the
  * whole record first, so that a record's refusal names the same problem whatever its key order.
  */
-export type RecordWalker = (obj: Record<string, unknown>, row: unknown[], record: Record<string, unknown>, index: number) => Record<string, unknown> | undefined;
+export type RecordWalker = (
+  obj: Record<string, unknown>,
+  row: unknown[],
+  record: Record<string, unknown>,
+  index: number,
+) => Record<string, unknown> | undefined;
 
 interface KeyNode {
   col?: SlottedColumn;
@@ -108,11 +113,7 @@ export function compileRecordWalker(columns: readonly SlottedColumn[], ownPaths:
     const cases: string[] = [];
     for (const [key, child] of node.children) {
       const k = JSON.stringify(key);
-      const body = child.own
-        ? `shape(v, ${depth + 1}, index);`
-        : child.col
-          ? leafCase(k, child.col, depth)
-          : objectCase(k, child, depth);
+      const body = child.own ? `shape(v, ${depth + 1}, index);` : child.col ? leafCase(k, child.col, depth) : objectCase(k, child, depth);
       cases.push(`case ${k}: ${body} break;`);
     }
     const code = `function ${name}(obj, row, rec, index) {

@@ -34,7 +34,10 @@ describe('flow store migration 4: tables sorted by node move to the time-first k
       },
     },
   });
-  const tables = () => query<{ name: string; sorting_key: string }>("SELECT name, sorting_key FROM system.tables WHERE database = currentDatabase() AND name LIKE 'flows%' ORDER BY name");
+  const tables = () =>
+    query<{ name: string; sorting_key: string }>(
+      "SELECT name, sorting_key FROM system.tables WHERE database = currentDatabase() AND name LIKE 'flows%' ORDER BY name",
+    );
   const query = <T>(sql: string) => engine.query<T>(named('flowstore:test.rekey', sql), {});
   const everything = () => query<{ customer_id: string; id: string; source: string }>('SELECT customer_id, id, source FROM flows ORDER BY customer_id, id');
 
@@ -81,12 +84,16 @@ describe('flow store migration 4: tables sorted by node move to the time-first k
     expect(after.filter((r) => !before.some((b) => b.id === r.id))).toHaveLength(late.length);
     expect(after.filter((r) => before.some((b) => b.id === r.id))).toEqual(before);
 
-    const projections = await query<{ name: string }>("SELECT name FROM system.projections WHERE database = currentDatabase() AND table = 'flows' ORDER BY name");
+    const projections = await query<{ name: string }>(
+      "SELECT name FROM system.projections WHERE database = currentDatabase() AND table = 'flows' ORDER BY name",
+    );
     const egress = Object.values(EGRESS_ROLLUPS).map((r) => r.name);
     // The terms rollups come with a later migration (6), which builds them in the background.
     expect(projections.map((p) => p.name)).toEqual([...egress, ...TERMS_ROLLUP_PROJECTIONS].sort());
     // Built as the rows were copied, not left to a later mutation.
-    const built = await query<{ name: string }>("SELECT DISTINCT name FROM system.projection_parts WHERE database = currentDatabase() AND table = 'flows' AND active ORDER BY name");
+    const built = await query<{ name: string }>(
+      "SELECT DISTINCT name FROM system.projection_parts WHERE database = currentDatabase() AND table = 'flows' AND active ORDER BY name",
+    );
     expect(built.filter((p) => egress.includes(p.name)).map((p) => p.name)).toEqual(egress.sort());
   });
 
@@ -95,7 +102,13 @@ describe('flow store migration 4: tables sorted by node move to the time-first k
     const spy: FlowEngine = Object.create(engine, {
       queryLines: { value: (...args: Parameters<FlowEngine['queryLines']>) => ((statement = { sql: args[0], params: args[1] }), engine.queryLines(...args)) },
     });
-    const res = await searchRecords(spy, { customerIds: ['c-two'], sentence: 'dst.port gt 0', start: { relative: { value: 2, unit: 'days' } }, size: 100, fields: ['@timestamp'] });
+    const res = await searchRecords(spy, {
+      customerIds: ['c-two'],
+      sentence: 'dst.port gt 0',
+      start: { relative: { value: 2, unit: 'days' } },
+      size: 100,
+      fields: ['@timestamp'],
+    });
     const times = res['c-two']!.flows.map((f) => f['@timestamp'] as number);
     expect(times.length).toBeGreaterThan(0);
     expect([...times].sort((a, b) => b - a)).toEqual(times);

@@ -79,14 +79,20 @@ async function storedColumns(engine: FlowEngine, table: string): Promise<string[
 /** Copies the active parts of `from` not in `copied`, a partition at a time; says whether there were any. */
 async function copyParts(engine: FlowEngine, from: string, to: string, columns: string[], copied: Set<string>): Promise<boolean> {
   const parts = await engine.query<{ name: string; partition_id: string }>(
-    named('flowstore:rekey.parts', 'SELECT name, partition_id FROM system.parts WHERE database = currentDatabase() AND table = {table:String} AND active ORDER BY partition_id, name'),
+    named(
+      'flowstore:rekey.parts',
+      'SELECT name, partition_id FROM system.parts WHERE database = currentDatabase() AND table = {table:String} AND active ORDER BY partition_id, name',
+    ),
     { table: from },
   );
   const byPartition = new Map<string, string[]>();
   for (const p of parts) if (!copied.has(p.name)) byPartition.set(p.partition_id, [...(byPartition.get(p.partition_id) ?? []), p.name]);
   for (const names of byPartition.values()) {
     await engine.command(
-      named('flowstore:rekey.copy', `INSERT INTO ${to} (${columns.join(', ')}) SELECT ${columns.join(', ')} FROM ${from} WHERE _part IN {parts:Array(String)} SETTINGS insert_deduplicate = 0`),
+      named(
+        'flowstore:rekey.copy',
+        `INSERT INTO ${to} (${columns.join(', ')}) SELECT ${columns.join(', ')} FROM ${from} WHERE _part IN {parts:Array(String)} SETTINGS insert_deduplicate = 0`,
+      ),
       { parts: names },
       { timeoutMs: COPY_TIMEOUT_MS },
     );

@@ -10,7 +10,16 @@
  * 4. retention: the table TTL is set to the configured number of days.
  */
 import { createHash } from 'node:crypto';
-import { DEFAULT_RETENTION_DAYS, FLOWS_TABLE, FRESH_PART_SETTINGS, QUIET_DAY_SETTINGS, createFlowsTableSql, flowColumnDefinitions, flowIndexDefinitions, ttlExpression } from './ddl.js';
+import {
+  DEFAULT_RETENTION_DAYS,
+  FLOWS_TABLE,
+  FRESH_PART_SETTINGS,
+  QUIET_DAY_SETTINGS,
+  createFlowsTableSql,
+  flowColumnDefinitions,
+  flowIndexDefinitions,
+  ttlExpression,
+} from './ddl.js';
 import { SOURCE_COLUMN, quoteIdent } from './columns.js';
 import { egressRollupMigration } from './egress-rollups.js';
 import { termsRollupMigration } from './terms-rollups.js';
@@ -69,9 +78,17 @@ export const MIGRATIONS: readonly Migration[] = [
   },
   { version: 3, name: 'egress rollups', statements: () => egressRollupMigration() },
   { version: 4, name: 'time-first sorting key', statements: () => [], run: rekeyFlows },
-  { version: 5, name: 'quiet days merged', statements: () => [`/* flowstore:schema.quiet_days */ ALTER TABLE ${FLOWS_TABLE} MODIFY SETTING ${QUIET_DAY_SETTINGS}`] },
+  {
+    version: 5,
+    name: 'quiet days merged',
+    statements: () => [`/* flowstore:schema.quiet_days */ ALTER TABLE ${FLOWS_TABLE} MODIFY SETTING ${QUIET_DAY_SETTINGS}`],
+  },
   { version: 6, name: 'terms rollups', statements: () => termsRollupMigration() },
-  { version: 7, name: 'compact fresh parts', statements: () => [`/* flowstore:schema.fresh_parts */ ALTER TABLE ${FLOWS_TABLE} MODIFY SETTING ${FRESH_PART_SETTINGS}`] },
+  {
+    version: 7,
+    name: 'compact fresh parts',
+    statements: () => [`/* flowstore:schema.fresh_parts */ ALTER TABLE ${FLOWS_TABLE} MODIFY SETTING ${FRESH_PART_SETTINGS}`],
+  },
 ];
 
 export interface MigrateOptions {
@@ -173,10 +190,7 @@ async function addMissingColumns(engine: FlowEngine): Promise<string[]> {
  */
 async function reconcileIndexes(engine: FlowEngine): Promise<{ added: string[]; dropped: string[] }> {
   const existing = await engine.query<{ name: string }>(
-    named(
-      'flowstore:schema.indexes',
-      'SELECT name FROM system.data_skipping_indices WHERE database = currentDatabase() AND table = {table:String}',
-    ),
+    named('flowstore:schema.indexes', 'SELECT name FROM system.data_skipping_indices WHERE database = currentDatabase() AND table = {table:String}'),
     { table: FLOWS_TABLE },
   );
   const have = new Set(existing.map((r) => r.name));

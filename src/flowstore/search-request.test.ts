@@ -1,16 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { FlowQueryError } from './errors.js';
-import {
-  orderBySql,
-  readCustomerIds,
-  readFields,
-  readInterval,
-  readMetric,
-  readPage,
-  readSize,
-  readSort,
-  readTimeWindow,
-} from './search-request.js';
+import { orderBySql, readCustomerIds, readFields, readInterval, readMetric, readPage, readSize, readSort, readTimeWindow } from './search-request.js';
 
 const NOW = Date.UTC(2025, 0, 15, 12);
 
@@ -42,7 +32,7 @@ describe('search request validation', () => {
     expect(fieldOf(() => readTimeWindow({ now: true }, { relative: { value: 1, unit: 'hours' } }, NOW))).toBe('start');
   });
 
-  it('whitelists sort fields from the registry, default @timestamp desc, ties by id in the last key\'s direction', () => {
+  it("whitelists sort fields from the registry, default @timestamp desc, ties by id in the last key's direction", () => {
     expect(orderBySql(readSort(undefined))).toBe('`timestamp` DESC, `id` DESC');
     expect(orderBySql(readSort([{ field: '@timestamp', order: 'asc' }]))).toBe('`timestamp` ASC, `id` ASC');
     expect(orderBySql(readSort([{ field: 'bytes', order: 'asc' }, { field: 'dst.port' }]))).toBe(

@@ -100,7 +100,8 @@ export function readSort(sort: unknown): readonly SortKey[] {
   return sort.map((s: unknown, i) => {
     if (typeof s !== 'object' || s === null || Array.isArray(s)) throw new FlowQueryError(`sort[${i}]`, 'sort items must be objects {field, order}');
     const extra = Object.keys(s).find((key) => key !== 'field' && key !== 'order');
-    if (extra !== undefined) throw new FlowQueryError(`sort[${i}].${excerpt(extra)}`, `Unknown field '${excerpt(extra)}' in sort[${i}]; a sort item may have field, order`);
+    if (extra !== undefined)
+      throw new FlowQueryError(`sort[${i}].${excerpt(extra)}`, `Unknown field '${excerpt(extra)}' in sort[${i}]; a sort item may have field, order`);
     const item = s as { field?: unknown; order?: unknown };
     if (typeof item.field !== 'string') throw new FlowQueryError(`sort[${i}].field`, 'sort field must be a string');
     const col = columnForPath(item.field);
@@ -229,7 +230,11 @@ export const SEARCH_SETTINGS = {
 
 /** Engine options for a search statement: the caller's signal and limit, the search settings and `settings`. */
 export function searchQueryOptions(opts: RunOptions, settings: Record<string, string | number> = {}): QueryOptions {
-  return { ...(opts.signal ? { signal: opts.signal } : {}), ...(opts.timeoutMs ? { timeoutMs: opts.timeoutMs } : {}), settings: { ...SEARCH_SETTINGS, ...settings } };
+  return {
+    ...(opts.signal ? { signal: opts.signal } : {}),
+    ...(opts.timeoutMs ? { timeoutMs: opts.timeoutMs } : {}),
+    settings: { ...SEARCH_SETTINGS, ...settings },
+  };
 }
 
 /** The timestamp column, as SQL. */

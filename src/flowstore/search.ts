@@ -231,7 +231,12 @@ export async function searchRecordPages(engine: FlowEngine, req: SearchRequest, 
         interval: ts.interval,
         interval_ms: ts.stepMs,
         metric: ts.metric.name,
-        buckets: fillBuckets(series.filter((s) => s.bucket_instance === id), filter, ts.stepMs, ts.metric),
+        buckets: fillBuckets(
+          series.filter((s) => s.bucket_instance === id),
+          filter,
+          ts.stepMs,
+          ts.metric,
+        ),
       };
     }
     response[id] = entry;

@@ -9,7 +9,10 @@ import { named } from './sql.js';
 /** Statements counted so far under `statement` and `outcome`. */
 async function counted(statement: string, outcome: string): Promise<number> {
   const { values } = await clickhouseStatementDuration.get();
-  return values.find((v) => v.metricName === 'clickhouse_statement_duration_seconds_count' && v.labels.statement === statement && v.labels.outcome === outcome)?.value ?? 0;
+  return (
+    values.find((v) => v.metricName === 'clickhouse_statement_duration_seconds_count' && v.labels.statement === statement && v.labels.outcome === outcome)
+      ?.value ?? 0
+  );
 }
 
 const HEAVY = 'SELECT count() FROM numbers(100000000000) WHERE sipHash64(number) = 0';

@@ -9,7 +9,7 @@ import { type FlowsRemovalProgress, advanceFlowsRemoval, tenantFlowCount } from 
 
 const flow = (i: number) => ({ '@timestamp': Date.now() - i * 1000, src: { ip: '10.0.0.1', port: 1000 + i }, dst: { ip: '9.9.9.9', port: 53 } });
 
-describe('removing a tenant\'s flows', () => {
+describe("removing a tenant's flows", () => {
   const dir = mkdtempSync(join(tmpdir(), 'tenant-data-'));
   const engine = new ChdbEngine(dir);
   beforeAll(() => migrateFlowStore(engine));
@@ -19,9 +19,12 @@ describe('removing a tenant\'s flows', () => {
   });
 
   const removalsOf = async (customerId: string) =>
-    engine.query<{ mutation_id: string }>("/* test_mutations */ SELECT mutation_id FROM system.mutations WHERE table = 'flows' AND position(command, {c:String}) > 0 ORDER BY mutation_id", {
-      c: `'${customerId}'`,
-    });
+    engine.query<{ mutation_id: string }>(
+      "/* test_mutations */ SELECT mutation_id FROM system.mutations WHERE table = 'flows' AND position(command, {c:String}) > 0 ORDER BY mutation_id",
+      {
+        c: `'${customerId}'`,
+      },
+    );
   /** Advances from `last` until done, as the deletion worker would, and returns the final progress. */
   const finish = async (customerId: string, last: FlowsRemovalProgress) => {
     for (let progress = last; ; await new Promise((resolve) => setTimeout(resolve, 50))) {

@@ -83,9 +83,12 @@ export async function startFlowsRemoval(engine: FlowEngine, customerId: string, 
 
 /** How many flows of the tenant queries still see. */
 export async function tenantFlowCount(engine: FlowEngine, customerId: string): Promise<number> {
-  const [row] = await engine.query<{ n: number }>(named('flowstore:tenant.flow_count', `SELECT count() AS n FROM ${FLOWS_TABLE} WHERE customer_id = {customerId:String}`), {
-    customerId,
-  });
+  const [row] = await engine.query<{ n: number }>(
+    named('flowstore:tenant.flow_count', `SELECT count() AS n FROM ${FLOWS_TABLE} WHERE customer_id = {customerId:String}`),
+    {
+      customerId,
+    },
+  );
   return Number(row?.n ?? 0);
 }
 
@@ -105,7 +108,12 @@ export interface FlowsRemovalProgress {
  * tenant was deleted) are still counted once it is done, and removed by one more.
  */
 export async function advanceFlowsRemoval(engine: FlowEngine, customerId: string, last: FlowsRemovalProgress | undefined): Promise<FlowsRemovalProgress> {
-  const progress = (r: FlowsRemoval): FlowsRemovalProgress => ({ done: false, mutation_id: r.mutationId, parts_to_do: r.partsToDo, failure: r.failure || null });
+  const progress = (r: FlowsRemoval): FlowsRemovalProgress => ({
+    done: false,
+    mutation_id: r.mutationId,
+    parts_to_do: r.partsToDo,
+    failure: r.failure || null,
+  });
   if (!last?.mutation_id) return progress(await startFlowsRemoval(engine, customerId));
   const current = await flowsRemoval(engine, last.mutation_id);
   if (current && !current.done) return progress(current);

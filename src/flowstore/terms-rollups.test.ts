@@ -27,7 +27,11 @@ function tenantFlows(base: number, seed: number) {
 }
 
 type Flow = ReturnType<typeof tenantFlows>[number];
-const FIELDS: Record<string, (f: Flow) => string | number | undefined> = { app_name: (f) => f.app_name, 'dst.port': (f) => f.dst.port, 'transport.proto': (f) => f.transport.proto };
+const FIELDS: Record<string, (f: Flow) => string | number | undefined> = {
+  app_name: (f) => f.app_name,
+  'dst.port': (f) => f.dst.port,
+  'transport.proto': (f) => f.transport.proto,
+};
 
 /** The answer worked out from the flows themselves. */
 function expected(flows: Map<string, Flow[]>, req: { customerIds: string[]; field: string; size: number }, startMs: number, endMs: number) {
@@ -98,7 +102,9 @@ describe('terms rollups', () => {
     // ClickHouse refuses the statement when the named projection answers no part of it.
     const forced = { optimize_use_projections: 1, force_optimize_projection_name: 'terms_app_name' };
     expect(await engine.query(rolledUp!.sql, rolledUp!.params, { settings: forced })).toHaveLength(8);
-    await expect(engine.query(rolledUp!.sql, rolledUp!.params, { settings: { ...forced, force_optimize_projection_name: 'terms_dst_port' } })).rejects.toThrow();
+    await expect(
+      engine.query(rolledUp!.sql, rolledUp!.params, { settings: { ...forced, force_optimize_projection_name: 'terms_dst_port' } }),
+    ).rejects.toThrow();
 
     await aggregateTerms(watched, { ...window, field: 'app_name', sentence: 'transport.proto eq TCP' });
     await aggregateTerms(watched, { ...window, field: 'app_name', metric: 'sum:bytes' });

@@ -5,10 +5,7 @@ import { FlowQueryError } from './errors.js';
 
 export type RelativeUnit = 'minutes' | 'hours' | 'days' | 'weeks';
 
-export type DateTimeFilter =
-  | { now: true }
-  | { relative: { value: number; unit: RelativeUnit } }
-  | { absolute: { date: string } };
+export type DateTimeFilter = { now: true } | { relative: { value: number; unit: RelativeUnit } } | { absolute: { date: string } };
 
 const UNIT_MS: Record<RelativeUnit, number> = {
   minutes: 60_000,
@@ -27,8 +24,7 @@ export const LATEST_MS = 253_402_300_799_999;
 
 export const isRepresentableMs = (ms: number) => Number.isInteger(ms) && ms >= EARLIEST_MS && ms <= LATEST_MS;
 
-const ISO_RE =
-  /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?)?\s*(Z|z|[+-]\d{2}(?::?\d{2})?)?$/;
+const ISO_RE = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?)?\s*(Z|z|[+-]\d{2}(?::?\d{2})?)?$/;
 
 function daysInMonth(year: number, month: number): number {
   return new Date(Date.UTC(year, month, 0)).getUTCDate();

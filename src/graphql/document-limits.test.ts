@@ -19,7 +19,14 @@ const shipped: [string, string][] = (() => {
     .map((f) => [f, `${readFileSync(new URL(f, operationsDir), 'utf8')}\n${fragments}`]);
 })();
 /** GraphiQL's introspection query, with every option it may turn on. */
-const introspection = getIntrospectionQuery({ descriptions: true, specifiedByUrl: true, directiveIsRepeatable: true, schemaDescription: true, inputValueDeprecation: true, oneOf: true });
+const introspection = getIntrospectionQuery({
+  descriptions: true,
+  specifiedByUrl: true,
+  directiveIsRepeatable: true,
+  schemaDescription: true,
+  inputValueDeprecation: true,
+  oneOf: true,
+});
 
 /** A query `depth` fields deep: the caller's tenant, its parent's parent's … customerId. */
 const tenantChain = (depth: number) => `{ viewerTenant { ${'parent { '.repeat(depth - 2)}customerId${' }'.repeat(depth - 2)} } }`;
@@ -163,7 +170,10 @@ describe('document limits', () => {
     });
 
     it('reads the bodies yoga reads, form and multipart as JSON', async () => {
-      const form = await call(t.url, 'POST', '/graphql', { rawBody: 'query=%7B__typename%7D', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+      const form = await call(t.url, 'POST', '/graphql', {
+        rawBody: 'query=%7B__typename%7D',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      });
       const parts = '--b\r\ncontent-disposition: form-data; name="operations"\r\n\r\n{"query": "{ __typename }"}\r\n--b--\r\n';
       const multipart = await call(t.url, 'POST', '/graphql', { rawBody: parts, headers: { 'content-type': 'multipart/form-data; boundary=b' } });
       for (const res of [form, multipart]) expect([res.status, res.body]).toEqual([200, { data: { __typename: 'Query' } }]);

@@ -42,7 +42,11 @@ function baselineFor(tenantId: string): Baseline {
     if (type instanceof GraphQLList) return [base(type.ofType)];
     if (type instanceof GraphQLEnumType) return type.getValues()[0]!.value;
     if (type instanceof GraphQLInputObjectType) {
-      return Object.fromEntries(Object.values(type.getFields()).filter((f) => f.type instanceof GraphQLNonNull).map((f) => [f.name, base(f.type)]));
+      return Object.fromEntries(
+        Object.values(type.getFields())
+          .filter((f) => f.type instanceof GraphQLNonNull)
+          .map((f) => [f.name, base(f.type)]),
+      );
     }
     const name = (type as GraphQLScalarType).name;
     return { String: tenantId, ID: tenantId, Int: 1, Float: 1, Boolean: true, DateTime: new Date().toISOString(), JSON: {} }[name] ?? null;
@@ -53,12 +57,23 @@ function baselineFor(tenantId: string): Baseline {
 /** Hostile values of `type`, each still of that type (lists and input objects hostile inside). */
 function hostile(type: GraphQLInputType, base: Baseline, depth = 0): unknown[] {
   if (type instanceof GraphQLNonNull) return hostile(type.ofType, base, depth).filter((v) => v !== null);
-  if (type instanceof GraphQLList) return [[], ...hostile(type.ofType, base, depth).slice(0, 4).map((v) => [v]), Array.from({ length: 300 }, () => base(type.ofType))];
+  if (type instanceof GraphQLList)
+    return [
+      [],
+      ...hostile(type.ofType, base, depth)
+        .slice(0, 4)
+        .map((v) => [v]),
+      Array.from({ length: 300 }, () => base(type.ofType)),
+    ];
   if (type instanceof GraphQLEnumType) return type.getValues().map((v) => v.value);
   if (type instanceof GraphQLInputObjectType) {
     if (depth > 1) return [base(type)];
     const plain = base(type) as Record<string, unknown>;
-    return Object.values(type.getFields()).flatMap((f) => hostile(f.type, base, depth + 1).slice(0, 6).map((v) => ({ ...plain, [f.name]: v })));
+    return Object.values(type.getFields()).flatMap((f) =>
+      hostile(f.type, base, depth + 1)
+        .slice(0, 6)
+        .map((v) => ({ ...plain, [f.name]: v })),
+    );
   }
   return [null, ...(SCALARS[(type as GraphQLScalarType).name] ?? [])];
 }

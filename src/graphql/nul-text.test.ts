@@ -36,9 +36,15 @@ describe('text with a NUL character', () => {
     afterAll(() => t.stop());
 
     it('answers a variable holding one with a 400 naming it (yoga), and writes nothing', async () => {
-      const res = await call(t.url, 'POST', '/graphql', { token, body: { query: CREATE, variables: { input: { name: 'a\u0000b', handle: 'nul', parentId: msp } } } });
+      const res = await call(t.url, 'POST', '/graphql', {
+        token,
+        body: { query: CREATE, variables: { input: { name: 'a\u0000b', handle: 'nul', parentId: msp } } },
+      });
       expect(res.status).toBe(400);
-      expect(res.body.errors[0]).toMatchObject({ message: 'input.name contains a NUL character (U+0000), which no text may hold', extensions: { code: 'invalid_request' } });
+      expect(res.body.errors[0]).toMatchObject({
+        message: 'input.name contains a NUL character (U+0000), which no text may hold',
+        extensions: { code: 'invalid_request' },
+      });
       expect(await t.app.db.prisma.tenant.count({ where: { handle: 'nul' } })).toBe(0);
     });
 

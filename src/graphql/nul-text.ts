@@ -58,7 +58,8 @@ export const nulTextError = (at: string) => new GraphQLError(nulTextMessage(at),
 export function noNulTextLiterals(context: ValidationContext): ASTVisitor {
   return {
     StringValue(node) {
-      if (node.value.includes(NUL)) context.reportError(new GraphQLError('A string literal contains a NUL character (U+0000), which no text may hold', { nodes: [node] }));
+      if (node.value.includes(NUL))
+        context.reportError(new GraphQLError('A string literal contains a NUL character (U+0000), which no text may hold', { nodes: [node] }));
     },
   };
 }

@@ -70,7 +70,12 @@ describe('rawJsonResults', () => {
     try {
       const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/graphql`;
       const aborted = new AbortController();
-      const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: '{ page }' }), signal: aborted.signal });
+      const res = await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ query: '{ page }' }),
+        signal: aborted.signal,
+      });
       const reader = res.body!.getReader();
       await reader.read();
       aborted.abort();

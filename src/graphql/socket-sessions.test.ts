@@ -63,7 +63,15 @@ describe('graphql-ws sockets and their credentials', () => {
     /** A new node of the caller's tenant, watched over a socket opened with `token`, past its first event. */
     const watchNewNode = async (token: string) => {
       const { id } = await t.app.db.prisma.node.create({
-        data: { id: newId('node'), customerId: caller.customerId, machineId: newId('m'), status: 'active', os: 'linux', arch: 'arm7', collectorVersion: '1.0.0' },
+        data: {
+          id: newId('node'),
+          customerId: caller.customerId,
+          machineId: newId('m'),
+          status: 'active',
+          os: 'linux',
+          arch: 'arm7',
+          collectorVersion: '1.0.0',
+        },
       });
       const closes: number[] = [];
       const seen: any[] = [];

@@ -39,8 +39,7 @@ export function nestedError(error: DomainError): RenderedError {
   };
 }
 
-export const internalError = (requestId: string) =>
-  new DomainError(500, 'internal_error', `Internal error; quote request id ${requestId} when reporting it`);
+export const internalError = (requestId: string) => new DomainError(500, 'internal_error', `Internal error; quote request id ${requestId} when reporting it`);
 
 /** Writes a rendered error, `headers` on top of its own. */
 export function sendRendered(res: ServerResponse, rendered: RenderedError, headers?: Record<string, string>): void {

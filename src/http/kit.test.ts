@@ -54,7 +54,9 @@ describe('sendJson', () => {
   describe('a big answer', () => {
     // Uneven pieces, so slices cross them: the envelope, then records of odd sizes (hex: valid JSON text).
     const records = [randomBytes(3 * SLICE_BYTES + 12_345), randomBytes(777), randomBytes(SLICE_BYTES)].map((b) => Buffer.from(`"${b.toString('hex')}"`));
-    const body = () => ({ flows: new RawJson([Buffer.from('['), records[0]!, Buffer.from(','), records[1]!, Buffer.from(','), records[2]!, Buffer.from(']')]) });
+    const body = () => ({
+      flows: new RawJson([Buffer.from('['), records[0]!, Buffer.from(','), records[1]!, Buffer.from(','), records[2]!, Buffer.from(']')]),
+    });
     const expected = `{"flows":[${records.join(',')}]}`;
 
     /** Serves one big answer to `client`, with the bytes each event-loop turn handed the socket. */

@@ -52,8 +52,7 @@ export function readBody(req: IncomingMessage, maxBytes = MAX_BODY_BYTES): Promi
   });
 }
 
-export const tooLarge = (maxBytes: number) =>
-  new DomainError(413, 'payload_too_large', `Request body must be at most ${maxBytes} bytes`);
+export const tooLarge = (maxBytes: number) => new DomainError(413, 'payload_too_large', `Request body must be at most ${maxBytes} bytes`);
 
 /**
  * Request bodies as the documented clients send them: JSON objects (also on GET, and empty with

@@ -66,6 +66,8 @@ describe('embedded PostgreSQL: reachable by the service user only', () => {
 
   it('refuses a DATA_DIR too long for a socket path, saying what to change', async () => {
     const deep = join(parent, 'd'.repeat(100));
-    await expect(startEmbeddedPostgres(deep)).rejects.toThrow(/DATA_DIR .* is too long for the embedded database's socket .*choose a shorter DATA_DIR or set DATABASE_URL/);
+    await expect(startEmbeddedPostgres(deep)).rejects.toThrow(
+      /DATA_DIR .* is too long for the embedded database's socket .*choose a shorter DATA_DIR or set DATABASE_URL/,
+    );
   });
 });

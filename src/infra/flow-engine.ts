@@ -11,7 +11,14 @@ import type { Logger } from './logger.js';
 export async function openFlowEngine(config: Config, logger: Logger): Promise<FlowEngine> {
   const server = config.clickhouse;
   const engine = server
-    ? new HttpEngine({ url: server.url, database: server.database, username: server.user, password: server.password?.reveal(), caCert: server.caCert, clientCert: server.clientCert && { cert: server.clientCert.cert, key: Buffer.from(server.clientCert.key.reveal()) } })
+    ? new HttpEngine({
+        url: server.url,
+        database: server.database,
+        username: server.user,
+        password: server.password?.reveal(),
+        caCert: server.caCert,
+        clientCert: server.clientCert && { cert: server.clientCert.cert, key: Buffer.from(server.clientCert.key.reveal()) },
+      })
     : await ChdbThreadEngine.open(join(config.dataDir, 'clickhouse'));
   try {
     await prepareFlowEngine(engine, config, logger);

@@ -12,7 +12,12 @@ describe('metrics', () => {
 
   it('exports the event-loop lag and process metrics with its own', async () => {
     const text = await registry.metrics();
-    for (const name of ['nodejs_eventloop_lag_seconds', 'process_cpu_seconds_total', 'http_request_duration_seconds', 'clickhouse_statement_duration_seconds']) {
+    for (const name of [
+      'nodejs_eventloop_lag_seconds',
+      'process_cpu_seconds_total',
+      'http_request_duration_seconds',
+      'clickhouse_statement_duration_seconds',
+    ]) {
       expect(text).toContain(`# TYPE ${name} `);
     }
   });

@@ -109,11 +109,10 @@ function sampledGauge<L extends string>(name: string, help: string, labelNames: 
 
 export const ingestQueueFlows = sampledGauge('ingest_queue_flows', 'Flows accepted for storage and not yet stored (the insert queue depth)', []);
 
-export const postgresPoolConnections = sampledGauge(
-  'postgres_pool_connections',
-  'PostgreSQL pool connections by pool (prisma, raw) and state (active, idle)',
-  ['pool', 'state'] as const,
-);
+export const postgresPoolConnections = sampledGauge('postgres_pool_connections', 'PostgreSQL pool connections by pool (prisma, raw) and state (active, idle)', [
+  'pool',
+  'state',
+] as const);
 
 export const postgresPoolWaiting = sampledGauge('postgres_pool_waiting', 'Statements waiting for a PostgreSQL pool connection, by pool', ['pool'] as const);
 

@@ -20,7 +20,7 @@ const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 async function* slices(chunks: readonly Uint8Array[]): AsyncGenerator<Uint8Array> {
   let room = SLICE_BYTES;
   for (const chunk of chunks) {
-    for (let offset = 0; offset < chunk.byteLength; ) {
+    for (let offset = 0; offset < chunk.byteLength;) {
       if (room === 0) {
         await nextTurn();
         room = SLICE_BYTES;

@@ -47,7 +47,9 @@ describe('rate limits of the anonymous endpoints, with the documented defaults',
     await burst(89, (i) => call(t.url, 'POST', TOKEN, { body: { client_id: `cl_other${i}`, client_secret: 'x' } }));
     expectRateLimited(await call(second.url, 'POST', TOKEN, { body: { client_id: 'cl_fresh', client_secret: 'x' } }), 'address');
     // GraphQL is the same door, with the same status and Retry-After.
-    const viaGraphql = await call(t.url, 'POST', '/graphql', { body: { query: 'mutation { issueToken(clientId: "cl_a", clientSecret: "b") { accessToken } }' } });
+    const viaGraphql = await call(t.url, 'POST', '/graphql', {
+      body: { query: 'mutation { issueToken(clientId: "cl_a", clientSecret: "b") { accessToken } }' },
+    });
     expect(viaGraphql.status).toBe(429);
     expect(Number(viaGraphql.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     expect(viaGraphql.body.errors?.[0].extensions?.code).toBe('rate_limited');
@@ -60,7 +62,10 @@ describe('rate limits of the anonymous endpoints, with the documented defaults',
     const viaGraphql = await graphql(second.url, 'mutation { startDeviceAuthorization(hostname: "h", machineId: "m") { userCode } }');
     expect(viaGraphql.errors?.[0].extensions?.code).toBe('rate_limited');
     // X-Forwarded-For is the client's own word unless TRUSTED_PROXIES says otherwise.
-    expectRateLimited(await call(second.url, 'POST', START, { headers: { 'x-forwarded-for': '203.0.113.9' }, body: { hostname: 'h', machine_id: 'm' } }), 'address');
+    expectRateLimited(
+      await call(second.url, 'POST', START, { headers: { 'x-forwarded-for': '203.0.113.9' }, body: { hostname: 'h', machine_id: 'm' } }),
+      'address',
+    );
     // A process that has seen the door shut keeps it shut without asking the database again.
     const hits = async () => (await t.app.db.pool.query(`SELECT hits FROM rate_limit_counters WHERE bucket LIKE 'device_start:a:%'`)).rows[0].hits;
     const before = await hits();

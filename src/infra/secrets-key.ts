@@ -164,7 +164,10 @@ function readKeyFile(file: string): Kek[] {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
     throw new Error(`no secrets key: SECRETS_KEY is unset and ${file} does not exist (use the server's SECRETS_KEY or DATA_DIR)`);
   }
-  const lines = text.split('\n').map((l) => l.trim()).filter(Boolean);
+  const lines = text
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
   const keys = lines.map((line) => Buffer.from(line, 'base64'));
   if (keys.length === 0 || keys.some((k) => k.length !== KEY_BYTES)) {
     throw new Error(`${file} must hold one or more 32-byte base64 keys, one a line`);

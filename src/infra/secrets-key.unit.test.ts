@@ -32,7 +32,9 @@ describe('SecretsKey', () => {
 
   it('generates the key file once, 0600, for the server only', () => {
     const dataDir = join(dir, 'data');
-    expect(() => SecretsKey.load({ secretsKeys: [], dataDir }, { create: false })).toThrow(/no secrets key: SECRETS_KEY is unset and .*secrets\.key does not exist/);
+    expect(() => SecretsKey.load({ secretsKeys: [], dataDir }, { create: false })).toThrow(
+      /no secrets key: SECRETS_KEY is unset and .*secrets\.key does not exist/,
+    );
     expect(existsSync(keyFilePath(dataDir))).toBe(false);
     const key = SecretsKey.load({ secretsKeys: [], dataDir }, { create: true });
     expect(statSync(keyFilePath(dataDir)).mode & 0o777).toBe(0o600);

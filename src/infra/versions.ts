@@ -14,8 +14,7 @@ export function compareVersions(a: string, b: string): number {
   return comparePreReleases(x.preRelease, y.preRelease);
 }
 
-export const isBehind = (current: string | null, latest: string | null): boolean =>
-  current !== null && latest !== null && compareVersions(current, latest) < 0;
+export const isBehind = (current: string | null, latest: string | null): boolean => current !== null && latest !== null && compareVersions(current, latest) < 0;
 
 function parseVersion(version: string): { core: number[]; preRelease: string[] } {
   const withoutBuild = version.trim().replace(/^v/i, '').split('+', 1)[0];

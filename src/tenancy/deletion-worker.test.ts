@@ -25,7 +25,10 @@ describe('the tenant deletion worker', () => {
     let inside = 0;
     let most = 0;
     const calls: string[] = [];
-    for (const [name, app] of [['a', a], ['b', b]] as const) {
+    for (const [name, app] of [
+      ['a', a],
+      ['b', b],
+    ] as const) {
       app.app.services.deletionHooks.register('probe', async (id, last) => {
         if (!doomed.has(id)) return { done: true, calls: 0 };
         inside++;
@@ -39,7 +42,10 @@ describe('the tenant deletion worker', () => {
     }
     // Queued through b; both processes' workers are woken (tenant_deletion_queued) and take turns.
     for (const child of children) {
-      const res = await call(b.url, 'DELETE', '/rest/deployments/1.0', { token: tree.mspCaller.token, body: { customer_id: child.id, parent_id: tree.msp.id } });
+      const res = await call(b.url, 'DELETE', '/rest/deployments/1.0', {
+        token: tree.mspCaller.token,
+        body: { customer_id: child.id, parent_id: tree.msp.id },
+      });
       expect(res.status).toBe(200);
     }
     const finished = () => a.app.db.prisma.tenantDeletion.count({ where: { customerId: { in: [...doomed] }, state: 'deleted' } });

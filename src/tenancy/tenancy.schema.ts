@@ -12,11 +12,11 @@ export const TenantRef = builder.prismaNode('Tenant', {
   description: 'A customer: a top-level tenant, a parent MSP, or one of its child deployments.',
   id: { field: 'id' },
   fields: (t) => ({
-    customerId: t.exposeString('id', { description: 'The tenant\'s `customer_id`.' }),
+    customerId: t.exposeString('id', { description: "The tenant's `customer_id`." }),
     name: t.exposeString('name', { nullable: true }),
     handle: t.exposeString('handle', { nullable: true, description: 'URL-safe: lowercase letters, digits, underscores.' }),
     type: t.exposeString('type', { description: '`customer`, `msp` (a parent) or `child`.' }),
-    parentId: t.exposeString('parentId', { nullable: true, description: 'The parent MSP\'s `customer_id`.' }),
+    parentId: t.exposeString('parentId', { nullable: true, description: "The parent MSP's `customer_id`." }),
     isMsp: t.exposeBoolean('isMsp', { description: 'Provisioned as a parent that may own deployments.' }),
     subdomain: t.exposeString('subdomain', { nullable: true }),
     orgCode: t.exposeString('orgCode', { nullable: true, description: 'Identity-provider organization code.' }),
@@ -36,7 +36,7 @@ builder.prismaObjectField(TenantRef, 'parent', (t) =>
   t.field({
     type: TenantRef,
     nullable: true,
-    description: 'The parent MSP, when it is in the caller\'s tree: a child\'s own token sees none.',
+    description: "The parent MSP, when it is in the caller's tree: a child's own token sees none.",
     resolve: async (tenant, _args, ctx) => (tenant.parentId ? ctx.services.tenancy.visibleTenant(await ctx.auth.requireSession(), tenant.parentId) : null),
   }),
 );
@@ -57,7 +57,8 @@ builder.prismaObjectField(TenantRef, 'deployments', (t) =>
       nullable: true,
       description: 'Child deployments, oldest first (served from the cached tenant tree; scope deployment_api); not within another deployments page.',
       resolve: async (tenant, args, ctx, info) => {
-        if (withinDeployments(info.path)) throw badRequest('invalid_request', 'deployments cannot be asked for within deployments: each page would repeat the whole tree');
+        if (withinDeployments(info.path))
+          throw badRequest('invalid_request', 'deployments cannot be asked for within deployments: each page would repeat the whole tree');
         const children = await ctx.services.tenancy.deploymentsOf(await ctx.auth.requireSession(), tenant.id);
         const page = resolveArrayConnection({ args, defaultSize: 100, maxSize: 10_000 }, children);
         return Object.assign(page!, { totalCount: children.length });
@@ -88,7 +89,7 @@ builder.queryFields((t) => ({
   }),
   viewerTenant: t.prismaField({
     type: 'Tenant',
-    description: 'The caller\'s own tenant, the root of its tree.',
+    description: "The caller's own tenant, the root of its tree.",
     resolve: async (_query, _root, _args, ctx) => {
       const session = await ctx.auth.requireSession();
       return ctx.services.tenancy.requireVisibleTenant(session, session.customerId);
@@ -97,7 +98,7 @@ builder.queryFields((t) => ({
   tenant: t.prismaField({
     type: 'Tenant',
     nullable: true,
-    description: 'A tenant in the caller\'s tree; null for anything else, as if it did not exist. Another than the caller\'s own needs deployment_api.',
+    description: "A tenant in the caller's tree; null for anything else, as if it did not exist. Another than the caller's own needs deployment_api.",
     args: { customerId: t.arg.string({ required: true }) },
     resolve: async (_query, _root, args, ctx) => ctx.services.tenancy.tenantById(await ctx.auth.requireSession(), args.customerId),
   }),

@@ -23,14 +23,19 @@ describe('GraphQL tenant tree', () => {
     });
   });
 
-  it('pages the parent\'s deployments as a Relay connection', async () => {
+  it("pages the parent's deployments as a Relay connection", async () => {
     const query = `query($after: String) { viewerTenant { deployments(first: 1, after: $after) {
       totalCount pageInfo { hasNextPage endCursor } edges { cursor node { customerId parentId parent { customerId } deployment { status } } } } } }`;
     const first = await graphql(t.url, query, {}, tree.mspCaller.token);
     const page1 = first.data.viewerTenant.deployments;
     expect(page1.totalCount).toBe(2);
     expect(page1.pageInfo.hasNextPage).toBe(true);
-    expect(page1.edges[0].node).toEqual({ customerId: tree.childA.id, parentId: tree.msp.id, parent: { customerId: tree.msp.id }, deployment: { status: 'deployed' } });
+    expect(page1.edges[0].node).toEqual({
+      customerId: tree.childA.id,
+      parentId: tree.msp.id,
+      parent: { customerId: tree.msp.id },
+      deployment: { status: 'deployed' },
+    });
     const second = await graphql(t.url, query, { after: page1.pageInfo.endCursor }, tree.mspCaller.token);
     expect(second.data.viewerTenant.deployments.edges.map((e: any) => e.node.customerId)).toEqual([tree.childB.id]);
     expect(second.data.viewerTenant.deployments.pageInfo.hasNextPage).toBe(false);
@@ -40,7 +45,7 @@ describe('GraphQL tenant tree', () => {
     ['itself', () => tree.mspCaller.token, () => tree.msp.id, true],
     ['its child', () => tree.mspCaller.token, () => tree.childA.id, true],
     ['another tree', () => tree.mspCaller.token, () => other.msp.id, false],
-    ['another tree\'s child', () => tree.mspCaller.token, () => other.childA.id, false],
+    ["another tree's child", () => tree.mspCaller.token, () => other.childA.id, false],
     ['a missing id', () => tree.mspCaller.token, () => 'cus_missing', false],
     ['its parent (as a child)', () => tree.childACaller.token, () => tree.msp.id, false],
     ['its sibling (as a child)', () => tree.childACaller.token, () => tree.childB.id, false],
@@ -63,16 +68,21 @@ describe('GraphQL tenant tree', () => {
     expect(child.errors).toEqual([expect.objectContaining({ path: ['tenant'], extensions: expect.objectContaining(refused) })]);
   });
 
-  it('shows a child\'s own token no parent, so no sibling either', async () => {
+  it("shows a child's own token no parent, so no sibling either", async () => {
     const query = '{ viewerTenant { customerId parentId parent { customerId deployments { edges { node { customerId } } } } } }';
     const res = await graphql(t.url, query, {}, tree.childACaller.token);
     expect(res.errors).toBeUndefined();
     expect(res.data.viewerTenant).toEqual({ customerId: tree.childA.id, parentId: tree.msp.id, parent: null });
-    const profile = await graphql(t.url, 'mutation { createProfile(input: { name: "p" }) { profile { customer { customerId parent { customerId } } } } }', {}, tree.childACaller.token);
+    const profile = await graphql(
+      t.url,
+      'mutation { createProfile(input: { name: "p" }) { profile { customer { customerId parent { customerId } } } } }',
+      {},
+      tree.childACaller.token,
+    );
     expect(profile.data.createProfile.profile.customer).toEqual({ customerId: tree.childA.id, parent: null });
   });
 
-  it('shows a child\'s own token no parent through a profile read by id or listed either', async () => {
+  it("shows a child's own token no parent through a profile read by id or listed either", async () => {
     const created = await graphql(t.url, 'mutation { createProfile(input: { name: "q" }) { profile { profileId } } }', {}, tree.childACaller.token);
     const id = created.data.createProfile.profile.profileId;
     const byId = 'query($id: String!) { profile(profileId: $id) { customer { customerId parent { customerId name } } } }';

@@ -24,7 +24,11 @@ function placeholder(type: GraphQLInputType): unknown {
   if (isListType(type)) return [];
   if (isEnumType(type)) return type.getValues()[0]!.name;
   if (isInputObjectType(type)) {
-    return Object.fromEntries(Object.values(type.getFields()).filter((f) => isNonNullType(f.type)).map((f) => [f.name, placeholder(f.type)]));
+    return Object.fromEntries(
+      Object.values(type.getFields())
+        .filter((f) => isNonNullType(f.type))
+        .map((f) => [f.name, placeholder(f.type)]),
+    );
   }
   return { Int: 1, Float: 1, Boolean: false, JSON: {}, DateTime: '2026-01-01T00:00:00Z' }[type.name] ?? 'x';
 }

@@ -15,9 +15,7 @@ const catalogue = Object.keys(actions) as Action[];
 /** The action names written as string literals in the code outside the catalogue and the tests. */
 function actionsNamedInCode(): Set<string> {
   const root = new URL('../../', import.meta.url).pathname;
-  const files = ['src', 'rest-compat'].flatMap((dir) =>
-    (readdirSync(join(root, dir), { recursive: true }) as string[]).map((f) => join(root, dir, f)),
-  );
+  const files = ['src', 'rest-compat'].flatMap((dir) => (readdirSync(join(root, dir), { recursive: true }) as string[]).map((f) => join(root, dir, f)));
   const named = new Set<string>();
   for (const file of files.filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts') && !f.endsWith('auth/actions.ts'))) {
     for (const [, name] of readFileSync(file, 'utf8').matchAll(/'([a-z]+\.[a-z]+)'/g)) named.add(name!);

@@ -10,7 +10,7 @@ import { type Caller, allScopes, seedCaller, seedTenant } from '../kit/seed.js';
  * scope checks. This holds the two together: every row is called without a token, with a token
  * holding no scope, and with one holding every scope but the row's.
  */
-describe('each route row\'s access is what the server enforces', () => {
+describe("each route row's access is what the server enforces", () => {
   let t: TestApp;
   let noScope: Caller;
   const allBut = new Map<string, Caller>();
@@ -19,7 +19,15 @@ describe('each route row\'s access is what the server enforces', () => {
     t = await startTestApp();
     const tenant = await seedTenant(t.app, { msp: true });
     noScope = await seedCaller(t.app, tenant.id, []);
-    for (const scope of allScopes) allBut.set(scope, await seedCaller(t.app, tenant.id, allScopes.filter((s) => s !== scope)));
+    for (const scope of allScopes)
+      allBut.set(
+        scope,
+        await seedCaller(
+          t.app,
+          tenant.id,
+          allScopes.filter((s) => s !== scope),
+        ),
+      );
   });
   afterAll(() => t?.stop());
 

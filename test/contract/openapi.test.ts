@@ -34,7 +34,7 @@ describe('GET /rest/openapi.json', () => {
     expect(documented).toEqual(table);
   });
 
-  it('states each path\'s security as its row does: none, any token, or the scope', () => {
+  it("states each path's security as its row does: none, any token, or the scope", () => {
     const security = (method: string, path: string) => document.paths[path][method.toLowerCase()].security;
     for (const r of [...routes, ...servedRoutes]) {
       const scopes = r.access === 'token' ? [] : [r.access];
@@ -60,7 +60,12 @@ describe('GET /rest/openapi.json', () => {
 
     const token = document.paths['/rest/oauth2/token/1.0'].post;
     expect(Object.keys(token.requestBody.content)).toEqual(['application/json', 'application/x-www-form-urlencoded']);
-    expect(Object.keys(token.responses['200'].content['application/json'].schema.properties)).toEqual(['access_token', 'expires_in', 'expires_at', 'token_type']);
+    expect(Object.keys(token.responses['200'].content['application/json'].schema.properties)).toEqual([
+      'access_token',
+      'expires_in',
+      'expires_at',
+      'token_type',
+    ]);
 
     const profile = document.paths['/rest/profiles/1.0'].post;
     expect(profile.responses['201'].content['application/json'].schema.properties.status).toEqual({ type: 'string', const: 'success' });
@@ -77,7 +82,7 @@ describe('GET /rest/openapi.json', () => {
     expect(document.paths['/rest/deployments/1.0'].get.responses['4XX']).toEqual({ $ref: '#/components/responses/FlatError' });
   });
 
-  it('has a reference page at /rest/docs that names only this server\'s own URLs, each of which loads', async () => {
+  it("has a reference page at /rest/docs that names only this server's own URLs, each of which loads", async () => {
     const page = await call(t.url, 'GET', '/rest/docs');
     expect(page.status).toBe(200);
     expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');

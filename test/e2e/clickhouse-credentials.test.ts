@@ -18,8 +18,29 @@ const WRONG = 'not-the-password-42';
 function selfSignedCertificate(dir: string): { cert: string; key: string } {
   const cert = join(dir, 'cert.pem');
   const key = join(dir, 'key.pem');
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', key, '-out', cert,
-    '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'ignore' });
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-keyout',
+      key,
+      '-out',
+      cert,
+      '-days',
+      '1',
+      '-subj',
+      '/CN=127.0.0.1',
+      '-addext',
+      'subjectAltName=IP:127.0.0.1',
+    ],
+    { stdio: 'ignore' },
+  );
   return { cert, key };
 }
 
@@ -41,7 +62,12 @@ describe('a ClickHouse server with a password, over https (CLICKHOUSE_USER/PASSW
   let env: Record<string, string>;
 
   beforeAll(async () => {
-    server = await startClickHouseHttpServer({ dataDir: join(dir, 'ch'), user: USER, password: PASSWORD, tls: { cert: readFileSync(tls.cert), key: readFileSync(tls.key) } });
+    server = await startClickHouseHttpServer({
+      dataDir: join(dir, 'ch'),
+      user: USER,
+      password: PASSWORD,
+      tls: { cert: readFileSync(tls.cert), key: readFileSync(tls.key) },
+    });
     env = { DATA_DIR: join(dir, 'data'), CLICKHOUSE_URL: server.url, CLICKHOUSE_CA_FILE: tls.cert };
   });
   afterAll(async () => {
@@ -100,7 +126,7 @@ describe('a ClickHouse server with a password, over https (CLICKHOUSE_USER/PASSW
     for (const secret of spellings(USER, WRONG)) expect(printed).not.toContain(secret);
   });
 
-  it('checks the server\'s certificate: without CLICKHOUSE_CA_FILE a self-signed one is refused', async () => {
+  it("checks the server's certificate: without CLICKHOUSE_CA_FILE a self-signed one is refused", async () => {
     const config = loadConfig({ ...env, CLICKHOUSE_CA_FILE: '', CLICKHOUSE_USER: USER, CLICKHOUSE_PASSWORD: PASSWORD });
     await expect(openFlowEngine(config, capturedLogger().logger)).rejects.toThrow(/self[- ]signed certificate/);
   });
@@ -119,7 +145,9 @@ describe('a ClickHouse server with a password, over https (CLICKHOUSE_USER/PASSW
     };
     const withUserinfo = `https://${USER}:${encodeURIComponent(PASSWORD)}@127.0.0.1:8443`;
     expect(problem({ CLICKHOUSE_URL: withUserinfo, CLICKHOUSE_PASSWORD: PASSWORD })).toMatch(/CLICKHOUSE_URL: carries credentials .* give them once/);
-    expect(problem({ CLICKHOUSE_URL: 'https://127.0.0.1:8443', CLICKHOUSE_CA_FILE: join(dir, 'missing.pem') })).toMatch(/CLICKHOUSE_CA_FILE: cannot read .*missing\.pem \(ENOENT\)/);
+    expect(problem({ CLICKHOUSE_URL: 'https://127.0.0.1:8443', CLICKHOUSE_CA_FILE: join(dir, 'missing.pem') })).toMatch(
+      /CLICKHOUSE_CA_FILE: cannot read .*missing\.pem \(ENOENT\)/,
+    );
     expect(problem({ CLICKHOUSE_URL: 'http://127.0.0.1:8123', CLICKHOUSE_CA_FILE: tls.cert })).toMatch(/CLICKHOUSE_CA_FILE: needs an https/);
     expect(problem({ CLICKHOUSE_PASSWORD: PASSWORD })).toMatch(/CLICKHOUSE_PASSWORD: set without CLICKHOUSE_URL/);
     expect(problem({ CLICKHOUSE_URL: 'ftp://127.0.0.1/' })).toMatch(/CLICKHOUSE_URL: must be http/);
@@ -128,7 +156,13 @@ describe('a ClickHouse server with a password, over https (CLICKHOUSE_USER/PASSW
 
 /** A client certificate issued by an authority of its own: the server trusts that authority. */
 function clientCertificate(dir: string): { ca: string; cert: string; key: string } {
-  const [ca, caKey, cert, key, csr] = ['client-ca.pem', 'client-ca-key.pem', 'client.pem', 'client-key.pem', 'client.csr'].map((f) => join(dir, f)) as [string, string, string, string, string];
+  const [ca, caKey, cert, key, csr] = ['client-ca.pem', 'client-ca-key.pem', 'client.pem', 'client-key.pem', 'client.csr'].map((f) => join(dir, f)) as [
+    string,
+    string,
+    string,
+    string,
+    string,
+  ];
   const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
   execFileSync('openssl', ['req', '-x509', ...ec, '-keyout', caKey, '-out', ca, '-days', '1', '-subj', '/CN=flowstore client CA'], { stdio: 'ignore' });
   execFileSync('openssl', ['req', ...ec, '-keyout', key, '-out', csr, '-subj', '/CN=breach-detection'], { stdio: 'ignore' });
@@ -144,7 +178,10 @@ describe('a ClickHouse server that requires a client certificate (CLICKHOUSE_CER
   let env: Record<string, string>;
 
   beforeAll(async () => {
-    server = await startClickHouseHttpServer({ dataDir: join(dir, 'ch'), tls: { cert: readFileSync(tls.cert), key: readFileSync(tls.key), clientCa: readFileSync(client.ca) } });
+    server = await startClickHouseHttpServer({
+      dataDir: join(dir, 'ch'),
+      tls: { cert: readFileSync(tls.cert), key: readFileSync(tls.key), clientCa: readFileSync(client.ca) },
+    });
     env = { DATA_DIR: join(dir, 'data'), CLICKHOUSE_URL: server.url, CLICKHOUSE_CA_FILE: tls.cert };
   });
   afterAll(async () => {
@@ -183,7 +220,9 @@ describe('a ClickHouse server that requires a client certificate (CLICKHOUSE_CER
       throw new Error('the configuration was accepted');
     };
     expect(problem({ CLICKHOUSE_URL: 'https://127.0.0.1:8443', CLICKHOUSE_CERT_FILE: client.cert })).toMatch(/give both .* or neither/);
-    expect(problem({ CLICKHOUSE_URL: 'http://127.0.0.1:8123', CLICKHOUSE_CERT_FILE: client.cert, CLICKHOUSE_KEY_FILE: client.key })).toMatch(/CLICKHOUSE_KEY_FILE: needs an https/);
+    expect(problem({ CLICKHOUSE_URL: 'http://127.0.0.1:8123', CLICKHOUSE_CERT_FILE: client.cert, CLICKHOUSE_KEY_FILE: client.key })).toMatch(
+      /CLICKHOUSE_KEY_FILE: needs an https/,
+    );
     expect(problem({ CLICKHOUSE_KEY_FILE: client.key })).toMatch(/CLICKHOUSE_KEY_FILE: set without CLICKHOUSE_URL/);
   });
 });

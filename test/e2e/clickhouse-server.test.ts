@@ -31,7 +31,7 @@ describe('with CLICKHOUSE_URL', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('migrates the flow store over HTTP and removes a deleted deployment\'s flows there', async () => {
+  it("migrates the flow store over HTTP and removes a deleted deployment's flows there", async () => {
     expect(app.flows.kind).toBe('http');
     const msp = await seedTenant(app, { msp: true });
     const child = await seedTenant(app, { parentId: msp.id });

@@ -58,16 +58,27 @@ describe('the compiled build (npm run build, npm start)', () => {
   }, 180_000);
 
   it('holds the compiled service with what it reads at run time', () => {
-    for (const file of ['src/main.js', 'src/admin/cli.js', 'src/flowstore/chdb-thread.worker.js', 'src/generated/prisma/client.js', 'src/console/device.html', 'src/modules/collector/scripts/install.sh']) {
+    for (const file of [
+      'src/main.js',
+      'src/admin/cli.js',
+      'src/flowstore/chdb-thread.worker.js',
+      'src/generated/prisma/client.js',
+      'src/console/device.html',
+      'src/modules/collector/scripts/install.sh',
+    ]) {
       expect(existsSync(join(copy, 'dist', file)), file).toBe(true);
     }
     const migrations = join(copy, 'dist/prisma/migrations/0001_foundation/migration.sql');
     expect(readFileSync(migrations, 'utf8')).toBe(readFileSync(join(root, 'prisma/migrations/0001_foundation/migration.sql'), 'utf8'));
     // No test or tool is part of the build.
     // Every worker thread's module, which nothing imports (src/infra/source-worker.ts).
-    const callers = execFileSync('grep', ['-rl', '--include=*.ts', '--exclude=*.test.ts', 'sourceWorker(', join(root, 'src')], { encoding: 'utf8' }).trim().split('\n');
+    const callers = execFileSync('grep', ['-rl', '--include=*.ts', '--exclude=*.test.ts', 'sourceWorker(', join(root, 'src')], { encoding: 'utf8' })
+      .trim()
+      .split('\n');
     const workers = callers.flatMap((caller) =>
-      [...readFileSync(caller, 'utf8').matchAll(/sourceWorker\('(\.\/[\w.-]+)', import\.meta\.url/g)].map(([, name]) => join(relative(root, dirname(caller)), `${name}.js`)),
+      [...readFileSync(caller, 'utf8').matchAll(/sourceWorker\('(\.\/[\w.-]+)', import\.meta\.url/g)].map(([, name]) =>
+        join(relative(root, dirname(caller)), `${name}.js`),
+      ),
     );
     expect(workers.sort()).toEqual(['src/flowstore/chdb-thread.worker.js', 'src/modules/ingest/ingest.worker.js']);
     for (const worker of workers) expect(existsSync(join(copy, 'dist', worker)), worker).toBe(true);

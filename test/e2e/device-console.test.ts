@@ -100,7 +100,9 @@ describe('device approval console in a browser', () => {
     expect(statuses.at(-1)).toBe('approved');
     expect(accessKey).toMatch(/^cl_[a-z2-7]+\..+$/);
     const dot = accessKey!.indexOf('.');
-    const token = await call(t.url, 'POST', '/rest/oauth2/token/1.0', { body: { client_id: accessKey!.slice(0, dot), client_secret: accessKey!.slice(dot + 1) } });
+    const token = await call(t.url, 'POST', '/rest/oauth2/token/1.0', {
+      body: { client_id: accessKey!.slice(0, dot), client_secret: accessKey!.slice(dot + 1) },
+    });
     expect(decodeJwt(token.body.access_token).aud).toBe(tree.msp.id);
 
     expect(problems).toEqual([]);
@@ -134,7 +136,10 @@ describe('device approval console in a browser', () => {
     const key = (await call(t.url, 'POST', '/rest/oauth2/device/poll/1.0', { body: { device_code: first.device_code } })).body.access_key as string;
     const dot = key.indexOf('.');
     const deviceToken = (await t.app.services.auth.issueToken(key.slice(0, dot), key.slice(dot + 1))).access_token;
-    const node = await t.app.services.nodes.register((await t.app.services.auth.authenticate(`Bearer ${deviceToken}`))!, { machineId, hostname: 'original-host' });
+    const node = await t.app.services.nodes.register((await t.app.services.auth.authenticate(`Bearer ${deviceToken}`))!, {
+      machineId,
+      hostname: 'original-host',
+    });
 
     const second = (await call(t.url, 'POST', '/rest/oauth2/device/1.0', { body: { hostname: 'impostor', machine_id: machineId } })).body;
     const page = await context.newPage();

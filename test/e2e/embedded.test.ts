@@ -60,7 +60,9 @@ describe('embedded default (PGlite in DATA_DIR)', () => {
   it('refuses a second server on a directory that is in use', async () => {
     const t = await startTestApp({ embedded: true, dataDir });
     try {
-      await expect(startTestApp({ embedded: true, dataDir })).rejects.toThrow(/DATA_DIR .* is in use: process \d+ \(another server\) has its embedded PostgreSQL \(postgres\/\) open/);
+      await expect(startTestApp({ embedded: true, dataDir })).rejects.toThrow(
+        /DATA_DIR .* is in use: process \d+ \(another server\) has its embedded PostgreSQL \(postgres\/\) open/,
+      );
     } finally {
       await t.stop();
     }

@@ -14,7 +14,9 @@ import { startCollector } from '../../tools/collector/index.js';
 /** wire.md 11.4: UUIDv5 in the URL namespace of `prophet-node:<cpu id>`. */
 function deriveMachineId(cpuId: string): string {
   const namespace = Buffer.from('6ba7b8119dad11d180b400c04fd430c8', 'hex');
-  const hash = createHash('sha1').update(Buffer.concat([namespace, Buffer.from(`prophet-node:${cpuId}`, 'utf8')])).digest();
+  const hash = createHash('sha1')
+    .update(Buffer.concat([namespace, Buffer.from(`prophet-node:${cpuId}`, 'utf8')]))
+    .digest();
   hash[6] = (hash[6] & 0x0f) | 0x50;
   hash[8] = (hash[8] & 0x3f) | 0x80;
   const hex = hash.subarray(0, 16).toString('hex');
@@ -58,7 +60,9 @@ describe('factory provisioning workflow (wire.md 14)', () => {
         name: 'Acme Retail fleet',
         update_channel: 'stable',
         fleet_staging: false,
-        services: { packet: { enabled: true, interface_patterns: ['eth*'], inspection: false, payload: false, lightweight: true, process_ids: false, num_workers: 1 } },
+        services: {
+          packet: { enabled: true, interface_patterns: ['eth*'], inspection: false, payload: false, lightweight: true, process_ids: false, num_workers: 1 },
+        },
       },
     });
     expect([200, 201]).toContain(profile.status);
@@ -104,7 +108,9 @@ describe('factory provisioning workflow (wire.md 14)', () => {
         return node?.status === 'active' && node.connection.control_plane === true;
       })
       .toBe(true);
-    await expect.poll(async () => (await call(t.url, 'GET', `/rest/nodes/1.0/${collector.nodeId}`, { token })).body.connection.ingest, { timeout: 15_000 }).toBe(true);
+    await expect
+      .poll(async () => (await call(t.url, 'GET', `/rest/nodes/1.0/${collector.nodeId}`, { token })).body.connection.ingest, { timeout: 15_000 })
+      .toBe(true);
     await collector.stop();
 
     // Clean-up as the SDK's simulation does: profile, then deployment (cascading to the node).

@@ -41,12 +41,39 @@ describe('invisible format characters in names, hostnames and descriptions', () 
     ['profile', 'name', (text) => call(t.url, 'POST', '/rest/profiles/1.0', { token: tree.mspCaller.token, body: { name: text } })],
     ['profile', 'description', (text) => call(t.url, 'POST', '/rest/profiles/1.0', { token: tree.mspCaller.token, body: { name: 'p', description: text } })],
     ['profile', 'tags[0]', (text) => call(t.url, 'POST', '/rest/profiles/1.0', { token: tree.mspCaller.token, body: { name: 'p', tags: [text] } })],
-    ['deployment', 'name', (text) => call(t.url, 'POST', '/rest/deployments/1.0', { token: tree.mspCaller.token, body: { name: text, handle: `h${Math.random().toString(36).slice(2, 9)}`, parent_id: tree.msp.id } })],
-    ['automation rule', 'name', (text) =>
-      call(t.url, 'POST', '/rest/automation/1.0', { token: tree.mspCaller.token, body: { name: text, match: { topic: 'detections' }, action: { type: 'collector_update' } } })],
-    ['provisioned node', 'machine_id', (text) => call(t.url, 'POST', '/rest/nodes/provision/1.0', { token: tree.mspCaller.token, body: { customer_id: tree.childA.id, machine_id: text } })],
-    ['provisioned node', 'description', (text) => call(t.url, 'POST', '/rest/nodes/provision/1.0', { token: tree.mspCaller.token, body: { customer_id: tree.childA.id, description: text } })],
-    ['legacy node', 'hostname', (text) => call(t.url, 'POST', '/rest/oauth2/register/1.0', { token: ingest.token, body: { machine_id: `m-${Math.random()}`, hostname: text } })],
+    [
+      'deployment',
+      'name',
+      (text) =>
+        call(t.url, 'POST', '/rest/deployments/1.0', {
+          token: tree.mspCaller.token,
+          body: { name: text, handle: `h${Math.random().toString(36).slice(2, 9)}`, parent_id: tree.msp.id },
+        }),
+    ],
+    [
+      'automation rule',
+      'name',
+      (text) =>
+        call(t.url, 'POST', '/rest/automation/1.0', {
+          token: tree.mspCaller.token,
+          body: { name: text, match: { topic: 'detections' }, action: { type: 'collector_update' } },
+        }),
+    ],
+    [
+      'provisioned node',
+      'machine_id',
+      (text) => call(t.url, 'POST', '/rest/nodes/provision/1.0', { token: tree.mspCaller.token, body: { customer_id: tree.childA.id, machine_id: text } }),
+    ],
+    [
+      'provisioned node',
+      'description',
+      (text) => call(t.url, 'POST', '/rest/nodes/provision/1.0', { token: tree.mspCaller.token, body: { customer_id: tree.childA.id, description: text } }),
+    ],
+    [
+      'legacy node',
+      'hostname',
+      (text) => call(t.url, 'POST', '/rest/oauth2/register/1.0', { token: ingest.token, body: { machine_id: `m-${Math.random()}`, hostname: text } }),
+    ],
     ['device', 'hostname', (text) => call(t.url, 'POST', '/rest/oauth2/device/1.0', { body: { machine_id: 'm', hostname: text } })],
   ];
 
@@ -54,8 +81,16 @@ describe('invisible format characters in names, hostnames and descriptions', () 
     it.each(TRICKS)('refuses %s with 400 invalid_request naming the field and the character', async (_trick, text) => {
       const res = await send(text);
       expect(res.status, JSON.stringify(res.body)).toBe(400);
-      const shown = `U+${[...text].map((c) => c.codePointAt(0)!).find((cp) => /\p{Cf}/u.test(String.fromCodePoint(cp)))!.toString(16).toUpperCase().padStart(4, '0')}`;
-      expect(res.body).toMatchObject({ code: 'invalid_request', message: expect.stringContaining(`${field} must not contain invisible formatting characters`) });
+      const shown = `U+${[...text]
+        .map((c) => c.codePointAt(0)!)
+        .find((cp) => /\p{Cf}/u.test(String.fromCodePoint(cp)))!
+        .toString(16)
+        .toUpperCase()
+        .padStart(4, '0')}`;
+      expect(res.body).toMatchObject({
+        code: 'invalid_request',
+        message: expect.stringContaining(`${field} must not contain invisible formatting characters`),
+      });
       expect(res.body.message).toContain(`(found ${shown})`);
     });
 

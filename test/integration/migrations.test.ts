@@ -68,41 +68,118 @@ describe('migrations', () => {
     // A row keeps its private key in one form or the other, never in none.
     await expect(prisma.signingKey.create({ data: { kid: 'k_none', alg: 'ES256', publicJwk: { x: '2' } } })).rejects.toThrow();
     const profile = await prisma.profile.create({
-      data: { id: 'prf_rt', customerId: child.id, name: 'P', description: 'd', services: { packet: { enabled: true } }, tags: ['a'], updateChannel: 'dev', autoUpdate: false, fleetStaging: true },
+      data: {
+        id: 'prf_rt',
+        customerId: child.id,
+        name: 'P',
+        description: 'd',
+        services: { packet: { enabled: true } },
+        tags: ['a'],
+        updateChannel: 'dev',
+        autoUpdate: false,
+        fleetStaging: true,
+      },
     });
     expect(await prisma.profile.findUniqueOrThrow({ where: { id: profile.id } })).toEqual(profile);
     const node = await prisma.node.create({
       data: {
-        id: 'node_rt', customerId: child.id, machineId: 'm', hostname: 'h', description: 'd', kind: 'managed', status: 'active', profileId: profile.id,
-        clientId: client.id, collectorVersion: '1.2.3', updateChannel: 'stable', os: 'linux', arch: 'amd64', localIp: '10.0.0.1', publicIp: '1.2.3.4',
-        hardware: { cpus: 4 }, reportedServices: { packet: {} }, lastSeenAt: new Date(1), controlConnectedAt: new Date(2), controlDisconnectedAt: new Date(3), ingestSeenAt: new Date(4),
+        id: 'node_rt',
+        customerId: child.id,
+        machineId: 'm',
+        hostname: 'h',
+        description: 'd',
+        kind: 'managed',
+        status: 'active',
+        profileId: profile.id,
+        clientId: client.id,
+        collectorVersion: '1.2.3',
+        updateChannel: 'stable',
+        os: 'linux',
+        arch: 'amd64',
+        localIp: '10.0.0.1',
+        publicIp: '1.2.3.4',
+        hardware: { cpus: 4 },
+        reportedServices: { packet: {} },
+        lastSeenAt: new Date(1),
+        controlConnectedAt: new Date(2),
+        controlDisconnectedAt: new Date(3),
+        ingestSeenAt: new Date(4),
       },
     });
     expect(await prisma.node.findUniqueOrThrow({ where: { id: node.id } })).toEqual(node);
     const enrolment = await prisma.enrolmentCredential.create({
-      data: { clientId: client.id, customerId: child.id, kind: 'provision', machineId: 'm', profileId: profile.id, description: 'SN', nodeId: node.id, enrolledAt: new Date(5) },
+      data: {
+        clientId: client.id,
+        customerId: child.id,
+        kind: 'provision',
+        machineId: 'm',
+        profileId: profile.id,
+        description: 'SN',
+        nodeId: node.id,
+        enrolledAt: new Date(5),
+      },
     });
     expect(await prisma.enrolmentCredential.findUniqueOrThrow({ where: { clientId: client.id } })).toEqual(enrolment);
     const device = await prisma.deviceAuthorization.create({
-      data: { id: 'dev_rt', codeHash: Buffer.from([9]), hostname: 'h', machineId: 'm', nodeId: 'n', status: 'approved', customerId: child.id, decidedBy: client.id,
-        keyClientId: client.id, keyDeliveredAt: new Date(6), lastPolledAt: new Date(7), decidedAt: new Date(8), expiresAt: new Date(9) },
+      data: {
+        id: 'dev_rt',
+        codeHash: Buffer.from([9]),
+        hostname: 'h',
+        machineId: 'm',
+        nodeId: 'n',
+        status: 'approved',
+        customerId: child.id,
+        decidedBy: client.id,
+        keyClientId: client.id,
+        keyDeliveredAt: new Date(6),
+        lastPolledAt: new Date(7),
+        decidedAt: new Date(8),
+        expiresAt: new Date(9),
+      },
     });
     expect(await prisma.deviceAuthorization.findUniqueOrThrow({ where: { id: device.id } })).toMatchObject({ ...device, codeHash: expect.anything() });
     const release = await prisma.collectorRelease.create({
-      data: { id: 'rel_rt', version: '1.0.0', channel: 'stable', os: 'linux', arch: 'amd64', sha256: 'ab', size: 3, filename: 'f.tar.gz', asset: { create: { content: Buffer.from([1, 2, 3]) } } },
+      data: {
+        id: 'rel_rt',
+        version: '1.0.0',
+        channel: 'stable',
+        os: 'linux',
+        arch: 'amd64',
+        sha256: 'ab',
+        size: 3,
+        filename: 'f.tar.gz',
+        asset: { create: { content: Buffer.from([1, 2, 3]) } },
+      },
     });
     const readRelease = await prisma.collectorRelease.findUniqueOrThrow({ where: { id: release.id }, include: { asset: true } });
     expect(Buffer.from(readRelease.asset!.content)).toEqual(Buffer.from([1, 2, 3]));
 
     const event = await prisma.event.create({
-      data: { id: 'evt_rt', customerId: child.id, topic: 'node_lifecycle', kind: 'node_connected', subject: node.id, data: { node_id: node.id }, createdAt: new Date(10) },
+      data: {
+        id: 'evt_rt',
+        customerId: child.id,
+        topic: 'node_lifecycle',
+        kind: 'node_connected',
+        subject: node.id,
+        data: { node_id: node.id },
+        createdAt: new Date(10),
+      },
     });
     expect(await prisma.event.findUniqueOrThrow({ where: { id: event.id } })).toEqual(event);
     const rule = await prisma.automationRule.create({
       data: {
-        id: 'rule_rt', customerId: parent.id, name: 'R', enabled: false, topic: 'node_lifecycle', kinds: ['node_connected'],
-        conditions: [{ field: 'node_id', op: 'exists', value: true }], action: 'webhook', webhookUrl: 'https://example.com/h', legacySecretKid: key.kid,
-        secretBox: Buffer.from([4, 5, 6]), createdBy: client.id,
+        id: 'rule_rt',
+        customerId: parent.id,
+        name: 'R',
+        enabled: false,
+        topic: 'node_lifecycle',
+        kinds: ['node_connected'],
+        conditions: [{ field: 'node_id', op: 'exists', value: true }],
+        action: 'webhook',
+        webhookUrl: 'https://example.com/h',
+        legacySecretKid: key.kid,
+        secretBox: Buffer.from([4, 5, 6]),
+        createdBy: client.id,
       },
     });
     const readRule = await prisma.automationRule.findUniqueOrThrow({ where: { id: rule.id } });
@@ -110,8 +187,19 @@ describe('migrations', () => {
     expect(readRule).toMatchObject({ ...rule, secretBox: expect.anything() });
     const run = await prisma.automationRun.create({
       data: {
-        id: 'run_rt', ruleId: rule.id, customerId: parent.id, eventId: event.id, status: 'retrying', attempts: 2, dueAt: new Date(11), leaseUntil: new Date(12),
-        responseCode: 503, lastError: 'e', result: { response_excerpt: 'x' }, attemptLog: [{ attempt: 1 }], finishedAt: new Date(13),
+        id: 'run_rt',
+        ruleId: rule.id,
+        customerId: parent.id,
+        eventId: event.id,
+        status: 'retrying',
+        attempts: 2,
+        dueAt: new Date(11),
+        leaseUntil: new Date(12),
+        responseCode: 503,
+        lastError: 'e',
+        result: { response_excerpt: 'x' },
+        attemptLog: [{ attempt: 1 }],
+        finishedAt: new Date(13),
       },
     });
     expect(await prisma.automationRun.findUniqueOrThrow({ where: { id: run.id } })).toEqual(run);
@@ -123,25 +211,85 @@ describe('migrations', () => {
 
     const investigation = await prisma.investigation.create({
       data: {
-        id: 'inv_rt', customerId: child.id, detector: 'beacon', subject: '10.0.0.1|Org', fingerprint: 'fp', status: 'completed', disposition: 'malicious',
-        confidence: 0.875, severity: 90, headline: 'h', source: '10.0.0.1', destination: 'Org', tags: ['beacon'], relatedAlertsCount: 3, nodeIds: [node.id],
-        evidence: { measures: { sessions: 12 } }, analysis: { verdict: { disposition: 'malicious' } }, firstActivityAt: new Date(14), lastActivityAt: new Date(15),
-        detectedAt: new Date(16), closedAt: new Date(17), completedAt: new Date(18),
+        id: 'inv_rt',
+        customerId: child.id,
+        detector: 'beacon',
+        subject: '10.0.0.1|Org',
+        fingerprint: 'fp',
+        status: 'completed',
+        disposition: 'malicious',
+        confidence: 0.875,
+        severity: 90,
+        headline: 'h',
+        source: '10.0.0.1',
+        destination: 'Org',
+        tags: ['beacon'],
+        relatedAlertsCount: 3,
+        nodeIds: [node.id],
+        evidence: { measures: { sessions: 12 } },
+        analysis: { verdict: { disposition: 'malicious' } },
+        firstActivityAt: new Date(14),
+        lastActivityAt: new Date(15),
+        detectedAt: new Date(16),
+        closedAt: new Date(17),
+        completedAt: new Date(18),
       },
     });
     expect(await prisma.investigation.findUniqueOrThrow({ where: { id: investigation.id } })).toEqual(investigation);
     const bare = await prisma.investigation.create({
-      data: { id: 'inv_rt2', customerId: child.id, detector: 'scan', subject: 's', fingerprint: 'fp2', firstActivityAt: new Date(1), lastActivityAt: new Date(2), detectedAt: new Date(3) },
+      data: {
+        id: 'inv_rt2',
+        customerId: child.id,
+        detector: 'scan',
+        subject: 's',
+        fingerprint: 'fp2',
+        firstActivityAt: new Date(1),
+        lastActivityAt: new Date(2),
+        detectedAt: new Date(3),
+      },
     });
-    expect(bare).toMatchObject({ status: 'running', disposition: null, confidence: null, severity: 0, tags: [], relatedAlertsCount: 0, nodeIds: [], evidence: {}, analysis: null, closedAt: null });
+    expect(bare).toMatchObject({
+      status: 'running',
+      disposition: null,
+      confidence: null,
+      severity: 0,
+      tags: [],
+      relatedAlertsCount: 0,
+      nodeIds: [],
+      evidence: {},
+      analysis: null,
+      closedAt: null,
+    });
     // One investigation per (tenant, fingerprint).
     await expect(
-      prisma.investigation.create({ data: { id: 'inv_rt3', customerId: child.id, detector: 'scan', subject: 's', fingerprint: 'fp2', firstActivityAt: new Date(1), lastActivityAt: new Date(2), detectedAt: new Date(3) } }),
+      prisma.investigation.create({
+        data: {
+          id: 'inv_rt3',
+          customerId: child.id,
+          detector: 'scan',
+          subject: 's',
+          fingerprint: 'fp2',
+          firstActivityAt: new Date(1),
+          lastActivityAt: new Date(2),
+          detectedAt: new Date(3),
+        },
+      }),
     ).rejects.toThrow();
     const detectionRun = await prisma.detectionRun.create({
       data: {
-        id: 'drun_rt', customerId: parent.id, trigger: 'manual', status: 'completed', tenantIds: [parent.id, child.id], windowStart: new Date(19), windowEnd: new Date(20),
-        result: { opened: [] }, error: 'e', claimedBy: 'host:1', requestedAt: new Date(21), startedAt: new Date(22), finishedAt: new Date(23),
+        id: 'drun_rt',
+        customerId: parent.id,
+        trigger: 'manual',
+        status: 'completed',
+        tenantIds: [parent.id, child.id],
+        windowStart: new Date(19),
+        windowEnd: new Date(20),
+        result: { opened: [] },
+        error: 'e',
+        claimedBy: 'host:1',
+        requestedAt: new Date(21),
+        startedAt: new Date(22),
+        finishedAt: new Date(23),
       },
     });
     expect(await prisma.detectionRun.findUniqueOrThrow({ where: { id: detectionRun.id } })).toEqual(detectionRun);

@@ -13,19 +13,14 @@ export function adminCli(
   cli = ['--import', 'tsx', 'src/admin/cli.ts'],
 ): Promise<{ code: number; json: any; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [...cli, ...args],
-      { cwd: root, env: { ...process.env, ...env }, timeout: 120_000 },
-      (error, stdout, stderr) => {
-        let json: unknown;
-        try {
-          json = JSON.parse(stdout);
-        } catch {
-          json = undefined;
-        }
-        resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, json, stdout, stderr });
-      },
-    );
+    execFile(process.execPath, [...cli, ...args], { cwd: root, env: { ...process.env, ...env }, timeout: 120_000 }, (error, stdout, stderr) => {
+      let json: unknown;
+      try {
+        json = JSON.parse(stdout);
+      } catch {
+        json = undefined;
+      }
+      resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, json, stdout, stderr });
+    });
   });
 }

@@ -20,7 +20,9 @@ export default async function setup(): Promise<() => void> {
     await client.query('SELECT 1');
   } catch (error) {
     server.stop();
-    throw new Error(`PostgreSQL for the tests is not reachable at ${server.url} (${(error as Error).message}); check TEST_DATABASE_URL, or unset it to let the tests start their own`);
+    throw new Error(
+      `PostgreSQL for the tests is not reachable at ${server.url} (${(error as Error).message}); check TEST_DATABASE_URL, or unset it to let the tests start their own`,
+    );
   } finally {
     await client.end().catch(() => undefined);
   }

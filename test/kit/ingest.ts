@@ -12,7 +12,10 @@ export const flow = (i: number, extra: Record<string, unknown> = {}) => ({
 });
 
 export async function enrolledCollector(t: TestApp, tree: Awaited<ReturnType<typeof seedTree>>, machineId: string) {
-  const provisioned = await call(t.url, 'POST', '/rest/nodes/provision/1.0', { token: tree.mspCaller.token, body: { customer_id: tree.childA.id, machine_id: machineId } });
+  const provisioned = await call(t.url, 'POST', '/rest/nodes/provision/1.0', {
+    token: tree.mspCaller.token,
+    body: { customer_id: tree.childA.id, machine_id: machineId },
+  });
   const token = await FakeCollector.exchange(t.url, provisioned.body.access_key);
   const collector = await FakeCollector.connect(t.url, token, { machine_id: machineId, hostname: machineId, os: 'linux', arch: 'amd64' });
   await collector.close();
@@ -21,4 +24,3 @@ export async function enrolledCollector(t: TestApp, tree: Awaited<ReturnType<typ
 
 export const countFlows = async (t: TestApp, nodeId: string) =>
   (await t.app.flows.query<{ n: number }>('/* test_count */ SELECT count() AS n FROM flows FINAL WHERE node_id = {n:String}', { n: nodeId }))[0].n;
-

@@ -72,8 +72,10 @@ export function openApiProblem(response: ReceivedResponse): string | undefined {
     documented = checker.document.components.responses[documented.$ref.split('/').pop() as keyof OpenApi['components']['responses']];
   }
   const mediaType = response.contentType?.split(';')[0]?.trim() ?? null;
-  if (!documented.content) return mediaType && response.method !== 'HEAD' && response.body !== undefined ? `${where}: a ${mediaType} body where the document has none` : undefined;
-  if (!mediaType || !documented.content[mediaType]) return `${where}: content type ${mediaType}, the document has ${Object.keys(documented.content).join(', ')}`;
+  if (!documented.content)
+    return mediaType && response.method !== 'HEAD' && response.body !== undefined ? `${where}: a ${mediaType} body where the document has none` : undefined;
+  if (!mediaType || !documented.content[mediaType])
+    return `${where}: content type ${mediaType}, the document has ${Object.keys(documented.content).join(', ')}`;
   if (mediaType !== 'application/json' || response.method === 'HEAD') return undefined;
   const ref = `openapi#/${at}/${pointer('content', mediaType, 'schema')}`;
   let validate = checker.validators.get(ref);

@@ -23,7 +23,10 @@ function serverBinDir(): string {
   if (onPath) return onPath;
   const versions = existsSync(DEBIAN_SERVERS) ? readdirSync(DEBIAN_SERVERS).filter((v) => existsSync(join(DEBIAN_SERVERS, v, 'bin', 'initdb'))) : [];
   const newest = versions.sort((a, b) => Number(b) - Number(a))[0];
-  if (!newest) throw new Error('PostgreSQL server programs (initdb, pg_ctl) not found: run test/kit/ensure-test-tools.sh (it installs Debian\'s postgresql) or set TEST_DATABASE_URL');
+  if (!newest)
+    throw new Error(
+      "PostgreSQL server programs (initdb, pg_ctl) not found: run test/kit/ensure-test-tools.sh (it installs Debian's postgresql) or set TEST_DATABASE_URL",
+    );
   return join(DEBIAN_SERVERS, newest, 'bin');
 }
 
@@ -34,7 +37,9 @@ function clusterOwner(): { uid: number; gid: number } | undefined {
     const id = (flag: string) => Number(execFileSync('id', [flag, 'postgres'], { encoding: 'utf8' }).trim());
     return { uid: id('-u'), gid: id('-g') };
   } catch {
-    throw new Error('running as root and there is no `postgres` user to own the tests\' PostgreSQL cluster (initdb refuses root): create one, run as another user, or set TEST_DATABASE_URL');
+    throw new Error(
+      "running as root and there is no `postgres` user to own the tests' PostgreSQL cluster (initdb refuses root): create one, run as another user, or set TEST_DATABASE_URL",
+    );
   }
 }
 

@@ -18,7 +18,9 @@ const batchSize = Number(process.env.BENCH_BATCH ?? 5_000);
 const rounds = Number(process.env.BENCH_ROUNDS ?? 7);
 
 const flows = createFlowGenerator({ seed: 7, customerId: 'bench', startMs: Date.now() - 3_600_000, flowsPerSecond: 200, scenarios: [] }).take(totalFlows);
-const texts = Array.from({ length: Math.ceil(flows.length / batchSize) }, (_, i) => JSON.stringify({ batch_id: `convert-${i}`, flows: flows.slice(i * batchSize, (i + 1) * batchSize) }));
+const texts = Array.from({ length: Math.ceil(flows.length / batchSize) }, (_, i) =>
+  JSON.stringify({ batch_id: `convert-${i}`, flows: flows.slice(i * batchSize, (i + 1) * batchSize) }),
+);
 
 /** CPU microseconds (this process, user + system) that `work` takes. */
 function cpuMicros(work: () => void): number {
@@ -51,14 +53,17 @@ for (let round = 0; round <= rounds; round++) {
     });
   });
   spent.inMemory = cpuMicros(() => {
-    for (const [i, flow] of flows.entries()) flowToRow({ customerId: 'bench', nodeId: 'convert', batchId: 'in-memory', ingestTimeMs: 0 }, flow as unknown as Record<string, unknown>, i);
+    for (const [i, flow] of flows.entries())
+      flowToRow({ customerId: 'bench', nodeId: 'convert', batchId: 'in-memory', ingestTimeMs: 0 }, flow as unknown as Record<string, unknown>, i);
   });
   if (round === 0) continue;
   for (const phase of ['parse', 'flowToRow', 'encode', 'inMemory'] as const) samples[phase].push(spent[phase] / totalFlows);
 }
 
 const parse = median(samples.parse);
-console.log(`${totalFlows} flows in batches of ${batchSize}, ${(bytes / totalFlows).toFixed(0)} Native bytes per flow; CPU µs per flow, median of ${rounds} rounds`);
+console.log(
+  `${totalFlows} flows in batches of ${batchSize}, ${(bytes / totalFlows).toFixed(0)} Native bytes per flow; CPU µs per flow, median of ${rounds} rounds`,
+);
 for (const [name, xs] of Object.entries(samples)) {
   const m = median(xs);
   console.log(`${name.padEnd(10)} ${m.toFixed(1).padStart(6)} µs  ×${(m / parse).toFixed(2)} of parse   (rounds: ${xs.map((x) => x.toFixed(1)).join(' ')})`);

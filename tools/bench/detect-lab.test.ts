@@ -9,7 +9,8 @@ describe('bench:detect -- --lab arguments', () => {
   });
 
   it('refuses runs out of 1..20, bad seeds, unknown flags and a missing --lab', () => {
-    for (const runs of ['0', String(MAX_LAB_RUNS + 1), '2.5', 'x']) expect(() => parseLabBenchArgs(['--lab', '--runs', runs])).toThrow(/--runs must be an integer from 1 to 20/);
+    for (const runs of ['0', String(MAX_LAB_RUNS + 1), '2.5', 'x'])
+      expect(() => parseLabBenchArgs(['--lab', '--runs', runs])).toThrow(/--runs must be an integer from 1 to 20/);
     expect(() => parseLabBenchArgs(['--lab', '--seed', '1e400'])).toThrow(/--seed must be an integer/);
     expect(() => parseLabBenchArgs(['--lab', '--frobnicate'])).toThrow(LabBenchUsageError);
     expect(() => parseLabBenchArgs(['--runs', '2'])).toThrow(/--lab is required/);
@@ -17,7 +18,15 @@ describe('bench:detect -- --lab arguments', () => {
 });
 
 const found = (detector: string, source = '10.10.0.11'): Found => ({
-  id: `${detector}-${source}-${Math.random()}`, detector, source, sourceHost: 'ws1', destination: 'x', disposition: 'malicious', confidence: 0.8, process: 'curl', headline: '',
+  id: `${detector}-${source}-${Math.random()}`,
+  detector,
+  source,
+  sourceHost: 'ws1',
+  destination: 'x',
+  disposition: 'malicious',
+  confidence: 0.8,
+  process: 'curl',
+  headline: '',
 });
 const outcome = (detector: Outcome['expected']['detector'], matches: number): Outcome => ({
   expected: { detector, sourceHost: 'ws1', source: '10.10.0.11', destination: 'x' },

@@ -29,7 +29,10 @@ import { createFlowGenerator, type FlowGeneratorOptions, type Incident } from '.
 if (process.argv.includes('--lab')) process.exit(await labBench(process.argv.slice(2)));
 
 const postgres = await testPostgres();
-const seeds = (process.env.BENCH_SEEDS ?? '1,2,3').split(',').filter((x) => x.trim() !== '').map(Number);
+const seeds = (process.env.BENCH_SEEDS ?? '1,2,3')
+  .split(',')
+  .filter((x) => x.trim() !== '')
+  .map(Number);
 const hours = Number(process.env.BENCH_HOURS ?? 6);
 const fps = Number(process.env.BENCH_FPS ?? 1);
 const benignHours = Number(process.env.BENCH_BENIGN_HOURS ?? 24);
@@ -47,7 +50,12 @@ async function load(options: FlowGeneratorOptions): Promise<{ incidents: Inciden
     const chunk = gen.take(20_000);
     if (chunk.length === 0) break;
     flows += chunk.length;
-    await insertFlowBatch(t.app.flows, { customerId: options.customerId, nodeId: 'node_bench', batchId: `b${batch}`, flows: chunk as unknown as Record<string, unknown>[] });
+    await insertFlowBatch(t.app.flows, {
+      customerId: options.customerId,
+      nodeId: 'node_bench',
+      batchId: `b${batch}`,
+      flows: chunk as unknown as Record<string, unknown>[],
+    });
   }
   return { incidents: gen.groundTruth(), flows };
 }
@@ -82,7 +90,8 @@ try {
       const stats = perKind.get(incident.kind) ?? { planted: 0, found: 0 };
       stats.planted++;
       const i = unmatched.findIndex(
-        (o) => o.detector === incident.kind && o.source === incident.source.ip && o.destination === expectedDestination(incident) && o.disposition === 'malicious',
+        (o) =>
+          o.detector === incident.kind && o.source === incident.source.ip && o.destination === expectedDestination(incident) && o.disposition === 'malicious',
       );
       if (i >= 0) {
         stats.found++;
@@ -107,11 +116,18 @@ try {
     );
   }
   for (const [kind, s] of perKind) console.log(`  ${kind.padEnd(11)} recall ${s.found}/${s.planted}`);
-  if (planted) console.log(`  recall ${((found / planted) * 100).toFixed(1)}% (${found}/${planted}); false positives ${falsePositives} beside attacks, ${benignFalsePositives} in benign days`);
+  if (planted)
+    console.log(
+      `  recall ${((found / planted) * 100).toFixed(1)}% (${found}/${planted}); false positives ${falsePositives} beside attacks, ${benignFalsePositives} in benign days`,
+    );
 
   // 2. The investigations API with many investigations.
   const msp = await seedTenant(t.app, { msp: true });
-  const children = [await seedTenant(t.app, { parentId: msp.id }), await seedTenant(t.app, { parentId: msp.id }), await seedTenant(t.app, { parentId: msp.id })];
+  const children = [
+    await seedTenant(t.app, { parentId: msp.id }),
+    await seedTenant(t.app, { parentId: msp.id }),
+    await seedTenant(t.app, { parentId: msp.id }),
+  ];
   const owners = [msp, ...children].map((c) => c.id);
   const kinds = ['beacon', 'exfil', 'scan', 'bruteforce', 'dns-tunnel'] as const;
   const ids: string[] = [];
@@ -142,7 +158,9 @@ try {
     }
     return samples;
   };
-  console.log(`investigations API: ${investigations} investigations over ${owners.length} tenants of one tree; ${requests} sequential requests each (target p50 ≤ 50 ms)`);
+  console.log(
+    `investigations API: ${investigations} investigations over ${owners.length} tenants of one tree; ${requests} sequential requests each (target p50 ≤ 50 ms)`,
+  );
   for (const path of [
     '/rest/investigations/1.0?limit=50&offset=0',
     '/rest/investigations/1.0?limit=200&offset=0&sort=recent',

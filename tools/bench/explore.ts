@@ -50,15 +50,32 @@ try {
   const ds = dataset.status();
   log(`dataset ${ds.dataset} ${ds.loadedVersion}: ${ds.state}, ${ds.prefixes} prefixes, loaded in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
 
-  const count = async () => Number((await engine.query<{ n: number }>(named('bench:count', 'SELECT count() AS n FROM flows WHERE customer_id = {c:String}'), { c: customerId }))[0]!.n);
-  const meta = async () => (await engine.query<{ lo: number; hi: number }>(named('bench:span', 'SELECT toUnixTimestamp64Milli(min(timestamp)) AS lo, toUnixTimestamp64Milli(max(timestamp)) AS hi FROM flows WHERE customer_id = {c:String}'), { c: customerId }))[0]!;
+  const count = async () =>
+    Number((await engine.query<{ n: number }>(named('bench:count', 'SELECT count() AS n FROM flows WHERE customer_id = {c:String}'), { c: customerId }))[0]!.n);
+  const meta = async () =>
+    (
+      await engine.query<{ lo: number; hi: number }>(
+        named(
+          'bench:span',
+          'SELECT toUnixTimestamp64Milli(min(timestamp)) AS lo, toUnixTimestamp64Milli(max(timestamp)) AS hi FROM flows WHERE customer_id = {c:String}',
+        ),
+        { c: customerId },
+      )
+    )[0]!;
   let have = await count();
   if (have < target) {
     // Start far enough back that the copies end before now.
     const seedStart = Math.floor(Date.now() / HOUR) * HOUR - Math.ceil(target / (seedFps * 3600 * 6) + 2) * SPAN;
     await engine.command(named('bench:reset', 'DELETE FROM flows WHERE customer_id = {c:String}'), { c: customerId });
     t0 = performance.now();
-    const gen = createFlowGenerator({ seed: 42, customerId, startMs: seedStart, endMs: seedStart + SPAN, flowsPerSecond: seedFps, scenarios: ['beacon', 'exfil'] });
+    const gen = createFlowGenerator({
+      seed: 42,
+      customerId,
+      startMs: seedStart,
+      endMs: seedStart + SPAN,
+      flowsPerSecond: seedFps,
+      scenarios: ['beacon', 'exfil'],
+    });
     for (let b = 0; ; b++) {
       const flows = gen.take(10_000) as unknown as Record<string, unknown>[];
       if (!flows.length) break;
@@ -89,14 +106,28 @@ try {
   }
   // A directory migrated just now builds its rollups in the background (flowstore/egress-rollups.ts).
   t0 = performance.now();
-  const pending = async () => Number((await engine.query<{ n: number }>(named('bench:mutations', "SELECT count() AS n FROM system.mutations WHERE database = currentDatabase() AND table = 'flows' AND NOT is_done"), {}))[0]!.n);
+  const pending = async () =>
+    Number(
+      (
+        await engine.query<{ n: number }>(
+          named('bench:mutations', "SELECT count() AS n FROM system.mutations WHERE database = currentDatabase() AND table = 'flows' AND NOT is_done"),
+          {},
+        )
+      )[0]!.n,
+    );
   while ((await pending()) > 0) await new Promise((resolve) => setTimeout(resolve, 1_000));
   if (performance.now() - t0 > 1_000) log(`waited ${((performance.now() - t0) / 1000).toFixed(1)} s for the rollups to be built`);
   const sizes = await engine.query<{ name: string; rows: number; mb: number }>(
-    named('bench:rollups', "SELECT name, sum(rows) AS rows, round(sum(bytes_on_disk) / 1e6, 1) AS mb FROM system.projection_parts WHERE database = currentDatabase() AND table = 'flows' AND active GROUP BY name ORDER BY name"),
+    named(
+      'bench:rollups',
+      "SELECT name, sum(rows) AS rows, round(sum(bytes_on_disk) / 1e6, 1) AS mb FROM system.projection_parts WHERE database = currentDatabase() AND table = 'flows' AND active GROUP BY name ORDER BY name",
+    ),
     {},
   );
-  const [table] = await engine.query<{ mb: number }>(named('bench:table', "SELECT round(sum(bytes_on_disk) / 1e6, 1) AS mb FROM system.parts WHERE database = currentDatabase() AND table = 'flows' AND active"), {});
+  const [table] = await engine.query<{ mb: number }>(
+    named('bench:table', "SELECT round(sum(bytes_on_disk) / 1e6, 1) AS mb FROM system.parts WHERE database = currentDatabase() AND table = 'flows' AND active"),
+    {},
+  );
   log(`rollups: ${sizes.map((r) => `${r.name} ${Number(r.rows)} rows ${r.mb} MB`).join(', ')} (flows table with them: ${table!.mb} MB)`);
 
   have = await count();
@@ -114,12 +145,15 @@ try {
   log(`top org: ${top} (${list.organizations[0]!.flows} flows); rare org: ${rare}`);
 
   const p = { c: customerId, lo: span.lo, hi: span.hi, org: top };
-  const scope = 'customer_id = {c:String} AND timestamp >= fromUnixTimestamp64Milli({lo:Int64}) AND timestamp <= fromUnixTimestamp64Milli({hi:Int64}) AND src_address_type = \'private\' AND dst_address_type = \'public\'';
+  const scope =
+    "customer_id = {c:String} AND timestamp >= fromUnixTimestamp64Milli({lo:Int64}) AND timestamp <= fromUnixTimestamp64Milli({hi:Int64}) AND src_address_type = 'private' AND dst_address_type = 'public'";
   const ofOrg = `${scope} AND dst_ctx_organization = {org:String}`;
   const up = 'stats_volume_bytes_src_sum';
   const down = 'stats_volume_bytes_dst_sum';
   const hand: Record<string, string[]> = {
-    organizations: [`SELECT dst_ctx_organization AS org, sum(${up}) AS u, sum(${down}) AS d, count() AS n, uniqExact(src_ip) AS s FROM flows WHERE ${scope} GROUP BY org ORDER BY u + d DESC LIMIT 25`],
+    organizations: [
+      `SELECT dst_ctx_organization AS org, sum(${up}) AS u, sum(${down}) AS d, count() AS n, uniqExact(src_ip) AS s FROM flows WHERE ${scope} GROUP BY org ORDER BY u + d DESC LIMIT 25`,
+    ],
     header: [
       `SELECT sum(${up}), sum(${down}), uniqExact(src_ip), uniqExact(dst_ip), any(dst_ctx_industry), any(dst_geo_country_name) FROM flows WHERE ${ofOrg}`,
       `SELECT src_process_name, count() AS n FROM flows WHERE ${ofOrg} GROUP BY src_process_name ORDER BY n DESC LIMIT 20`,
@@ -129,7 +163,9 @@ try {
       `SELECT quantilesExact(0.01, 0.05, 0.25, 0.5, 0.75, 0.9, 0.99)(g) FROM (SELECT arrayJoin(arrayPopFront(arrayDifference(arraySort(groupArray(toUnixTimestamp64Milli(timestamp)))))) / 1000 AS g FROM flows WHERE ${ofOrg} GROUP BY src_ip)`,
       `SELECT countIf(beacon_session_level_is_beacon), avg(stats_timing_inter_arrival_secs_regularity) FROM flows WHERE ${ofOrg}`,
     ],
-    transfer: [`SELECT avg(${up} + ${down}), stddevPop(${up} + ${down}), sum(stats_size_payload_entropy_sum) / sum(stats_size_payload_entropy_count), avg(stats_timing_duration_secs_sum), sum(${up}), sum(${down}) FROM flows WHERE ${ofOrg}`],
+    transfer: [
+      `SELECT avg(${up} + ${down}), stddevPop(${up} + ${down}), sum(stats_size_payload_entropy_sum) / sum(stats_size_payload_entropy_count), avg(stats_timing_duration_secs_sum), sum(${up}), sum(${down}) FROM flows WHERE ${ofOrg}`,
+    ],
     reach: [
       `SELECT src_ip, sum(${up}) AS u, sum(${down}) AS d, count() FROM flows WHERE ${ofOrg} GROUP BY src_ip ORDER BY u + d DESC LIMIT 50`,
       `SELECT src_process_name, count() AS n, uniqExact(src_ip) FROM flows WHERE ${ofOrg} GROUP BY src_process_name ORDER BY n DESC LIMIT 50`,
@@ -167,7 +203,9 @@ try {
   for (const [name, fn] of Object.entries(views)) {
     const ours = await p50(() => fn(top));
     const theirs = await p50(handRun(hand[name]!));
-    log(`${`${name}${name === 'organizations' ? '' : ` (${top})`}`.slice(0, 28).padEnd(28)} ${ours.toFixed(1).padStart(8)} ms ${theirs.toFixed(1).padStart(10)} ms  ${(ours / theirs).toFixed(2).padStart(5)}  ${ours <= 300 ? 'ok' : 'OVER'}`);
+    log(
+      `${`${name}${name === 'organizations' ? '' : ` (${top})`}`.slice(0, 28).padEnd(28)} ${ours.toFixed(1).padStart(8)} ms ${theirs.toFixed(1).padStart(10)} ms  ${(ours / theirs).toFixed(2).padStart(5)}  ${ours <= 300 ? 'ok' : 'OVER'}`,
+    );
   }
   const rareCadence = await p50(() => views.cadence!(rare));
   log(`${`cadence (${rare})`.slice(0, 28).padEnd(28)} ${rareCadence.toFixed(1).padStart(8)} ms`);

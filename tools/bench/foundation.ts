@@ -88,7 +88,9 @@ async function seedFleet(handle: string, nodeCount: number): Promise<string> {
   const client = (await adminCli(['client', 'create', '--customer', msp.customer_id, '--scopes', 'p.token.scope.node_api'], env)).json;
   const owners: string[] = [];
   for (let i = 0; i < 20; i++) {
-    owners.push((await adminCli(['tenant', 'create', '--name', `${handle} ${i}`, '--handle', `${handle}_${i}`, '--parent', msp.customer_id], env)).json.customer_id);
+    owners.push(
+      (await adminCli(['tenant', 'create', '--name', `${handle} ${i}`, '--handle', `${handle}_${i}`, '--parent', msp.customer_id], env)).json.customer_id,
+    );
   }
   const db = await openDatabase({ databaseUrl: env.DATABASE_URL || undefined, dataDir, logger: createLogger('warn'), role: 'client' });
   try {

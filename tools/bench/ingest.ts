@@ -116,7 +116,13 @@ const quantile = (values: number[], q: number) => [...values].sort((a, b) => a -
  * measured): token requests one after the other, and a records search every tenth request, for
  * API_PROBE_MS each.
  */
-async function apiUnderIngest(url: string, reader: { client_id: string; client_secret: string }, customerId: string, poster: Poster, rate: number): Promise<ApiUnderIngest> {
+async function apiUnderIngest(
+  url: string,
+  reader: { client_id: string; client_secret: string },
+  customerId: string,
+  poster: Poster,
+  rate: number,
+): Promise<ApiUnderIngest> {
   const credentials = { client_id: reader.client_id, client_secret: reader.client_secret };
   const search = {
     instance_ids: [customerId],
@@ -173,15 +179,24 @@ async function endToEnd(): Promise<{ json: Rate; smallSites: Rate; api: ApiUnder
     const msp = (await adminCli(['tenant', 'create', '--name', 'Bench', '--handle', 'bench', '--msp'], env)).json;
     const client = (await adminCli(['client', 'create', '--customer', msp.customer_id, '--scopes', 'p.token.scope.node_api'], env)).json;
     const reader = (await adminCli(['client', 'create', '--customer', msp.customer_id, '--scopes', 'p.token.scope.search_api'], env)).json;
-    const operator = (await call(server.url, 'POST', '/rest/oauth2/token/1.0', { body: { client_id: client.client_id, client_secret: client.client_secret } })).body.access_token;
+    const operator = (await call(server.url, 'POST', '/rest/oauth2/token/1.0', { body: { client_id: client.client_id, client_secret: client.client_secret } }))
+      .body.access_token;
     const enrol = async (machineId: string): Promise<Poster> => {
-      const provisioned = await call(server.url, 'POST', '/rest/nodes/provision/1.0', { token: operator, body: { customer_id: msp.customer_id, machine_id: machineId } });
+      const provisioned = await call(server.url, 'POST', '/rest/nodes/provision/1.0', {
+        token: operator,
+        body: { customer_id: msp.customer_id, machine_id: machineId },
+      });
       const token = await FakeCollector.exchange(server.url, provisioned.body.access_key);
       collectors.push(await FakeCollector.connect(server.url, token, { machine_id: machineId, hostname: machineId, os: 'linux', arch: 'amd64' }));
       return { token };
     };
     const big = await enrol('bench-node');
-    const json = await post(server.url, server.child.pid!, Array.from({ length: concurrency }, () => big), gzipBatches(batchSize, 'big'));
+    const json = await post(
+      server.url,
+      server.child.pid!,
+      Array.from({ length: concurrency }, () => big),
+      gzipBatches(batchSize, 'big'),
+    );
     const api = await apiUnderIngest(server.url, reader, msp.customer_id, big, json.perSecond / 2);
     const sites: Poster[] = [];
     for (let i = 0; i < SMALL_SITES; i++) sites.push(await enrol(`bench-site-${i}`));
@@ -200,20 +215,31 @@ async function engineAlone(): Promise<{ ceiling: Rate; floor: Rate }> {
   const engine = new ChdbEngine(dir);
   try {
     await migrateFlowStore(engine);
-    const batches: FlowRow[][] = slices(batchSize).map((b, n) => b.map((f, i) => flowToRow({ customerId: 'bench', nodeId: 'raw', batchId: `raw-${n}`, ingestTimeMs: Date.now() }, f as unknown as Record<string, unknown>, i)));
+    const batches: FlowRow[][] = slices(batchSize).map((b, n) =>
+      b.map((f, i) =>
+        flowToRow({ customerId: 'bench', nodeId: 'raw', batchId: `raw-${n}`, ingestTimeMs: Date.now() }, f as unknown as Record<string, unknown>, i),
+      ),
+    );
     const ceiling = await rated(async () => {
       for (const [n, rows] of batches.entries()) await insertFlowRows(engine, rows, { dedupToken: `raw-${n}` });
     });
 
     const narrow = ['customer_id', 'timestamp', 'id'];
     const slots = narrow.map(flowRowSlot);
-    await engine.command(`/* bench:narrow */ CREATE TABLE narrow (customer_id LowCardinality(String), timestamp DateTime64(3, 'UTC'), id String) ENGINE = MergeTree ORDER BY (customer_id, timestamp, id)`);
+    await engine.command(
+      `/* bench:narrow */ CREATE TABLE narrow (customer_id LowCardinality(String), timestamp DateTime64(3, 'UTC'), id String) ENGINE = MergeTree ORDER BY (customer_id, timestamp, id)`,
+    );
     const layout = nativeLayout([
       { name: 'customer_id', type: 'LowCardinality(String)' },
       { name: 'timestamp', type: "DateTime64(3, 'UTC')" },
       { name: 'id', type: 'String' },
     ]);
-    const blocks = batches.map((rows) => encodeNativeBlock(layout, rows.map((row) => slots.map((s) => row[s]))));
+    const blocks = batches.map((rows) =>
+      encodeNativeBlock(
+        layout,
+        rows.map((row) => slots.map((s) => row[s])),
+      ),
+    );
     const floor = await rated(async () => {
       for (const [n, block] of blocks.entries()) await engine.insertNative('narrow', narrow, [block], { dedupToken: `narrow-${n}` });
     });

@@ -46,7 +46,10 @@ async function captureTemplate(): Promise<{ frames: CapturedFrame[]; serverPorts
     for (const size of [300, 1500, 6000, 20000]) await peers.exchangeTcp('GET /'.padEnd(200, 'x'), 'y'.repeat(size));
     await peers.sendUdp([60, 120, 300, 60]);
   };
-  const made = await traffic().then(() => undefined, (error: unknown) => error);
+  const made = await traffic().then(
+    () => undefined,
+    (error: unknown) => error,
+  );
   const { bytes } = await capture.stop();
   await peers.close();
   if (made !== undefined) throw made;
@@ -120,7 +123,13 @@ async function meterFile(path: string): Promise<void> {
   let records = 0;
   const peak = { heapBytes: 0, rssBytes: 0, activeFlows: 0 };
   const meter: CaptureMeter = new CaptureMeter(
-    { customerId: 'bench', sensor: { id: 'bench', type: 'packet', name: 'bench', hostname: 'bench', interface: 'pcap' }, tags: [], batchFlows: 2000, inspectors: [inspectPayload] },
+    {
+      customerId: 'bench',
+      sensor: { id: 'bench', type: 'packet', name: 'bench', hostname: 'bench', interface: 'pcap' },
+      tags: [],
+      batchFlows: 2000,
+      inspectors: [inspectPayload],
+    },
     {
       push: async (flows) => {
         records += flows.length;
@@ -142,8 +151,17 @@ async function meterFile(path: string): Promise<void> {
 
 async function meterInChild(path: string) {
   // execArgv carries tsx's loader, so the child runs this same TypeScript file, with the collector's Node flags.
-  const { stdout } = await run(process.execPath, [...COLLECTOR_NODE_FLAGS, ...process.execArgv, process.argv[1], METER_FILE, path], { timeout: 300_000, maxBuffer: 1 << 20 });
-  return JSON.parse(stdout) as { stats: MeterStats; records: number; peak: { heapBytes: number; rssBytes: number; activeFlows: number }; cpuSecs: number; wallSecs: number };
+  const { stdout } = await run(process.execPath, [...COLLECTOR_NODE_FLAGS, ...process.execArgv, process.argv[1], METER_FILE, path], {
+    timeout: 300_000,
+    maxBuffer: 1 << 20,
+  });
+  return JSON.parse(stdout) as {
+    stats: MeterStats;
+    records: number;
+    peak: { heapBytes: number; rssBytes: number; activeFlows: number };
+    cpuSecs: number;
+    wallSecs: number;
+  };
 }
 
 /** softflowd reading the file in the foreground (-d), no control socket (with one, 1.1.0 waits on accept), NetFlow v5 to a local socket. */
@@ -153,7 +171,22 @@ async function softflowd(path: string, dir: string) {
   sink.on('message', (message) => (exported += message.readUInt16BE(2))); // a v5 header's record count
   await new Promise<void>((resolve) => sink.bind(0, '127.0.0.1', resolve));
   try {
-    const args = ['-f', '%e %U %S %M', 'softflowd', '-r', path, '-n', `127.0.0.1:${sink.address().port}`, '-d', '-c', 'none', '-p', join(dir, 'softflowd.pid'), '-m', '100000'];
+    const args = [
+      '-f',
+      '%e %U %S %M',
+      'softflowd',
+      '-r',
+      path,
+      '-n',
+      `127.0.0.1:${sink.address().port}`,
+      '-d',
+      '-c',
+      'none',
+      '-p',
+      join(dir, 'softflowd.pid'),
+      '-m',
+      '100000',
+    ];
     for (const timeout of ['tcp=30', 'udp=30', 'icmp=30', 'general=30', 'maxlife=300']) args.push('-t', timeout);
     const { stderr } = await run('/usr/bin/time', args, { timeout: 300_000 });
     const [wallSecs, user, system, maxRssKiB] = stderr.trim().split('\n').at(-1)!.split(' ').map(Number);
@@ -175,30 +208,38 @@ function decodeExports(datagrams: readonly Buffer[], port: number): { records: n
 }
 
 async function compare(): Promise<void> {
-const dir = mkdtempSync(join(tmpdir(), 'bench-meter-'));
-try {
-  const { frames: template, serverPorts } = await captureTemplate();
-  const path = join(dir, 'replay.pcap');
-  const packets = writeReplay(path, template, serverPorts);
-  console.log(`capture: ${packets} packets (${template.length}-frame tcpdump template × replicas), ${(statSync(path).size / 2 ** 20).toFixed(0)} MiB`);
-  readFileSync(path); // into the page cache, where softflowd will find it too
+  const dir = mkdtempSync(join(tmpdir(), 'bench-meter-'));
+  try {
+    const { frames: template, serverPorts } = await captureTemplate();
+    const path = join(dir, 'replay.pcap');
+    const packets = writeReplay(path, template, serverPorts);
+    console.log(`capture: ${packets} packets (${template.length}-frame tcpdump template × replicas), ${(statSync(path).size / 2 ** 20).toFixed(0)} MiB`);
+    readFileSync(path); // into the page cache, where softflowd will find it too
 
-  const ours = await meterInChild(path);
-  const theirs = await softflowd(path, dir);
-  const rate = (n: number, secs: number) => Math.round(n / secs).toLocaleString('en');
-  const dropped = Object.values(ours.stats.dropped).reduce((n, d) => n + Object.values(d).reduce((a, b) => a + b, 0), 0);
-  const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
-  console.log(`meter:     ${rate(packets, ours.cpuSecs)} packets/s, ${rate(ours.records, ours.cpuSecs)} flows/s CPU (${ours.cpuSecs.toFixed(2)} s CPU, ${ours.wallSecs.toFixed(2)} s wall; ${ours.records} flows, ${ours.stats.packets_decoded} decoded, ${dropped} dropped)`);
-  console.log(`           peak ${ours.peak.activeFlows} active flows, heap ${mib(ours.peak.heapBytes)}, RSS ${mib(ours.peak.rssBytes)} (its process, tsx included)`);
-  console.log(`softflowd: ${rate(packets, theirs.cpuSecs)} packets/s CPU (${theirs.cpuSecs.toFixed(2)} s CPU, ${theirs.wallSecs.toFixed(2)} s wall; ${theirs.exported} flows received; peak RSS ${mib(theirs.rssBytes)})`);
-  console.log(`ratio:     ${(theirs.cpuSecs / ours.cpuSecs).toFixed(2)}× softflowd's packets/s (goal ≥ 0.5×)`);
+    const ours = await meterInChild(path);
+    const theirs = await softflowd(path, dir);
+    const rate = (n: number, secs: number) => Math.round(n / secs).toLocaleString('en');
+    const dropped = Object.values(ours.stats.dropped).reduce((n, d) => n + Object.values(d).reduce((a, b) => a + b, 0), 0);
+    const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
+    console.log(
+      `meter:     ${rate(packets, ours.cpuSecs)} packets/s, ${rate(ours.records, ours.cpuSecs)} flows/s CPU (${ours.cpuSecs.toFixed(2)} s CPU, ${ours.wallSecs.toFixed(2)} s wall; ${ours.records} flows, ${ours.stats.packets_decoded} decoded, ${dropped} dropped)`,
+    );
+    console.log(
+      `           peak ${ours.peak.activeFlows} active flows, heap ${mib(ours.peak.heapBytes)}, RSS ${mib(ours.peak.rssBytes)} (its process, tsx included)`,
+    );
+    console.log(
+      `softflowd: ${rate(packets, theirs.cpuSecs)} packets/s CPU (${theirs.cpuSecs.toFixed(2)} s CPU, ${theirs.wallSecs.toFixed(2)} s wall; ${theirs.exported} flows received; peak RSS ${mib(theirs.rssBytes)})`,
+    );
+    console.log(`ratio:     ${(theirs.cpuSecs / ours.cpuSecs).toFixed(2)}× softflowd's packets/s (goal ≥ 0.5×)`);
 
-  const exported = await softflowdExport(path, '10');
-  const decoded = decodeExports(exported.datagrams, exported.port);
-  console.log(`exports:   ${rate(decoded.records, decoded.cpuSecs)} records/s CPU decoding softflowd's IPFIX of the same capture (${decoded.records} records in ${exported.datagrams.length} datagrams; goal ≥ 200,000)`);
-} finally {
-  rmSync(dir, { recursive: true, force: true });
-}
+    const exported = await softflowdExport(path, '10');
+    const decoded = decodeExports(exported.datagrams, exported.port);
+    console.log(
+      `exports:   ${rate(decoded.records, decoded.cpuSecs)} records/s CPU decoding softflowd's IPFIX of the same capture (${decoded.records} records in ${exported.datagrams.length} datagrams; goal ≥ 200,000)`,
+    );
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 if (process.argv[2] === METER_FILE) await meterFile(process.argv[3]);

@@ -121,7 +121,8 @@ async function post(url: string, body: unknown, token?: string): Promise<any> {
 
 async function createTenants(env: Record<string, string>, tenants: number): Promise<Pick<Prepared, 'tenantIds' | 'client'>> {
   const msp = (await adminCli(['tenant', 'create', '--name', 'Bench MSP', '--handle', 'bench_msp', '--msp'], env)).json;
-  const client = (await adminCli(['client', 'create', '--customer', msp.customer_id, '--scopes', 'p.token.scope.search_api,p.token.scope.deployment_api'], env)).json;
+  const client = (await adminCli(['client', 'create', '--customer', msp.customer_id, '--scopes', 'p.token.scope.search_api,p.token.scope.deployment_api'], env))
+    .json;
   if (!msp?.customer_id || !client?.client_id) throw new Error('admin CLI could not create the bench tenant');
   const server = await startProcess('src/main.ts', env);
   try {
@@ -144,7 +145,15 @@ async function createTenants(env: Record<string, string>, tenants: number): Prom
  * per site), so a small `rows` gets fewer days. Returns the days covered and the stored rows.
  */
 async function generateFlows(engine: FlowEngine, o: Options, tenantIds: string[], endMs: number): Promise<{ days: number; storedRows: number }> {
-  const probe = createFlowGenerator({ seed: 'probe', customerId: 'probe', startMs: endMs - 3_600_000, endMs, flowsPerSecond: 0.001, diurnal: false, scenarios: [] });
+  const probe = createFlowGenerator({
+    seed: 'probe',
+    customerId: 'probe',
+    startMs: endMs - 3_600_000,
+    endMs,
+    flowsPerSecond: 0.001,
+    diurnal: false,
+    scenarios: [],
+  });
   let probed = 0;
   for (const _ of probe) probed++;
   const floor = probed / 3600;
@@ -153,7 +162,9 @@ async function generateFlows(engine: FlowEngine, o: Options, tenantIds: string[]
   if (density < 1.5 * floor) {
     density = 1.5 * floor;
     days = o.rows / o.tenants / density / 86_400;
-    console.log(`  ${o.rows.toLocaleString()} flows cannot spread over ${o.days} days (the generator's floor is ${floor.toFixed(2)} flows/s per tenant): ${days.toFixed(2)} days`);
+    console.log(
+      `  ${o.rows.toLocaleString()} flows cannot spread over ${o.days} days (the generator's floor is ${floor.toFixed(2)} flows/s per tenant): ${days.toFixed(2)} days`,
+    );
   }
   const copies = Math.max(1, Math.round(o.rows / o.seedRows));
   const periodMs = Math.floor((days * DAY_MS) / copies);
@@ -162,7 +173,15 @@ async function generateFlows(engine: FlowEngine, o: Options, tenantIds: string[]
   let seeded = 0;
   const started = performance.now();
   for (const [i, customerId] of tenantIds.entries()) {
-    const gen = createFlowGenerator({ seed: `bench-${i}`, customerId, startMs: endMs - periodMs, endMs, flowsPerSecond: rate, diurnal: false, scenarios: i % 5 === 0 ? ['beacon'] : [] });
+    const gen = createFlowGenerator({
+      seed: `bench-${i}`,
+      customerId,
+      startMs: endMs - periodMs,
+      endMs,
+      flowsPerSecond: rate,
+      diurnal: false,
+      scenarios: i % 5 === 0 ? ['beacon'] : [],
+    });
     for (let batch = 0; ; batch++) {
       const flows = gen.take(50_000);
       if (!flows.length) break;
@@ -170,7 +189,9 @@ async function generateFlows(engine: FlowEngine, o: Options, tenantIds: string[]
       seeded += flows.length;
     }
     if (i % 10 === 9 || i === tenantIds.length - 1) {
-      console.log(`  seed: ${i + 1}/${tenantIds.length} tenants, ${seeded.toLocaleString()} generated flows, ${((performance.now() - started) / 1000).toFixed(0)} s`);
+      console.log(
+        `  seed: ${i + 1}/${tenantIds.length} tenants, ${seeded.toLocaleString()} generated flows, ${((performance.now() - started) / 1000).toFixed(0)} s`,
+      );
     }
   }
   if (copies > 1) {
@@ -251,7 +272,10 @@ async function settle(engine: FlowEngine, maxMs: number): Promise<void> {
     quiet = Number(n) === 0 ? quiet + 1 : 0;
     await new Promise((r) => setTimeout(r, 1000));
   }
-  const [{ parts }] = await engine.query<{ parts: number }>("/* bench:search.parts */ SELECT count() AS parts FROM system.parts WHERE table = 'flows' AND active", {});
+  const [{ parts }] = await engine.query<{ parts: number }>(
+    "/* bench:search.parts */ SELECT count() AS parts FROM system.parts WHERE table = 'flows' AND active",
+    {},
+  );
   console.log(`  merges: settled after ${((Date.now() - started) / 1000).toFixed(0)} s, ${parts} active parts`);
 }
 
@@ -301,7 +325,8 @@ function scenarios(prepared: Prepared): Scenario[] {
   const edges =
     `((timestamp >= fromUnixTimestamp64Milli({s:Int64}, 'UTC') AND timestamp < fromUnixTimestamp64Milli({h1:Int64}, 'UTC')) OR ` +
     `(timestamp >= fromUnixTimestamp64Milli({h2:Int64}, 'UTC') AND timestamp <= fromUnixTimestamp64Milli({e:Int64}, 'UTC')))`;
-  const hourCounts = (time: string) => `SELECT customer_id, app_name AS k, count() AS n FROM flows WHERE customer_id IN {ids:Array(String)} AND ${time} AND app_name IS NOT NULL GROUP BY customer_id, k`;
+  const hourCounts = (time: string) =>
+    `SELECT customer_id, app_name AS k, count() AS n FROM flows WHERE customer_id IN {ids:Array(String)} AND ${time} AND app_name IS NOT NULL GROUP BY customer_id, k`;
   const terms = (ids: string[]): Statement =>
     ids.length === 1
       ? {
@@ -346,7 +371,7 @@ function scenarios(prepared: Prepared): Scenario[] {
       name: 'records: fields projection (5 paths, size 1000)',
       path: '/search/records/1.0',
       body: records({ size: 1000, page: 0, fields }),
-      check: (a, c) => (pageOf(1000)(a, c) ?? (Object.keys(a[c].flows[0] ?? {}).includes('stats') ? undefined : 'projection lost bytes')),
+      check: (a, c) => pageOf(1000)(a, c) ?? (Object.keys(a[c].flows[0] ?? {}).includes('stats') ? undefined : 'projection lost bytes'),
       sql: (c) => [page(c, PROJECTED_RECORD, '1', 'LIMIT 1000')],
     },
     {
@@ -509,7 +534,9 @@ async function measureScenarios(list: Scenario[], prepared: Prepared, env: Recor
       const tokens = await load.stop();
       measured.push({ sides, firstByte, tokens });
       const p50 = (side: Side) => summarize(sides[side]).p50.toFixed(1);
-      console.log(`  ${s.name}: REST p50 ${p50('rest')} ms, SQL ${p50('sql')}, store ${p50('store')}; tokens meanwhile p99 ${summarize(tokens.latencies).p99.toFixed(1)} ms`);
+      console.log(
+        `  ${s.name}: REST p50 ${p50('rest')} ms, SQL ${p50('sql')}, store ${p50('store')}; tokens meanwhile p99 ${summarize(tokens.latencies).p99.toFixed(1)} ms`,
+      );
     }
     return { measured, idleTokens };
   } finally {
@@ -537,7 +564,9 @@ async function main(): Promise<void> {
     } else {
       const needed = o.rows * BYTES_PER_FLOW;
       if (freeBytes(dataDir) < needed) {
-        throw new Error(`${o.rows.toLocaleString()} flows need about ${(needed / 1e9).toFixed(0)} GB free under ${dataDir}; there are ${(freeBytes(dataDir) / 1e9).toFixed(0)} GB`);
+        throw new Error(
+          `${o.rows.toLocaleString()} flows need about ${(needed / 1e9).toFixed(0)} GB free under ${dataDir}; there are ${(freeBytes(dataDir) / 1e9).toFixed(0)} GB`,
+        );
       }
       console.log(`preparing ${o.rows.toLocaleString()} flows for ${o.tenants} tenants over ${o.days} days in ${dataDir}`);
       const t0 = performance.now();
@@ -549,9 +578,22 @@ async function main(): Promise<void> {
       const g0 = performance.now();
       const { days, storedRows } = await generateFlows(engine, o, tenantIds, endMs);
       const generationSeconds = (performance.now() - g0) / 1000;
-      console.log(`  flows: ${storedRows.toLocaleString()} stored in ${generationSeconds.toFixed(0)} s (${Math.round(storedRows / generationSeconds).toLocaleString()} flows/s)`);
+      console.log(
+        `  flows: ${storedRows.toLocaleString()} stored in ${generationSeconds.toFixed(0)} s (${Math.round(storedRows / generationSeconds).toLocaleString()} flows/s)`,
+      );
       await engine.close();
-      prepared = { rows: o.rows, tenants: o.tenants, days: o.days, coveredDays: days, seedRows: o.seedRows, endMs, storedRows, tenantIds, client, generationSeconds };
+      prepared = {
+        rows: o.rows,
+        tenants: o.tenants,
+        days: o.days,
+        coveredDays: days,
+        seedRows: o.seedRows,
+        endMs,
+        storedRows,
+        tenantIds,
+        client,
+        generationSeconds,
+      };
       writeFileSync(markerPath, JSON.stringify(prepared, null, 2));
     }
 
@@ -575,7 +617,9 @@ async function main(): Promise<void> {
 
     const f = (ms: number) => ms.toFixed(1).padStart(8);
     console.log('');
-    console.log(`${prepared.storedRows.toLocaleString()} flows, ${tenants.length} tenants, ${prepared.coveredDays.toFixed(1)} days (generated in ${prepared.generationSeconds.toFixed(0)} s); chDB on the service's thread; one request at a time`);
+    console.log(
+      `${prepared.storedRows.toLocaleString()} flows, ${tenants.length} tenants, ${prepared.coveredDays.toFixed(1)} days (generated in ${prepared.generationSeconds.toFixed(0)} s); chDB on the service's thread; one request at a time`,
+    );
     console.log(
       `${'scenario (ms)'.padEnd(52)} ${'REST p50'.padStart(8)} ${'p99'.padStart(8)} ${'SQL p50'.padStart(8)} ${'p99'.padStart(8)} ${'REST/SQL'.padStart(8)} ${'n'.padStart(4)}  ` +
         `${'1st byte'.padStart(8)} ${'/SQL'.padStart(5)}  ${'store p50'.padStart(9)} ${'p99'.padStart(8)}  ${'token p50'.padStart(9)} ${'p99'.padStart(8)}`,
@@ -591,8 +635,10 @@ async function main(): Promise<void> {
       );
     });
     console.log(`${'token issuance alone (no search running)'.padEnd(52)} ${' '.repeat(94)}  ${f(tokensIdle.p50).padStart(9)} ${f(tokensIdle.p99)}`);
-    console.log('REST: until the whole body is read; 1st byte: until the response headers (the server\'s work, without the transfer).');
-    console.log('SQL: hand-written statements on the service\'s own engine (pages read as bytes); store: its searchRecordPages/aggregateTerms (no HTTP or auth); both timed inside the service\'s process.');
+    console.log("REST: until the whole body is read; 1st byte: until the response headers (the server's work, without the transfer).");
+    console.log(
+      "SQL: hand-written statements on the service's own engine (pages read as bytes); store: its searchRecordPages/aggregateTerms (no HTTP or auth); both timed inside the service's process.",
+    );
     console.log('REST, SQL and store alternate request by request (same tenant, rotating order) within each scenario.');
     console.log(`token: ${o.tokenRate} token requests/s to the service from a separate process during every timed scenario.`);
     console.log('p99 of a few hundred samples or fewer is close to the maximum; the machine is shared, so compare ratios, not absolutes.');

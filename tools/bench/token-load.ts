@@ -32,15 +32,18 @@ if (process.send && process.argv[1] && import.meta.url.endsWith(process.argv[1].
   for (let i = 0; i < 5; i++) await send();
   const latencies: number[] = [];
   let failures = 0;
-  const timer = setInterval(() => {
-    const started = performance.now();
-    send()
-      .then((res) => {
-        if (res.status === 200) latencies.push(performance.now() - started);
-        else failures++;
-      })
-      .catch(() => failures++);
-  }, 1000 / Number(rate));
+  const timer = setInterval(
+    () => {
+      const started = performance.now();
+      send()
+        .then((res) => {
+          if (res.status === 200) latencies.push(performance.now() - started);
+          else failures++;
+        })
+        .catch(() => failures++);
+    },
+    1000 / Number(rate),
+  );
   process.send('ready');
   process.on('message', () => {
     clearInterval(timer);

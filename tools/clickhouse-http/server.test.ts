@@ -93,11 +93,26 @@ describe('ClickHouse HTTP endpoint on chDB', () => {
   });
 
   it('gzips responses when asked and reads multipart parameters', async () => {
-    const r = await post('SELECT repeat({s:String}, 100) AS s FORMAT JSONEachRow', { param_s: 'ab', enable_http_compression: '1' }, { headers: { 'Accept-Encoding': 'gzip' } });
+    const r = await post(
+      'SELECT repeat({s:String}, 100) AS s FORMAT JSONEachRow',
+      { param_s: 'ab', enable_http_compression: '1' },
+      { headers: { 'Accept-Encoding': 'gzip' } },
+    );
     expect(r.headers.get('content-encoding')).toBe('gzip');
     expect(await r.json()).toEqual({ s: 'ab'.repeat(100) }); // fetch gunzips it
     const boundary = 'XYZ';
-    const body = [`--${boundary}`, 'Content-Disposition: form-data; name="query"', '', 'SELECT {v:Array(UInt32)} AS v FORMAT JSONEachRow', `--${boundary}`, 'Content-Disposition: form-data; name="param_v"', '', '[1,2,3]', `--${boundary}--`, ''].join('\r\n');
+    const body = [
+      `--${boundary}`,
+      'Content-Disposition: form-data; name="query"',
+      '',
+      'SELECT {v:Array(UInt32)} AS v FORMAT JSONEachRow',
+      `--${boundary}`,
+      'Content-Disposition: form-data; name="param_v"',
+      '',
+      '[1,2,3]',
+      `--${boundary}--`,
+      '',
+    ].join('\r\n');
     const m = await post(body, {}, { headers: { 'Content-Type': `multipart/form-data; boundary=${boundary}` } });
     expect(await m.json()).toEqual({ v: [1, 2, 3] });
   });
@@ -112,7 +127,7 @@ describe('ClickHouse HTTP endpoint on chDB', () => {
 
 describe('parameter and statement parsing', () => {
   it('reads escaped text by declared type', () => {
-    expect(unescapeText('a\\tb\\\\c\\\'d\\x41')).toBe("a\tb\\c'dA");
+    expect(unescapeText("a\\tb\\\\c\\'d\\x41")).toBe("a\tb\\c'dA");
     expect(paramValue('\\N', 'Nullable(Int64)')).toBeNull();
     expect(paramValue("['a\\'b', NULL]", 'Array(Nullable(String))')).toEqual(["a'b", null]);
     expect(paramValue('[[1,2],[]]', 'Array(Array(Int64))')).toEqual([[1, 2], []]);

@@ -61,12 +61,41 @@ const DATABASE = 'default';
 const LOG_LIMIT = 10_000;
 const DISPLAY_NAME = 'chdb-http';
 /** URL parameters that are part of the protocol, not settings. */
-const PROTOCOL_PARAMS = new Set(['query', 'database', 'default_format', 'query_id', 'session_id', 'session_timeout', 'session_check', 'user', 'password', 'quota_key', 'role', 'compress', 'decompress']);
+const PROTOCOL_PARAMS = new Set([
+  'query',
+  'database',
+  'default_format',
+  'query_id',
+  'session_id',
+  'session_timeout',
+  'session_check',
+  'user',
+  'password',
+  'quota_key',
+  'role',
+  'compress',
+  'decompress',
+]);
 /** Settings the HTTP layer itself acts on; the engine never sees them. */
-const HTTP_SETTINGS = new Set(['enable_http_compression', 'http_zlib_compression_level', 'send_progress_in_http_headers', 'http_headers_progress_interval_ms', 'wait_end_of_query', 'buffer_size', 'http_response_buffer_size', 'cancel_http_readonly_queries_on_client_close', 'http_wait_end_of_query', 'http_native_compression_disable_checksumming_on_decompress']);
+const HTTP_SETTINGS = new Set([
+  'enable_http_compression',
+  'http_zlib_compression_level',
+  'send_progress_in_http_headers',
+  'http_headers_progress_interval_ms',
+  'wait_end_of_query',
+  'buffer_size',
+  'http_response_buffer_size',
+  'cancel_http_readonly_queries_on_client_close',
+  'http_wait_end_of_query',
+  'http_native_compression_disable_checksumming_on_decompress',
+]);
 
 class HttpError extends Error {
-  constructor(readonly code: number, readonly codeName: string, message: string) {
+  constructor(
+    readonly code: number,
+    readonly codeName: string,
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -119,7 +148,15 @@ function renderSettings(settings: Record<string, string>): string {
   );
 }
 
-function summary(fields: { readRows?: number; readBytes?: number; writtenRows?: number; writtenBytes?: number; resultRows?: number; resultBytes?: number; elapsedS?: number }): string {
+function summary(fields: {
+  readRows?: number;
+  readBytes?: number;
+  writtenRows?: number;
+  writtenBytes?: number;
+  resultRows?: number;
+  resultBytes?: number;
+  elapsedS?: number;
+}): string {
   const s = (n: number | undefined) => String(Math.round(n ?? 0));
   return JSON.stringify({
     read_rows: s(fields.readRows),
@@ -157,7 +194,8 @@ export async function startClickHouseHttpServer(opts: ClickHouseHttpServerOption
 
     let body = await readBody(req);
     if (req.headers['content-encoding'] === 'gzip') body = gunzipSync(body);
-    else if (req.headers['content-encoding']) throw new HttpError(779, 'UNSUPPORTED_MEDIA_TYPE', `Unsupported Content-Encoding ${req.headers['content-encoding']}`);
+    else if (req.headers['content-encoding'])
+      throw new HttpError(779, 'UNSUPPORTED_MEDIA_TYPE', `Unsupported Content-Encoding ${req.headers['content-encoding']}`);
 
     const fields = new Map<string, string>(url.searchParams);
     const boundary = /multipart\/form-data;\s*boundary=(\S+)/.exec(String(req.headers['content-type'] ?? ''))?.[1];
@@ -183,7 +221,12 @@ export async function startClickHouseHttpServer(opts: ClickHouseHttpServerOption
 
     const gzip = fields.get('enable_http_compression') === '1' && /\bgzip\b/.test(String(req.headers['accept-encoding'] ?? ''));
     const kind = statementKind(text);
-    if (req.method === 'GET' && kind !== 'read') throw new HttpError(164, 'READONLY', 'Cannot execute query in readonly mode. For queries over HTTP, method GET implies readonly. You should use method POST for modifying queries');
+    if (req.method === 'GET' && kind !== 'read')
+      throw new HttpError(
+        164,
+        'READONLY',
+        'Cannot execute query in readonly mode. For queries over HTTP, method GET implies readonly. You should use method POST for modifying queries',
+      );
 
     const insert = kind === 'insert' ? parseInsert(text) : undefined;
     const sqlForParams = insert ? text.slice(0, insert.dataStart) : text;

@@ -63,7 +63,13 @@ describe('collector run --capture against the service', () => {
     const search = async () => {
       const res = await call(t.url, 'POST', '/search/records/1.0', {
         token: tree.childACaller.token,
-        body: { instance_ids: [tree.childA.id], module: 'flows', size: 50, start: { absolute: { date: new Date(started - 60_000).toISOString() } }, end: { absolute: { date: new Date(Date.now() + 60_000).toISOString() } } },
+        body: {
+          instance_ids: [tree.childA.id],
+          module: 'flows',
+          size: 50,
+          start: { absolute: { date: new Date(started - 60_000).toISOString() } },
+          end: { absolute: { date: new Date(Date.now() + 60_000).toISOString() } },
+        },
       });
       expect(res.status).toBe(200);
       return res.body[tree.childA.id].flows as Array<{ dst: { port: number } }>;
@@ -100,21 +106,30 @@ describe('collector run --capture against the service', () => {
     expect(summary.flows_emitted).toBeGreaterThanOrEqual(2);
 
     const byServerPort = (port: number) => found!.find((f) => f.dst.port === port) as unknown as { '@timestamp': number };
-    for (const [proto, port, client] of [['TCP', ports.tcp, clientPorts.tcp], ['UDP', ports.udp, clientPorts.udp]] as const) {
+    for (const [proto, port, client] of [
+      ['TCP', ports.tcp, clientPorts.tcp],
+      ['UDP', ports.udp, clientPorts.udp],
+    ] as const) {
       const { '@timestamp': firstSeen, ...reference } = expectedFlow(seen, proto, port);
       expect(byServerPort(port)).toMatchObject({ ...reference, src: { ip: pair.a.address, port: client }, dst: { ip: pair.b.address } });
       // The reference stamps packets at the far end of the veth, a few microseconds apart: the same millisecond or the next.
       expect(Math.abs(byServerPort(port)['@timestamp'] - firstSeen)).toBeLessThanOrEqual(1);
     }
     // The UDP exchange: two datagrams each way, the answers twice the size (IP + UDP headers: 28 bytes).
-    expect(byServerPort(ports.udp)).toMatchObject({ stats: { volume: { bytes: { src: { count: 2, sum: 40 + 90 + 56 }, dst: { count: 2, sum: 80 + 180 + 56 } } } } });
+    expect(byServerPort(ports.udp)).toMatchObject({
+      stats: { volume: { bytes: { src: { count: 2, sum: 40 + 90 + 56 }, dst: { count: 2, sum: 80 + 180 + 56 } } } },
+    });
     expect(byServerPort(ports.tcp)).toMatchObject({ path: [{ sensor: { id: machineId, interface: `${pair.a.iface},lo` } }] });
     // Nothing of the far namespace is this host's: no process on the servers' end.
     expect((byServerPort(ports.tcp) as unknown as { dst: { process?: unknown } }).dst.process).toBeUndefined();
     // The collector's own connections to the bridge, metered on lo (flushed at the end at the latest).
     const toBridge = await eventually(async () => (await search()).find((f) => f.dst.port === bridgePort), 10_000, 'a flow to the bridge');
     // Host context: /proc names the collector itself as the owner of its connection.
-    expect((toBridge as unknown as { src: { process?: unknown } }).src.process).toMatchObject({ name: 'node', executable: realpathSync(process.execPath), user: { id: 0, name: 'root' } });
+    expect((toBridge as unknown as { src: { process?: unknown } }).src.process).toMatchObject({
+      name: 'node',
+      executable: realpathSync(process.execPath),
+      user: { id: 0, name: 'root' },
+    });
     expect(summary.host_context.src_attributed).toBeGreaterThanOrEqual(1);
   }, 60_000);
 });

@@ -53,7 +53,10 @@ describe('collector run (process)', () => {
     expect(summary).toMatchObject({ machine_id: 'proc-1', node_id: 'node_fake', queued: 0, failed: 0 });
     expect(summary.sent).toBe(summary.flows_generated);
     expect(service.storedFlows()).toBe(summary.sent);
-    const events = output.stderr.trim().split('\n').map((line) => JSON.parse(line).event);
+    const events = output.stderr
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line).event);
     expect(events).toContain('collector.signal');
     expect(events.at(-1)).toBe('collector.stopped');
     expect(output.stderr).not.toContain('cid.secret');
@@ -68,7 +71,12 @@ describe('collector run (process)', () => {
     new StateDir(stateDir).update({ hostname: 'edge-7', machine_id: 'proc-2' });
     const args = ['run', '--base-url', service.url, '--flows-per-second', '500', '--backfill-hours', '1', '--seconds', '0', '--state-dir', stateDir];
     const { child, output, exited } = spawnCli(args, { PROPHET_ACCESS_KEY: 'cid.secret' });
-    const events = () => output.stderr.trim().split('\n').filter(Boolean).map((line) => JSON.parse(line));
+    const events = () =>
+      output.stderr
+        .trim()
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line));
 
     await eventually(() => events().some((e) => e.event === 'flows.backfill_progress'), 20_000, 'a progress line');
     child.kill('SIGINT');
@@ -76,7 +84,15 @@ describe('collector run (process)', () => {
     expect(await exited).toBe(0);
 
     const progress = events().find((e) => e.event === 'flows.backfill_progress');
-    expect(progress).toEqual({ time: expect.any(String), level: 'info', event: 'flows.backfill_progress', percent: expect.any(Number), sent: expect.any(Number), flows_per_second: expect.any(Number), eta_s: expect.any(Number) });
+    expect(progress).toEqual({
+      time: expect.any(String),
+      level: 'info',
+      event: 'flows.backfill_progress',
+      percent: expect.any(Number),
+      sent: expect.any(Number),
+      flows_per_second: expect.any(Number),
+      eta_s: expect.any(Number),
+    });
     expect(progress.percent).toBeGreaterThan(0);
     expect(progress.percent).toBeLessThan(100);
     const names = events().map((e) => e.event);
@@ -94,8 +110,28 @@ describe('collector run (process)', () => {
     cleanups.push(() => service.close());
     const stateDir = tempStateDir();
     let stderr = '';
-    const io: Io = { stdout: () => undefined, stderr: (text) => void (stderr += text), env: { PROPHET_ACCESS_KEY: 'cid.secret' }, onSignal: () => () => undefined, stderrIsTTY: true };
-    const args = ['run', '--base-url', service.url, '--flows-per-second', '10', '--backfill-hours', '1', '--seconds', '0', '--state-dir', stateDir, '--machine-id', 'tty-1'];
+    const io: Io = {
+      stdout: () => undefined,
+      stderr: (text) => void (stderr += text),
+      env: { PROPHET_ACCESS_KEY: 'cid.secret' },
+      onSignal: () => () => undefined,
+      stderrIsTTY: true,
+    };
+    const args = [
+      'run',
+      '--base-url',
+      service.url,
+      '--flows-per-second',
+      '10',
+      '--backfill-hours',
+      '1',
+      '--seconds',
+      '0',
+      '--state-dir',
+      stateDir,
+      '--machine-id',
+      'tty-1',
+    ];
     expect(await main(args, io)).toBe(0);
     const bars = [...stderr.matchAll(/\rbackfill \[[#.]{24}\] +([\d.]+)% +[\d,]+ flows sent +[\d,]+ flows\/s +ETA [\d:-]+\x1b\[K/g)];
     expect(bars.length).toBeGreaterThan(1);

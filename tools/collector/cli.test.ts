@@ -54,25 +54,74 @@ describe('parseCli', () => {
   ])('reads --ipfix-listen %s', (value, exportListen) => {
     const parsed = parseCli(['run', '--base-url', 'http://h:1', '--ipfix-listen', value, '--seconds', '5']);
     expect(parsed).toMatchObject({ exportListen, seconds: 5, pcapFiles: [], captureInterfaces: [] });
-    expect(resolveRun(parsed as Extract<typeof parsed, { command: 'run' }>, { PROPHET_STATE_DIR: tempDir(), PROPHET_ACCESS_KEY: 'k.s' })).toMatchObject({ exportListen });
+    expect(resolveRun(parsed as Extract<typeof parsed, { command: 'run' }>, { PROPHET_STATE_DIR: tempDir(), PROPHET_ACCESS_KEY: 'k.s' })).toMatchObject({
+      exportListen,
+    });
   });
 
   it('reads live interfaces (repeated, each once) with the meter timeouts', () => {
-    const parsed = parseCli(['run', '--base-url', 'http://h:1', '--capture', 'eth0', '--capture', 'veth-a.10', '--capture', 'eth0', '--idle-timeout', '5', '--seconds', '10']);
+    const parsed = parseCli([
+      'run',
+      '--base-url',
+      'http://h:1',
+      '--capture',
+      'eth0',
+      '--capture',
+      'veth-a.10',
+      '--capture',
+      'eth0',
+      '--idle-timeout',
+      '5',
+      '--seconds',
+      '10',
+    ]);
     expect(parsed).toMatchObject({ captureInterfaces: ['eth0', 'veth-a.10'], pcapFiles: [], idleTimeoutSeconds: 5, seconds: 10 });
-    expect(resolveRun(parsed as Extract<typeof parsed, { command: 'run' }>, { PROPHET_STATE_DIR: tempDir(), PROPHET_ACCESS_KEY: 'k.s' }))
-      .toMatchObject({ captureInterfaces: ['eth0', 'veth-a.10'], idleTimeoutSecs: 5 });
+    expect(resolveRun(parsed as Extract<typeof parsed, { command: 'run' }>, { PROPHET_STATE_DIR: tempDir(), PROPHET_ACCESS_KEY: 'k.s' })).toMatchObject({
+      captureInterfaces: ['eth0', 'veth-a.10'],
+      idleTimeoutSecs: 5,
+    });
   });
 
   it('reads capture files in order, with the meter timeouts', () => {
-    const parsed = parseCli(['run', '--base-url', 'http://h:1', '--pcap', 'a.pcap', '--pcap', 'b.pcapng', '--idle-timeout', '5', '--active-timeout', '60', '--seconds', '10']);
+    const parsed = parseCli([
+      'run',
+      '--base-url',
+      'http://h:1',
+      '--pcap',
+      'a.pcap',
+      '--pcap',
+      'b.pcapng',
+      '--idle-timeout',
+      '5',
+      '--active-timeout',
+      '60',
+      '--seconds',
+      '10',
+    ]);
     expect(parsed).toMatchObject({ pcapFiles: ['a.pcap', 'b.pcapng'], idleTimeoutSeconds: 5, activeTimeoutSeconds: 60, seconds: 10 });
-    expect(resolveRun(parsed as Extract<typeof parsed, { command: 'run' }>, { PROPHET_STATE_DIR: tempDir(), PROPHET_ACCESS_KEY: 'k.s' }))
-      .toMatchObject({ pcapFiles: ['a.pcap', 'b.pcapng'], idleTimeoutSecs: 5, activeTimeoutSecs: 60 });
+    expect(resolveRun(parsed as Extract<typeof parsed, { command: 'run' }>, { PROPHET_STATE_DIR: tempDir(), PROPHET_ACCESS_KEY: 'k.s' })).toMatchObject({
+      pcapFiles: ['a.pcap', 'b.pcapng'],
+      idleTimeoutSecs: 5,
+      activeTimeoutSecs: 60,
+    });
   });
 
   it('reads numbers, scenarios (repeated, comma-separated, all) and seeds', () => {
-    const parsed = parseCli(['run', '--flows-per-second', '12.5', '--seconds', '0', '--backfill-hours', '2', '--scenario', 'beacon,scan', '--scenario', 'beacon', '--seed', '42']);
+    const parsed = parseCli([
+      'run',
+      '--flows-per-second',
+      '12.5',
+      '--seconds',
+      '0',
+      '--backfill-hours',
+      '2',
+      '--scenario',
+      'beacon,scan',
+      '--scenario',
+      'beacon',
+      '--seed',
+      '42',
+    ]);
     expect(parsed).toMatchObject({ flowsPerSecond: 12.5, seconds: 0, backfillHours: 2, scenarios: ['beacon', 'scan'], seed: 42 });
     expect(parseCli(['run', '--scenario', 'all'])).toMatchObject({ scenarios: ['beacon', 'exfil', 'scan', 'bruteforce', 'dns-tunnel'] });
     expect(parseCli(['run', '--seed', 'lab-7'])).toMatchObject({ seed: 'lab-7' });
@@ -125,7 +174,10 @@ describe('parseCli', () => {
     [['run', '--ipfix-listen', '0.0.0.0:'], /is not HOST:PORT/],
     [['run', '--ipfix-listen', '0.0.0.0:4739', '--pcap', 'a.pcap'], /--pcap and --ipfix-listen cannot be combined: one source of flows per run/],
     [['run', '--ipfix-listen', '0.0.0.0:4739', '--capture', 'eth0'], /--capture and --ipfix-listen cannot be combined/],
-    [['run', '--ipfix-listen', '0.0.0.0:4739', '--flows-per-second', '5'], /--flows-per-second sets up generated flows; it cannot be combined with --ipfix-listen/],
+    [
+      ['run', '--ipfix-listen', '0.0.0.0:4739', '--flows-per-second', '5'],
+      /--flows-per-second sets up generated flows; it cannot be combined with --ipfix-listen/,
+    ],
     [['run', '--ipfix-listen', '0.0.0.0:4739', '--backfill-hours', '1'], /--backfill-hours .* --ipfix-listen/],
     [['run', '--ipfix-listen', '0.0.0.0:4739', '--seconds', '0'], /--seconds 0 would receive nothing; with --ipfix-listen/],
     [['run', '--ipfix-listen', '0.0.0.0:4739', '--idle-timeout', '5'], /--idle-timeout applies to metered captures/],
@@ -168,7 +220,10 @@ describe('resolveRun', () => {
     expect(() => resolveRun(noUrl, {})).toThrow(/no --base-url/);
     const noKey = parseCli(['run', '--state-dir', dir, '--base-url', 'http://h']) as Extract<ReturnType<typeof parseCli>, { command: 'run' }>;
     expect(() => resolveRun(noKey, {})).toThrow(/no access key/);
-    const badKey = parseCli(['run', '--state-dir', dir, '--base-url', 'http://h', '--access-key', 'nodot']) as Extract<ReturnType<typeof parseCli>, { command: 'run' }>;
+    const badKey = parseCli(['run', '--state-dir', dir, '--base-url', 'http://h', '--access-key', 'nodot']) as Extract<
+      ReturnType<typeof parseCli>,
+      { command: 'run' }
+    >;
     expect(() => resolveRun(badKey, {})).toThrow(/<client_id>.<client_secret>/);
   });
 });

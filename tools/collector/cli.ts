@@ -207,13 +207,16 @@ export function parseCli(argv: string[]): ParsedCli {
     return iface;
   });
   const exportListen = values['ipfix-listen'] === undefined ? undefined : hostAndPort(values['ipfix-listen'] as string);
-  const sources = [pcapFiles.length > 0 && '--pcap', captureInterfaces.length > 0 && '--capture', exportListen && '--ipfix-listen'].filter((s) => typeof s === 'string');
+  const sources = [pcapFiles.length > 0 && '--pcap', captureInterfaces.length > 0 && '--capture', exportListen && '--ipfix-listen'].filter(
+    (s) => typeof s === 'string',
+  );
   if (sources.length > 1) throw new UsageError(`${sources.join(' and ')} cannot be combined: one source of flows per run`);
   const source = sources[0];
   if (source) {
     const generatorFlag = GENERATOR_FLAGS.find((flag) => values[flag] !== undefined);
     if (generatorFlag) throw new UsageError(`--${generatorFlag} sets up generated flows; it cannot be combined with ${source}`);
-    if (Number(values.seconds) === 0) throw new UsageError(`--seconds 0 would ${exportListen ? 'receive' : 'meter'} nothing; with ${source} give a positive bound or none`);
+    if (Number(values.seconds) === 0)
+      throw new UsageError(`--seconds 0 would ${exportListen ? 'receive' : 'meter'} nothing; with ${source} give a positive bound or none`);
   }
   if (!source || exportListen) {
     const meterFlag = ['idle-timeout', 'active-timeout'].find((flag) => values[flag] !== undefined);
@@ -272,7 +275,10 @@ function number(values: Record<string, unknown>, name: string, limits: { min: nu
 
 function scenarios(values: string[]): ScenarioKind[] {
   const out = new Set<ScenarioKind>();
-  for (const item of values.flatMap((v) => v.split(',')).map((v) => v.trim().toLowerCase()).filter(Boolean)) {
+  for (const item of values
+    .flatMap((v) => v.split(','))
+    .map((v) => v.trim().toLowerCase())
+    .filter(Boolean)) {
     if (item === 'all') SCENARIO_KINDS.forEach((k) => out.add(k));
     else if ((SCENARIO_KINDS as readonly string[]).includes(item)) out.add(item as ScenarioKind);
     else throw new UsageError(`--scenario ${JSON.stringify(item)} is not one of ${SCENARIO_KINDS.join(', ')}, all`);

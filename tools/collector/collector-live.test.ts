@@ -20,7 +20,13 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-type Flow = { src: { port: number }; dst: { port: number }; transport: { proto: string }; stats: { volume: { bytes: { src: { count: number; sum: number }; dst: { count: number } } } }; path: Array<{ sensor: { interface: string } }> };
+type Flow = {
+  src: { port: number };
+  dst: { port: number };
+  transport: { proto: string };
+  stats: { volume: { bytes: { src: { count: number; sum: number }; dst: { count: number } } } };
+  path: Array<{ sensor: { interface: string } }>;
+};
 
 describe('startCollector with a live interface', () => {
   it('meters loopback traffic: idle flows leave on the wall clock, stop() flushes the rest', async () => {
@@ -34,7 +40,11 @@ describe('startCollector with a live interface', () => {
     // Idle 1 s: out by the next packet on lo, or by the wall-clock timer when lo is quiet (capture.e2e
     // shows the timer alone, on a veth nothing else uses).
     const udp = await eventually(() => ours(peers.udpPort), 15_000, 'the idle UDP flow stored while the capture runs');
-    expect(udp).toMatchObject({ transport: { proto: 'UDP' }, stats: { volume: { bytes: { src: { count: 3, sum: 600 + 3 * 28 } } } }, path: [{ sensor: { interface: 'lo' } }] });
+    expect(udp).toMatchObject({
+      transport: { proto: 'UDP' },
+      stats: { volume: { bytes: { src: { count: 3, sum: 600 + 3 * 28 } } } },
+      path: [{ sensor: { interface: 'lo' } }],
+    });
 
     await peers.exchangeTcp('hello', 'world');
     await new Promise((resolve) => setTimeout(resolve, 500)); // as below: tcpdump gets to read it
@@ -43,7 +53,9 @@ describe('startCollector with a live interface', () => {
     expect(ours(peers.tcpPort)).toMatchObject({ transport: { proto: 'TCP' } });
     const meter = collector.stats().meter!;
     // lo is shared with everything else on the machine: under load its ring may overflow, so drops are only counted here.
-    expect(meter.interfaces).toEqual([{ name: 'lo', captured: expect.any(Number), received_by_filter: expect.any(Number), dropped_by_kernel: expect.any(Number), dropped_by_interface: 0 }]);
+    expect(meter.interfaces).toEqual([
+      { name: 'lo', captured: expect.any(Number), received_by_filter: expect.any(Number), dropped_by_kernel: expect.any(Number), dropped_by_interface: 0 },
+    ]);
     expect(meter.interfaces![0].captured).toBe(meter.packets_read);
     expect(meter).toMatchObject({ files: 0, active_flows: 0 });
     expect(service.hellos[0].services).toMatchObject({ flowgen: { enabled: false }, meter: { source: 'live', interfaces: ['lo'], idle_timeout_secs: 1 } });
@@ -51,7 +63,7 @@ describe('startCollector with a live interface', () => {
 });
 
 describe('LiveCapture', () => {
-  it("asks tcpdump for its counts while it runs (SIGUSR1), not only at exit", async () => {
+  it('asks tcpdump for its counts while it runs (SIGUSR1), not only at exit', async () => {
     const peers = await listenOnLoopback('127.0.0.1');
     cleanups.push(() => peers.close());
     const sensor = { id: 'live-2', type: 'packet', name: 'test', hostname: 'h', interface: 'lo' };
@@ -73,14 +85,18 @@ describe('LiveCapture', () => {
 });
 
 describe('collector run --capture (process)', () => {
-  it('Ctrl-C (SIGINT to the process group) stops tcpdump, flushes the open flows and exits 0 with tcpdump\'s counts', async () => {
+  it("Ctrl-C (SIGINT to the process group) stops tcpdump, flushes the open flows and exits 0 with tcpdump's counts", async () => {
     const service = await startFakeService({});
     cleanups.push(() => service.close());
     const peers = await listenOnLoopback('127.0.0.1');
     cleanups.push(() => peers.close());
     const stateDir = mkdtempSync(join(tmpdir(), 'collector-live-'));
     cleanups.push(() => rmSync(stateDir, { recursive: true, force: true }));
-    const cli = spawnCli(['run', '--capture', 'lo', '--base-url', service.url, '--access-key', 'cid.secret', '--state-dir', stateDir, '--machine-id', 'live-proc'], cleanups, { group: true });
+    const cli = spawnCli(
+      ['run', '--capture', 'lo', '--base-url', service.url, '--access-key', 'cid.secret', '--state-dir', stateDir, '--machine-id', 'live-proc'],
+      cleanups,
+      { group: true },
+    );
     await eventually(() => cli.stderr().includes('"meter.listening"'), 15_000, 'tcpdump listening');
     await peers.sendUdp([10, 20]);
     // On a loaded machine tcpdump may not have been scheduled yet; packets sent as it stops are not captured.
@@ -123,7 +139,11 @@ describe('tcpdump failures', () => {
     chmodSync(tmp, 0o777);
     cleanups.push(() => rmSync(tmp, { recursive: true, force: true }));
     const result = await runCli('lo', { as: ['setpriv', '--reuid=nobody', '--regid=nogroup', '--clear-groups', '--inh-caps=-all'], env: { TMPDIR: tmp } });
-    expect(result).toEqual({ code: 1, stdout: '', stderr: 'collector: cannot capture on lo: permission denied (run as root or give tcpdump CAP_NET_RAW and CAP_NET_ADMIN)\n' });
+    expect(result).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: 'collector: cannot capture on lo: permission denied (run as root or give tcpdump CAP_NET_RAW and CAP_NET_ADMIN)\n',
+    });
   }, 20_000);
 
   it('tcpdump not installed: one sentence, exit 1', async () => {

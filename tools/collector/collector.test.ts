@@ -8,8 +8,7 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-const setup = (serviceOptions: FakeServiceOptions, options: Partial<CollectorOptions>) =>
-  collectorOnFakeService(cleanups, serviceOptions, { ...options });
+const setup = (serviceOptions: FakeServiceOptions, options: Partial<CollectorOptions>) => collectorOnFakeService(cleanups, serviceOptions, { ...options });
 
 const signature = (f: any) => `${f.src.ip}>${f.dst.ip}:${f.dst.port ?? ''}/${f.transport?.proto}`;
 
@@ -41,14 +40,22 @@ describe('startCollector: flows', () => {
     expect(Math.max(...times)).toBeLessThanOrEqual(Date.now());
     expect(all.every((f) => f.meta.customer_id === 'cust_fake' && f.path[0].sensor.id === 'machine-run-1')).toBe(true);
     expect(new Set(all.map((f) => f.key)).size).toBe(all.length);
-    expect(collector.groundTruth().map((i) => i.kind).sort()).toEqual(['beacon', 'scan']);
+    expect(
+      collector
+        .groundTruth()
+        .map((i) => i.kind)
+        .sort(),
+    ).toEqual(['beacon', 'scan']);
   });
 
   it('the same seed gives the same flows', async () => {
     const run = async () => {
       const { service, collector } = await setup({}, { flowsPerSecond: 50, backfillHours: 0.02, seconds: 0, seed: 99 });
       await collector.done;
-      return ([...service.stored.values()].flat() as any[]).sort((a, b) => a['@timestamp'] - b['@timestamp']).slice(0, 300).map(signature);
+      return ([...service.stored.values()].flat() as any[])
+        .sort((a, b) => a['@timestamp'] - b['@timestamp'])
+        .slice(0, 300)
+        .map(signature);
     };
     const first = await run();
     expect(first.length).toBe(300);

@@ -234,7 +234,10 @@ export async function startCollector(options: CollectorOptions): Promise<Running
     },
     secrets: () => secrets,
     downloadUrl: (os, arch, channel) =>
-      joinUrl(options.baseUrl, `/rest/collector/download/1.0?os=${encodeURIComponent(os)}&arch=${encodeURIComponent(arch)}&channel=${encodeURIComponent(channel)}`),
+      joinUrl(
+        options.baseUrl,
+        `/rest/collector/download/1.0?os=${encodeURIComponent(os)}&arch=${encodeURIComponent(arch)}&channel=${encodeURIComponent(channel)}`,
+      ),
     fetch: options.fetch,
   };
 
@@ -335,7 +338,13 @@ export async function startCollector(options: CollectorOptions): Promise<Running
       meter = new CaptureMeter(
         {
           customerId,
-          sensor: { id: machineId, type: 'packet', name: 'reference-collector', hostname, interface: captureInterfaces.length > 0 ? captureInterfaces.join(',') : 'pcap' },
+          sensor: {
+            id: machineId,
+            type: 'packet',
+            name: 'reference-collector',
+            hostname,
+            interface: captureInterfaces.length > 0 ? captureInterfaces.join(',') : 'pcap',
+          },
           tags: [],
           idleTimeoutSecs,
           activeTimeoutSecs,

@@ -85,7 +85,10 @@ describe('control channel: hello, heartbeat, reconnect', () => {
 
   it('keeps retrying while the service is away, and connects when it is back', async () => {
     let accept = false;
-    const { service, collector } = await setup({ onHello: (_hello, ws) => (accept ? 'welcome' : (ws.close(1013, 'try again later'), 'ignore')) }, { waitForWelcome: false });
+    const { service, collector } = await setup(
+      { onHello: (_hello, ws) => (accept ? 'welcome' : (ws.close(1013, 'try again later'), 'ignore')) },
+      { waitForWelcome: false },
+    );
     await eventually(() => service.hellos.length >= 3, 5_000, 'retries');
     expect(collector.nodeId).toBeUndefined();
     accept = true;
@@ -103,9 +106,9 @@ describe('control channel: hello, heartbeat, reconnect', () => {
     cleanups.push(() => service.close());
     const stateDir = mkdtempSync(join(tmpdir(), 'collector-ctl-'));
     cleanups.push(() => rmSync(stateDir, { recursive: true, force: true }));
-    await expect(
-      startCollector({ baseUrl: service.url, accessKey: ACCESS_KEY, machineId: 'm', stateDir, flowsPerSecond: 0, log: null }),
-    ).rejects.toThrow(/4403 machine_mismatch: This credential was provisioned for another machine_id/);
+    await expect(startCollector({ baseUrl: service.url, accessKey: ACCESS_KEY, machineId: 'm', stateDir, flowsPerSecond: 0, log: null })).rejects.toThrow(
+      /4403 machine_mismatch: This credential was provisioned for another machine_id/,
+    );
     expect(service.hellos).toHaveLength(1);
   });
 
@@ -114,7 +117,9 @@ describe('control channel: hello, heartbeat, reconnect', () => {
     cleanups.push(() => service.close());
     const stateDir = mkdtempSync(join(tmpdir(), 'collector-ctl-'));
     cleanups.push(() => rmSync(stateDir, { recursive: true, force: true }));
-    await expect(startCollector({ baseUrl: service.url, accessKey: ACCESS_KEY, stateDir, flowsPerSecond: 0, log: null })).rejects.toThrow(/access key was refused/);
+    await expect(startCollector({ baseUrl: service.url, accessKey: ACCESS_KEY, stateDir, flowsPerSecond: 0, log: null })).rejects.toThrow(
+      /access key was refused/,
+    );
   });
 });
 
@@ -246,7 +251,10 @@ describe('commands', () => {
   it('manage: status, logs, pull, restart, upgrade, and unknown operations', async () => {
     const { service } = await setup();
     const status = await service.command('manage', { operation: 'status' });
-    expect(status).toMatchObject({ ok: true, data: { operation: 'status', state: 'running', node_id: 'node_fake', connected: true, version: COLLECTOR_VERSION } });
+    expect(status).toMatchObject({
+      ok: true,
+      data: { operation: 'status', state: 'running', node_id: 'node_fake', connected: true, version: COLLECTOR_VERSION },
+    });
 
     const logs = await service.command('manage', { operation: 'logs', lines: 3 });
     expect(logs.data.lines).toHaveLength(3);
@@ -272,4 +280,3 @@ describe('commands', () => {
     expect(await service.command('selfdestruct', {})).toMatchObject({ ok: false, error: { code: 'unknown_command' } });
   });
 });
-

@@ -287,7 +287,9 @@ export class ControlChannel {
         this.lastClose = { code, reason: end.reason, at: new Date().toISOString() };
         if (code === CloseCode.restart && !this.stopped) end.immediate = true;
         if (code === CloseCode.forbidden) {
-          end.fatal = new Error(`the service refused this collector (4403${end.serverError ? ` ${end.serverError.code}: ${end.serverError.message}` : `: ${end.reason}`})`);
+          end.fatal = new Error(
+            `the service refused this collector (4403${end.serverError ? ` ${end.serverError.code}: ${end.serverError.message}` : `: ${end.reason}`})`,
+          );
         } else if (end.httpStatus === 403) {
           end.fatal = new Error('the service refused the control channel (HTTP 403: the credential lacks the ingest scope)');
         }

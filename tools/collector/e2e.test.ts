@@ -90,7 +90,9 @@ describe('reference collector against the service', () => {
     expect(diagnostics.body.recent_logs.length).toBeLessThanOrEqual(20);
     expect(diagnostics.body.recent_logs.some((line: string) => JSON.parse(line).event === 'control.welcome')).toBe(true);
 
-    const pprof = await fetchDocumented(`${t.url}/rest/nodes/1.0/${nodeId}/pprof?type=CPU&duration=1`, { headers: { authorization: `Bearer ${tree.mspCaller.token}` } });
+    const pprof = await fetchDocumented(`${t.url}/rest/nodes/1.0/${nodeId}/pprof?type=CPU&duration=1`, {
+      headers: { authorization: `Bearer ${tree.mspCaller.token}` },
+    });
     expect(pprof.status).toBe(200);
     expect(pprof.headers.get('content-disposition')).toContain(`${nodeId}-cpu.pprof`);
     const profile = JSON.parse(gunzipSync(Buffer.from(await pprof.arrayBuffer())).toString());
@@ -111,7 +113,10 @@ describe('reference collector against the service', () => {
     await eventually(async () => (await nodeView(nodeId)).collector_version === version, 10_000, 'the new version reported');
     // The command carried no url: the collector fetched the build from the download endpoint and
     // checked it against the release's sha256.
-    const installed = collector.logger.ring.last(50).map((l) => JSON.parse(l)).find((l) => l.event === 'update.installed');
+    const installed = collector.logger.ring
+      .last(50)
+      .map((l) => JSON.parse(l))
+      .find((l) => l.event === 'update.installed');
     expect(installed).toMatchObject({ version, verified: true });
     expect(release.sha256).toMatch(/^[0-9a-f]{64}$/);
     const again = await call(t.url, 'POST', `/rest/nodes/1.0/${nodeId}/update`, { token: tree.mspCaller.token });
@@ -124,7 +129,11 @@ describe('reference collector against the service', () => {
     const nodeId = collector.nodeId!;
     const status = await call(t.url, 'POST', `/rest/nodes/1.0/${nodeId}/manage`, { token: tree.mspCaller.token, body: { operation: 'status' } });
     expect(status.status).toBe(200);
-    expect(status.body).toMatchObject({ node_id: nodeId, operation: 'status', result: { state: 'running', node_id: nodeId, machine_id: machineId, connected: true } });
+    expect(status.body).toMatchObject({
+      node_id: nodeId,
+      operation: 'status',
+      result: { state: 'running', node_id: nodeId, machine_id: machineId, connected: true },
+    });
     const logs = await call(t.url, 'POST', `/rest/nodes/1.0/${nodeId}/manage`, { token: tree.mspCaller.token, body: { operation: 'logs' } });
     expect(logs.body.result.lines.length).toBeGreaterThan(0);
     await collector.done;
@@ -138,7 +147,10 @@ describe('reference collector against the service', () => {
     const machineId = `e2e-device-${randomUUID()}`;
     const out: string[] = [];
     const io: Io = { stdout: (s) => out.push(s), stderr: () => undefined, env: {}, onSignal: () => () => undefined };
-    const enrolling = main(['enroll', '--base-url', t.url, '--hostname', 'edge-e2e', '--machine-id', machineId, '--state-dir', stateDir, '--log-level', 'silent'], io);
+    const enrolling = main(
+      ['enroll', '--base-url', t.url, '--hostname', 'edge-e2e', '--machine-id', machineId, '--state-dir', stateDir, '--log-level', 'silent'],
+      io,
+    );
     const authUrl = await eventually(() => out[0]?.trim(), 10_000, 'the approval URL');
     // The operator has only the link, which carries the user code (the device code stays with the collector).
     const userCode = new URL(authUrl).searchParams.get('user_code');
@@ -160,7 +172,10 @@ describe('reference collector against the service', () => {
 
   it('stopped by SIGTERM while a batch awaits its answer: `sent` is what the service stored, exit 0', async () => {
     const machineId = `e2e-sigterm-${randomUUID()}`;
-    const provisioned = await call(t.url, 'POST', '/rest/nodes/provision/1.0', { token: tree.mspCaller.token, body: { customer_id: tree.childA.id, machine_id: machineId } });
+    const provisioned = await call(t.url, 'POST', '/rest/nodes/provision/1.0', {
+      token: tree.mspCaller.token,
+      body: { customer_id: tree.childA.id, machine_id: machineId },
+    });
     // The service stores each of this collector's batches at once; once `slowAnswers` is set, it
     // answers one batch 2.5 s later, longer than the collector's 1 s flush timeout. Only one: with
     // both of the collector's senders waiting on slow answers, the flows queued meanwhile could not
@@ -182,7 +197,21 @@ describe('reference collector against the service', () => {
     });
     cleanups.push(() => spy.mockRestore());
     const cli = fileURLToPath(new URL('./cli.ts', import.meta.url));
-    const args = ['run', '--base-url', t.url, '--flows-per-second', '200', '--flush-timeout', '1', '--state-dir', tempDir(), '--machine-id', machineId, '--log-level', 'warn'];
+    const args = [
+      'run',
+      '--base-url',
+      t.url,
+      '--flows-per-second',
+      '200',
+      '--flush-timeout',
+      '1',
+      '--state-dir',
+      tempDir(),
+      '--machine-id',
+      machineId,
+      '--log-level',
+      'warn',
+    ];
     const child = spawn(process.execPath, ['--import', 'tsx', cli, ...args], {
       env: { ...process.env, PROPHET_ACCESS_KEY: provisioned.body.access_key },
       stdio: ['ignore', 'pipe', 'inherit'],

@@ -27,7 +27,15 @@ async function deviceService(script: Script) {
       if (path === '/rest/oauth2/device/1.0') {
         if (!body?.hostname || !body?.machine_id) return { status: 400, body: { error: 'machine_id (or node_id) and hostname are required' } };
         starts.push(body);
-        return { status: 200, body: { device_code: 'dc-123', auth_url: 'http://console.example/device?code=dc-123', poll_interval: script.pollInterval ?? 0, expires_in: script.expiresIn ?? 600 } };
+        return {
+          status: 200,
+          body: {
+            device_code: 'dc-123',
+            auth_url: 'http://console.example/device?code=dc-123',
+            poll_interval: script.pollInterval ?? 0,
+            expires_in: script.expiresIn ?? 600,
+          },
+        };
       }
       if (path === '/rest/oauth2/device/poll/1.0') {
         polls.push({ at: Date.now(), body });
@@ -68,12 +76,20 @@ describe('enroll (device flow)', () => {
     expect(starts).toEqual([{ hostname: 'edge-7', machine_id: 'm-7' }]);
     expect(polls.map((p) => p.body)).toEqual(Array(3).fill({ device_code: 'dc-123' }));
     const lines = c.out().trim().split('\n');
-    expect(lines).toEqual(['http://console.example/device?code=dc-123', JSON.stringify({ status: 'approved', node_id: 'node_9', hostname: 'edge-7', machine_id: 'm-7' })]);
+    expect(lines).toEqual([
+      'http://console.example/device?code=dc-123',
+      JSON.stringify({ status: 'approved', node_id: 'node_9', hostname: 'edge-7', machine_id: 'm-7' }),
+    ]);
     expect(c.err()).toContain('Approved: this device is enrolled as edge-7 (machine m-7).');
     expect(c.err()).toMatch(/approves it/);
     expect(readFileSync(join(dir, 'access_key'), 'utf8').trim()).toBe('dev_client.dev_secret');
     expect(statSync(join(dir, 'access_key')).mode & 0o777).toBe(0o600);
-    expect(JSON.parse(readFileSync(join(dir, 'state.json'), 'utf8'))).toMatchObject({ base_url: service.url, machine_id: 'm-7', hostname: 'edge-7', node_id: 'node_9' });
+    expect(JSON.parse(readFileSync(join(dir, 'state.json'), 'utf8'))).toMatchObject({
+      base_url: service.url,
+      machine_id: 'm-7',
+      hostname: 'edge-7',
+      node_id: 'node_9',
+    });
   });
 
   it('denied: exit 1 with a clear message, no key stored', async () => {
@@ -122,4 +138,3 @@ describe('enroll (device flow)', () => {
     await expect(enroll({ baseUrl: service.url, hostname: '', machineId: 'm', logger })).rejects.toThrow(/hostname are required/);
   });
 });
-

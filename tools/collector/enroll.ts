@@ -69,7 +69,12 @@ export async function enroll(options: EnrollOptions): Promise<Enrolled> {
     if (Date.now() > giveUpAt) throw new EnrollError('expired', 'the authorization expired before an operator approved it');
     let res;
     try {
-      res = await request(joinUrl(options.baseUrl, DEVICE_POLL_PATH), { json: { device_code: start.device_code }, timeoutMs: 15_000, signal, fetch: options.fetch });
+      res = await request(joinUrl(options.baseUrl, DEVICE_POLL_PATH), {
+        json: { device_code: start.device_code },
+        timeoutMs: 15_000,
+        signal,
+        fetch: options.fetch,
+      });
     } catch (error) {
       waitMs = Math.max(intervalMs, backoff.next());
       logger.warn('enroll.poll_unreachable', { error: (error as Error).message, retry_in_ms: waitMs });

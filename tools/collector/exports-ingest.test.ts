@@ -41,7 +41,14 @@ describe('startCollector with exportListen', () => {
     await replay(Number(/"listen":"127\.0\.0\.1:(\d+)"/.exec(listening!)![1]));
     await collector.done;
     const stats = collector.stats();
-    expect(stats.exports).toMatchObject({ datagrams: datagrams.length, records: exported, flows_emitted: exported, waiting_sets: 0, dropped: {}, sequence: { gaps: 0 } });
+    expect(stats.exports).toMatchObject({
+      datagrams: datagrams.length,
+      records: exported,
+      flows_emitted: exported,
+      waiting_sets: 0,
+      dropped: {},
+      sequence: { gaps: 0 },
+    });
     expect(stats.ingest).toMatchObject({ queued: 0, failed: 0, sent: exported });
     expect(service.storedFlows()).toBe(exported);
     expect(service.hellos[0].services).toMatchObject({ flowgen: { enabled: false }, exports: { listen: '127.0.0.1:0' } });
@@ -79,7 +86,7 @@ describe('ExportIngest', () => {
       const next = () => (left-- > 0 ? s.send(Buffer.alloc(1400, 1), ${port}, '127.0.0.1', next) : s.close()); next();`;
     const child = spawn(process.execPath, ['-e', flood], { stdio: 'ignore' });
     const exited = new Promise((resolve) => child.once('exit', resolve));
-    for (const until = Date.now() + 2_000; Date.now() < until; );
+    for (const until = Date.now() + 2_000; Date.now() < until;);
     await exited;
     const dropped = ingest.stats().dropped.socket_buffer;
     expect(dropped).toBeGreaterThan(0);

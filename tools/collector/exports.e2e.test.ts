@@ -31,7 +31,14 @@ type Flow = {
 };
 
 /** Loopback traffic on ports no other test uses: one TCP exchange, UDP datagrams, `udpFlows` more one-datagram flows. */
-const traffic = (base: number, udpFlows: number): LoopbackTraffic => ({ tcpPort: base, udpPort: base + 1, closedPort: base + 2, tcpBytesEachWay: 600, udpPayloads: [64, 80], udpFlows });
+const traffic = (base: number, udpFlows: number): LoopbackTraffic => ({
+  tcpPort: base,
+  udpPort: base + 1,
+  closedPort: base + 2,
+  tcpBytesEachWay: 600,
+  udpPayloads: [64, 80],
+  udpFlows,
+});
 
 describe('collector run --ipfix-listen against the service, with real exporters', () => {
   let t: TestApp;
@@ -47,7 +54,11 @@ describe('collector run --ipfix-listen against the service, with real exporters'
     tree = await seedTree(t.app);
     dir = mkdtempSync(join(tmpdir(), 'collector-exports-e2e-'));
     pair = await createNamespacePair('hexp');
-    for (const [name, shape] of [['softflowd', traffic(47541, 0)], ['pmacctd', traffic(47551, 0)], ['relayed', traffic(47561, 200)]] as const) {
+    for (const [name, shape] of [
+      ['softflowd', traffic(47541, 0)],
+      ['pmacctd', traffic(47551, 0)],
+      ['relayed', traffic(47561, 200)],
+    ] as const) {
       const sub = join(dir, name);
       mkdirSync(sub);
       const file = await captureLoopback(sub, shape);
@@ -64,7 +75,12 @@ describe('collector run --ipfix-listen against the service, with real exporters'
   it('stores what softflowd (v5, v9, IPFIX), pmacctd (IPFIX) and fprobe (v5) export; a lost datagram is a gap', async () => {
     const started = Date.now();
     const { cli, machineId } = await startCliInNamespace({ t, tree, end: pair.a, dir, args: ['--ipfix-listen', '127.0.0.1:0'], cleanups });
-    const logged = (event: string) => cli.stderr().split('\n').filter((line) => line.includes(`"${event}"`)).map((line) => JSON.parse(line));
+    const logged = (event: string) =>
+      cli
+        .stderr()
+        .split('\n')
+        .filter((line) => line.includes(`"${event}"`))
+        .map((line) => JSON.parse(line));
     const first = async (event: string) => (await eventually(() => logged(event)[0], 15_000, event))!;
     const port = Number(/:(\d+)$/.exec((await first('exports.listening')).listen)![1]);
     const nodeId = (await first('control.welcome')).node_id;
@@ -95,7 +111,9 @@ describe('collector run --ipfix-listen against the service, with real exporters'
     const diagnostics = await eventually(
       async () => {
         const res = await call(t.url, 'GET', `/rest/nodes/1.0/${nodeId}/diagnostics`, { token: tree.mspCaller.token });
-        return res.status === 200 && res.body.diagnostics?.collector?.exports?.domains?.some((d: { exporter: string }) => d.exporter === exporter) ? res.body.diagnostics.collector.exports : undefined;
+        return res.status === 200 && res.body.diagnostics?.collector?.exports?.domains?.some((d: { exporter: string }) => d.exporter === exporter)
+          ? res.body.diagnostics.collector.exports
+          : undefined;
       },
       10_000,
       'diagnostics with the relayed exporter',
@@ -106,7 +124,12 @@ describe('collector run --ipfix-listen against the service, with real exporters'
     cli.kill('SIGTERM');
     expect(await cli.exited, cli.stderr()).toBe(0);
     const summary = cli.summary();
-    expect(summary).toMatchObject({ machine_id: machineId, queued: 0, failed: 0, exports: { listen: `127.0.0.1:${port}`, waiting_sets: 0, dropped: {}, sequence: { gaps: 1 } } });
+    expect(summary).toMatchObject({
+      machine_id: machineId,
+      queued: 0,
+      failed: 0,
+      exports: { listen: `127.0.0.1:${port}`, waiting_sets: 0, dropped: {}, sequence: { gaps: 1 } },
+    });
     expect(summary.exports.sequence.missing).toBeGreaterThan(0);
     expect(summary.sent).toBe(summary.flows_emitted);
     expect(summary.flows_emitted).toBe(summary.exports.records);
@@ -119,7 +142,13 @@ describe('collector run --ipfix-listen against the service, with real exporters'
       async () => {
         const res = await call(t.url, 'POST', '/search/records/1.0', {
           token: tree.childACaller.token,
-          body: { instance_ids: [tree.childA.id], module: 'flows', size: 1000, start: { absolute: { date: new Date(started - 3_600_000).toISOString() } }, end: { absolute: { date: new Date(Date.now() + 3_600_000).toISOString() } } },
+          body: {
+            instance_ids: [tree.childA.id],
+            module: 'flows',
+            size: 1000,
+            start: { absolute: { date: new Date(started - 3_600_000).toISOString() } },
+            end: { absolute: { date: new Date(Date.now() + 3_600_000).toISOString() } },
+          },
         });
         expect(res.status).toBe(200);
         const flows = res.body[tree.childA.id].flows as Flow[];
@@ -135,7 +164,10 @@ describe('collector run --ipfix-listen against the service, with real exporters'
       const want = expectedFlow(seen, proto, server);
       const { count, sum } = want.stats.volume.bytes.src;
       const record = flows.find((f) => f.meta.flow_types[0] === kind && f.dst.port === server && f.src.port === want.src.port);
-      expect(record, `${kind} ${proto} to ${server}`).toMatchObject({ transport: { proto }, stats: { volume: { bytes: { src: { count: count * times, sum: sum * times } } } } });
+      expect(record, `${kind} ${proto} to ${server}`).toMatchObject({
+        transport: { proto },
+        stats: { volume: { bytes: { src: { count: count * times, sum: sum * times } } } },
+      });
     };
     const notRelayed = found.filter((f) => !f.path[0].sensor.id.startsWith(`${exporter}/`));
     for (const kind of ['netflow_v5', 'netflow_v9', 'ipfix']) {
@@ -151,7 +183,10 @@ describe('collector run --ipfix-listen against the service, with real exporters'
       expectOneWay(notRelayed, 'ipfix', seen, proto, proto === 'TCP' ? shape.tcpPort : shape.udpPort, 2);
       expectOneWay(notRelayed, 'netflow_v5', liveSeen, proto, proto === 'TCP' ? ports.tcp : ports.udp);
     }
-    expect(found.find((f) => f.dst.port === ports.tcp && f.src.port === clientPorts.tcp)).toMatchObject({ src: { ip: pair.a.address }, dst: { ip: pair.b.address } });
+    expect(found.find((f) => f.dst.port === ports.tcp && f.src.port === clientPorts.tcp)).toMatchObject({
+      src: { ip: pair.a.address },
+      dst: { ip: pair.b.address },
+    });
     // The relayed export lost one datagram's records, the rest are stored.
     const relayedFlows = found.filter((f) => f.path[0].sensor.id.startsWith(`${exporter}/`));
     expect(relayedFlows.length).toBe(summary.exports.domains[0].records);

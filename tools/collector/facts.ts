@@ -17,7 +17,9 @@ type Interfaces = ReturnType<typeof networkInterfaces>;
 
 /** The first non-internal IPv4 address (interfaces in the OS's order), else IPv6, else null. */
 export function localIp(interfaces: Interfaces = networkInterfaces()): string | null {
-  const addresses = Object.values(interfaces).flatMap((list) => list ?? []).filter((a) => !a.internal);
+  const addresses = Object.values(interfaces)
+    .flatMap((list) => list ?? [])
+    .filter((a) => !a.internal);
   const v4 = addresses.find((a) => a.family === 'IPv4');
   if (v4) return v4.address;
   const v6 = addresses.find((a) => a.family === 'IPv6' && !a.address.startsWith('fe80:'));

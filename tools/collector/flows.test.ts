@@ -3,7 +3,16 @@ import { FlowPump, type FlowPlan } from './flows.js';
 import { createLogger } from './logring.js';
 
 const plan = (over: Partial<FlowPlan>): FlowPlan => ({
-  customerId: 'cus_1', sensorId: 's-1', seed: 7, flowsPerSecond: 50, scenarios: [], diurnal: false, backfillHours: 0, batchFlows: 500, flushIntervalMs: 50, ...over,
+  customerId: 'cus_1',
+  sensorId: 's-1',
+  seed: 7,
+  flowsPerSecond: 50,
+  scenarios: [],
+  diurnal: false,
+  backfillHours: 0,
+  batchFlows: 500,
+  flushIntervalMs: 50,
+  ...over,
 });
 
 /** Runs a pump into a sink that takes everything, stopping it after `stopAfterMs` (if given). */

@@ -48,7 +48,14 @@ export interface BackfillProgress {
   elapsedMs: number;
 }
 
-export const emptyFlowStats = (): FlowStats => ({ generated: 0, backfill_generated: 0, live_generated: 0, backfill_done: false, interrupted: false, last_timestamp: null });
+export const emptyFlowStats = (): FlowStats => ({
+  generated: 0,
+  backfill_generated: 0,
+  live_generated: 0,
+  backfill_done: false,
+  interrupted: false,
+  last_timestamp: null,
+});
 
 export class FlowPump {
   private readonly counters = emptyFlowStats();

@@ -40,7 +40,12 @@ export async function request<T = any>(url: string, options: RequestOptions = {}
   let res: Response;
   let text: string;
   try {
-    res = await (options.fetch ?? fetch)(url, { method: options.method ?? (body === undefined ? 'GET' : 'POST'), headers, body: body as BodyInit | undefined, signal });
+    res = await (options.fetch ?? fetch)(url, {
+      method: options.method ?? (body === undefined ? 'GET' : 'POST'),
+      headers,
+      body: body as BodyInit | undefined,
+      signal,
+    });
     text = await res.text();
   } catch (error) {
     const reason = timeout.aborted ? 'timed out' : describe(error);

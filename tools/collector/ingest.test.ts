@@ -31,13 +31,20 @@ async function setup(ingest?: (call: IngestCall) => any, options: { maxQueuedFlo
   return { service, queue, logger, tokens };
 }
 
-const flows = (from: number, n: number) => Array.from({ length: n }, (_, i) => ({ doc_type: 'flow', '@timestamp': 1_700_000_000_000 + from + i, key: `f${from + i}` }));
-const keys = (service: FakeService) => [...service.stored.values()].flat().map((f: any) => f.key).sort();
+const flows = (from: number, n: number) =>
+  Array.from({ length: n }, (_, i) => ({ doc_type: 'flow', '@timestamp': 1_700_000_000_000 + from + i, key: `f${from + i}` }));
+const keys = (service: FakeService) =>
+  [...service.stored.values()]
+    .flat()
+    .map((f: any) => f.key)
+    .sort();
 
 describe('IngestQueue', () => {
   it('retries 503s with the same batch ids until the service recovers: no loss, no duplicates', async () => {
     let down = true;
-    const { service, queue } = await setup((call) => (down || call.n < 6 ? { status: 503, headers: { 'retry-after': '0' }, body: { error: 'unavailable' } } : undefined));
+    const { service, queue } = await setup((call) =>
+      down || call.n < 6 ? { status: 503, headers: { 'retry-after': '0' }, body: { error: 'unavailable' } } : undefined,
+    );
     await queue.push(flows(0, 45)); // 5 batches of ≤ 10
     await eventually(() => service.ingestCalls.length >= 8, 5_000, 'retries');
     expect(service.stored.size).toBe(0);
@@ -49,19 +56,26 @@ describe('IngestQueue', () => {
     expect([...attempted].sort()).toEqual(['machine-run-1', 'machine-run-2', 'machine-run-3', 'machine-run-4', 'machine-run-5']);
     // Every retry of an id carried the same flows.
     for (const call of service.ingestCalls) expect(call.flows).toEqual(service.stored.get(call.batch_id));
-    expect(keys(service)).toEqual(flows(0, 45).map((f) => f.key).sort());
+    expect(keys(service)).toEqual(
+      flows(0, 45)
+        .map((f) => f.key)
+        .sort(),
+    );
     expect(queue.stats()).toMatchObject({ queued: 0, sent: 45, failed: 0, batches_sent: 5 });
     expect(queue.stats().retries).toBeGreaterThanOrEqual(8);
   });
 
   it('retries dropped connections, and takes a new token after a 401', async () => {
     let calls = 0;
-    const { service, queue, tokens } = await setup(() => {
-      calls++;
-      if (calls === 1) return { status: 0, destroy: true };
-      if (calls === 2) return { status: 401, body: { error: 'authentication_error' } };
-      return undefined;
-    }, { concurrency: 1 });
+    const { service, queue, tokens } = await setup(
+      () => {
+        calls++;
+        if (calls === 1) return { status: 0, destroy: true };
+        if (calls === 2) return { status: 401, body: { error: 'authentication_error' } };
+        return undefined;
+      },
+      { concurrency: 1 },
+    );
     await queue.push(flows(0, 10));
     expect(await queue.drain(5_000)).toBe(true);
     expect(service.ingestCalls.map((c) => c.batch_id)).toEqual(['machine-run-1', 'machine-run-1', 'machine-run-1']);
@@ -72,10 +86,13 @@ describe('IngestQueue', () => {
 
   it('honours Retry-After', async () => {
     const seen: number[] = [];
-    const { queue } = await setup((call) => {
-      seen.push(Date.now());
-      return call.n === 0 ? { status: 503, headers: { 'retry-after': '1' } } : undefined;
-    }, { concurrency: 1 });
+    const { queue } = await setup(
+      (call) => {
+        seen.push(Date.now());
+        return call.n === 0 ? { status: 503, headers: { 'retry-after': '1' } } : undefined;
+      },
+      { concurrency: 1 },
+    );
     await queue.push(flows(0, 3));
     expect(await queue.drain(5_000)).toBe(true);
     expect(seen[1] - seen[0]).toBeGreaterThanOrEqual(950);
@@ -84,10 +101,13 @@ describe('IngestQueue', () => {
   it('blocks push() while the queue is full instead of dropping', async () => {
     let release!: () => void;
     const gate = new Promise<void>((resolve) => (release = resolve));
-    const { service, queue } = await setup(async () => {
-      await gate;
-      return undefined;
-    }, { maxQueuedFlows: 20, concurrency: 1 });
+    const { service, queue } = await setup(
+      async () => {
+        await gate;
+        return undefined;
+      },
+      { maxQueuedFlows: 20, concurrency: 1 },
+    );
     await queue.push(flows(0, 10));
     await queue.push(flows(10, 10));
     let third = false;
@@ -102,18 +122,34 @@ describe('IngestQueue', () => {
   });
 
   it('counts records the service rejected, and drops only a batch it refuses outright', async () => {
-    const { queue } = await setup((call) => {
-      if (call.batch_id === 'machine-run-1') return { status: 200, body: { batch_id: call.batch_id, accepted: 8, rejected: [{ index: 0, error: 'bad' }, { index: 3, error: 'bad' }] } };
-      if (call.batch_id === 'machine-run-2') return { status: 400, body: { error: 'invalid_request', message: 'flows must be an array' } };
-      return undefined;
-    }, { concurrency: 1 });
+    const { queue } = await setup(
+      (call) => {
+        if (call.batch_id === 'machine-run-1')
+          return {
+            status: 200,
+            body: {
+              batch_id: call.batch_id,
+              accepted: 8,
+              rejected: [
+                { index: 0, error: 'bad' },
+                { index: 3, error: 'bad' },
+              ],
+            },
+          };
+        if (call.batch_id === 'machine-run-2') return { status: 400, body: { error: 'invalid_request', message: 'flows must be an array' } };
+        return undefined;
+      },
+      { concurrency: 1 },
+    );
     await queue.push(flows(0, 30));
     expect(await queue.drain(5_000)).toBe(true);
     expect(queue.stats()).toMatchObject({ sent: 18, rejected: 2, dropped: 10, failed: 12, queued: 0 });
   });
 
   it('splits a batch the service finds too large (413) into halves with new ids', async () => {
-    const { service, queue } = await setup((call) => (call.flows.length > 5 ? { status: 413, body: { error: 'payload_too_large' } } : undefined), { concurrency: 1 });
+    const { service, queue } = await setup((call) => (call.flows.length > 5 ? { status: 413, body: { error: 'payload_too_large' } } : undefined), {
+      concurrency: 1,
+    });
     await queue.push(flows(0, 10));
     expect(await queue.drain(5_000)).toBe(true);
     expect([...service.stored.keys()].sort()).toEqual(['machine-run-1.1', 'machine-run-1.2']);
@@ -142,7 +178,9 @@ describe('IngestQueue', () => {
 
   it('keeps the flows through a 403 (no node yet) and sends them once it clears', async () => {
     let forbidden = true;
-    const { service, queue } = await setup(() => (forbidden ? { status: 403, body: { error: 'authorization_error', message: 'no node' } } : undefined), { concurrency: 1 });
+    const { service, queue } = await setup(() => (forbidden ? { status: 403, body: { error: 'authorization_error', message: 'no node' } } : undefined), {
+      concurrency: 1,
+    });
     await queue.push(flows(0, 5));
     await eventually(() => service.ingestCalls.length >= 2, 5_000, 'retries');
     forbidden = false;
@@ -155,11 +193,14 @@ describe('batchIdPrefix', () => {
   it('close() waits for an attempt on the wire, and counts a batch it stored as sent', async () => {
     let answer!: () => void;
     const answered = new Promise<void>((resolve) => (answer = resolve));
-    const { service, queue } = await setup(async (call) => {
-      service.stored.set(call.batch_id, call.flows);
-      await answered; // stored, the answer still on its way
-      return undefined;
-    }, { concurrency: 1 });
+    const { service, queue } = await setup(
+      async (call) => {
+        service.stored.set(call.batch_id, call.flows);
+        await answered; // stored, the answer still on its way
+        return undefined;
+      },
+      { concurrency: 1 },
+    );
     await queue.push(flows(0, 10));
     await eventually(() => service.ingestCalls.length === 1, 5_000, 'the batch on the wire');
     const closing = queue.close();

@@ -221,10 +221,7 @@ export class IngestQueue {
         const json = this.gzip ? gunzipSync(batch.body) : batch.body;
         const flows = (JSON.parse(json.toString('utf8')) as { flows: unknown[] }).flows;
         const half = Math.ceil(flows.length / 2);
-        const parts = [
-          ...(await this.serialize(flows.slice(0, half), `${batch.id}.1`)),
-          ...(await this.serialize(flows.slice(half), `${batch.id}.2`)),
-        ];
+        const parts = [...(await this.serialize(flows.slice(0, half), `${batch.id}.1`)), ...(await this.serialize(flows.slice(half), `${batch.id}.2`))];
         this.waiting.unshift(...parts); // same flows, still counted in queued
         for (let i = 1; i < parts.length; i++) this.workWaiters.shift()?.();
         continue;

@@ -31,10 +31,7 @@ const MACHINE_ID_FILES = ['/etc/machine-id', '/var/lib/dbus/machine-id'];
  * reboots and reinstalls of the collector, and changes when the OS is reinstalled, as a machine
  * id should.
  */
-export function hostMachineId(
-  readFile: (path: string) => string = (path) => readFileSync(path, 'utf8'),
-  host: string = hostname(),
-): string {
+export function hostMachineId(readFile: (path: string) => string = (path) => readFileSync(path, 'utf8'), host: string = hostname()): string {
   for (const path of MACHINE_ID_FILES) {
     let content: string;
     try {

@@ -101,7 +101,10 @@ describe('collector run --pcap against the service', () => {
       body: { customer_id: tree.childA.id, machine_id: machineId, description: 'pcap e2e' },
     });
     expect(provisioned.status).toBe(201);
-    const cli = spawnCli(['run', '--pcap', file, '--base-url', t.url, '--access-key', provisioned.body.access_key, '--machine-id', machineId, '--state-dir', tempDir()], cleanups);
+    const cli = spawnCli(
+      ['run', '--pcap', file, '--base-url', t.url, '--access-key', provisioned.body.access_key, '--machine-id', machineId, '--state-dir', tempDir()],
+      cleanups,
+    );
     expect(await cli.exited, cli.stderr()).toBe(0);
 
     const summary = cli.summary();
@@ -125,7 +128,13 @@ describe('collector run --pcap against the service', () => {
       async () => {
         const res = await call(t.url, 'POST', '/search/records/1.0', {
           token: tree.childACaller.token,
-          body: { instance_ids: [tree.childA.id], module: 'flows', size: 50, start: { absolute: { date: new Date(first - 60_000).toISOString() } }, end: { absolute: { date: new Date(first + 60_000).toISOString() } } },
+          body: {
+            instance_ids: [tree.childA.id],
+            module: 'flows',
+            size: 50,
+            start: { absolute: { date: new Date(first - 60_000).toISOString() } },
+            end: { absolute: { date: new Date(first + 60_000).toISOString() } },
+          },
         });
         expect(res.status).toBe(200);
         return res.body[tree.childA.id].flows.length === 3 ? res.body[tree.childA.id].flows : undefined;

@@ -7,7 +7,12 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('progressReport', () => {
   it('gives the share done, the rate of acknowledged flows and the time left at that pace', () => {
-    expect(progressReport({ fraction: 0.25, generated: 30_000, elapsedMs: 10_000 }, 20_000)).toEqual({ percent: 25, sent: 20_000, flows_per_second: 2_000, eta_s: 30 });
+    expect(progressReport({ fraction: 0.25, generated: 30_000, elapsedMs: 10_000 }, 20_000)).toEqual({
+      percent: 25,
+      sent: 20_000,
+      flows_per_second: 2_000,
+      eta_s: 30,
+    });
     expect(progressReport({ fraction: 0, generated: 0, elapsedMs: 0 }, 0)).toEqual({ percent: 0, sent: 0, flows_per_second: 0, eta_s: null });
     expect(progressReport({ fraction: 1, generated: 9, elapsedMs: 3_000 }, 9)).toMatchObject({ percent: 100, eta_s: 0 });
   });
@@ -29,7 +34,15 @@ describe('reportBackfill', () => {
     const written: string[] = [];
     const logged: string[] = [];
     const logger = createLogger({ write: (line) => logged.push(line) });
-    const reporter = reportBackfill({ progress: () => progress, sent: () => 500, ended: () => ended, tty, write: (t) => written.push(t), logger, intervalMs: 10 });
+    const reporter = reportBackfill({
+      progress: () => progress,
+      sent: () => 500,
+      ended: () => ended,
+      tty,
+      write: (t) => written.push(t),
+      logger,
+      intervalMs: 10,
+    });
     return { reporter, written, logged, set: (p: BackfillProgress) => (progress = p), end: () => (ended = true) };
   };
 
@@ -60,6 +73,13 @@ describe('reportBackfill', () => {
     r.reporter.stop();
     expect(r.written).toEqual([]);
     expect(r.logged.length).toBeGreaterThan(0);
-    expect(JSON.parse(r.logged[0]!)).toMatchObject({ level: 'info', event: 'flows.backfill_progress', percent: 10, sent: 500, flows_per_second: 250, eta_s: 18 });
+    expect(JSON.parse(r.logged[0]!)).toMatchObject({
+      level: 'info',
+      event: 'flows.backfill_progress',
+      percent: 10,
+      sent: 500,
+      flows_per_second: 250,
+      eta_s: 18,
+    });
   });
 });

@@ -7,8 +7,12 @@ describe('lab arguments', () => {
   });
 
   it('takes scenarios repeated and comma-separated, once each', () => {
-    expect(parseLabArgs(['--scenario', 'exfil,scan', '--scenario', 'scan', '--keep', '--seed', '7', '--randomize']))
-      .toMatchObject({ scenarios: ['scan', 'exfil'], keep: true, seed: 7, randomize: true });
+    expect(parseLabArgs(['--scenario', 'exfil,scan', '--scenario', 'scan', '--keep', '--seed', '7', '--randomize'])).toMatchObject({
+      scenarios: ['scan', 'exfil'],
+      keep: true,
+      seed: 7,
+      randomize: true,
+    });
     expect(parseLabArgs([])).toMatchObject({ randomize: false });
   });
 

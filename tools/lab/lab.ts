@@ -65,7 +65,13 @@ export async function runLab(options: LabRunOptions, cleanup: Cleanup): Promise<
   const runId = `${process.pid}`;
   const tenant = await createTenant(server, runId, dir);
   log(`server up, tenant ${tenant.customerId}`);
-  const sensorOf = async (name: string, ns = names.router) => ({ name, machineId: `lab-${runId}-${name}`, accessKey: await provisionCollector(server, tenant, `lab-${runId}-${name}`), ns, dir });
+  const sensorOf = async (name: string, ns = names.router) => ({
+    name,
+    machineId: `lab-${runId}-${name}`,
+    accessKey: await provisionCollector(server, tenant, `lab-${runId}-${name}`),
+    ns,
+    dir,
+  });
   // The workstation sensor sits on the brute forcer (by default also the exfiltrator).
   const workstation = options.plan.attackers.bruteforce;
   const sensors = await Promise.all([
@@ -96,7 +102,14 @@ export async function runLab(options: LabRunOptions, cleanup: Cleanup): Promise<
 
   log('running detection');
   const report = await detectAndReport(server, tenant, DETECTION_WINDOW_MINUTES, expectedInvestigations(options.scenarios, options.plan));
-  const result: LabResult = { seed: options.seed, scenarios: options.scenarios, plan: options.plan, sensors: summaries, ...report, durationSecs: Math.round((Date.now() - started) / 1000) };
+  const result: LabResult = {
+    seed: options.seed,
+    scenarios: options.scenarios,
+    plan: options.plan,
+    sensors: summaries,
+    ...report,
+    durationSecs: Math.round((Date.now() - started) / 1000),
+  };
   await options.whileUp?.(result, names);
   return result;
 }

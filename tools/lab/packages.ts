@@ -26,7 +26,13 @@ const SEARCH = [...(process.env.PATH ?? '').split(':'), '/usr/sbin', '/sbin'];
 const installed = (program: string) => SEARCH.some((dir) => dir && existsSync(join(dir, program)));
 
 export function missingPackages(): string[] {
-  return [...new Set(Object.entries(LAB_PACKAGES).filter(([program]) => !installed(program)).map(([, pkg]) => pkg))];
+  return [
+    ...new Set(
+      Object.entries(LAB_PACKAGES)
+        .filter(([program]) => !installed(program))
+        .map(([, pkg]) => pkg),
+    ),
+  ];
 }
 
 /** Installs what is missing (bounded: 10 minutes); throws with the command to run otherwise. */
@@ -37,7 +43,10 @@ export async function ensurePackages(log: (line: string) => void): Promise<void>
   if (process.getuid?.() !== 0) throw new Error(`the lab needs Debian packages it cannot install without root: ${command}`);
   log(`installing ${missing.join(' ')}`);
   const env = { DEBIAN_FRONTEND: 'noninteractive' };
-  for (const argv of [['apt-get', 'update', '-qq'], ['apt-get', 'install', '-y', '-qq', ...missing]]) {
+  for (const argv of [
+    ['apt-get', 'update', '-qq'],
+    ['apt-get', 'install', '-y', '-qq', ...missing],
+  ]) {
     const result = await run(argv, { timeoutMs: 600_000, env });
     if (result.code !== 0) throw new Error(`${argv.join(' ')} failed (${result.code}); install them yourself: ${command}\n${result.stderr.slice(-2000)}`);
   }

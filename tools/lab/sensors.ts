@@ -57,8 +57,25 @@ function startCollector(options: SensorOptions, source: string[], ready: RegExp,
   const collector = cleanup.daemon(
     startDaemon(
       `${options.name}-collector`,
-      [process.execPath, ...COLLECTOR_NODE_FLAGS, '--import', 'tsx', 'tools/collector/cli.ts', 'run', ...source, '--base-url', SERVER_URL, '--machine-id', options.machineId,
-        '--hostname', options.name, '--state-dir', join(options.dir, `${options.name}-state`), '--log-level', 'info'],
+      [
+        process.execPath,
+        ...COLLECTOR_NODE_FLAGS,
+        '--import',
+        'tsx',
+        'tools/collector/cli.ts',
+        'run',
+        ...source,
+        '--base-url',
+        SERVER_URL,
+        '--machine-id',
+        options.machineId,
+        '--hostname',
+        options.name,
+        '--state-dir',
+        join(options.dir, `${options.name}-state`),
+        '--log-level',
+        'info',
+      ],
       { ns: options.ns, cwd: REPO_ROOT, logFile: join(options.dir, `${options.name}-collector.log`), env: { PROPHET_ACCESS_KEY: options.accessKey } },
     ),
   );
@@ -68,7 +85,10 @@ function startCollector(options: SensorOptions, source: string[], ready: RegExp,
 /** Stops the collector (SIGTERM: it sends what it holds) and reads its summary line. */
 async function stopCollector(collector: Daemon): Promise<Record<string, unknown>> {
   await collector.stop(STOP_GRACE_MS, 'leader');
-  const line = collector.output().split('\n').findLast((l) => l.startsWith('{"node_id"'));
+  const line = collector
+    .output()
+    .split('\n')
+    .findLast((l) => l.startsWith('{"node_id"'));
   if (!line) throw new Error(`${collector.name} printed no summary:\n${collector.output().slice(-3000)}`);
   return JSON.parse(line);
 }
@@ -100,16 +120,24 @@ export async function startExportSensor(options: SensorOptions, cleanup: Cleanup
   execFileSync('mkfifo', [fifo]);
   const [host, port] = IPFIX_LISTEN.split(':');
   const softflowd = cleanup.daemon(
-    startDaemon('softflowd', ['softflowd', '-d', '-c', 'none', '-p', join(options.dir, 'softflowd.pid'), '-r', fifo, '-v', '10', '-b', '-n', `${host}:${port}`], {
-      ns: options.ns,
-      logFile: join(options.dir, 'softflowd.log'),
-    }),
+    startDaemon(
+      'softflowd',
+      ['softflowd', '-d', '-c', 'none', '-p', join(options.dir, 'softflowd.pid'), '-r', fifo, '-v', '10', '-b', '-n', `${host}:${port}`],
+      {
+        ns: options.ns,
+        logFile: join(options.dir, 'softflowd.log'),
+      },
+    ),
   );
   const tcpdump = cleanup.daemon(
-    startDaemon('softflowd-tcpdump', ['tcpdump', '-i', CAPTURE_IFACE, '-n', '-U', '-s', String(SOFTFLOWD_SNAPLEN), '-B', String(SOFTFLOWD_BUFFER_KIB), '-w', fifo], {
-      ns: options.ns,
-      logFile: join(options.dir, 'softflowd-tcpdump.log'),
-    }),
+    startDaemon(
+      'softflowd-tcpdump',
+      ['tcpdump', '-i', CAPTURE_IFACE, '-n', '-U', '-s', String(SOFTFLOWD_SNAPLEN), '-B', String(SOFTFLOWD_BUFFER_KIB), '-w', fifo],
+      {
+        ns: options.ns,
+        logFile: join(options.dir, 'softflowd-tcpdump.log'),
+      },
+    ),
   );
   await waitForOutput(tcpdump, /listening on/, 30_000);
   return {

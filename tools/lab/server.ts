@@ -31,7 +31,12 @@ export async function startServer(options: { ns: string; apiNs: string; dir: str
     LOG_LEVEL: 'warn',
   };
   const server = cleanup.daemon(
-    startDaemon('server', [process.execPath, 'src/start.cjs'], { ns: options.ns, logFile: join(options.dir, 'server.log'), cwd: REPO_ROOT, env: { ...env, HOST: SERVER_IP, PORT: String(PORT) } }),
+    startDaemon('server', [process.execPath, 'src/start.cjs'], {
+      ns: options.ns,
+      logFile: join(options.dir, 'server.log'),
+      cwd: REPO_ROOT,
+      env: { ...env, HOST: SERVER_IP, PORT: String(PORT) },
+    }),
   );
   await waitForOutput(server, /listening on http/, 120_000);
 
@@ -64,7 +69,16 @@ export async function createTenant(server: LabServer, runId: string, dir: string
   const networks = join(dir, 'networks.csv');
   writeFileSync(networks, labNetworks());
   await server.admin(['networks', 'import', '--customer', tenant.customer_id, '--file', networks]);
-  const client = await server.admin(['client', 'create', '--customer', tenant.customer_id, '--scopes', 'p.token.scope.node_api,p.token.scope.search_api,p.token.scope.deployment_api', '--description', 'lab']);
+  const client = await server.admin([
+    'client',
+    'create',
+    '--customer',
+    tenant.customer_id,
+    '--scopes',
+    'p.token.scope.node_api,p.token.scope.search_api,p.token.scope.deployment_api',
+    '--description',
+    'lab',
+  ]);
   const token = await server.api('POST', '/rest/oauth2/token/1.0', { body: { client_id: client.client_id, client_secret: client.client_secret } });
   if (token.status !== 200) throw new Error(`token: ${token.status} ${JSON.stringify(token.body)}`);
   return { customerId: tenant.customer_id, token: token.body.access_token };
@@ -72,7 +86,10 @@ export async function createTenant(server: LabServer, runId: string, dir: string
 
 /** A one-time access key for a collector with this machine id. */
 export async function provisionCollector(server: LabServer, tenant: LabTenant, machineId: string): Promise<string> {
-  const res = await server.api('POST', '/rest/nodes/provision/1.0', { token: tenant.token, body: { customer_id: tenant.customerId, machine_id: machineId, description: `lab ${machineId}` } });
+  const res = await server.api('POST', '/rest/nodes/provision/1.0', {
+    token: tenant.token,
+    body: { customer_id: tenant.customerId, machine_id: machineId, description: `lab ${machineId}` },
+  });
   if (res.status !== 201) throw new Error(`provision ${machineId}: ${res.status} ${JSON.stringify(res.body)}`);
   return res.body.access_key;
 }

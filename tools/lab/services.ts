@@ -27,10 +27,30 @@ export interface LabFiles {
 /** A self-signed certificate for every web server name, and the admin's ssh key pair. */
 export async function makeCredentials(dir: string): Promise<LabFiles> {
   const caCert = join(dir, 'web.crt');
-  const names = webServers().map((s) => `DNS:${s.name}`).join(',');
+  const names = webServers()
+    .map((s) => `DNS:${s.name}`)
+    .join(',');
   await runOk(
-    ['openssl', 'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '2', '-subj', '/CN=lab web',
-      '-addext', `subjectAltName=${names}`, '-keyout', join(dir, 'web.key'), '-out', caCert],
+    [
+      'openssl',
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-days',
+      '2',
+      '-subj',
+      '/CN=lab web',
+      '-addext',
+      `subjectAltName=${names}`,
+      '-keyout',
+      join(dir, 'web.key'),
+      '-out',
+      caCert,
+    ],
     { timeoutMs: 20_000 },
   );
   const sshKey = join(dir, 'admin_ed25519');
@@ -44,23 +64,58 @@ const daemon = (cleanup: Cleanup, files: LabFiles, name: string, argv: string[],
 
 /** Starts every service and waits until each answers (bounded). */
 export async function startServices(names: Namespaces, files: LabFiles, cleanup: Cleanup): Promise<void> {
-  const dnsmasq = daemon(cleanup, files, 'dnsmasq', [
-    'dnsmasq', '--keep-in-foreground', '--log-facility=-', '--conf-file=/dev/null', '--no-resolv', '--no-hosts', '--bind-interfaces',
-    `--listen-address=${INTERNET.dns.ip}`, `--pid-file=${join(files.dir, 'dnsmasq.pid')}`, '--user=root',
-    ...webServers().map((s) => `--host-record=${s.name},${s.ip}`),
-    `--server=/${INTERNET.tunnelDomain}/${INTERNET.tunnelDns}`,
-  ], names.inet);
-  const iodined = daemon(cleanup, files, 'iodined', [
-    'iodined', '-f', '-c', '-l', INTERNET.tunnelDns, '-p', '53', '-P', TUNNEL.password, `${TUNNEL.serverIp}/${TUNNEL.prefix}`, INTERNET.tunnelDomain,
-  ], names.inet);
-  const web = daemon(cleanup, files, 'web', [process.execPath, '--import', 'tsx', WEB_SERVER, files.caCert, join(files.dir, 'web.key'), ...webServers().map((s) => s.ip)], names.inet);
+  const dnsmasq = daemon(
+    cleanup,
+    files,
+    'dnsmasq',
+    [
+      'dnsmasq',
+      '--keep-in-foreground',
+      '--log-facility=-',
+      '--conf-file=/dev/null',
+      '--no-resolv',
+      '--no-hosts',
+      '--bind-interfaces',
+      `--listen-address=${INTERNET.dns.ip}`,
+      `--pid-file=${join(files.dir, 'dnsmasq.pid')}`,
+      '--user=root',
+      ...webServers().map((s) => `--host-record=${s.name},${s.ip}`),
+      `--server=/${INTERNET.tunnelDomain}/${INTERNET.tunnelDns}`,
+    ],
+    names.inet,
+  );
+  const iodined = daemon(
+    cleanup,
+    files,
+    'iodined',
+    ['iodined', '-f', '-c', '-l', INTERNET.tunnelDns, '-p', '53', '-P', TUNNEL.password, `${TUNNEL.serverIp}/${TUNNEL.prefix}`, INTERNET.tunnelDomain],
+    names.inet,
+  );
+  const web = daemon(
+    cleanup,
+    files,
+    'web',
+    [process.execPath, '--import', 'tsx', WEB_SERVER, files.caCert, join(files.dir, 'web.key'), ...webServers().map((s) => s.ip)],
+    names.inet,
+  );
   const sshd = startSshd(names, files, cleanup);
 
   await Promise.all([
     waitForOutput(web, /^ready$/m, 30_000),
     waitForOutput(iodined, /Listening to dns/, 10_000),
-    waitUntil('dnsmasq answers', async () => (await run(['dig', '+short', '+time=1', '+tries=1', `@${INTERNET.dns.ip}`, INTERNET.sites[0].name], { ns: names.inet, timeoutMs: 3_000 })).stdout.trim() === INTERNET.sites[0].ip, 10_000),
-    waitUntil('sshd listens', async () => (await run(['ss', '-Htln', `sport = :22`], { ns: names.hosts[FILE_SERVER.name], timeoutMs: 3_000 })).stdout.includes(':22'), 10_000),
+    waitUntil(
+      'dnsmasq answers',
+      async () =>
+        (
+          await run(['dig', '+short', '+time=1', '+tries=1', `@${INTERNET.dns.ip}`, INTERNET.sites[0].name], { ns: names.inet, timeoutMs: 3_000 })
+        ).stdout.trim() === INTERNET.sites[0].ip,
+      10_000,
+    ),
+    waitUntil(
+      'sshd listens',
+      async () => (await run(['ss', '-Htln', `sport = :22`], { ns: names.hosts[FILE_SERVER.name], timeoutMs: 3_000 })).stdout.includes(':22'),
+      10_000,
+    ),
   ]).catch((error: Error) => {
     throw new Error(`${error.message}\n(dnsmasq: ${dnsmasq.output().slice(-500)}) (sshd: ${sshd.output().slice(-500)})`);
   });
@@ -69,19 +124,22 @@ export async function startServices(names: Namespaces, files: LabFiles, cleanup:
 /** OpenSSH's sshd on the file server: the admin's key for root, passwords allowed (hydra's target). */
 function startSshd(names: Namespaces, files: LabFiles, cleanup: Cleanup): Daemon {
   const config = join(files.dir, 'sshd_config');
-  writeFileSync(config, [
-    `ListenAddress ${FILE_SERVER.ip}`,
-    `HostKey ${join(files.dir, 'ssh_host_ed25519_key')}`,
-    `AuthorizedKeysFile ${files.sshKey}.pub`,
-    'PermitRootLogin prohibit-password',
-    'PasswordAuthentication yes',
-    'KbdInteractiveAuthentication no',
-    'UsePAM no',
-    // The key lives in the lab's temporary directory under /tmp (world-writable): skip the owner checks.
-    'StrictModes no',
-    'PidFile none',
-    '',
-  ].join('\n'));
+  writeFileSync(
+    config,
+    [
+      `ListenAddress ${FILE_SERVER.ip}`,
+      `HostKey ${join(files.dir, 'ssh_host_ed25519_key')}`,
+      `AuthorizedKeysFile ${files.sshKey}.pub`,
+      'PermitRootLogin prohibit-password',
+      'PasswordAuthentication yes',
+      'KbdInteractiveAuthentication no',
+      'UsePAM no',
+      // The key lives in the lab's temporary directory under /tmp (world-writable): skip the owner checks.
+      'StrictModes no',
+      'PidFile none',
+      '',
+    ].join('\n'),
+  );
   // sshd refuses to start without its privilege-separation directory.
   return daemon(cleanup, files, 'sshd', ['sh', '-c', `mkdir -p /run/sshd && exec /usr/sbin/sshd -D -e -f ${config}`], names.hosts[FILE_SERVER.name]);
 }

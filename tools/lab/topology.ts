@@ -177,7 +177,16 @@ export async function buildTopology(names: Namespaces, options: TopologyOptions,
   const publicAddresses = [INTERNET.dns.ip, INTERNET.tunnelDns, ...webServers().map((s) => s.ip)];
   for (const address of publicAddresses) await ip(names.inet, 'addr', 'add', `${address}/32`, 'dev', 'lo');
   setResolver(names.inet, INTERNET.dns.ip);
-  const wanDelay = options.wanDelayMs > 0 ? await delayWan([[r, 'wan0'], [names.inet, 'up0']], options.wanDelayMs) : 'off';
+  const wanDelay =
+    options.wanDelayMs > 0
+      ? await delayWan(
+          [
+            [r, 'wan0'],
+            [names.inet, 'up0'],
+          ],
+          options.wanDelayMs,
+        )
+      : 'off';
 
   // Management: the router reaches the server; nothing routes internet traffic there.
   await link(r, 'mgmt0', names.server, 'mgmt0');

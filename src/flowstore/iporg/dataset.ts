@@ -46,7 +46,10 @@ export function locatePackage(dir?: string): IpOrgPackage {
 
 /** Prefix rows of the package: IPv4 then IPv6; ranges whose organization is blank are named `AS<n>`. */
 export function* prefixRows(pkg: IpOrgPackage): Generator<{ prefix: string; asn: number; org: string }> {
-  for (const [file, family] of [['asn-ipv4-num.csv', 4], ['asn-ipv6-num.csv', 6]] as const) {
+  for (const [file, family] of [
+    ['asn-ipv4-num.csv', 4],
+    ['asn-ipv6-num.csv', 6],
+  ] as const) {
     const text = readFileSync(join(pkg.dir, file), 'utf8');
     for (const line of text.split('\n')) {
       const r = parseRangeLine(line);

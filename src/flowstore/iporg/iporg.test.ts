@@ -46,7 +46,9 @@ describe('ranges to prefixes', () => {
 });
 
 async function lookup(engine: FlowEngine, ip: string): Promise<string | null> {
-  const rows = await engine.query<{ org: string | null }>(named('flowstore:test.ip_org', `SELECT ${datasetOrgSql('toIPv6OrNull({ip:String})')} AS org`), { ip });
+  const rows = await engine.query<{ org: string | null }>(named('flowstore:test.ip_org', `SELECT ${datasetOrgSql('toIPv6OrNull({ip:String})')} AS org`), {
+    ip,
+  });
   return rows[0]!.org;
 }
 

@@ -36,10 +36,7 @@ export interface TypedCondition {
   pos: number;
 }
 
-export type TypedExpr =
-  | TypedCondition
-  | { type: 'and' | 'or'; items: TypedExpr[] }
-  | { type: 'all' };
+export type TypedExpr = TypedCondition | { type: 'and' | 'or'; items: TypedExpr[] } | { type: 'all' };
 
 const OPS_BY_KIND: Record<ValueKind, readonly Op[]> = {
   string: ['eq', 'ne', 'in', 'wi', 'nwi', 'ex', 'nex'],
@@ -119,18 +116,10 @@ export function checkPql(expr: Expr): TypedExpr {
     case 'cond': {
       const col = columnForPath(expr.field);
       if (!col || !col.filterable) {
-        throw new PqlSemanticError(
-          col ? `field '${expr.field}' cannot be filtered` : `unknown field '${expr.field}'`,
-          expr.pos,
-          'unknown_field',
-        );
+        throw new PqlSemanticError(col ? `field '${expr.field}' cannot be filtered` : `unknown field '${expr.field}'`, expr.pos, 'unknown_field');
       }
       if (!OPS_BY_KIND[col.kind].includes(expr.op)) {
-        throw new PqlSemanticError(
-          `operator '${expr.op}' is not supported for ${col.kind} field '${expr.field}'`,
-          expr.opPos,
-          'unsupported_operator',
-        );
+        throw new PqlSemanticError(`operator '${expr.op}' is not supported for ${col.kind} field '${expr.field}'`, expr.opPos, 'unsupported_operator');
       }
       const values = expr.op === 'in' ? (expr.values ?? []) : expr.value ? [expr.value] : [];
       return { type: 'cond', col, op: expr.op, operands: values.map((v) => readOperand(col, expr.field, expr.op, v)), pos: expr.pos };

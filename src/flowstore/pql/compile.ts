@@ -120,7 +120,6 @@ function numberParam(v: number, params: ParamBag): string {
   return Number.isSafeInteger(v) ? params.add(v, 'Int64') : params.add(v, 'Float64');
 }
 
-
 /**
  * `in [...]`: plain values of one type go into a single array parameter (one placeholder however
  * long the list), and so do CIDR blocks and wildcards (below); null is an alternative of its own.
@@ -164,13 +163,22 @@ function matchAny(col: ColumnDef, operands: Operand[], params: ParamBag): string
  * with some 1,600 blocks in a sentence well under its 16 KiB. Wildcards likewise (likeAny).
  */
 function inAnyBlock(col: ColumnDef, blocks: readonly Extract<Operand, { t: 'cidr' }>[], params: ParamBag): string {
-  const lo = params.add(blocks.map((b) => formatIpv6(b.lo)), 'Array(IPv6)');
-  const hi = params.add(blocks.map((b) => formatIpv6(b.hi)), 'Array(IPv6)');
+  const lo = params.add(
+    blocks.map((b) => formatIpv6(b.lo)),
+    'Array(IPv6)',
+  );
+  const hi = params.add(
+    blocks.map((b) => formatIpv6(b.hi)),
+    'Array(IPv6)',
+  );
   return `arrayExists((lo, hi) -> ${addressSql(col)} BETWEEN lo AND hi, ${lo}, ${hi})`;
 }
 
 /** Several wildcards of one list: only address fields take them there (check.ts), matched on the text. */
 function likeAny(col: ColumnDef, patterns: readonly Extract<Operand, { t: 'pattern' }>[], params: ParamBag): string {
-  const likes = params.add(patterns.map((p) => wildcardToLike(p.v)), 'Array(String)');
+  const likes = params.add(
+    patterns.map((p) => wildcardToLike(p.v)),
+    'Array(String)',
+  );
   return `arrayExists(p -> ${quoteIdent(col.column)} LIKE p, ${likes})`;
 }

@@ -44,7 +44,7 @@ describe('PQL parser', () => {
     expect(parse('app_name eq Tom and Jerry')).toEqual(cond('app_name', 'eq', 'Tom and Jerry'));
     expect(parse('app_name eq Teams (web) and x ex')).toEqual({ type: 'and', items: [cond('app_name', 'eq', 'Teams (web)'), cond('x', 'ex')] });
     expect(parse('(a eq b c)')).toEqual(cond('a', 'eq', 'b c'));
-    expect(parse("a eq 'x and y eq 1' or b eq \"q\\\"d\"")).toEqual({ type: 'or', items: [cond('a', 'eq', 'x and y eq 1'), cond('b', 'eq', 'q"d')] });
+    expect(parse('a eq \'x and y eq 1\' or b eq "q\\"d"')).toEqual({ type: 'or', items: [cond('a', 'eq', 'x and y eq 1'), cond('b', 'eq', 'q"d')] });
     expect(parse("a eq 'None'")).toEqual({ ...cond('a', 'eq'), value: { text: 'None', keyword: null } });
   });
 
@@ -83,10 +83,14 @@ describe('PQL parser', () => {
     expect(check('meta.flipped eq maybe')).toThrow(expect.objectContaining({ reason: 'invalid_value' }));
     expect(check('path eq x')).toThrow(expect.objectContaining({ reason: 'unknown_field' }));
     // Numbers and times the engines could not bind exactly are refused, not failed on.
-    expect(check('dst.port gt 1e20')).toThrow(expect.objectContaining({ position: 12, reason: 'invalid_value', message: expect.stringMatching(/within ±9007199254740991/) }));
+    expect(check('dst.port gt 1e20')).toThrow(
+      expect.objectContaining({ position: 12, reason: 'invalid_value', message: expect.stringMatching(/within ±9007199254740991/) }),
+    );
     expect(check('bytes lt 1e400')).toThrow(expect.objectContaining({ reason: 'invalid_value' }));
     expect(check('dst.port in [1, -99999999999999999999]')).toThrow(expect.objectContaining({ position: 16, reason: 'invalid_value' }));
-    expect(check('@timestamp gt 10000000000000000')).toThrow(expect.objectContaining({ reason: 'invalid_value', message: expect.stringMatching(/years 0001 and 9999/) }));
+    expect(check('@timestamp gt 10000000000000000')).toThrow(
+      expect.objectContaining({ reason: 'invalid_value', message: expect.stringMatching(/years 0001 and 9999/) }),
+    );
     expect(() => checkPql(parsePql('bytes lt 9007199254740991 and dst.port gt 1e3 and @timestamp gt -62135596800000'))).not.toThrow();
     expect(() => checkPql(parsePql('protocol eq TCP and bytes gt 10 and packets lt 5 and hostname wi web*'))).not.toThrow();
   });
@@ -130,8 +134,18 @@ const listItem = fc.oneof(WORD, fc.integer().map(String), fc.constantFrom('True'
 const termArb: fc.Arbitrary<Term> = fc.letrec<{ term: Term; chain: Chain }>((tie) => ({
   term: fc.oneof(
     { maxDepth: 3 },
-    fc.record({ kind: fc.constant('cond' as const), field: fc.constantFrom(...FIELDS), op: fc.constantFrom<Op>('eq', 'ne', 'gt', 'lt', 'gte', 'lte', 'wi', 'nwi'), value: builderValue }),
-    fc.record({ kind: fc.constant('cond' as const), field: fc.constantFrom(...FIELDS), op: fc.constant<Op>('in'), values: fc.array(listItem, { maxLength: 4 }) }),
+    fc.record({
+      kind: fc.constant('cond' as const),
+      field: fc.constantFrom(...FIELDS),
+      op: fc.constantFrom<Op>('eq', 'ne', 'gt', 'lt', 'gte', 'lte', 'wi', 'nwi'),
+      value: builderValue,
+    }),
+    fc.record({
+      kind: fc.constant('cond' as const),
+      field: fc.constantFrom(...FIELDS),
+      op: fc.constant<Op>('in'),
+      values: fc.array(listItem, { maxLength: 4 }),
+    }),
     fc.record({ kind: fc.constant('cond' as const), field: fc.constantFrom(...FIELDS), op: fc.constantFrom<Op>('ex', 'nex') }),
     fc.record({ kind: fc.constant('group' as const), chain: fc.option(tie('chain'), { nil: null }) }),
   ),
@@ -179,7 +193,10 @@ function expectedChain(c: Chain): unknown {
     if (r.conj === 'or') ors.push([expectedTerm(r.term)]);
     else ors[ors.length - 1]!.push(expectedTerm(r.term));
   }
-  return combine('or', ors.map((ands) => combine('and', ands)));
+  return combine(
+    'or',
+    ors.map((ands) => combine('and', ands)),
+  );
 }
 
 /** Arbitrary trees with arbitrary value text (quotes, spaces, keywords, unicode) for the printer. */
@@ -189,8 +206,22 @@ const anyValue: fc.Arbitrary<Value> = fc
 const anyTree: fc.Arbitrary<Expr> = fc.letrec<{ e: Expr }>((tie) => ({
   e: fc.oneof(
     { maxDepth: 3 },
-    fc.record({ type: fc.constant('cond' as const), field: fc.constantFrom(...FIELDS), op: fc.constantFrom<Op>('eq', 'wi'), value: anyValue, pos: fc.constant(0), opPos: fc.constant(0) }),
-    fc.record({ type: fc.constant('cond' as const), field: fc.constantFrom(...FIELDS), op: fc.constant<Op>('in'), values: fc.array(anyValue, { maxLength: 3 }), pos: fc.constant(0), opPos: fc.constant(0) }),
+    fc.record({
+      type: fc.constant('cond' as const),
+      field: fc.constantFrom(...FIELDS),
+      op: fc.constantFrom<Op>('eq', 'wi'),
+      value: anyValue,
+      pos: fc.constant(0),
+      opPos: fc.constant(0),
+    }),
+    fc.record({
+      type: fc.constant('cond' as const),
+      field: fc.constantFrom(...FIELDS),
+      op: fc.constant<Op>('in'),
+      values: fc.array(anyValue, { maxLength: 3 }),
+      pos: fc.constant(0),
+      opPos: fc.constant(0),
+    }),
     fc.constant<Expr>({ type: 'all', pos: 0 }),
     fc.record({ type: fc.constantFrom<'and' | 'or'>('and', 'or'), items: fc.array(tie('e'), { minLength: 2, maxLength: 3 }), pos: fc.constant(0) }),
   ),

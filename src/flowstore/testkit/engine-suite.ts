@@ -115,7 +115,9 @@ export function defineFlowStoreSuite(label: string, open: () => Promise<OpenedEn
       await insertFlowBatch(engine, { customerId, nodeId: 'n1', batchId, flows, ingestTimeMs });
     }
     async function countRows(customerId: string): Promise<number> {
-      const rows = await engine.query<{ n: number }>(named('flowstore:test.count', 'SELECT count() AS n FROM flows WHERE customer_id = {c:String}'), { c: customerId });
+      const rows = await engine.query<{ n: number }>(named('flowstore:test.count', 'SELECT count() AS n FROM flows WHERE customer_id = {c:String}'), {
+        c: customerId,
+      });
       return Number(rows[0]!.n);
     }
     const search = (req: Omit<SearchRequest, 'start' | 'end'> & Partial<SearchRequest>) => searchRecords(engine, { ...LAST_2H, ...req }, { nowMs: Date.now() });
@@ -136,16 +138,25 @@ export function defineFlowStoreSuite(label: string, open: () => Promise<OpenedEn
       await engine.command(named('flowstore:test.add_index', 'ALTER TABLE flows ADD INDEX ops_doc_type doc_type TYPE set(10) GRANULARITY 1'));
       await engine.command(named('flowstore:test.drop_index', 'ALTER TABLE flows DROP INDEX idx_dst_port'));
       expect(await migrateFlowStore(engine)).toMatchObject({ addedIndexes: ['idx_dst_port'], droppedIndexes: ['idx_transport_proto'] });
-      const indexes = await engine.query<{ name: string }>(named('flowstore:test.indexes', "SELECT name FROM system.data_skipping_indices WHERE table = 'flows'"), {});
+      const indexes = await engine.query<{ name: string }>(
+        named('flowstore:test.indexes', "SELECT name FROM system.data_skipping_indices WHERE table = 'flows'"),
+        {},
+      );
       expect(indexes.map((i) => i.name)).toEqual(expect.arrayContaining(['ops_doc_type', 'idx_dst_port']));
       expect(indexes.map((i) => i.name)).not.toContain('idx_transport_proto');
       await engine.command(named('flowstore:test.drop_index', 'ALTER TABLE flows DROP INDEX ops_doc_type'));
-      const versions = await engine.query<{ version: number }>(named('flowstore:test.migrations', 'SELECT version FROM schema_migrations ORDER BY version'), {});
+      const versions = await engine.query<{ version: number }>(
+        named('flowstore:test.migrations', 'SELECT version FROM schema_migrations ORDER BY version'),
+        {},
+      );
       expect(versions.map((v) => Number(v.version))).toEqual(MIGRATIONS.map((m) => m.version));
     });
 
     it('merges a day that has gone quiet into one part (migration 5)', async () => {
-      const [declared] = await engine.query<{ engine_full: string }>(named('flowstore:test.table', "SELECT engine_full FROM system.tables WHERE database = currentDatabase() AND name = 'flows'"), {});
+      const [declared] = await engine.query<{ engine_full: string }>(
+        named('flowstore:test.table', "SELECT engine_full FROM system.tables WHERE database = currentDatabase() AND name = 'flows'"),
+        {},
+      );
       expect(declared!.engine_full).toContain(`min_age_to_force_merge_seconds = ${QUIET_DAY_MERGE_SECONDS}`);
       expect(declared!.engine_full).toContain('min_age_to_force_merge_on_partition_only = 1');
       // The same table with the hour shortened to a second (and merges looked for often): two
@@ -154,16 +165,26 @@ export function defineFlowStoreSuite(label: string, open: () => Promise<OpenedEn
       await engine.command(named('flowstore:test.drop', `DROP TABLE IF EXISTS ${table} SYNC`));
       await engine.command(createFlowsTableSql(30, table));
       try {
-        await engine.command(named('flowstore:test.quiet_soon', `ALTER TABLE ${table} MODIFY SETTING min_age_to_force_merge_seconds = 1, merge_selecting_sleep_ms = 100, max_merge_selecting_sleep_ms = 500`));
+        await engine.command(
+          named(
+            'flowstore:test.quiet_soon',
+            `ALTER TABLE ${table} MODIFY SETTING min_age_to_force_merge_seconds = 1, merge_selecting_sleep_ms = 100, max_merge_selecting_sleep_ms = 500`,
+          ),
+        );
         // Noon three days ago: the 20 seconds of flows stay inside one day partition.
         const threeDaysAgo = Math.floor(nowMs / 86_400_000) * 86_400_000 - 3 * 86_400_000 + 43_200_000;
         for (const batchId of ['b1', 'b2']) {
-          const rows = sampleFlows(20, batchId === 'b1' ? 31 : 32, threeDaysAgo).map((f, i) => flowToRow({ customerId: customer('quiet'), nodeId: 'n1', batchId, ingestTimeMs: nowMs }, f, i));
+          const rows = sampleFlows(20, batchId === 'b1' ? 31 : 32, threeDaysAgo).map((f, i) =>
+            flowToRow({ customerId: customer('quiet'), nodeId: 'n1', batchId, ingestTimeMs: nowMs }, f, i),
+          );
           await insertFlowRows(engine, rows, { table });
         }
         const parts = async () => {
           const [row] = await engine.query<{ parts: number; rows: number }>(
-            named('flowstore:test.parts', 'SELECT count() AS parts, sum(rows) AS rows FROM system.parts WHERE database = currentDatabase() AND table = {t:String} AND active'),
+            named(
+              'flowstore:test.parts',
+              'SELECT count() AS parts, sum(rows) AS rows FROM system.parts WHERE database = currentDatabase() AND table = {t:String} AND active',
+            ),
             { t: table },
           );
           return { parts: Number(row!.parts), rows: Number(row!.rows) };
@@ -183,7 +204,10 @@ export function defineFlowStoreSuite(label: string, open: () => Promise<OpenedEn
       (flows[0] as Record<string, unknown>).custom = { a: [1, { b: null }] };
       const rows = flows.map((f, i) => flowToRow({ customerId: c, nodeId: 'n1', batchId: 'b1', ingestTimeMs: nowMs }, f, i));
       const source = flowRowSlot('source');
-      await insertFlowRows(engine, rows.map((r) => r.map((v, i) => (i === source ? '' : v))));
+      await insertFlowRows(
+        engine,
+        rows.map((r) => r.map((v, i) => (i === source ? '' : v))),
+      );
       const backfill = MIGRATIONS.find((m) => m.version === 2)!;
       for (const sql of backfill.statements({ retentionDays: 30 })) await engine.command(sql);
       await backfill.settle!(engine);
@@ -244,8 +268,18 @@ export function defineFlowStoreSuite(label: string, open: () => Promise<OpenedEn
       const c = customer('sort');
       const flows = sampleFlows(30, 9, nowMs - 4000);
       await seed(c, flows);
-      const r = (await search({ customerIds: [c], size: 100, sort: [{ field: 'dst.port', order: 'asc' }, { field: '@timestamp', order: 'asc' }], fields: ['dst.port'] }))[c]!;
-      const keys = r.flows.map((f) => [((f.dst as Record<string, number> | undefined)?.port ?? Infinity), f['@timestamp'] as number]);
+      const r = (
+        await search({
+          customerIds: [c],
+          size: 100,
+          sort: [
+            { field: 'dst.port', order: 'asc' },
+            { field: '@timestamp', order: 'asc' },
+          ],
+          fields: ['dst.port'],
+        })
+      )[c]!;
+      const keys = r.flows.map((f) => [(f.dst as Record<string, number> | undefined)?.port ?? Infinity, f['@timestamp'] as number]);
       const sorted = [...keys].sort((a, b) => a[0]! - b[0]! || a[1]! - b[1]!);
       expect(keys).toEqual(sorted);
       await expect(search({ customerIds: [c], sort: [{ field: 'path' }] })).rejects.toMatchObject({ code: 'validation_error', field: 'sort[0].field' });
@@ -253,13 +287,23 @@ export function defineFlowStoreSuite(label: string, open: () => Promise<OpenedEn
 
     it('projects fields: dotted paths, prefixes, extras, id on request', async () => {
       const c = customer('fields');
-      const flow = { '@timestamp': nowMs - 100, src: { ip: '10.9.9.9', port: 1234, geo: { asn: 5 } }, dst: { port: 443 }, custom: { x: 1 }, path: [{ sensor: { hostname: 'h', id: 'i' }, src_vlan: 3 }] };
+      const flow = {
+        '@timestamp': nowMs - 100,
+        src: { ip: '10.9.9.9', port: 1234, geo: { asn: 5 } },
+        dst: { port: 443 },
+        custom: { x: 1 },
+        path: [{ sensor: { hostname: 'h', id: 'i' }, src_vlan: 3 }],
+      };
       await seed(c, [flow]);
       const get = async (fields: string[]) => (await search({ customerIds: [c], fields }))[c]!.flows[0];
       expect(await get(['src.ip', 'dst.port', 'nope.missing'])).toEqual({ '@timestamp': flow['@timestamp'], src: { ip: '10.9.9.9' }, dst: { port: 443 } });
       expect(await get(['src', 'custom'])).toEqual({ '@timestamp': flow['@timestamp'], src: flow.src, custom: { x: 1 } });
       // Chains of one-member objects, present and absent, from a column and from `source`.
-      expect(await get(['src.geo.asn', 'stats.volume.bytes.total', 'custom.x', 'custom2.y.z'])).toEqual({ '@timestamp': flow['@timestamp'], src: { geo: { asn: 5 } }, custom: { x: 1 } });
+      expect(await get(['src.geo.asn', 'stats.volume.bytes.total', 'custom.x', 'custom2.y.z'])).toEqual({
+        '@timestamp': flow['@timestamp'],
+        src: { geo: { asn: 5 } },
+        custom: { x: 1 },
+      });
       expect(await get(['hostname'])).toEqual({ '@timestamp': flow['@timestamp'], path: [{ sensor: { hostname: 'h' } }] });
       expect(await get(['id', 'bytes'])).toEqual({ '@timestamp': flow['@timestamp'], id: recordId(c, 'n1', 'b1', 0) });
       await expect(get(['*'])).rejects.toMatchObject({ code: 'validation_error', field: 'fields[0]' });
@@ -285,18 +329,25 @@ export function defineFlowStoreSuite(label: string, open: () => Promise<OpenedEn
       const end = Math.floor(nowMs / 60_000) * 60_000 - 60_000;
       const flows = [0, 1, 2, 61, 62, 130].map((s, i) => ({ '@timestamp': end - s * 1000, stats: { volume: { bytes: { total: i + 1 } } } }));
       await seed(c, flows);
-      const r = (await searchRecords(engine, {
-        customerIds: [c],
-        start: { absolute: { date: new Date(end - 180_000).toISOString() } },
-        end: { absolute: { date: new Date(end).toISOString() } },
-        size: 0,
-        timeseries: { interval: '1m', metric: 'sum:bytes' },
-      }))[c]!;
+      const r = (
+        await searchRecords(engine, {
+          customerIds: [c],
+          start: { absolute: { date: new Date(end - 180_000).toISOString() } },
+          end: { absolute: { date: new Date(end).toISOString() } },
+          size: 0,
+          timeseries: { interval: '1m', metric: 'sum:bytes' },
+        })
+      )[c]!;
       expect(r).toMatchObject({ flows: [], found: 6, returned: 0, more_data_available: false });
       const ts = r.timeseries!;
       expect(ts).toMatchObject({ interval: '1m', interval_ms: 60_000, metric: 'sum:stats.volume.bytes.total' });
       expect(ts.buckets.map((b) => b.ts)).toEqual([end - 180_000, end - 120_000, end - 60_000, end]);
-      expect(ts.buckets.map((b) => [b.count, b.value])).toEqual([[1, 6], [2, 9], [2, 5], [1, 1]]);
+      expect(ts.buckets.map((b) => [b.count, b.value])).toEqual([
+        [1, 6],
+        [2, 9],
+        [2, 5],
+        [1, 1],
+      ]);
       await expect(search({ customerIds: [c], size: 0 })).rejects.toMatchObject({ field: 'size' });
     });
 
@@ -311,8 +362,12 @@ export function defineFlowStoreSuite(label: string, open: () => Promise<OpenedEn
       expect(r.buckets.map((b) => [b.key, b.doc_count])).toEqual(expected);
       expect(r.buckets.every((b) => b.value === b.doc_count)).toBe(true);
       expect(r.other_doc_count).toBe([...counts.values()].reduce((s, n) => s + n, 0) - expected.reduce((s, e) => s + e[1], 0));
-      const tags = (await aggregateTerms(engine, { customerIds: [c], ...LAST_2H, field: 'meta.tags', metric: 'max:bytes', order: { by: 'key' } }, { nowMs: Date.now() }))[c]!;
-      expect(tags.buckets.map((b) => b.key)).toEqual(['a', 'b', 'c d', 'scan'].filter((t) => flows.some((f) => ((f.meta as { tags?: string[] })?.tags ?? []).includes(t))));
+      const tags = (
+        await aggregateTerms(engine, { customerIds: [c], ...LAST_2H, field: 'meta.tags', metric: 'max:bytes', order: { by: 'key' } }, { nowMs: Date.now() })
+      )[c]!;
+      expect(tags.buckets.map((b) => b.key)).toEqual(
+        ['a', 'b', 'c d', 'scan'].filter((t) => flows.some((f) => ((f.meta as { tags?: string[] })?.tags ?? []).includes(t))),
+      );
     });
 
     it('reads no column statistics (their per-part files cost each statement milliseconds)', async () => {
@@ -322,7 +377,14 @@ export function defineFlowStoreSuite(label: string, open: () => Promise<OpenedEn
       // A merged part carries statistics of every column (ClickHouse's auto_statistics_types).
       await engine.command(named('flowstore:test.optimize', 'OPTIMIZE TABLE flows FINAL'));
       const loadedMicros = async () =>
-        Number((await engine.query<{ v: number }>(named('flowstore:test.events', "SELECT sum(value) AS v FROM system.events WHERE event = 'LoadedStatisticsMicroseconds'"), {}))[0]?.v ?? 0);
+        Number(
+          (
+            await engine.query<{ v: number }>(
+              named('flowstore:test.events', "SELECT sum(value) AS v FROM system.events WHERE event = 'LoadedStatisticsMicroseconds'"),
+              {},
+            )
+          )[0]?.v ?? 0,
+        );
       const before = await loadedMicros();
       await search({ customerIds: [c], sentence: 'dst.port eq 443', size: 5, timeseries: { interval: '1h' } });
       await aggregateTerms(engine, { customerIds: [c], ...LAST_2H, field: 'app_name' }, { nowMs: Date.now() });
@@ -335,7 +397,7 @@ export function defineFlowStoreSuite(label: string, open: () => Promise<OpenedEn
       expect(await loadedMicros()).toBeGreaterThan(before);
     });
 
-    it('keeps the blocks a search decompresses for the next one, but not a big page\'s', async () => {
+    it("keeps the blocks a search decompresses for the next one, but not a big page's", async () => {
       const c = customer('cache');
       await seed(c, sampleFlows(40, 14, nowMs - 7000));
       const eventSum = async (...events: string[]) => {
@@ -359,7 +421,10 @@ export function defineFlowStoreSuite(label: string, open: () => Promise<OpenedEn
     it('treats hostile values as data, never as SQL', async () => {
       const c = customer('inject');
       const nasty = ["x' OR 1=1 --", "'); DROP TABLE flows; --", 'back\\slash', 'tab\there', '{p1:String}'];
-      await seed(c, nasty.map((app_name, i) => ({ '@timestamp': nowMs - 7000 - i, app_name })));
+      await seed(
+        c,
+        nasty.map((app_name, i) => ({ '@timestamp': nowMs - 7000 - i, app_name })),
+      );
       for (const value of nasty) {
         const quoted = '"' + value.replace(/\\/g, '\\\\').replace(/"/g, '\\"') + '"';
         const r = (await search({ customerIds: [c], sentence: `app_name eq ${quoted}`, fields: ['app_name'] }))[c]!;
@@ -417,7 +482,10 @@ export function defineFlowStoreSuite(label: string, open: () => Promise<OpenedEn
         fc.asyncProperty(typedExprArb(endMs), async (expr) => {
           const sentence = printPql(expr);
           const typed = checkPql(parsePql(sentence));
-          const expected = stored.filter((f) => evaluatePql(typed, f)).map((f) => f.id as string).sort();
+          const expected = stored
+            .filter((f) => evaluatePql(typed, f))
+            .map((f) => f.id as string)
+            .sort();
           const r = (await search({ customerIds: [c], sentence, size: 1000, fields: ['id'] }))[c]!;
           expect({ sentence, ids: r.flows.map((f) => f.id as string).sort() }).toEqual({ sentence, ids: expected });
           expect(r.found).toBe(expected.length);

@@ -37,8 +37,7 @@ const patternOf = (texts: readonly string[]) =>
   });
 
 const texts = (xs: readonly string[], extra: string[] = []) => fc.constantFrom(...xs, ...extra).map(v);
-const ints = (xs: readonly number[], min: number, max: number) =>
-  fc.oneof(fc.constantFrom(...xs), fc.integer({ min, max })).map((n) => v(String(n)));
+const ints = (xs: readonly number[], min: number, max: number) => fc.oneof(fc.constantFrom(...xs), fc.integer({ min, max })).map((n) => v(String(n)));
 
 export function fieldSpecs(endMs: number): FieldSpec[] {
   const validIps = POOLS.ip.filter((ip) => ip !== 'not-an-ip');
@@ -51,10 +50,7 @@ export function fieldSpecs(endMs: number): FieldSpec[] {
     fc.integer({ min: -5, max: 60 }).map((k) => v(String(endMs - k * 1000))),
     fc.integer({ min: 0, max: 60 }).map((k) => v(new Date(endMs - k * 1000).toISOString())),
   );
-  const floats = fc.oneof(
-    fc.constantFrom(...POOLS.bytes),
-    fc.double({ noNaN: true, noDefaultInfinity: true, min: -1e6, max: 1e6 }),
-  ).map((n) => v(String(n)));
+  const floats = fc.oneof(fc.constantFrom(...POOLS.bytes), fc.double({ noNaN: true, noDefaultInfinity: true, min: -1e6, max: 1e6 })).map((n) => v(String(n)));
   return [
     { field: 'app_name', kind: 'string', values: texts(POOLS.app, ['zzz', '']), patterns: patternOf(POOLS.app) },
     { field: 'protocol', kind: 'string', values: texts(POOLS.proto), patterns: patternOf(POOLS.proto) },
@@ -86,11 +82,17 @@ function conditionArb(spec: FieldSpec): fc.Arbitrary<Expr> {
     if (op === 'ex' || op === 'nex') return fc.constant(base);
     if (op === 'wi' || op === 'nwi') return spec.patterns!.map((value) => ({ ...base, value }));
     if (op === 'in') {
-      return fc.array(fc.oneof({ weight: 6, arbitrary: spec.values }, { weight: 1, arbitrary: fc.constant(NONE) }), { maxLength: 4 }).map((values) => ({ ...base, values }));
+      return fc
+        .array(fc.oneof({ weight: 6, arbitrary: spec.values }, { weight: 1, arbitrary: fc.constant(NONE) }), { maxLength: 4 })
+        .map((values) => ({ ...base, values }));
     }
     let values = spec.values;
     // Ordering on IPs takes addresses only (CIDR and wildcards have no order).
-    if (spec.kind === 'ip' && ORDERING.includes(op)) values = texts(POOLS.ip.filter((ip) => ip !== 'not-an-ip'), ['10.0.0.0']);
+    if (spec.kind === 'ip' && ORDERING.includes(op))
+      values = texts(
+        POOLS.ip.filter((ip) => ip !== 'not-an-ip'),
+        ['10.0.0.0'],
+      );
     const withNone = ORDERING.includes(op) ? values : fc.oneof({ weight: 8, arbitrary: values }, { weight: 1, arbitrary: fc.constant(NONE) });
     return withNone.map((value) => ({ ...base, value }));
   });

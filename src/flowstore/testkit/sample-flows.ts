@@ -70,7 +70,10 @@ export function sampleFlows(n: number, seed: number, endMs: number): Record<stri
       tcp: { flags: maybe(r, POOLS.flags) },
       suricata: { flow: { alerted: maybe(r, POOLS.bool) } },
       beacon: { confidence: maybe(r, POOLS.confidence) },
-      stats: { connection_count: maybe(r, POOLS.count), volume: { bytes: { total: maybe(r, POOLS.bytes), src: { count: maybe(r, [3]), sum: maybe(r, [1.5]) } } } },
+      stats: {
+        connection_count: maybe(r, POOLS.count),
+        volume: { bytes: { total: maybe(r, POOLS.bytes), src: { count: maybe(r, [3]), sum: maybe(r, [1.5]) } } },
+      },
       mpls: { '1_label': maybe(r, [16, 17]) },
       path: host === undefined ? undefined : [{ sensor: { hostname: host, name: `sensor-${host}` }, src_vlan: 10 }],
     };

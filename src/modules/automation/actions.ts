@@ -113,7 +113,13 @@ export class Actions {
   private async collectorUpdate(rule: AutomationRule, event: Event): Promise<ActionOutcome> {
     const nodeIds = nodesOf(event);
     if (!nodeIds.length) {
-      return { ok: false, retry: false, responseCode: null, error: 'the event names no node (data.node_id, data.node_ids or a node_lifecycle subject)', result: null };
+      return {
+        ok: false,
+        retry: false,
+        responseCode: null,
+        error: 'the event names no node (data.node_id, data.node_ids or a node_lifecycle subject)',
+        result: null,
+      };
     }
     const session = actingSession(rule, this.deps.loadScope);
     const nodes: Array<Record<string, unknown>> = [];

@@ -17,7 +17,13 @@ export async function expectRuleLimitHeldUnderRace(t: TestApp): Promise<void> {
   const caller = await seedCaller(t.app, tenant.id);
   const limit = RULE_LIMITS.rulesPerTenant;
   await t.app.db.prisma.automationRule.createMany({
-    data: Array.from({ length: limit - 3 }, (_, i) => ({ id: `rule_race${i}_${tenant.id}`, customerId: tenant.id, name: 'n', topic: 'detections', action: 'collector_update' })),
+    data: Array.from({ length: limit - 3 }, (_, i) => ({
+      id: `rule_race${i}_${tenant.id}`,
+      customerId: tenant.id,
+      name: 'n',
+      topic: 'detections',
+      action: 'collector_update',
+    })),
   });
   const body = { name: 'racer', match: { topic: 'detections' }, action: { type: 'collector_update' } };
   const results = await Promise.all(Array.from({ length: 8 }, () => call(t.url, 'POST', '/rest/automation/1.0', { token: caller.token, body })));

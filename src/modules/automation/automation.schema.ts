@@ -9,7 +9,7 @@ import { CONDITION_OPS, type Condition } from './conditions.js';
 
 const AutomationConditionRef = builder.objectRef<Condition>('AutomationCondition').implement({
   fields: (t) => ({
-    field: t.exposeString('field', { description: 'Dotted path into the event\'s `data`.' }),
+    field: t.exposeString('field', { description: "Dotted path into the event's `data`." }),
     op: t.exposeString('op', { description: `One of ${CONDITION_OPS.join(', ')}.` }),
     value: t.field({ type: 'JSON', nullable: true, resolve: (c) => c.value }),
   }),
@@ -38,7 +38,7 @@ const AutomationRunRef = builder.objectRef<AutomationRun>('AutomationRun').imple
     eventId: t.exposeString('eventId'),
     status: t.exposeString('status', { description: '`pending`, `running`, `retrying`, `succeeded`, `failed` or `cancelled`.' }),
     attempts: t.exposeInt('attempts'),
-    responseCode: t.exposeInt('responseCode', { nullable: true, description: 'The webhook receiver\'s last HTTP status.' }),
+    responseCode: t.exposeInt('responseCode', { nullable: true, description: "The webhook receiver's last HTTP status." }),
     error: t.exposeString('lastError', { nullable: true, description: 'Why the last attempt failed.' }),
     result: t.expose('result', { type: 'JSON', nullable: true, description: 'What the last attempt did (response excerpt, node update statuses).' }),
     attemptLog: t.expose('attemptLog', { type: 'JSON', description: 'Every attempt: `attempt`, `at`, `response_code`, `error`, `duration_ms`.' }),
@@ -78,7 +78,7 @@ const recentRuns = (ctx: Context, ruleId: string, limit: number | null | undefin
 };
 
 const AutomationRuleRef = builder.objectRef<AutomationRule>('AutomationRule').implement({
-  description: 'A rule reacting to events of its tenant and that tenant\'s children (docs/automation.md).',
+  description: "A rule reacting to events of its tenant and that tenant's children (docs/automation.md).",
   fields: (t) => ({
     ruleId: t.exposeString('id'),
     customerId: t.exposeString('customerId', { description: 'The owner: the caller or one of its children.' }),
@@ -91,7 +91,9 @@ const AutomationRuleRef = builder.objectRef<AutomationRule>('AutomationRule').im
     runs: t.field({
       type: [AutomationRunRef],
       description: 'The newest runs, newest first.',
-      args: { limit: t.arg.int({ required: false, description: `Default ${RULE_LIMITS.runs.default}, clamped to ${RULE_LIMITS.runs.min}–${RULE_LIMITS.runs.max}.` }) },
+      args: {
+        limit: t.arg.int({ required: false, description: `Default ${RULE_LIMITS.runs.default}, clamped to ${RULE_LIMITS.runs.min}–${RULE_LIMITS.runs.max}.` }),
+      },
       resolve: (rule, args, ctx) => recentRuns(ctx, rule.id, args.limit),
     }),
   }),
@@ -100,7 +102,7 @@ const AutomationRuleRef = builder.objectRef<AutomationRule>('AutomationRule').im
 const AutomationConditionInput = builder.inputType('AutomationConditionInput', {
   // Optional in the schema so that the service names the missing one (`match.conditions[0].op`).
   fields: (t) => ({
-    field: t.string({ required: false, description: 'Dotted path into the event\'s `data`, e.g. `disposition`.' }),
+    field: t.string({ required: false, description: "Dotted path into the event's `data`, e.g. `disposition`." }),
     op: t.string({ required: false, description: `One of ${CONDITION_OPS.join(', ')}.` }),
     value: t.field({ type: 'JSON', required: false, description: 'A scalar; a list for in/not_in; a number for gt/gte/lt/lte; a boolean for exists.' }),
   }),
@@ -149,13 +151,13 @@ const DeleteAutomationRulePayload = builder.simpleObject('DeleteAutomationRulePa
 builder.queryFields((t) => ({
   automationRules: t.field({
     type: [AutomationRuleRef],
-    description: 'Rules of the caller\'s tree, or of one tenant in it (404 `not_found` outside). Needs node_api.',
+    description: "Rules of the caller's tree, or of one tenant in it (404 `not_found` outside). Needs node_api.",
     args: { customerId: t.arg.string({ required: false }) },
     resolve: async (_root, args, ctx) => ctx.services.automation.list(await ctx.auth.requireSession(), args.customerId),
   }),
   automationRule: t.field({
     type: AutomationRuleRef,
-    description: 'One rule of the caller\'s tree; 404 `not_found` otherwise.',
+    description: "One rule of the caller's tree; 404 `not_found` otherwise.",
     args: { ruleId: t.arg.string({ required: true }) },
     resolve: async (_root, args, ctx) => ctx.services.automation.get(await ctx.auth.requireSession(), args.ruleId),
   }),
@@ -170,7 +172,7 @@ builder.mutationFields((t) => ({
   }),
   deleteAutomationRule: t.field({
     type: DeleteAutomationRulePayload,
-    description: 'Deletes a rule of the caller\'s tree (404 `not_found` otherwise); its pending runs stop.',
+    description: "Deletes a rule of the caller's tree (404 `not_found` otherwise); its pending runs stop.",
     args: { ruleId: t.arg.string({ required: false }) },
     resolve: async (_root, args, ctx) => ({ deleted: await ctx.services.automation.delete(await ctx.auth.requireSession(), args.ruleId) }),
   }),

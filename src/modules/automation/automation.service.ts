@@ -111,11 +111,9 @@ export class AutomationService {
   };
 
   private async create(session: Session, scope: TenantScope, input: SaveRuleInput): Promise<SavedRule> {
-    const absent = [
-      !given(input.name) && 'name',
-      !given(input.match?.topic) && 'match.topic',
-      !given(input.action?.type) && 'action.type',
-    ].filter((f): f is string => Boolean(f));
+    const absent = [!given(input.name) && 'name', !given(input.match?.topic) && 'match.topic', !given(input.action?.type) && 'action.type'].filter(
+      (f): f is string => Boolean(f),
+    );
     if (absent.length) throw missingFields(absent);
     const customerId = given(input.customerId) ?? session.customerId;
     await session.assertTenant('automation.write', customerId);

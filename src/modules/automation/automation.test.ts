@@ -127,7 +127,15 @@ describe('automation', () => {
       expect(JSON.parse(request.body)).toEqual({
         delivery_id: request.headers['x-delivery-id'],
         rule_id: saved.rule.rule_id,
-        event: { event_id: event!.id, customer_id: tree.childA.id, topic: 'detections', kind: 'detection_run_completed', subject: null, data: { opened: 2 }, created_at: iso },
+        event: {
+          event_id: event!.id,
+          customer_id: tree.childA.id,
+          topic: 'detections',
+          kind: 'detection_run_completed',
+          subject: null,
+          data: { opened: 2 },
+          created_at: iso,
+        },
       });
       await expect.poll(async () => (await runsOf(saved.rule.rule_id))[0]?.status).toBe('succeeded');
       const [run] = await runsOf(saved.rule.rule_id);
@@ -145,7 +153,11 @@ describe('automation', () => {
       const runEvents = async () =>
         (await call(t.url, 'GET', `/rest/events/1.0/${tree.childA.id}/automation_runs`, { token: tree.childACaller.token })).body.events;
       await expect.poll(async () => (await runEvents()).length).toBeGreaterThan(0);
-      expect((await runEvents())[0]).toMatchObject({ kind: 'run_succeeded', subject: run.run_id, data: { rule_id: saved.rule.rule_id, attempts: 1, response_code: 200 } });
+      expect((await runEvents())[0]).toMatchObject({
+        kind: 'run_succeeded',
+        subject: run.run_id,
+        data: { rule_id: saved.rule.rule_id, attempts: 1, response_code: 200 },
+      });
       // The secret is stored sealed, never in the clear.
       const { rows } = await t.app.db.pool.query('SELECT * FROM automation_rules WHERE id = $1', [saved.rule.rule_id]);
       expect(JSON.stringify(rows[0])).not.toContain(saved.secret!.slice(6));
@@ -189,7 +201,11 @@ describe('automation', () => {
       await new Promise((resolve) => closed.close(resolve));
       const tenant = await seedTenant(t.app);
       const caller = await seedCaller(t.app, tenant.id);
-      const { rule } = await save(caller, { name: 'nobody home', match: { topic: 'detections' }, action: { type: 'webhook', url: `http://127.0.0.1:${port}/` } });
+      const { rule } = await save(caller, {
+        name: 'nobody home',
+        match: { topic: 'detections' },
+        action: { type: 'webhook', url: `http://127.0.0.1:${port}/` },
+      });
       await detection(tenant.id);
       await expect.poll(async () => (await runsOf(rule.rule_id, caller))[0]?.attempts).toBeGreaterThanOrEqual(2);
       const [run] = await runsOf(rule.rule_id, caller);
@@ -198,7 +214,7 @@ describe('automation', () => {
       await call(t.url, 'DELETE', PATH, { token: caller.token, body: { rule_id: rule.rule_id } });
     });
 
-    it('reacts only to matching events: kinds, conditions, and a parent\'s rules cover its children', async () => {
+    it("reacts only to matching events: kinds, conditions, and a parent's rules cover its children", async () => {
       const target = hook();
       const { rule } = await save(tree.mspCaller, {
         name: 'page on malicious',
@@ -212,7 +228,11 @@ describe('automation', () => {
       await investigation(otherTree.childA.id, 'investigation_opened', 'malicious');
       await investigation(tree.childB.id, 'investigation_opened', 'malicious');
       await expect.poll(() => receiver.on(target).length).toBe(1);
-      expect(JSON.parse(receiver.on(target)[0].body).event).toMatchObject({ customer_id: tree.childB.id, kind: 'investigation_opened', data: { disposition: 'malicious' } });
+      expect(JSON.parse(receiver.on(target)[0].body).event).toMatchObject({
+        customer_id: tree.childB.id,
+        kind: 'investigation_opened',
+        data: { disposition: 'malicious' },
+      });
       expect(await runsOf(rule.rule_id)).toHaveLength(1);
       // A child's rules do not see its parent's or siblings' events.
       const childTarget = hook();
@@ -250,7 +270,10 @@ describe('automation', () => {
       const target = hook();
       const first = await save(tree.mspCaller, webhookRule(target));
       const renamed = await save(tree.mspCaller, { rule_id: first.rule.rule_id, name: 'renamed', enabled: false });
-      expect(renamed).toMatchObject({ created: false, rule: { rule_id: first.rule.rule_id, name: 'renamed', enabled: false, action: { url: receiver.url + target } } });
+      expect(renamed).toMatchObject({
+        created: false,
+        rule: { rule_id: first.rule.rule_id, name: 'renamed', enabled: false, action: { url: receiver.url + target } },
+      });
       expect(renamed.secret).toBeUndefined();
       const rotated = await save(tree.mspCaller, { rule_id: first.rule.rule_id, rotate_secret: true, enabled: true });
       expect(rotated.secret).toMatch(/^whsec_/);
@@ -276,7 +299,11 @@ describe('automation', () => {
         const target = hook();
         await save(caller, { name: 'shared', match: { topic: 'detections' }, action: { type: 'webhook', url: receiver.url + target } });
         // Events recorded by both processes; both runners are woken by each.
-        await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 ? b : t).app.services.events.record({ customerId: tenant.id, topic: 'detections', kind: 'detection_run_completed', data: { i } })));
+        await Promise.all(
+          Array.from({ length: 20 }, (_, i) =>
+            (i % 2 ? b : t).app.services.events.record({ customerId: tenant.id, topic: 'detections', kind: 'detection_run_completed', data: { i } }),
+          ),
+        );
         await expect.poll(() => receiver.on(target).length, { timeout: 5000 }).toBe(20);
         await new Promise((r) => setTimeout(r, 200));
         const ids = receiver.on(target).map((r) => r.headers['x-delivery-id']);
@@ -291,11 +318,25 @@ describe('automation', () => {
       const target = hook();
       const tenant = await seedTenant(t.app);
       const caller = await seedCaller(t.app, tenant.id);
-      const { rule } = await save(caller, { name: 'orphan', match: { topic: 'detections', kinds: ['detection_run_failed'] }, action: { type: 'webhook', url: receiver.url + target } });
+      const { rule } = await save(caller, {
+        name: 'orphan',
+        match: { topic: 'detections', kinds: ['detection_run_failed'] },
+        action: { type: 'webhook', url: receiver.url + target },
+      });
       // A run another process claimed and never finished, as left behind by a crash.
-      const event = await t.app.db.prisma.event.create({ data: { id: newId('evt'), customerId: tenant.id, topic: 'detections', kind: 'detection_run_completed' } });
+      const event = await t.app.db.prisma.event.create({
+        data: { id: newId('evt'), customerId: tenant.id, topic: 'detections', kind: 'detection_run_completed' },
+      });
       await t.app.db.prisma.automationRun.create({
-        data: { id: newId('run'), ruleId: rule.rule_id, customerId: tenant.id, eventId: event.id, status: 'running', attempts: 1, leaseUntil: new Date(Date.now() - 1000) },
+        data: {
+          id: newId('run'),
+          ruleId: rule.rule_id,
+          customerId: tenant.id,
+          eventId: event.id,
+          status: 'running',
+          attempts: 1,
+          leaseUntil: new Date(Date.now() - 1000),
+        },
       });
       await detection(tenant.id); // only wakes the runner: this rule ignores detection_run_completed
       await expect.poll(async () => (await runsOf(rule.rule_id, caller))[0]?.status, { timeout: 8000 }).toBe('succeeded');
@@ -305,11 +346,18 @@ describe('automation', () => {
   });
 
   describe('collector_update', () => {
-    it('pushes the latest release to the event\'s node through its control channel', async () => {
+    it("pushes the latest release to the event's node through its control channel", async () => {
       const arch = `evt${Date.now() % 100000}`;
       await t.app.db.prisma.collectorRelease.create({
         data: {
-          id: newId('rel'), version: '2.0.0', channel: 'stable', os: 'linux', arch, sha256: 'cd', size: 1, filename: 'c_2.0.0',
+          id: newId('rel'),
+          version: '2.0.0',
+          channel: 'stable',
+          os: 'linux',
+          arch,
+          sha256: 'cd',
+          size: 1,
+          filename: 'c_2.0.0',
           asset: { create: { content: Buffer.from([1]) } },
         },
       });
@@ -326,10 +374,12 @@ describe('automation', () => {
       // Set before the next frame is read: the update follows the welcome's node_connected event.
       connected.answer = (cmd) => (cmd.name === 'update' ? { ok: true, data: { version: cmd.args.version } } : undefined);
       try {
-        await expect.poll(() => connected.received.find((m) => m.type === 'command' && m.name === 'update')?.args, { timeout: 5000 }).toMatchObject({
-          version: '2.0.0',
-          platform: `linux_${arch}`,
-        });
+        await expect
+          .poll(() => connected.received.find((m) => m.type === 'command' && m.name === 'update')?.args, { timeout: 5000 })
+          .toMatchObject({
+            version: '2.0.0',
+            platform: `linux_${arch}`,
+          });
         await expect.poll(async () => (await runsOf(rule.rule_id))[0]?.status, { timeout: 5000 }).toBe('succeeded');
         expect((await runsOf(rule.rule_id))[0].result).toEqual({
           nodes: [{ node_id: connected.welcome.node_id, update_status: 'update_sent', version: '2.0.0' }],
@@ -339,9 +389,11 @@ describe('automation', () => {
       }
     });
 
-    it('acts with the rule tenant\'s authority only: a node outside its tree fails the run', async () => {
+    it("acts with the rule tenant's authority only: a node outside its tree fails the run", async () => {
       const { rule } = await save(tree.childACaller, { name: 'u', match: { topic: 'detections' }, action: { type: 'collector_update' } });
-      const foreign = await t.app.db.prisma.node.create({ data: { id: newId('node'), customerId: tree.childB.id, machineId: 'x', status: 'active', os: 'linux', arch: 'amd64' } });
+      const foreign = await t.app.db.prisma.node.create({
+        data: { id: newId('node'), customerId: tree.childB.id, machineId: 'x', status: 'active', os: 'linux', arch: 'amd64' },
+      });
       await detection(tree.childA.id, { node_id: foreign.id });
       await expect.poll(async () => (await runsOf(rule.rule_id))[0]?.status).toBe('failed');
       expect((await runsOf(rule.rule_id))[0]).toMatchObject({ attempts: 1, error: expect.stringMatching(/^not_found/) });
@@ -362,7 +414,7 @@ describe('automation', () => {
       otherRule = (await save(otherTree.mspCaller, webhookRule(hook()))).rule.rule_id;
     });
 
-    it('lists the caller\'s own rules, and a parent\'s whole tree (or one tenant of it)', async () => {
+    it("lists the caller's own rules, and a parent's whole tree (or one tenant of it)", async () => {
       const ids = async (caller: Caller, query = '') => {
         const res = await call(t.url, 'GET', `${PATH}${query}`, { token: caller.token });
         expect(res.status).toBe(200);
@@ -380,7 +432,7 @@ describe('automation', () => {
       expect(await ids(tree.mspCaller, `?customer_id=${fresh.id}`)).toEqual([]);
     });
 
-    it('fetches one rule of the tree by rule_id (404 for a sibling\'s, another tree\'s or a missing one)', async () => {
+    it("fetches one rule of the tree by rule_id (404 for a sibling's, another tree's or a missing one)", async () => {
       expect((await call(t.url, 'GET', `${PATH}?rule_id=${childARule}`, { token: tree.childACaller.token })).body.rule.rule_id).toBe(childARule);
       expect((await call(t.url, 'GET', `${PATH}?rule_id=${childARule}`, { token: tree.mspCaller.token })).status).toBe(200);
       for (const ruleId of [childBRule, otherRule, 'rule_missing', '', 'x'.repeat(500)]) {
@@ -496,9 +548,18 @@ describe('automation', () => {
       const tenant = await seedTenant(t.app);
       const caller = await seedCaller(t.app, tenant.id);
       await t.app.db.prisma.automationRule.createMany({
-        data: Array.from({ length: 100 }, (_, i) => ({ id: `rule_lim${i}_${tenant.id}`, customerId: tenant.id, name: 'n', topic: 'detections', action: 'collector_update' })),
+        data: Array.from({ length: 100 }, (_, i) => ({
+          id: `rule_lim${i}_${tenant.id}`,
+          customerId: tenant.id,
+          name: 'n',
+          topic: 'detections',
+          action: 'collector_update',
+        })),
       });
-      const res = await call(t.url, 'POST', PATH, { token: caller.token, body: { name: 'one too many', match: { topic: 'detections' }, action: { type: 'collector_update' } } });
+      const res = await call(t.url, 'POST', PATH, {
+        token: caller.token,
+        body: { name: 'one too many', match: { topic: 'detections' }, action: { type: 'collector_update' } },
+      });
       expect(res.status).toBe(409);
       expect(res.body.code).toBe('rule_limit_reached');
     });
@@ -511,7 +572,24 @@ describe('automation', () => {
       const target = hook();
       const saved = await graphql(
         t.url,
-        `mutation($input: SaveAutomationRuleInput!) { saveAutomationRule(input: $input) { created secret rule { ruleId match { topic } action { type url } } } }`,
+        `
+          mutation ($input: SaveAutomationRuleInput!) {
+            saveAutomationRule(input: $input) {
+              created
+              secret
+              rule {
+                ruleId
+                match {
+                  topic
+                }
+                action {
+                  type
+                  url
+                }
+              }
+            }
+          }
+        `,
         { input: { name: 'gql', match: { topic: 'detections' }, action: { type: 'webhook', url: receiver.url + target } } },
         tree.childBCaller.token,
       );
@@ -526,7 +604,17 @@ describe('automation', () => {
       });
       const listed = await graphql(
         t.url,
-        `{ automationRules { ruleId runs(limit: 1) { status attempts } } }`,
+        `
+          {
+            automationRules {
+              ruleId
+              runs(limit: 1) {
+                status
+                attempts
+              }
+            }
+          }
+        `,
         {},
         tree.mspCaller.token,
       );
@@ -535,7 +623,12 @@ describe('automation', () => {
       expect(listed.data.automationRules.length).toBeGreaterThan(5);
       expect(runStatements).toBe(1);
       expect(listed.data.automationRules.find((r: { ruleId: string }) => r.ruleId === ruleId).runs).toHaveLength(1);
-      const removed = await graphql(t.url, 'mutation($id: String) { deleteAutomationRule(ruleId: $id) { deleted { ruleId } } }', { id: ruleId }, tree.childBCaller.token);
+      const removed = await graphql(
+        t.url,
+        'mutation($id: String) { deleteAutomationRule(ruleId: $id) { deleted { ruleId } } }',
+        { id: ruleId },
+        tree.childBCaller.token,
+      );
       expect(removed.data.deleteAutomationRule.deleted.ruleId).toBe(ruleId);
     });
   });
@@ -578,7 +671,10 @@ describe('automation without AUTOMATION_ALLOW_PRIVATE_TARGETS', () => {
     ['IPv6 unspecified', () => 'http://[::]/x'],
     ['unspecified IPv4', () => 'http://0.0.0.0:9/x'],
   ])('refuses a %s target when the rule is saved', async (_label, url) => {
-    const res = await call(t.url, 'POST', PATH, { token: caller.token, body: { name: 'n', match: { topic: 'detections' }, action: { type: 'webhook', url: url() } } });
+    const res = await call(t.url, 'POST', PATH, {
+      token: caller.token,
+      body: { name: 'n', match: { topic: 'detections' }, action: { type: 'webhook', url: url() } },
+    });
     expect(res.status, JSON.stringify(res.body)).toBe(400);
     expect(res.body.code).toBe('target_not_allowed');
   });

@@ -51,7 +51,9 @@ function validateCondition(input: { field?: string | null; op?: string | null; v
   const absent = [!field && `${at}.field`, !op && `${at}.op`].filter((f): f is string => Boolean(f));
   if (absent.length) throw missingFields(absent);
   if (field!.length > MATCH_LIMITS.field || !FIELD_PATH.test(field!) || field!.split('.').length > MATCH_LIMITS.fieldDepth) {
-    throw invalid(`${at}.field must be a dotted path of letters, digits and underscores (at most ${MATCH_LIMITS.field} characters, ${MATCH_LIMITS.fieldDepth} levels)`);
+    throw invalid(
+      `${at}.field must be a dotted path of letters, digits and underscores (at most ${MATCH_LIMITS.field} characters, ${MATCH_LIMITS.fieldDepth} levels)`,
+    );
   }
   if (!(CONDITION_OPS as readonly string[]).includes(op!)) throw invalid(`${at}.op must be one of ${CONDITION_OPS.join(', ')}`);
   const value = input.value ?? null;
@@ -87,7 +89,10 @@ function isScalar(value: unknown): value is Scalar {
 }
 
 /** True when the event is one the rule reacts to. */
-export function eventMatches(match: { topic: string; kinds: readonly string[]; conditions: readonly Condition[] }, event: { topic: string; kind: string; data: unknown }): boolean {
+export function eventMatches(
+  match: { topic: string; kinds: readonly string[]; conditions: readonly Condition[] },
+  event: { topic: string; kind: string; data: unknown },
+): boolean {
   if (match.topic !== event.topic) return false;
   if (match.kinds.length && !match.kinds.includes(event.kind)) return false;
   return match.conditions.every((condition) => holds(condition, valueAt(event.data, condition.field)));

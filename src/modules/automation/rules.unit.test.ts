@@ -9,22 +9,70 @@ import { WebhookSecrets, generateWebhookSecret, signatureHeader } from './webhoo
 
 describe('webhook targets', () => {
   it.each([
-    '127.0.0.1', '127.255.0.9', '10.1.2.3', '172.16.0.1', '172.31.255.255', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0',
-    '224.0.0.1', '255.255.255.255', '::1', '::', 'fe80::1', 'fc00::1', 'fd12:3456::1', '::ffff:127.0.0.1', '::ffff:10.0.0.1', '::ffff:a9fe:a9fe',
-    '64:ff9b::a00:1', '2002:a00:1::', 'ff02::1', 'not-an-ip',
+    '127.0.0.1',
+    '127.255.0.9',
+    '10.1.2.3',
+    '172.16.0.1',
+    '172.31.255.255',
+    '192.168.1.1',
+    '169.254.169.254',
+    '100.64.0.1',
+    '0.0.0.0',
+    '224.0.0.1',
+    '255.255.255.255',
+    '::1',
+    '::',
+    'fe80::1',
+    'fc00::1',
+    'fd12:3456::1',
+    '::ffff:127.0.0.1',
+    '::ffff:10.0.0.1',
+    '::ffff:a9fe:a9fe',
+    '64:ff9b::a00:1',
+    '2002:a00:1::',
+    'ff02::1',
+    'not-an-ip',
     // Every IPv6 spelling of a private or loopback IPv4 address, and the other non-public IPv6 ranges.
-    '::ffff:7f00:1', '0:0:0:0:0:ffff:7f00:1', '::ffff:0:127.0.0.1', '::ffff:0:7f00:1', '::ffff:0:10.0.0.1', '::ffff:0:8.8.8.8', '::127.0.0.1',
-    '::7f00:1', '::10.0.0.1', '64:ff9b::127.0.0.1', '64:ff9b:1::a00:1', '2002:7f00:1::1', '2001:0:4136:e378::1', 'fec0::1', 'fe80::1%eth0',
-    '2606:4700:4700::1111%eth0', '100::1', '2001:db8::1', '3fff::1', '5f00::1', 'ff05::2', '::ffff:0.0.0.0', '::ffff:a9fe:a9fe',
+    '::ffff:7f00:1',
+    '0:0:0:0:0:ffff:7f00:1',
+    '::ffff:0:127.0.0.1',
+    '::ffff:0:7f00:1',
+    '::ffff:0:10.0.0.1',
+    '::ffff:0:8.8.8.8',
+    '::127.0.0.1',
+    '::7f00:1',
+    '::10.0.0.1',
+    '64:ff9b::127.0.0.1',
+    '64:ff9b:1::a00:1',
+    '2002:7f00:1::1',
+    '2001:0:4136:e378::1',
+    'fec0::1',
+    'fe80::1%eth0',
+    '2606:4700:4700::1111%eth0',
+    '100::1',
+    '2001:db8::1',
+    '3fff::1',
+    '5f00::1',
+    'ff05::2',
+    '::ffff:0.0.0.0',
+    '::ffff:a9fe:a9fe',
   ])('%s is not public', (address) => expect(isPublicAddress(address)).toBe(false));
 
-  it.each(['8.8.8.8', '1.1.1.1', '93.184.215.14', '2606:4700:4700::1111', '::ffff:8.8.8.8', '::ffff:808:808', '172.32.0.1', '2a00:1450:4001::200e'])('%s is public', (address) =>
-    expect(isPublicAddress(address)).toBe(true),
+  it.each(['8.8.8.8', '1.1.1.1', '93.184.215.14', '2606:4700:4700::1111', '::ffff:8.8.8.8', '::ffff:808:808', '172.32.0.1', '2a00:1450:4001::200e'])(
+    '%s is public',
+    (address) => expect(isPublicAddress(address)).toBe(true),
   );
 
   it('accepts absolute http(s) URLs only, without credentials', () => {
     expect(parseTargetUrl(' https://hooks.example.com/a?b=1#frag ').toString()).toBe('https://hooks.example.com/a?b=1');
-    for (const bad of ['ftp://x.example.com/', 'javascript:alert(1)', '/relative', 'https://user:pw@x.example.com/', 'nonsense', `https://x.example.com/${'a'.repeat(2100)}`]) {
+    for (const bad of [
+      'ftp://x.example.com/',
+      'javascript:alert(1)',
+      '/relative',
+      'https://user:pw@x.example.com/',
+      'nonsense',
+      `https://x.example.com/${'a'.repeat(2100)}`,
+    ]) {
       expect(() => parseTargetUrl(bad), bad).toThrow(DomainError);
     }
   });
@@ -56,7 +104,13 @@ describe('rule matching', () => {
   const event = (data: unknown, kind = 'investigation_opened') => ({ topic: 'investigations', kind, data });
 
   it('matches topic, kinds and every condition on the data', () => {
-    const rule = match([{ field: 'disposition', op: 'eq', value: 'malicious' }, { field: 'confidence', op: 'gte', value: 0.8 }], ['investigation_opened']);
+    const rule = match(
+      [
+        { field: 'disposition', op: 'eq', value: 'malicious' },
+        { field: 'confidence', op: 'gte', value: 0.8 },
+      ],
+      ['investigation_opened'],
+    );
     expect(eventMatches(rule, event({ disposition: 'malicious', confidence: 0.9 }))).toBe(true);
     expect(eventMatches(rule, event({ disposition: 'malicious', confidence: 0.5 }))).toBe(false);
     expect(eventMatches(rule, event({ disposition: 'benign', confidence: 0.9 }))).toBe(false);

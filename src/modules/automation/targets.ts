@@ -61,7 +61,10 @@ export function isPublicAddress(address: string): boolean {
 
 /** A delivery-time refusal: permanent, the run fails without retrying. */
 export class TargetRefused extends Error {
-  constructor(readonly code: 'target_not_allowed' | 'target_unresolvable', message: string) {
+  constructor(
+    readonly code: 'target_not_allowed' | 'target_unresolvable',
+    message: string,
+  ) {
     super(message);
   }
 }

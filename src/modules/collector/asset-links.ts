@@ -63,4 +63,7 @@ export function checkLink(keys: LinkKey[], path: string, expires: string | null,
 
 /** The key new links are signed with: the newest one not retired. */
 export const currentLinkKey = (keys: LinkKey[]): LinkKey | undefined =>
-  keys.filter((k) => k.retiredAt === null).sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime()).at(-1);
+  keys
+    .filter((k) => k.retiredAt === null)
+    .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime())
+    .at(-1);

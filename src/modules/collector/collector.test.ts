@@ -74,7 +74,7 @@ describe('collector releases and downloads', () => {
       });
     });
 
-    it('keeps a ready tarball as given, and drops the version\'s leading v', () => {
+    it("keeps a ready tarball as given, and drops the version's leading v", () => {
       expect(tarRelease).toMatchObject({
         version: '0.3.0',
         filename: 'prophet_collector_v0.3.0_linux_arm7.tar.gz',
@@ -134,7 +134,7 @@ describe('collector releases and downloads', () => {
       expect(url.searchParams.get('signature')).toMatch(/^[0-9a-f]{64}$/);
     });
 
-    it('defaults to linux/amd64 on stable, as the SDK\'s defaults', async () => {
+    it("defaults to linux/amd64 on stable, as the SDK's defaults", async () => {
       expect((await location('')).pathname).toContain(rawRelease.id);
     });
 

@@ -57,10 +57,16 @@ describe('collector install and uninstall scripts', () => {
 
   beforeAll(async () => {
     t = await startTestApp();
-    for (const [os, arch] of [['linux', 'amd64'], ['darwin', 'arm64']]) {
+    for (const [os, arch] of [
+      ['linux', 'amd64'],
+      ['darwin', 'arm64'],
+    ]) {
       await t.app.services.collector.publish({ file: binary, version: '1.4.0', channel: 'stable', os, arch });
     }
-    for (const [file, path] of [[install, '/rest/collector/install/1.0'], [uninstall, '/rest/collector/uninstall/1.0']]) {
+    for (const [file, path] of [
+      [install, '/rest/collector/install/1.0'],
+      [uninstall, '/rest/collector/uninstall/1.0'],
+    ]) {
       const res = await call(t.url, 'GET', path);
       writeFileSync(file, res.body);
     }
@@ -111,7 +117,7 @@ describe('collector install and uninstall scripts', () => {
     expect(existsSync(box.installRoot)).toBe(false);
   });
 
-  it('stops with the server\'s message when the channel has no release', async () => {
+  it("stops with the server's message when the channel has no release", async () => {
     const box = sandbox('no-release');
     const run = await bash(install, [accessKey], { ...box.env, PROPHET_OS: 'Linux', PROPHET_ARCH: 'x86_64', PROPHET_CHANNEL: 'dev' });
     expect(run.code).toBe(1);
@@ -162,9 +168,15 @@ describe('collector install and uninstall scripts', () => {
     expect(run.code).toBe(0);
     expect(readFileSync(join(box.installRoot, 'bin/prophet'))).toEqual(binary);
     const plist = readFileSync(join(box.launchdDir, 'io.prophet.node.plist'), 'utf8');
-    expect(plist).toContain(`<string>${box.installRoot}/bin/prophet</string>\n    <string>--prophet-dir</string>\n    <string>${box.installRoot}/state</string>`);
+    expect(plist).toContain(
+      `<string>${box.installRoot}/bin/prophet</string>\n    <string>--prophet-dir</string>\n    <string>${box.installRoot}/state</string>`,
+    );
     expect(plist).toContain('<key>KeepAlive</key>\n  <true/>');
-    expect(box.calls()).toEqual(['bootout system/io.prophet.node', 'enable system/io.prophet.node', `bootstrap system ${join(box.launchdDir, 'io.prophet.node.plist')}`]);
+    expect(box.calls()).toEqual([
+      'bootout system/io.prophet.node',
+      'enable system/io.prophet.node',
+      `bootstrap system ${join(box.launchdDir, 'io.prophet.node.plist')}`,
+    ]);
 
     expect((await bash(uninstall, [], env)).code).toBe(0);
     expect(box.calls().slice(3)).toEqual(['bootout system/io.prophet.node', 'disable system/io.prophet.node']);

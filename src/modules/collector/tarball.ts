@@ -53,7 +53,7 @@ export function readTarGz(tarGz: Buffer): TarMember[] {
   const members: TarMember[] = [];
   let longName: string | undefined;
   let paxPath: string | undefined;
-  for (let offset = 0; offset + BLOCK <= tar.length; ) {
+  for (let offset = 0; offset + BLOCK <= tar.length;) {
     const header = tar.subarray(offset, offset + BLOCK);
     if (header.every((b) => b === 0)) break; // end-of-archive marker
     if (readOctal(header, 148, 8) !== checksum(header)) throw new TarballError(`bad header checksum at byte ${offset}`);
@@ -105,7 +105,11 @@ function writeOctal(buf: Buffer, offset: number, length: number, value: number):
 }
 
 function readOctal(buf: Buffer, offset: number, length: number): number {
-  const text = buf.subarray(offset, offset + length).toString('ascii').split('\0')[0].trim();
+  const text = buf
+    .subarray(offset, offset + length)
+    .toString('ascii')
+    .split('\0')[0]
+    .trim();
   return text === '' ? 0 : Number.parseInt(text, 8);
 }
 

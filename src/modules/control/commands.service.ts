@@ -49,9 +49,7 @@ export class NodeCommandService {
     }
     session.assert('nodes.command');
     const node = await this.nodes.get(session, nodeId);
-    const duration = TIMED_PROFILES.has(profileType)
-      ? clamp(durationS ?? PPROF_DURATION_S.default, 1, PPROF_DURATION_S.max)
-      : 0;
+    const duration = TIMED_PROFILES.has(profileType) ? clamp(durationS ?? PPROF_DURATION_S.default, 1, PPROF_DURATION_S.max) : 0;
     const failure = gatewayFailure('pprof_capture_failed');
     const data = await this.run(node, 'pprof', { type: profileType.toLowerCase(), duration_s: duration }, duration * 1000 + 15_000, failure);
     if (typeof data.profile_b64 !== 'string' || data.profile_b64 === '') throw failure.failed('the collector sent no profile');

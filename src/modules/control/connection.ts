@@ -23,10 +23,13 @@ export class CollectorConnection {
 
   command(id: string, name: string, args: Record<string, unknown>, deadline: number): Promise<CommandResult> {
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.pending.delete(id);
-        reject(new CommandTimeout(`no answer to ${name} by its deadline`));
-      }, Math.max(0, deadline - Date.now()));
+      const timer = setTimeout(
+        () => {
+          this.pending.delete(id);
+          reject(new CommandTimeout(`no answer to ${name} by its deadline`));
+        },
+        Math.max(0, deadline - Date.now()),
+      );
       this.pending.set(id, { resolve, reject, timer });
       this.send({ type: 'command', id, name, args, deadline_ms: deadline });
     });

@@ -44,12 +44,11 @@ builder.mutationFields((t) => ({
     type: NodeProfileCapture,
     description: 'Captures a pprof profile on the collector; duration (CPU, BLOCK, MUTEX) capped at 60 s.',
     args: { nodeId: t.arg.string({ required: true }), type: t.arg.string({ required: false }), durationSeconds: t.arg.int({ required: false }) },
-    resolve: async (_root, args, ctx) =>
-      ctx.services.nodeCommands.pprof(await ctx.auth.requireSession(), args.nodeId, args.type, args.durationSeconds),
+    resolve: async (_root, args, ctx) => ctx.services.nodeCommands.pprof(await ctx.auth.requireSession(), args.nodeId, args.type, args.durationSeconds),
   }),
   updateNode: t.field({
     type: NodeUpdateResult,
-    description: 'Sends the latest release of the node\'s channel to the connected collector.',
+    description: "Sends the latest release of the node's channel to the connected collector.",
     args: { nodeId: t.arg.string({ required: true }) },
     resolve: async (_root, args, ctx) => ctx.services.nodeCommands.update(await ctx.auth.requireSession(), args.nodeId),
   }),

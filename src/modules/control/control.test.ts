@@ -116,7 +116,7 @@ describe('collector control channel and node commands', () => {
   });
 
   describe('diagnostics', () => {
-    it('answers with the collector\'s diagnostics and logs, clamping log_lines to 1..1000', async () => {
+    it("answers with the collector's diagnostics and logs, clamping log_lines to 1..1000", async () => {
       const { collector, nodeId } = await enrol('ctl-diag');
       collector.answer = (cmd) => ({
         ok: true,
@@ -125,7 +125,11 @@ describe('collector control channel and node commands', () => {
       const res = await call(a.url, 'GET', `/rest/nodes/1.0/${nodeId}/diagnostics?log_lines=2`, { token: tree.mspCaller.token });
       expect(res.status).toBe(200);
       expect(res.body).toEqual({ node_id: nodeId, diagnostics: { uptime_s: 5, asked: 2 }, recent_logs: ['line 1', 'line 2'] });
-      for (const [asked, sent] of [['0', 1], ['99999999999', 1000], ['-5', 1]] as const) {
+      for (const [asked, sent] of [
+        ['0', 1],
+        ['99999999999', 1000],
+        ['-5', 1],
+      ] as const) {
         const clamped = await call(a.url, 'GET', `/rest/nodes/1.0/${nodeId}/diagnostics?log_lines=${asked}`, { token: tree.mspCaller.token });
         expect(clamped.body.diagnostics.asked).toBe(sent);
       }
@@ -185,7 +189,9 @@ describe('collector control channel and node commands', () => {
         duration = cmd.args.duration_s as number;
         return { ok: true, data: { profile_b64: profile.toString('base64') } };
       };
-      const res = await fetchDocumented(`${a.url}/rest/nodes/1.0/${nodeId}/pprof?type=CPU&duration=600`, { headers: { authorization: `Bearer ${tree.mspCaller.token}` } });
+      const res = await fetchDocumented(`${a.url}/rest/nodes/1.0/${nodeId}/pprof?type=CPU&duration=600`, {
+        headers: { authorization: `Bearer ${tree.mspCaller.token}` },
+      });
       expect(res.status).toBe(200);
       expect(res.headers.get('content-type')).toBe('application/octet-stream');
       expect(res.headers.get('content-disposition')).toBe(`attachment; filename="${nodeId}-cpu.pprof"`);
@@ -209,7 +215,13 @@ describe('collector control channel and node commands', () => {
       const noRelease = await call(a.url, 'POST', `/rest/nodes/1.0/${nodeId}/update`, { token: tree.mspCaller.token });
       expect(noRelease.status).toBe(502);
       expect(noRelease.body).toMatchObject({ code: 'update_failed', message: 'No stable release for linux/arm7 to update to' });
-      const release = await a.app.services.collector.publish({ file: Buffer.from('binary 1.4.0'), version: '1.4.0', channel: 'stable', os: 'linux', arch: 'arm7' });
+      const release = await a.app.services.collector.publish({
+        file: Buffer.from('binary 1.4.0'),
+        version: '1.4.0',
+        channel: 'stable',
+        os: 'linux',
+        arch: 'arm7',
+      });
       let sent: Record<string, unknown> = {};
       collector.answer = (cmd) => {
         sent = cmd.args;
@@ -294,7 +306,7 @@ describe('collector control channel and node commands', () => {
       unsubscribes.forEach((unsubscribe) => unsubscribe());
     };
 
-    it('replaces the older one in the same process, and the older one\'s late connect event closes nothing', async () => {
+    it("replaces the older one in the same process, and the older one's late connect event closes nothing", async () => {
       const older = await enrol('ctl-twice');
       const olderSession = await sessionOf(older.nodeId);
       const newer = await reconnect(a, older.token, 'ctl-twice');
@@ -307,7 +319,7 @@ describe('collector control channel and node commands', () => {
       expect(await sessionOf(older.nodeId)).not.toBe(olderSession);
     });
 
-    it('replaces the older one held by another process, and the older one\'s late connect event closes nothing', async () => {
+    it("replaces the older one held by another process, and the older one's late connect event closes nothing", async () => {
       const older = await enrol('ctl-twice-across');
       const olderSession = await sessionOf(older.nodeId);
       const newer = await reconnect(b, older.token, 'ctl-twice-across');
@@ -319,7 +331,7 @@ describe('collector control channel and node commands', () => {
     });
   });
 
-  it('pushes the new configuration when the node\'s profile is deleted', async () => {
+  it("pushes the new configuration when the node's profile is deleted", async () => {
     const profile = await a.app.db.prisma.profile.create({
       data: { id: newId('prof'), customerId: tree.childA.id, name: 'temp', services: { netflow: { enabled: true, port: 9995 } } },
     });
@@ -335,7 +347,11 @@ describe('collector control channel and node commands', () => {
 
   it('streams connection changes through the nodeStatus subscription, from any process', async () => {
     const { collector, nodeId } = await enrol('ctl-watch');
-    const client = createClient({ url: b.url.replace('http', 'ws') + '/graphql', webSocketImpl: WebSocket, connectionParams: { authorization: `Bearer ${tree.mspCaller.token}` } });
+    const client = createClient({
+      url: b.url.replace('http', 'ws') + '/graphql',
+      webSocketImpl: WebSocket,
+      connectionParams: { authorization: `Bearer ${tree.mspCaller.token}` },
+    });
     const seen: boolean[] = [];
     const done = new Promise<void>((resolve, reject) => {
       client.subscribe(
@@ -358,7 +374,7 @@ describe('collector control channel and node commands', () => {
     expect(seen[0]).toBe(true);
   });
 
-  it('closes the channels of a deleted deployment\'s collectors', async () => {
+  it("closes the channels of a deleted deployment's collectors", async () => {
     const child = await call(a.url, 'POST', '/rest/deployments/1.0', {
       token: tree.mspCaller.token,
       body: { name: 'Short lived', handle: `short_${Date.now()}`, parent_id: tree.msp.id },

@@ -9,8 +9,7 @@ import { startServerProcess } from '../../../test/kit/server-process.js';
 const DOOMED = 'doomed-server';
 
 /** The doomed server, with no launcher in between, so that SIGKILL kills what holds the channels. */
-const startDoomedServer = (databaseUrl: string, secretsKey: { SECRETS_KEY: string }) =>
-  startServerProcess(databaseUrl, { PGAPPNAME: DOOMED, ...secretsKey });
+const startDoomedServer = (databaseUrl: string, secretsKey: { SECRETS_KEY: string }) => startServerProcess(databaseUrl, { PGAPPNAME: DOOMED, ...secretsKey });
 
 describe('control channels of a server process that dies', () => {
   let a: TestApp;
@@ -31,7 +30,9 @@ describe('control channels of a server process that dies', () => {
   };
   const get = (app: TestApp, path: string) => call(app.url, 'GET', path, { token: tree.mspCaller.token });
   const backendsOf = async (applicationName: string) => {
-    const { rows } = await a.app.db.pool.query('SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1', [applicationName]);
+    const { rows } = await a.app.db.pool.query('SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1', [
+      applicationName,
+    ]);
     return rows[0].n as number;
   };
 

@@ -95,7 +95,9 @@ export class ControlHub {
     this.stops.push(
       await this.pubsub.subscribe(commandTopic, (cmd) => this.background('control.forward_failed', { commandId: cmd.id }, this.forward(cmd))),
       await this.pubsub.subscribe(resultTopic, ({ id }) => this.background('control.relay_collect_failed', { commandId: id }, this.collectRelayed(id))),
-      await this.pubsub.subscribe(nodeConnectionTopic, (event) => this.background('control.replaced_check_failed', { nodeId: event.nodeId }, this.dropIfReplaced(event))),
+      await this.pubsub.subscribe(nodeConnectionTopic, (event) =>
+        this.background('control.replaced_check_failed', { nodeId: event.nodeId }, this.dropIfReplaced(event)),
+      ),
       await this.db.listen('node_config_changed', (nodeId) => this.background('control.push_config_failed', { nodeId }, this.pushConfig(nodeId))),
       await this.db.listen('profile_changed', (profileId) => this.background('control.push_profile_failed', { profileId }, this.pushProfile(profileId))),
       await this.db.listen('auth_client_changed', (clientId) => this.dropClient(clientId)),
@@ -186,7 +188,8 @@ export class ControlHub {
       }
       // Frames that arrive while the hello is still being processed carry nothing to lose.
       if (!connection) return;
-      if (message.type === 'heartbeat') this.heartbeat(connection).catch((error) => this.logger.warn('control.heartbeat_failed', { nodeId: connection!.nodeId, error }));
+      if (message.type === 'heartbeat')
+        this.heartbeat(connection).catch((error) => this.logger.warn('control.heartbeat_failed', { nodeId: connection!.nodeId, error }));
       else if (message.type === 'result') connection.settle(message.id, checkedResult({ ok: message.ok, data: message.data, error: message.error }));
     });
     ws.on('close', () => {
@@ -253,7 +256,10 @@ export class ControlHub {
   private refuse(ws: WebSocket, error: unknown): void {
     if (error instanceof DomainError) {
       ws.send(JSON.stringify({ type: 'error', code: error.code, message: error.message }));
-      ws.close(error.status === 401 ? CloseCode.unauthenticated : error.status === 403 || error.status === 409 ? CloseCode.forbidden : CloseCode.protocol, error.code);
+      ws.close(
+        error.status === 401 ? CloseCode.unauthenticated : error.status === 403 || error.status === 409 ? CloseCode.forbidden : CloseCode.protocol,
+        error.code,
+      );
       return;
     }
     this.logger.error('control.hello_failed', { error });
@@ -267,9 +273,7 @@ export class ControlHub {
   }
 
   private track(work: Promise<void>): void {
-    const tracked = work
-      .catch((error) => this.logger.error('control.disconnect_failed', { error }))
-      .finally(() => this.closing.delete(tracked));
+    const tracked = work.catch((error) => this.logger.error('control.disconnect_failed', { error })).finally(() => this.closing.delete(tracked));
     this.closing.add(tracked);
   }
 

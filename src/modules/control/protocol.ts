@@ -23,7 +23,8 @@ const facts = z
   .superRefine((value, ctx) => {
     const problem = storableJsonProblem(value, FACTS_LIMITS.depth);
     if (problem) ctx.addIssue({ code: 'custom', message: problem });
-    else if (Buffer.byteLength(JSON.stringify(value)) > FACTS_LIMITS.bytes) ctx.addIssue({ code: 'custom', message: `must be at most ${FACTS_LIMITS.bytes} bytes of JSON` });
+    else if (Buffer.byteLength(JSON.stringify(value)) > FACTS_LIMITS.bytes)
+      ctx.addIssue({ code: 'custom', message: `must be at most ${FACTS_LIMITS.bytes} bytes of JSON` });
   })
   .nullish();
 
@@ -80,7 +81,10 @@ export function checkedResult(result: CommandResult): CommandResult {
 export function refusalReason(error: unknown): string {
   const issue = error instanceof z.ZodError ? error.issues[0] : undefined;
   const reason = issue ? `malformed message: ${issue.path.join('.') || 'frame'} ${issue.message}` : 'malformed message';
-  return Buffer.from(reason).subarray(0, 120).toString('utf8').replace(/\uFFFD$/, '');
+  return Buffer.from(reason)
+    .subarray(0, 120)
+    .toString('utf8')
+    .replace(/\uFFFD$/, '');
 }
 
 export const CloseCode = {

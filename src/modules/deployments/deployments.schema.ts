@@ -12,7 +12,7 @@ const CreateDeploymentInput = builder.inputType('CreateDeploymentInput', {
   fields: (t) => ({
     name: t.string({ required: false }),
     handle: t.string({ required: false, description: 'Slugified to lowercase with underscores.' }),
-    parentId: t.string({ required: false, description: 'Must be the caller\'s own customer_id.' }),
+    parentId: t.string({ required: false, description: "Must be the caller's own customer_id." }),
     subdomain: t.string({ required: false }),
   }),
 });
@@ -48,8 +48,7 @@ builder.queryFields((t) => ({
     type: 'Tenant',
     description: 'The parent whose deployments are listed: the caller, or 403 `unauthorized` for any other id.',
     args: { parentId: t.arg.string({ required: false }) },
-    resolve: async (_query, _root, args, ctx) =>
-      ctx.services.deployments.parentFor(await ctx.auth.requireSession(), args.parentId),
+    resolve: async (_query, _root, args, ctx) => ctx.services.deployments.parentFor(await ctx.auth.requireSession(), args.parentId),
   }),
 }));
 

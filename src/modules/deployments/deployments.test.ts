@@ -34,13 +34,16 @@ describe('deployments REST paths', () => {
     (await t.app.flows.query<{ n: number }>('/* test_count */ SELECT count() AS n FROM flows WHERE customer_id = {c:String}', { c: customerId }))[0].n;
   const mutationsNaming = async (customerId: string) =>
     (
-      await t.app.flows.query<{ n: number }>("/* test_mutations */ SELECT count() AS n FROM system.mutations WHERE table = 'flows' AND position(command, {c:String}) > 0", {
-        c: `'${customerId}'`,
-      })
+      await t.app.flows.query<{ n: number }>(
+        "/* test_mutations */ SELECT count() AS n FROM system.mutations WHERE table = 'flows' AND position(command, {c:String}) > 0",
+        {
+          c: `'${customerId}'`,
+        },
+      )
     )[0].n;
 
   describe('GET', () => {
-    it('lists the caller\'s children with the parent summary and count', async () => {
+    it("lists the caller's children with the parent summary and count", async () => {
       const res = await call(t.url, 'GET', PATH, { token: tree.mspCaller.token });
       expect(res.status).toBe(200);
       expect(res.body).toEqual({
@@ -77,7 +80,7 @@ describe('deployments REST paths', () => {
       expect(res.body).toMatchObject({ error: 'unauthorized', code: 'unauthorized', message: expect.any(String) });
     });
 
-    it('answers 403 to a child asking for its parent\'s list', async () => {
+    it("answers 403 to a child asking for its parent's list", async () => {
       const res = await call(t.url, 'GET', `${PATH}?parent_id=${tree.msp.id}`, { token: tree.childACaller.token });
       expect(res.status).toBe(403);
     });
@@ -230,7 +233,7 @@ describe('deployments REST paths', () => {
       expect(await mutationsNaming(child.id)).toBe(1);
     });
 
-    it('deletes the child\'s flows from ClickHouse, and no one else\'s', async () => {
+    it("deletes the child's flows from ClickHouse, and no one else's", async () => {
       const child = await seedTenant(t.app, { parentId: tree.msp.id });
       await insertFlowBatch(t.app.flows, { customerId: child.id, nodeId: 'node_x', batchId: 'b1', flows: [flow, flow] });
       await insertFlowBatch(t.app.flows, { customerId: tree.childA.id, nodeId: 'node_y', batchId: 'b1', flows: [flow] });
@@ -257,7 +260,7 @@ describe('deployments REST paths', () => {
     });
 
     it.each([
-      ['a sibling\'s child', () => otherTree.childA.id],
+      ["a sibling's child", () => otherTree.childA.id],
       ['the caller itself', () => tree.msp.id],
       ['a missing customer', () => 'cus_missing'],
     ])('answers 404 deployment_not_found for %s', async (_name, id) => {

@@ -40,7 +40,18 @@ export async function detectRunCommand(args: string[], db: Database, config: Con
   if (run.status !== 'completed') throw new DomainError(504, 'detection_timeout', `Detection run ${runId} has not finished (status ${run.status})`);
   // jsonb does not keep key order: print the fields in the order a reader expects.
   const r = run.result as unknown as RunResult;
-  return { run_id: r.run_id, customer_id: r.customer_id, trigger: r.trigger, tenants: r.tenants, window: r.window, opened: r.opened, updated: r.updated, closed: r.closed, failed: r.failed, skipped: r.skipped };
+  return {
+    run_id: r.run_id,
+    customer_id: r.customer_id,
+    trigger: r.trigger,
+    tenants: r.tenants,
+    window: r.window,
+    opened: r.opened,
+    updated: r.updated,
+    closed: r.closed,
+    failed: r.failed,
+    skipped: r.skipped,
+  };
 }
 
 async function runHere(runId: string, db: Database, runs: DetectionPostgresStore, config: Config): Promise<void> {

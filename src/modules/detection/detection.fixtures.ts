@@ -48,13 +48,20 @@ export function flowRecord(f: FlowSpec): Record<string, unknown> {
   });
   return {
     '@timestamp': Math.floor(f.at),
-    src: { ...side(f.src, 50_000, f.srcFqdn, undefined), ...(f.process ? { process: typeof f.process === 'string' ? { name: f.process, pid: 4242 } : f.process } : {}) },
+    src: {
+      ...side(f.src, 50_000, f.srcFqdn, undefined),
+      ...(f.process ? { process: typeof f.process === 'string' ? { name: f.process, pid: 4242 } : f.process } : {}),
+    },
     dst: side(f.dst, f.port, f.dstFqdn, f.org),
     transport: { proto: f.proto ?? 'TCP', proto_num: (f.proto ?? 'TCP') === 'TCP' ? 6 : 17 },
     ...((f.proto ?? 'TCP') === 'TCP' ? { tcp: { flags: f.flags ?? (answered ? ['SYN', 'ACK', 'FIN'] : ['SYN']) } } : {}),
     stats: {
       volume: {
-        bytes: { src: { count: packets, sum: up, sum_squares: 0, sum_cubes: 0 }, dst: { count: answered ? packets : 0, sum: answered ? down : 0, sum_squares: 0, sum_cubes: 0 }, total: up + (answered ? down : 0) },
+        bytes: {
+          src: { count: packets, sum: up, sum_squares: 0, sum_cubes: 0 },
+          dst: { count: answered ? packets : 0, sum: answered ? down : 0, sum_squares: 0, sum_cubes: 0 },
+          total: up + (answered ? down : 0),
+        },
         packets: { src: packets, dst: answered ? packets : 0, total: answered ? 2 * packets : packets },
       },
       timing: { duration_secs: { count: 1, sum: f.secs ?? 0.5, sum_squares: 0, sum_cubes: 0 } },
@@ -77,14 +84,14 @@ export async function insertFlows(engine: FlowEngine, customerId: string, flows:
 /** `n` times from `startMs`, `everyMs` apart, each moved by up to ±`jitter` of the period (seeded). */
 export function cadence(startMs: number, n: number, everyMs: number, jitter = 0, seed = 1): number[] {
   let x = seed;
-  const random = () => ((x = (x * 16807) % 2147483647) / 2147483647);
+  const random = () => (x = (x * 16807) % 2147483647) / 2147483647;
   return Array.from({ length: n }, (_, i) => startMs + i * everyMs + (jitter ? (2 * random() - 1) * jitter * everyMs : 0));
 }
 
 /** `n` random instants in [startMs, startMs + spanMs) (seeded): Poisson-like, gaps vary ~100%. */
 export function scattered(startMs: number, n: number, spanMs: number, seed = 7): number[] {
   let x = seed;
-  const random = () => ((x = (x * 16807) % 2147483647) / 2147483647);
+  const random = () => (x = (x * 16807) % 2147483647) / 2147483647;
   return Array.from({ length: n }, () => startMs + random() * spanMs).sort((a, b) => a - b);
 }
 

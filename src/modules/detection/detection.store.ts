@@ -227,7 +227,11 @@ export class DetectionStore {
   }
 
   /** (internal source, external organization) pairs with many sessions at a regular cadence. */
-  async beaconCandidates(customerId: string, window: TimeWindow, f: { minSessions: number; maxGapCv: number; minGapMs: number; maxGapMs: number; maxMissedShare: number }) {
+  async beaconCandidates(
+    customerId: string,
+    window: TimeWindow,
+    f: { minSessions: number; maxGapCv: number; minGapMs: number; maxGapMs: number; maxMissedShare: number },
+  ) {
     const v = await this.view(customerId);
     return this.engine.query<BeaconRow>(
       `/* detection:beacon.candidates */ SELECT * EXCEPT (times, gaps, beats, beat_gaps) FROM (

@@ -36,7 +36,17 @@ const beacon = (opts: { n?: number; every?: number; jitter?: number; process?: s
   }));
 
 const upload = (total: number, down: number, org = 'Contabo GmbH'): FlowSpec[] =>
-  Array.from({ length: 8 }, (_, i) => ({ at: T0 + i * 30_000, src: WS, dst: '161.97.1.2', port: 443, org, up: total / 8, down: down / 8, secs: 120, process: 'rclone.exe' }));
+  Array.from({ length: 8 }, (_, i) => ({
+    at: T0 + i * 30_000,
+    src: WS,
+    dst: '161.97.1.2',
+    port: 443,
+    org,
+    up: total / 8,
+    down: down / 8,
+    secs: 120,
+    process: 'rclone.exe',
+  }));
 
 /** `targets` distinct internal (address, port) pairs in two minutes, `answered` of them answered. */
 const sweep = (targets: number, answered = 0): FlowSpec[] =>
@@ -66,7 +76,10 @@ const logins = (n: number, opts: { port?: number; secs?: number; src?: string; t
     dstFqdn: 'bastion01.corp.example.com',
   }));
 
-const questions = (n: number, opts: { names?: number; labelLength?: number; src?: string; dst?: string; domain?: string; unclean?: boolean } = {}): FlowSpec[] =>
+const questions = (
+  n: number,
+  opts: { names?: number; labelLength?: number; src?: string; dst?: string; domain?: string; unclean?: boolean } = {},
+): FlowSpec[] =>
   scattered(T0, n, 9 * 60_000).map((at, i) => ({
     at,
     src: opts.src ?? WS,
@@ -92,9 +105,21 @@ interface Case {
 
 const CASES: Case[] = [
   // Beaconing: regular cadence to one rare external organization.
-  { name: 'beacon: 40 sessions a minute apart (±2%) to a rare org', flows: beacon(), expect: [{ detector: 'beacon', source: WS, destination: 'Stark Industries Solutions Ltd', disposition: 'malicious' }] },
-  { name: 'beacon: the same cadence from a known agent is benign', flows: beacon({ process: 'chronyd' }), expect: [{ detector: 'beacon', source: WS, destination: 'Stark Industries Solutions Ltd', disposition: 'benign' }] },
-  { name: 'beacon: check-ins lost to the sensor (three of 40) still make the cadence', flows: beacon().filter((_, i) => ![5, 17, 29].includes(i)), expect: [{ detector: 'beacon', source: WS, destination: 'Stark Industries Solutions Ltd', disposition: 'malicious' }] },
+  {
+    name: 'beacon: 40 sessions a minute apart (±2%) to a rare org',
+    flows: beacon(),
+    expect: [{ detector: 'beacon', source: WS, destination: 'Stark Industries Solutions Ltd', disposition: 'malicious' }],
+  },
+  {
+    name: 'beacon: the same cadence from a known agent is benign',
+    flows: beacon({ process: 'chronyd' }),
+    expect: [{ detector: 'beacon', source: WS, destination: 'Stark Industries Solutions Ltd', disposition: 'benign' }],
+  },
+  {
+    name: 'beacon: check-ins lost to the sensor (three of 40) still make the cadence',
+    flows: beacon().filter((_, i) => ![5, 17, 29].includes(i)),
+    expect: [{ detector: 'beacon', source: WS, destination: 'Stark Industries Solutions Ltd', disposition: 'malicious' }],
+  },
   { name: 'beacon: not when a gap in four is a multiple of the beat', flows: beacon().filter((_, i) => i % 4 !== 2), expect: [] },
   { name: 'beacon: not below the minimum sessions', flows: beacon({ n: BEACON_THRESHOLDS.minSessions - 1 }), expect: [] },
   { name: 'beacon: not with irregular gaps', flows: scattered(T0, 40, 40 * 60_000).map((at) => ({ ...beacon()[0], at })), expect: [] },
@@ -109,7 +134,11 @@ const CASES: Case[] = [
   },
 
   // Bulk exfiltration: volume to a new or rare destination.
-  { name: 'exfil: 250 MiB up to a new org', flows: upload(250 * MiB, 2 * MiB), expect: [{ detector: 'exfil', source: WS, destination: 'Contabo GmbH', disposition: 'malicious' }] },
+  {
+    name: 'exfil: 250 MiB up to a new org',
+    flows: upload(250 * MiB, 2 * MiB),
+    expect: [{ detector: 'exfil', source: WS, destination: 'Contabo GmbH', disposition: 'malicious' }],
+  },
   {
     // A sensor that saw part of the conversation (a flooded bridge port sees the replies only) is
     // not the one counted, whatever its node id.
@@ -120,7 +149,11 @@ const CASES: Case[] = [
   },
   { name: 'exfil: not below the volume threshold', flows: upload(EXFIL_THRESHOLDS.minUploadBytes * 0.75, MiB), expect: [] },
   { name: 'exfil: not when as much comes back (ratio < 10)', flows: upload(250 * MiB, 50 * MiB), expect: [] },
-  { name: 'exfil: not to an org many hosts reach', flows: [...upload(250 * MiB, MiB, 'Amazon.com, Inc.'), ...popular('Amazon.com, Inc.', '52.1.1.1')], expect: [] },
+  {
+    name: 'exfil: not to an org many hosts reach',
+    flows: [...upload(250 * MiB, MiB, 'Amazon.com, Inc.'), ...popular('Amazon.com, Inc.', '52.1.1.1')],
+    expect: [],
+  },
 
   // Internal scanning.
   { name: 'scan: 60 failed internal targets in two minutes', flows: sweep(60), expect: [{ detector: 'scan', source: WS, destination: '10.10.0.0/24' }] },
@@ -128,15 +161,27 @@ const CASES: Case[] = [
   { name: 'scan: not when most targets answered', flows: sweep(60, 30), expect: [] },
 
   // Brute force against a service.
-  { name: 'bruteforce: 150 short SSH sessions in nine minutes', flows: logins(150, { threat: true }), expect: [{ detector: 'bruteforce', source: '218.92.0.10', destination: '172.16.10.5', disposition: 'malicious' }] },
-  { name: 'bruteforce: internal RDP guessing', flows: logins(150, { port: 3389, src: WS }), expect: [{ detector: 'bruteforce', source: WS, destination: '172.16.10.5', disposition: 'malicious' }] },
+  {
+    name: 'bruteforce: 150 short SSH sessions in nine minutes',
+    flows: logins(150, { threat: true }),
+    expect: [{ detector: 'bruteforce', source: '218.92.0.10', destination: '172.16.10.5', disposition: 'malicious' }],
+  },
+  {
+    name: 'bruteforce: internal RDP guessing',
+    flows: logins(150, { port: 3389, src: WS }),
+    expect: [{ detector: 'bruteforce', source: WS, destination: '172.16.10.5', disposition: 'malicious' }],
+  },
   { name: 'bruteforce: not below the attempt threshold', flows: logins(BRUTEFORCE_THRESHOLDS.minAttempts - 20), expect: [] },
   { name: 'bruteforce: not when the sessions are long', flows: logins(150, { secs: 60 }), expect: [] },
   { name: 'bruteforce: not on a web port', flows: logins(150, { port: 443 }), expect: [] },
   { name: 'bruteforce: two sensors of one link do not double the attempts', flows: logins(60), secondSensor: logins(60), expect: [] },
 
   // DNS tunnelling.
-  { name: 'dns-tunnel: 300 unique 50-character names', flows: questions(300), expect: [{ detector: 'dns-tunnel', source: WS, destination: 'cdn-metrics-sync.com', disposition: 'malicious' }] },
+  {
+    name: 'dns-tunnel: 300 unique 50-character names',
+    flows: questions(300),
+    expect: [{ detector: 'dns-tunnel', source: WS, destination: 'cdn-metrics-sync.com', disposition: 'malicious' }],
+  },
   {
     name: 'dns-tunnel: the forwarding resolver is a path, not a second source',
     flows: [...questions(300), ...questions(300, { src: '10.10.0.10', dst: '209.141.54.1' })],

@@ -161,7 +161,9 @@ export const MINUTE = 60_000;
 
 export const clamp01 = (x: number) => Math.max(0, Math.min(1, x));
 export const round = (x: number, digits = 2) => Math.round(x * 10 ** digits) / 10 ** digits;
-export const uniq = <T>(values: Iterable<T | null | undefined>): T[] => [...new Set([...values].filter((v): v is T => v !== null && v !== undefined && v !== ''))];
+export const uniq = <T>(values: Iterable<T | null | undefined>): T[] => [
+  ...new Set([...values].filter((v): v is T => v !== null && v !== undefined && v !== '')),
+];
 
 /**
  * How far past its threshold a measure is, on 0..1: 0 at the threshold, 0.5 at `doubling` times
@@ -218,7 +220,16 @@ export const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
 
 /** The context columns every candidate row carries, merged over rows. */
 export function mergedContext(
-  rows: { node_ids: string[]; alerts: number; alert_signatures: string[]; processes: string[]; observed_processes: [string, string][]; source_fqdn: string | null; first_ms: number; last_ms: number }[],
+  rows: {
+    node_ids: string[];
+    alerts: number;
+    alert_signatures: string[];
+    processes: string[];
+    observed_processes: [string, string][];
+    source_fqdn: string | null;
+    first_ms: number;
+    last_ms: number;
+  }[],
 ) {
   return {
     nodeIds: uniq(rows.flatMap((r) => r.node_ids)),

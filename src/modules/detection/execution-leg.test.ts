@@ -18,10 +18,30 @@ const WS = '10.20.1.50';
 const CURL = { name: 'curl', pid: 31337, ppid: 2211, executable: '/usr/bin/curl', user: { id: 1000, name: 'alice' } };
 
 const upload = (process: FlowSpec['process']): FlowSpec[] =>
-  Array.from({ length: 8 }, (_, i) => ({ at: T0 + i * 30_000, src: WS, dst: '161.97.1.2', port: 443, org: 'Contabo GmbH', up: (250 * MiB) / 8, down: MiB / 8, secs: 120, process }));
+  Array.from({ length: 8 }, (_, i) => ({
+    at: T0 + i * 30_000,
+    src: WS,
+    dst: '161.97.1.2',
+    port: 443,
+    org: 'Contabo GmbH',
+    up: (250 * MiB) / 8,
+    down: MiB / 8,
+    secs: 120,
+    process,
+  }));
 
 const sweep = (process: FlowSpec['process']): FlowSpec[] =>
-  Array.from({ length: 60 }, (_, i) => ({ at: T0 + i * 2000, src: WS, dst: `10.10.0.${1 + i}`, port: 445, up: 60, down: 0, secs: 0.001, answered: false, process }));
+  Array.from({ length: 60 }, (_, i) => ({
+    at: T0 + i * 2000,
+    src: WS,
+    dst: `10.10.0.${1 + i}`,
+    port: 445,
+    up: 60,
+    down: 0,
+    secs: 0.001,
+    answered: false,
+    process,
+  }));
 
 const CASES = {
   observed: upload(CURL),
@@ -45,7 +65,10 @@ describe('the execution leg from the process on the flows', () => {
       expect(outcome.opened).toHaveLength(1);
       const [row] = await t.app.db.prisma.investigation.findMany({ where: { customerId: tenant.id } });
       const analysis = row.analysis as unknown as { provenance: { legs: ProvenanceLeg[] } };
-      legs.set(name, analysis.provenance.legs.find((l) => l.stage === 'execution')!);
+      legs.set(
+        name,
+        analysis.provenance.legs.find((l) => l.stage === 'execution')!,
+      );
     }
   }, 180_000);
   afterAll(() => t.stop());

@@ -20,12 +20,17 @@ async function load(t: TestApp, options: FlowGeneratorOptions): Promise<Incident
   for (let batch = 0; ; batch++) {
     const flows = gen.take(20_000);
     if (flows.length === 0) break;
-    await insertFlowBatch(t.app.flows, { customerId: options.customerId, nodeId: 'node_sensor', batchId: `gt-${batch}`, flows: flows as unknown as Record<string, unknown>[] });
+    await insertFlowBatch(t.app.flows, {
+      customerId: options.customerId,
+      nodeId: 'node_sensor',
+      batchId: `gt-${batch}`,
+      flows: flows as unknown as Record<string, unknown>[],
+    });
   }
   return gen.groundTruth();
 }
 
-describe('ground truth: the reference collector\'s planted scenarios', () => {
+describe("ground truth: the reference collector's planted scenarios", () => {
   let t: TestApp;
 
   beforeAll(async () => {

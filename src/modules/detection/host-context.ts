@@ -60,7 +60,7 @@ export const shortName = (fqdn: string | null): string | null => (fqdn ? fqdn.sp
  */
 const ROLES: [RegExp, HostValue][] = [
   [/^(dc|ad|pdc)\d*\b|domain/i, { role: 'domain controller', value: 'high', reach: 'authenticates every account of the domain and resolves its names' }],
-  [/^(backup|bkp|vault)/i, { role: 'backup server', value: 'high', reach: 'holds copies of the organisation\'s data' }],
+  [/^(backup|bkp|vault)/i, { role: 'backup server', value: 'high', reach: "holds copies of the organisation's data" }],
   [/^(db|sql|pg|mysql|oracle)/i, { role: 'database server', value: 'high', reach: 'holds application data' }],
   [/^(fs|file|nas|share)/i, { role: 'file server', value: 'high', reach: 'serves the shared drives of every user' }],
   [/^(mail|mx|exch|smtp)/i, { role: 'mail server', value: 'high', reach: 'relays all mail' }],
@@ -68,8 +68,8 @@ const ROLES: [RegExp, HostValue][] = [
   [/^(bastion|jump)/i, { role: 'bastion host', value: 'high', reach: 'the administrative entry point to the internal network' }],
   [/^(web|www|proxy|lb)/i, { role: 'internet-facing web server', value: 'moderate', reach: 'exposed to the internet (DMZ)' }],
   [/^(app|api|svc)/i, { role: 'application server', value: 'moderate', reach: 'reaches the databases it serves' }],
-  [/^(dev|eng)-/i, { role: 'developer workstation', value: 'moderate', reach: 'a user\'s workstation with source-code access' }],
-  [/^(ws|pc|desktop|laptop|mbp|nb|lt)-?/i, { role: 'workstation', value: 'moderate', reach: 'a user\'s workstation: its user\'s mail, files and shares' }],
+  [/^(dev|eng)-/i, { role: 'developer workstation', value: 'moderate', reach: "a user's workstation with source-code access" }],
+  [/^(ws|pc|desktop|laptop|mbp|nb|lt)-?/i, { role: 'workstation', value: 'moderate', reach: "a user's workstation: its user's mail, files and shares" }],
 ];
 
 export function hostValue(hostname: string, ip: string, os: string | null): HostValue {

@@ -54,7 +54,12 @@ export function episodeTimeline(episode: Episode, first: string, last: string, m
 export const actor = (kind: ProvenanceActor['kind'], label: string, detail: string | null = null): ProvenanceActor => ({ kind, label, detail });
 export const attack = (tactic: string, techniqueId: string, technique: string): AttackRef => ({ tactic, techniqueId, technique });
 
-export function leg(stage: ProvenanceLeg['stage'], title: string, headline: string, rest: Partial<Omit<ProvenanceLeg, 'stage' | 'title' | 'headline'>> = {}): ProvenanceLeg {
+export function leg(
+  stage: ProvenanceLeg['stage'],
+  title: string,
+  headline: string,
+  rest: Partial<Omit<ProvenanceLeg, 'stage' | 'title' | 'headline'>> = {},
+): ProvenanceLeg {
   return {
     stage,
     title,
@@ -112,7 +117,12 @@ export function executionLeg(episode: Episode, host: HostContext, techniques: (p
       ...collector,
     ],
     attack: techniques(process),
-    pivotKeys: [`process.name=${process}`, ...pids.slice(0, 3).map((pid) => `process.pid=${pid}`), ...accounts.flatMap((a) => a.pivot), `src.ip=${episode.source}`],
+    pivotKeys: [
+      `process.name=${process}`,
+      ...pids.slice(0, 3).map((pid) => `process.pid=${pid}`),
+      ...accounts.flatMap((a) => a.pivot),
+      `src.ip=${episode.source}`,
+    ],
   });
 }
 

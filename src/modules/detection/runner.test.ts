@@ -99,7 +99,12 @@ describe('detection runs', () => {
   it('records a failed analysis as a `failed` investigation', async () => {
     const { id: customerId } = await seedTenant(t.app);
     await insertFlows(t.app.flows, customerId, beacon(NOW - 2 * HOUR, NOW - HOUR, '10.20.1.53'));
-    const broken = { ...beaconDetector, story: () => { throw new Error('narrative exploded'); } };
+    const broken = {
+      ...beaconDetector,
+      story: () => {
+        throw new Error('narrative exploded');
+      },
+    };
     const service = createDetectionService(t.app.db, t.app.flows, silent, { intervalMs: 0, windowMs: HOUR }, { detectors: [broken] });
     const outcome = await service.detectTenant(customerId, window(NOW), NOW);
     expect(outcome.failed).toEqual([expect.objectContaining({ status: 'failed', disposition: null })]);
@@ -137,7 +142,9 @@ describe('detection runs', () => {
       const { code, json, stderr } = await adminCli(['detect', 'run', '--customer', customerId], env());
       expect(code, stderr).toBe(0);
       expect(json).toMatchObject({ customer_id: customerId, trigger: 'manual', tenants: [customerId], updated: [], closed: [], failed: [] });
-      expect(json.opened).toEqual([expect.objectContaining({ detector: 'beacon', source: '10.20.1.55', destination: 'Stark Industries Solutions Ltd', disposition: 'malicious' })]);
+      expect(json.opened).toEqual([
+        expect.objectContaining({ detector: 'beacon', source: '10.20.1.55', destination: 'Stark Industries Solutions Ltd', disposition: 'malicious' }),
+      ]);
       const again = await adminCli(['detect', 'run', '--customer', customerId], env());
       expect(again.json).toMatchObject({ opened: [], updated: [] });
     }, 60_000);
@@ -157,12 +164,17 @@ describe('job runner and advisory locks', () => {
     let running = 0;
     let most = 0;
     let runs = 0;
-    const job = new PeriodicJob('test', 10, async () => {
-      most = Math.max(most, ++running);
-      runs++;
-      await new Promise((resolve) => setTimeout(resolve, 30));
-      running--;
-    }, silent);
+    const job = new PeriodicJob(
+      'test',
+      10,
+      async () => {
+        most = Math.max(most, ++running);
+        runs++;
+        await new Promise((resolve) => setTimeout(resolve, 30));
+        running--;
+      },
+      silent,
+    );
     job.start(0);
     await Promise.all([job.trigger(), job.trigger(), job.trigger()]);
     await new Promise((resolve) => setTimeout(resolve, 100));
@@ -187,7 +199,11 @@ describe('job runner and advisory locks', () => {
       release();
       expect(await first).toEqual({ acquired: true, value: undefined });
       expect(await waiting).toEqual({ acquired: true, value: 'after' });
-      await expect(withAdvisoryLock(a, LockSpace.detection, 'lock-test', async () => { throw new Error('inside'); })).rejects.toThrow('inside');
+      await expect(
+        withAdvisoryLock(a, LockSpace.detection, 'lock-test', async () => {
+          throw new Error('inside');
+        }),
+      ).rejects.toThrow('inside');
       expect(await withAdvisoryLock(b, LockSpace.detection, 'lock-test', async () => 'free again')).toEqual({ acquired: true, value: 'free again' });
     } finally {
       await a.end();

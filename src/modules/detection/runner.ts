@@ -95,7 +95,12 @@ const finished = (run: DetectionRun) => run.status === 'completed' || run.status
  * Polls a run until `until` holds (default: finished) or `timeoutMs` passes; returns its last
  * state. Polls back off from 100 ms to 1 s; a failed poll is retried (up to five in a row).
  */
-export async function awaitRun(runs: Pick<DetectionPostgresStore, 'get'>, runId: string, timeoutMs: number, until: (run: DetectionRun) => boolean = finished): Promise<DetectionRun> {
+export async function awaitRun(
+  runs: Pick<DetectionPostgresStore, 'get'>,
+  runId: string,
+  timeoutMs: number,
+  until: (run: DetectionRun) => boolean = finished,
+): Promise<DetectionRun> {
   const deadline = Date.now() + timeoutMs;
   let delayMs = 100;
   let failures = 0;
@@ -378,7 +383,15 @@ export class DetectionService {
       // The wall clock, not the run's time: the row was created (by the database's clock) after the run began.
       const completedAt = new Date();
       await this.investigations.complete(customerId, investigation.id, write, analysis, closedAt, completedAt);
-      return { ...investigation, ...write, evidence: write.evidence as PrismaTypes.JsonValue, analysis: analysis as unknown as PrismaTypes.JsonValue, status: 'completed', closedAt, completedAt };
+      return {
+        ...investigation,
+        ...write,
+        evidence: write.evidence as PrismaTypes.JsonValue,
+        analysis: analysis as unknown as PrismaTypes.JsonValue,
+        status: 'completed',
+        closedAt,
+        completedAt,
+      };
     } catch (error) {
       this.logger.error('detection.analysis_failed', { customerId, investigationId: investigation.id, detector: detector.kind, error });
       const completedAt = new Date();
@@ -389,7 +402,13 @@ export class DetectionService {
 
   private async recordFailure(customerId: string, runId: string, trigger: string, error: unknown): Promise<void> {
     await this.events
-      .record({ customerId, topic: 'detections', kind: 'detection_run_failed', subject: runId, data: { trigger, error: String((error as Error)?.message ?? error).slice(0, 500) } })
+      .record({
+        customerId,
+        topic: 'detections',
+        kind: 'detection_run_failed',
+        subject: runId,
+        data: { trigger, error: String((error as Error)?.message ?? error).slice(0, 500) },
+      })
       .catch((failure) => this.logger.warn('detection.events_failed', { customerId, runId, error: failure }));
   }
 
@@ -411,11 +430,21 @@ export class DetectionService {
         topic: 'detections',
         kind: 'detection_run_completed',
         subject: runId,
-        data: { trigger, window: { start: iso(window.fromMs), end: iso(window.toMs) }, opened: outcome.opened.length, updated: outcome.updated.length, closed: outcome.closed.length, failed: outcome.failed.length },
+        data: {
+          trigger,
+          window: { start: iso(window.fromMs), end: iso(window.toMs) },
+          opened: outcome.opened.length,
+          updated: outcome.updated.length,
+          closed: outcome.closed.length,
+          failed: outcome.failed.length,
+        },
       });
-      for (const c of [...outcome.opened, ...outcome.failed]) await this.events.record({ customerId, topic: 'investigations', kind: 'investigation_opened', subject: c.id, data: summary(c) });
-      for (const c of outcome.updated) await this.events.record({ customerId, topic: 'investigations', kind: 'investigation_updated', subject: c.id, data: summary(c) });
-      for (const c of outcome.closed) await this.events.record({ customerId, topic: 'investigations', kind: 'investigation_closed', subject: c.id, data: summary(c) });
+      for (const c of [...outcome.opened, ...outcome.failed])
+        await this.events.record({ customerId, topic: 'investigations', kind: 'investigation_opened', subject: c.id, data: summary(c) });
+      for (const c of outcome.updated)
+        await this.events.record({ customerId, topic: 'investigations', kind: 'investigation_updated', subject: c.id, data: summary(c) });
+      for (const c of outcome.closed)
+        await this.events.record({ customerId, topic: 'investigations', kind: 'investigation_closed', subject: c.id, data: summary(c) });
     } catch (error) {
       this.logger.warn('detection.events_failed', { customerId, runId, error });
     }
@@ -461,7 +490,15 @@ export function mergeEpisodes(stored: Episode, seen: Episode): Episode {
 /** Deep equality of JSON values, whatever the key order (jsonb does not keep it). */
 function sameJson(a: unknown, b: unknown): boolean {
   const canonical = (v: unknown): unknown =>
-    Array.isArray(v) ? v.map(canonical) : v && typeof v === 'object' ? Object.fromEntries(Object.entries(v).sort(([x], [y]) => x.localeCompare(y)).map(([k, x]) => [k, canonical(x)])) : v;
+    Array.isArray(v)
+      ? v.map(canonical)
+      : v && typeof v === 'object'
+        ? Object.fromEntries(
+            Object.entries(v)
+              .sort(([x], [y]) => x.localeCompare(y))
+              .map(([k, x]) => [k, canonical(x)]),
+          )
+        : v;
   return JSON.stringify(canonical(a)) === JSON.stringify(canonical(b));
 }
 

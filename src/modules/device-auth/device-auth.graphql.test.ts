@@ -42,8 +42,7 @@ function watch(client: Client, code: string, by: 'deviceCode' | 'userCode' = 'de
   };
 }
 
-const wsClient = (t: TestApp) =>
-  createClient({ url: `${t.url.replace(/^http/, 'ws')}/graphql`, webSocketImpl: WebSocket, retryAttempts: 0, lazy: true });
+const wsClient = (t: TestApp) => createClient({ url: `${t.url.replace(/^http/, 'ws')}/graphql`, webSocketImpl: WebSocket, retryAttempts: 0, lazy: true });
 
 describe('device authorization over GraphQL', () => {
   let t: TestApp;
@@ -95,7 +94,7 @@ describe('device authorization over GraphQL', () => {
     expect((await graphql(t.url, POLL, { code: grant.userCode })).data.pollDeviceAuthorization).toMatchObject({ status: 'expired', accessKey: null });
   });
 
-  it('names the node of the caller\'s tenant that already has the machine id, to a signed-in caller only', async () => {
+  it("names the node of the caller's tenant that already has the machine id, to a signed-in caller only", async () => {
     const machineId = `gql-enrolled-${Math.random().toString(36).slice(2)}`;
     const first = await start({ hostname: 'original', machineId });
     await graphql(t.url, APPROVE, { code: first.deviceCode }, tree.childACaller.token);
@@ -228,7 +227,9 @@ describe('device authorization subscription: expiry and other processes', () => 
     expect(res.status).toBe(200);
     await sub.until(['pending', 'approved'], 3000);
     // The other process sees the same state, and the key is still handed out once across both.
-    const polls = await Promise.all([a, b, a, b].map((app) => call(app.url, 'POST', '/rest/oauth2/device/poll/1.0', { body: { device_code: grant.device_code } })));
+    const polls = await Promise.all(
+      [a, b, a, b].map((app) => call(app.url, 'POST', '/rest/oauth2/device/poll/1.0', { body: { device_code: grant.device_code } })),
+    );
     expect(polls.filter((p) => p.body.access_key)).toHaveLength(1);
   });
 });

@@ -8,7 +8,7 @@ const DeviceAuthorizationStatus = builder.enumType('DeviceAuthorizationStatus', 
 });
 
 const EnrolledNode = builder.objectRef<EnrolledNode>('DeviceEnrolledNode').implement({
-  description: 'A node of the approver\'s tenant that already has the device\'s machine id.',
+  description: "A node of the approver's tenant that already has the device's machine id.",
   fields: (t) => ({
     id: t.exposeString('id'),
     hostname: t.exposeString('hostname', { nullable: true }),
@@ -25,7 +25,7 @@ const DeviceAuthorization = builder.objectRef<DeviceAuthorizationView>('DeviceAu
     }),
     userCode: t.exposeString('userCode', {
       nullable: true,
-      description: '`XXXX-XXXX`, when this was looked up by the user code; the operator compares it with the device\'s screen.',
+      description: "`XXXX-XXXX`, when this was looked up by the user code; the operator compares it with the device's screen.",
     }),
     hostname: t.exposeString('hostname'),
     machineId: t.exposeString('machineId', { description: 'The machine id, or the node_id the device gave in its place.' }),
@@ -37,7 +37,7 @@ const DeviceAuthorization = builder.objectRef<DeviceAuthorizationView>('DeviceAu
       type: EnrolledNode,
       nullable: true,
       description:
-        'With a bearer token: the managed node of the caller\'s tenant that already has this machine id. Approving hands that node\'s identity to this device. Null without a token.',
+        "With a bearer token: the managed node of the caller's tenant that already has this machine id. Approving hands that node's identity to this device. Null without a token.",
       resolve: async (device, _args, ctx) => ctx.services.deviceAuth.enrolledNode(await ctx.auth.session(), device),
     }),
   }),
@@ -59,7 +59,7 @@ const DeviceAuthorizationDecision = builder.simpleObject('DeviceAuthorizationDec
 });
 
 const DeviceAuthorizationPoll = builder.objectRef<DevicePoll>('DeviceAuthorizationPoll').implement({
-  description: 'A device\'s poll. The access key is present on the first poll after approval only.',
+  description: "A device's poll. The access key is present on the first poll after approval only.",
   fields: (t) => ({
     status: t.field({ type: DeviceAuthorizationStatus, resolve: (p) => p.status }),
     accessKey: t.exposeString('accessKey', {
@@ -75,7 +75,7 @@ const DeviceAuthorizationPoll = builder.objectRef<DevicePoll>('DeviceAuthorizati
 // Arguments are optional in the schema so that a missing one gets the documented error code.
 const lookupArgs = builder.args((t) => ({
   userCode: t.string({ required: false, description: 'The code the approval link carries (`XXXX-XXXX`; case, blanks and the dash do not matter).' }),
-  deviceCode: t.string({ required: false, description: 'The device\'s own code (api-spec.md\'s `device_code`).' }),
+  deviceCode: t.string({ required: false, description: "The device's own code (api-spec.md's `device_code`)." }),
 }));
 
 builder.queryFields((t) => ({

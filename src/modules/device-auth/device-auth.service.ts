@@ -183,12 +183,7 @@ export class DeviceAuthService {
    * approver's tenant. Collector credentials cannot approve: a device's own key must not let it
    * enrol further devices.
    */
-  async decide(
-    session: Session,
-    lookup: DeviceLookup,
-    action: string | null | undefined,
-    origin: RequestOrigin,
-  ): Promise<{ status: 'approved' | 'denied' }> {
+  async decide(session: Session, lookup: DeviceLookup, action: string | null | undefined, origin: RequestOrigin): Promise<{ status: 'approved' | 'denied' }> {
     session.assert('devices.approve');
     // A decision is a lookup too: with any token, guessing user codes would approve strangers' devices.
     await this.limiter.take('device_lookup', origin);
@@ -211,7 +206,13 @@ export class DeviceAuthService {
       topic: 'device_approvals',
       kind: status === 'approved' ? 'device_approved' : 'device_denied',
       subject: decided.id,
-      data: { device_authorization_id: decided.id, hostname: decided.hostname, machine_id: decided.machineId, node_id: decided.nodeId, decided_by: session.claims.clientId },
+      data: {
+        device_authorization_id: decided.id,
+        hostname: decided.hostname,
+        machine_id: decided.machineId,
+        node_id: decided.nodeId,
+        decided_by: session.claims.clientId,
+      },
     });
     return { status };
   }

@@ -113,10 +113,7 @@ export class DeviceAuthorizationStore {
    * Approves or denies, only while pending and unexpired: one conditional UPDATE, so of two
    * racing decisions exactly one matches a row. `undefined` when this one did not.
    */
-  async decide(
-    id: string,
-    decision: { status: 'approved' | 'denied'; customerId: string; decidedBy: string },
-  ): Promise<DeviceAuthorizationRow | undefined> {
+  async decide(id: string, decision: { status: 'approved' | 'denied'; customerId: string; decidedBy: string }): Promise<DeviceAuthorizationRow | undefined> {
     const [row] = await this.prisma.$queryRawUnsafe<DeviceAuthorizationRow[]>(
       `/* device_auth.decide */
        UPDATE device_authorizations AS d

@@ -53,7 +53,11 @@ describe('device authorization over REST', () => {
       const stored = JSON.stringify(rows[0]);
       expect(stored).not.toContain(grant.device_code);
       expect(stored).not.toContain(grant.user_code.replace('-', ''));
-      expect(rows[0].user_code_hash).toEqual(createHash('sha256').update(`user:${grant.user_code.replace('-', '')}`).digest());
+      expect(rows[0].user_code_hash).toEqual(
+        createHash('sha256')
+          .update(`user:${grant.user_code.replace('-', '')}`)
+          .digest(),
+      );
     });
 
     it('issues a different code every time', async () => {
@@ -240,9 +244,7 @@ describe('device authorization over REST', () => {
     it('lets exactly one of many racing decisions win', async () => {
       const grant = await start();
       const callers = [tree.mspCaller, tree.childACaller, tree.childBCaller];
-      const results = await Promise.all(
-        Array.from({ length: 12 }, (_, i) => approve(grant.device_code, callers[i % 3], i % 2 ? 'deny' : undefined)),
-      );
+      const results = await Promise.all(Array.from({ length: 12 }, (_, i) => approve(grant.device_code, callers[i % 3], i % 2 ? 'deny' : undefined)));
       const winners = results.filter((r) => r.status === 200);
       expect(winners).toHaveLength(1);
       expect(results.filter((r) => r.status === 409)).toHaveLength(11);
@@ -374,10 +376,9 @@ describe('device authorization over REST', () => {
 
       const { rows: clients } = await t.app.db.pool.query('SELECT customer_id, kind, scopes FROM api_clients WHERE id = $1', [key.slice(0, dot)]);
       expect(clients).toEqual([{ customer_id: tree.childA.id, kind: 'device', scopes: ['p.token.scope.ingest'] }]);
-      const { rows: enrolments } = await t.app.db.pool.query(
-        'SELECT customer_id, kind, machine_id, node_id FROM enrolment_credentials WHERE client_id = $1',
-        [key.slice(0, dot)],
-      );
+      const { rows: enrolments } = await t.app.db.pool.query('SELECT customer_id, kind, machine_id, node_id FROM enrolment_credentials WHERE client_id = $1', [
+        key.slice(0, dot),
+      ]);
       expect(enrolments).toEqual([{ customer_id: tree.childA.id, kind: 'device', machine_id: 'machine-edge-1', node_id: null }]);
     });
 
@@ -398,7 +399,10 @@ describe('device authorization over REST', () => {
       const { rows } = await t.app.db.pool.query('SELECT count(*)::int AS n FROM api_clients WHERE customer_id = $1 AND kind = $2', [tree.msp.id, 'device']);
       const before = rows[0].n;
       await poll(grant.device_code);
-      const { rows: after } = await t.app.db.pool.query('SELECT count(*)::int AS n FROM api_clients WHERE customer_id = $1 AND kind = $2', [tree.msp.id, 'device']);
+      const { rows: after } = await t.app.db.pool.query('SELECT count(*)::int AS n FROM api_clients WHERE customer_id = $1 AND kind = $2', [
+        tree.msp.id,
+        'device',
+      ]);
       expect(after[0].n).toBe(before);
     });
 
@@ -459,7 +463,6 @@ describe('device authorization expiry', () => {
     const res = await call(t.url, 'POST', POLL, { body: { device_code: grant.device_code } });
     expect(res.body).toEqual({ status: 'approved', access_key: expect.any(String) });
   });
-
 });
 
 describe('the scheduled purge', () => {
@@ -487,10 +490,9 @@ describe('the scheduled purge', () => {
     expect((await call(t.url, 'POST', POLL, { body: { device_code: pending.device_code } })).body).toEqual({ status: 'expired' });
     expect((await call(t.url, 'GET', `${INFO}?user_code=${pending.user_code}`)).status).toBe(404);
 
-    await t.app.db.pool.query(
-      `UPDATE device_authorizations SET expires_at = now() - interval '1 day 1 second' WHERE code_hash = $1`,
-      [createHash('sha256').update(approved.device_code).digest()],
-    );
+    await t.app.db.pool.query(`UPDATE device_authorizations SET expires_at = now() - interval '1 day 1 second' WHERE code_hash = $1`, [
+      createHash('sha256').update(approved.device_code).digest(),
+    ]);
     await vi.waitFor(async () => expect(await exists(approved)).toBe(false), { timeout: 10_000, interval: 200 });
   });
 

@@ -49,7 +49,7 @@ const EventRecordPageRef = builder.objectRef<EventPage>('EventRecordPage').imple
 builder.queryFields((t) => ({
   eventTopics: t.field({
     type: EventTopicsRef,
-    description: 'Every event topic with the tenant\'s count and latest time. Needs search_api; 404 `not_found` outside the caller\'s tree.',
+    description: "Every event topic with the tenant's count and latest time. Needs search_api; 404 `not_found` outside the caller's tree.",
     args: { customerId: t.arg.string({ required: true }) },
     resolve: async (_root, args, ctx) => ctx.services.events.topics(await ctx.auth.requireSession(), args.customerId),
   }),
@@ -64,15 +64,15 @@ builder.queryFields((t) => ({
       offset: t.arg.int({ required: false, description: 'Events to skip; not with `cursor`.' }),
       cursor: t.arg.string({ required: false, description: 'The `nextCursor` of the previous page.' }),
     },
-    resolve: async (_root, { customerId, topic, ...page }, ctx) =>
-      ctx.services.events.list(await ctx.auth.requireSession(), customerId, topic, page),
+    resolve: async (_root, { customerId, topic, ...page }, ctx) => ctx.services.events.list(await ctx.auth.requireSession(), customerId, topic, page),
   }),
 }));
 
 builder.subscriptionFields((t) => ({
   events: t.field({
     type: EventRecordRef,
-    description: 'Events of a tenant (optionally one topic) as they are recorded, from any server process. Access is checked at subscribe time; the socket closes (4401) when its token expires or its client is revoked.',
+    description:
+      'Events of a tenant (optionally one topic) as they are recorded, from any server process. Access is checked at subscribe time; the socket closes (4401) when its token expires or its client is revoked.',
     args: { customerId: t.arg.string({ required: true }), topic: t.arg.string({ required: false }) },
     subscribe: async (_root, args, ctx) => ctx.services.events.watch(await ctx.auth.requireSession(), args.customerId, args.topic),
     resolve: (event) => event,

@@ -36,14 +36,17 @@ describe('events', () => {
   afterAll(() => t.stop());
 
   describe('produced by real activity', () => {
-    it('records a device approval and a denial for the approver\'s tenant', async () => {
+    it("records a device approval and a denial for the approver's tenant", async () => {
       const grant = async (hostname: string) =>
         (await call(t.url, 'POST', '/rest/oauth2/device/1.0', { body: { hostname, machine_id: `m-${hostname}` } })).body.device_code as string;
       const approved = await grant(`approve-${unique()}`);
       const denied = await grant(`deny-${unique()}`);
-      expect((await call(t.url, 'POST', '/rest/oauth2/device/approve/1.0', { token: tree.childACaller.token, body: { device_code: approved } })).status).toBe(200);
+      expect((await call(t.url, 'POST', '/rest/oauth2/device/approve/1.0', { token: tree.childACaller.token, body: { device_code: approved } })).status).toBe(
+        200,
+      );
       expect(
-        (await call(t.url, 'POST', '/rest/oauth2/device/approve/1.0', { token: tree.childACaller.token, body: { device_code: denied, action: 'deny' } })).status,
+        (await call(t.url, 'POST', '/rest/oauth2/device/approve/1.0', { token: tree.childACaller.token, body: { device_code: denied, action: 'deny' } }))
+          .status,
       ).toBe(200);
       const res = await call(t.url, 'GET', recordsPath(tree.childA.id, 'device_approvals'), { token: tree.childACaller.token });
       expect(res.status).toBe(200);
@@ -71,7 +74,13 @@ describe('events', () => {
       const provisioned = await call(t.url, 'POST', '/rest/nodes/provision/1.0', { token: tree.mspCaller.token, body: { customer_id: tree.childB.id } });
       const token = await FakeCollector.exchange(t.url, provisioned.body.access_key);
       const machineId = `ev-${unique()}`;
-      const collector = await FakeCollector.connect(t.url, token, { machine_id: machineId, hostname: 'sensor-ev', collector_version: '1.0.0', os: 'linux', arch: 'amd64' });
+      const collector = await FakeCollector.connect(t.url, token, {
+        machine_id: machineId,
+        hostname: 'sensor-ev',
+        collector_version: '1.0.0',
+        os: 'linux',
+        arch: 'amd64',
+      });
       const nodeId = collector.welcome.node_id as string;
       const kinds = async () =>
         (await call(t.url, 'GET', recordsPath(tree.childB.id, 'node_lifecycle'), { token: tree.mspCaller.token })).body.events.map(
@@ -87,7 +96,7 @@ describe('events', () => {
   });
 
   describe('GET /rest/events/1.0/{customerId}', () => {
-    it('lists every topic with the tenant\'s count and latest time', async () => {
+    it("lists every topic with the tenant's count and latest time", async () => {
       const tenant = await tenantWithDetections(3);
       const caller = await seedCaller(t.app, tenant.id);
       const res = await call(t.url, 'GET', topicsPath(tenant.id), { token: caller.token });
@@ -130,9 +139,14 @@ describe('events', () => {
       let cursor: string | null = null;
       let offsets: number[] = [];
       for (let i = 0; i < 5 && (i === 0 || cursor); i++) {
-        const res: { status: number; body: any } = await call(t.url, 'GET', recordsPath(tenant.id, 'detections', `limit=2${cursor ? `&cursor=${cursor}` : ''}`), {
-          token: tree.mspCaller.token,
-        });
+        const res: { status: number; body: any } = await call(
+          t.url,
+          'GET',
+          recordsPath(tenant.id, 'detections', `limit=2${cursor ? `&cursor=${cursor}` : ''}`),
+          {
+            token: tree.mspCaller.token,
+          },
+        );
         expect(res.status).toBe(200);
         seen.push(...res.body.events.map((e: { data: { seq: number } }) => e.data.seq));
         offsets.push(res.body.offset);
@@ -189,7 +203,7 @@ describe('events', () => {
   describe('tenant isolation, authentication and scope on both paths', () => {
     const paths = (customerId: string) => [topicsPath(customerId), recordsPath(customerId, 'node_lifecycle')];
 
-    it('serves the caller\'s own tenant and, to a parent, its children', async () => {
+    it("serves the caller's own tenant and, to a parent, its children", async () => {
       for (const [caller, customerId] of [
         [tree.childACaller, tree.childA.id],
         [tree.mspCaller, tree.msp.id],
@@ -230,10 +244,27 @@ describe('events', () => {
       const tenant = await tenantWithDetections(2);
       const res = await graphql(
         t.url,
-        `query($c: String!) {
-          eventTopics(customerId: $c) { customerId topics { topic count } }
-          eventRecords(customerId: $c, topic: "detections", limit: 1) { total limit offset nextCursor events { kind data } }
-        }`,
+        `
+          query ($c: String!) {
+            eventTopics(customerId: $c) {
+              customerId
+              topics {
+                topic
+                count
+              }
+            }
+            eventRecords(customerId: $c, topic: "detections", limit: 1) {
+              total
+              limit
+              offset
+              nextCursor
+              events {
+                kind
+                data
+              }
+            }
+          }
+        `,
         { c: tenant.id },
         tree.mspCaller.token,
       );
@@ -255,7 +286,10 @@ describe('events', () => {
       const received: Array<{ kind: string; customerId: string; data: { n: number } }> = [];
       const subscribed = new Promise<void>((resolve, reject) => {
         client.subscribe(
-          { query: 'subscription($c: String!) { events(customerId: $c, topic: "detections") { eventId customerId topic kind data createdAt } }', variables: { c: tenant.id } },
+          {
+            query: 'subscription($c: String!) { events(customerId: $c, topic: "detections") { eventId customerId topic kind data createdAt } }',
+            variables: { c: tenant.id },
+          },
           { next: (msg) => received.push((msg.data as any).events), error: reject, complete: () => undefined },
         );
         // Subscription setup has no acknowledgement: record until one arrives.
@@ -273,12 +307,17 @@ describe('events', () => {
       await t.app.services.events.record({ customerId: tree.childA.id, topic: 'detections', kind: 'detection_run_completed', data: { n: 2 } });
       await t.app.services.events.record({ customerId: tenant.id, topic: 'detections', kind: 'detection_run_failed', data: { n: 3 } });
       await expect.poll(() => received.at(-1)?.data.n).toBe(3);
-      expect(received.slice(before).map((e) => e.data.n).filter((n) => n !== 0)).toEqual([3]);
+      expect(
+        received
+          .slice(before)
+          .map((e) => e.data.n)
+          .filter((n) => n !== 0),
+      ).toEqual([3]);
       expect(received.at(-1)).toMatchObject({ customerId: tenant.id, kind: 'detection_run_failed' });
       await client.dispose();
     });
 
-    it('refuses a subscription to a tenant outside the caller\'s tree', async () => {
+    it("refuses a subscription to a tenant outside the caller's tree", async () => {
       const client = createClient({
         url: t.url.replace(/^http/, 'ws') + '/graphql',
         webSocketImpl: WebSocket,
@@ -300,6 +339,8 @@ describe('events', () => {
     const events = t.app.services.events;
     expect(await events.record({ customerId: 'cus_missing', topic: 'detections', kind: 'detection_run_completed' })).toBeUndefined();
     expect(await events.record({ customerId: tree.childA.id, topic: 'detections', kind: 'nope' as never })).toBeUndefined();
-    expect(await events.record({ customerId: tree.childA.id, topic: 'detections', kind: 'detection_run_completed', data: { big: 'x'.repeat(20_000) } })).toBeUndefined();
+    expect(
+      await events.record({ customerId: tree.childA.id, topic: 'detections', kind: 'detection_run_completed', data: { big: 'x'.repeat(20_000) } }),
+    ).toBeUndefined();
   });
 });

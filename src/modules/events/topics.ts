@@ -13,7 +13,7 @@ export const EVENT_TOPICS = {
     kinds: ['node_enrolled', 'node_activated', 'node_connected', 'node_disconnected'],
   },
   detections: {
-    description: 'Detection runs over this tenant\'s flows, scheduled or on demand, with what they opened, updated and closed.',
+    description: "Detection runs over this tenant's flows, scheduled or on demand, with what they opened, updated and closed.",
     kinds: ['detection_run_completed', 'detection_run_failed'],
   },
   investigations: {

@@ -4,7 +4,10 @@ const HOUR = 3_600_000;
 
 /** The start of the UTC hour 26 hours ago: inside the default window and the retention. */
 export const BASE = Math.floor(Date.now() / HOUR) * HOUR - 26 * HOUR;
-export const WINDOW = { start: { absolute: { date: new Date(BASE - HOUR).toISOString() } }, end: { absolute: { date: new Date(BASE + 2 * HOUR).toISOString() } } };
+export const WINDOW = {
+  start: { absolute: { date: new Date(BASE - HOUR).toISOString() } },
+  end: { absolute: { date: new Date(BASE + 2 * HOUR).toISOString() } },
+};
 
 interface FlowSpec {
   at: number;
@@ -70,9 +73,29 @@ export const BEAT = 'Beat Co';
  */
 export function instanceAFlows(): Record<string, unknown>[] {
   const acme = [
-    withStats(flow({ at: BASE, src: '10.0.0.1', dst: '203.0.113.10', up: 100, down: 1000, org: ACME, tls: 'TLS 1.3', process: 'chrome.exe' }), acmeStats(10, 70, 2)),
-    withStats(flow({ at: BASE + 60_000, src: '10.0.0.1', dst: '203.0.113.10', up: 200, down: 2000, org: ACME, tls: 'TLS 1.3', process: 'chrome.exe' }), acmeStats(10, 80, 4)),
-    withStats(flow({ at: BASE + 120_000, src: '10.0.0.2', dst: '203.0.113.11', up: 300, down: 3000, org: ACME, port: 8443, proto: 'UDP', app: 'QUIC', process: 'Slack' }), acmeStats(20, 120, 6)),
+    withStats(
+      flow({ at: BASE, src: '10.0.0.1', dst: '203.0.113.10', up: 100, down: 1000, org: ACME, tls: 'TLS 1.3', process: 'chrome.exe' }),
+      acmeStats(10, 70, 2),
+    ),
+    withStats(
+      flow({ at: BASE + 60_000, src: '10.0.0.1', dst: '203.0.113.10', up: 200, down: 2000, org: ACME, tls: 'TLS 1.3', process: 'chrome.exe' }),
+      acmeStats(10, 80, 4),
+    ),
+    withStats(
+      flow({
+        at: BASE + 120_000,
+        src: '10.0.0.2',
+        dst: '203.0.113.11',
+        up: 300,
+        down: 3000,
+        org: ACME,
+        port: 8443,
+        proto: 'UDP',
+        app: 'QUIC',
+        process: 'Slack',
+      }),
+      acmeStats(20, 120, 6),
+    ),
   ];
   const beat = Array.from({ length: 21 }, (_, i) =>
     flow({

@@ -23,7 +23,14 @@ describe('explore over generated traffic', () => {
     const tree = await seedTree(t.app);
     customerId = tree.childA.id;
     token = tree.childACaller.token;
-    const gen = createFlowGenerator({ seed: 11, customerId, startMs, endMs: startMs + 3 * HOUR, flowsPerSecond: 1, scenarios: [{ kind: 'beacon', intervalSecs: 45 }] });
+    const gen = createFlowGenerator({
+      seed: 11,
+      customerId,
+      startMs,
+      endMs: startMs + 3 * HOUR,
+      flowsPerSecond: 1,
+      scenarios: [{ kind: 'beacon', intervalSecs: 45 }],
+    });
     incident = gen.groundTruth()[0] as typeof incident;
     for (let batch = 0; ; batch++) {
       const flows = gen.take(5_000) as unknown as Record<string, unknown>[];
@@ -33,7 +40,8 @@ describe('explore over generated traffic', () => {
   }, 300_000);
   afterAll(() => t.stop());
 
-  const view = (org: string, name: string) => call(t.url, 'GET', `${LIST}/${encodeURIComponent(org)}/${name}`, { token, body: { instance_ids: [customerId], ...window } });
+  const view = (org: string, name: string) =>
+    call(t.url, 'GET', `${LIST}/${encodeURIComponent(org)}/${name}`, { token, body: { instance_ids: [customerId], ...window } });
 
   it('shows the beacon as a machine-steady beat at its interval from one source and process', async () => {
     const org = incident.destination.org!;
@@ -52,13 +60,17 @@ describe('explore over generated traffic', () => {
     expect(cadence.body.readout).toMatch(/^machine-steady, sessions beat (9\d|100)% at ~45s, \d+ beacon-like flows from 1 source \(~45000 ms interval\)$/);
 
     const reach = await view(org, 'reach');
-    expect(reach.body).toMatchObject({ source_count: 1, sources: [{ ip: incident.source.ip, flows: incident.flowCount }], processes: [{ name: incident.source.process, flows: incident.flowCount, sources: 1 }] });
+    expect(reach.body).toMatchObject({
+      source_count: 1,
+      sources: [{ ip: incident.source.ip, flows: incident.flowCount }],
+      processes: [{ name: incident.source.process, flows: incident.flowCount, sources: 1 }],
+    });
     const access = await view(org, 'access');
     expect(access.body.tls_versions).toEqual([{ name: 'TLS 1.2', flows: incident.flowCount, bytes: expect.any(Number) }]);
     expect(access.body.ports[0]).toMatchObject({ name: 443, flows: incident.flowCount });
   });
 
-  it('shows the EDR agents\' 5-minute metronome, and browsing as irregular', async () => {
+  it("shows the EDR agents' 5-minute metronome, and browsing as irregular", async () => {
     const edr = await view('CrowdStrike, Inc.', 'cadence');
     expect(edr.body.dominant_intervals[0].gap_secs).toBeGreaterThan(290);
     expect(edr.body.dominant_intervals[0].gap_secs).toBeLessThan(310);

@@ -28,7 +28,8 @@ function rowsOnly(engine: FlowEngine): FlowEngine {
   return new Proxy(engine, {
     get: (target, key) =>
       key === 'query'
-        ? (sql: string, params: Record<string, unknown>, opts: QueryOptions = {}) => target.query(sql, params, { ...opts, settings: { ...opts.settings, optimize_use_projections: 0 } })
+        ? (sql: string, params: Record<string, unknown>, opts: QueryOptions = {}) =>
+            target.query(sql, params, { ...opts, settings: { ...opts.settings, optimize_use_projections: 0 } })
         : Reflect.get(target, key),
   });
 }
@@ -87,8 +88,12 @@ describe('explore rollups', () => {
   let beaconSource: string;
 
   const noOwnNetworks = async () => [];
-  const insert = (customerId: string, batchId: string, flows: Record<string, unknown>[]) => insertFlowBatch(engine, { customerId, nodeId: 'n1', batchId, flows });
-  const services = () => ({ rollups: new ExploreService(engine, dataset, noOwnNetworks, now), rows: new ExploreService(rowsOnly(engine), dataset, noOwnNetworks, now) });
+  const insert = (customerId: string, batchId: string, flows: Record<string, unknown>[]) =>
+    insertFlowBatch(engine, { customerId, nodeId: 'n1', batchId, flows });
+  const services = () => ({
+    rollups: new ExploreService(engine, dataset, noOwnNetworks, now),
+    rows: new ExploreService(rowsOnly(engine), dataset, noOwnNetworks, now),
+  });
 
   /** Every view of every window, for the top organizations, the dataset-named one and one without flows. */
   async function everyView(service: ExploreService, request: Record<string, unknown> = {}) {
@@ -98,7 +103,8 @@ describe('explore rollups', () => {
       const list = await service.organizations(session, { ...input, size: 3 });
       answers[`${name} list`] = list;
       for (const org of new Set([...list.organizations.map((o) => o.name!), datasetOrg, beaconOrg, 'Nobody'])) {
-        for (const view of ['header', 'temporal', 'cadence', 'transfer', 'reach', 'access'] as const) answers[`${name} ${org} ${view}`] = await service[view](session, org, input);
+        for (const view of ['header', 'temporal', 'cadence', 'transfer', 'reach', 'access'] as const)
+          answers[`${name} ${org} ${view}`] = await service[view](session, org, input);
       }
     }
     return answers;
@@ -116,7 +122,14 @@ describe('explore rollups', () => {
     dataset = new IpOrgDataset(engine, { packageDir: fakePackage(dir, '1.0.0', datasetOrg), mode: 'lazy' });
     await dataset.ensure();
     expect(dataset.status().state).toBe('ready');
-    const gen = createFlowGenerator({ seed: 7, customerId: TENANT, startMs: BASE - 3 * HOUR, endMs: BASE, flowsPerSecond: 1, scenarios: [{ kind: 'beacon', intervalSecs: 45 }] });
+    const gen = createFlowGenerator({
+      seed: 7,
+      customerId: TENANT,
+      startMs: BASE - 3 * HOUR,
+      endMs: BASE,
+      flowsPerSecond: 1,
+      scenarios: [{ kind: 'beacon', intervalSecs: 45 }],
+    });
     const incident = gen.groundTruth()[0] as { destination: { org: string }; source: { ip: string } };
     beaconOrg = incident.destination.org;
     beaconSource = incident.source.ip;
@@ -155,9 +168,16 @@ describe('explore rollups', () => {
     const served = new Map<string, string>();
     for (const { sql, params, opts } of seen) {
       const rollup = String(opts.settings?.preferred_optimize_projection_name);
-      const plan = await engine.query<{ explain: string }>(named('explore:test.explain', `EXPLAIN projections = 1 ${sql.replace(/^\/\*.*?\*\/ /, '')}`), params, { settings: opts.settings });
+      const plan = await engine.query<{ explain: string }>(
+        named('explore:test.explain', `EXPLAIN projections = 1 ${sql.replace(/^\/\*.*?\*\/ /, '')}`),
+        params,
+        { settings: opts.settings },
+      );
       const text = plan.map((r) => r.explain).join('\n');
-      served.set(/^\/\* (\S+) \*\//.exec(sql)![1]!, text.includes(`ReadFromMergeTree (${rollup})`) || text.includes(`Projection ${rollup} is usable`) ? rollup : 'rows');
+      served.set(
+        /^\/\* (\S+) \*\//.exec(sql)![1]!,
+        text.includes(`ReadFromMergeTree (${rollup})`) || text.includes(`Projection ${rollup} is usable`) ? rollup : 'rows',
+      );
     }
     expect(Object.fromEntries(served)).toEqual({
       'explore:organizations': 'egress_sources',

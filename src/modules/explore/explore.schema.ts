@@ -9,7 +9,10 @@ import type { ExploreInput } from './explore.service.js';
 const ExploreRequest = builder.inputType('ExploreRequest', {
   description: 'Which instances and window a view covers. `start`/`end` are DateTimeFilters (wire.md 5.2) or ISO 8601 strings.',
   fields: (t) => ({
-    instanceIds: t.stringList({ required: false, description: 'Required: the instances (customer ids) to merge; each must be the caller or one of its children. Empty ids are dropped.' }),
+    instanceIds: t.stringList({
+      required: false,
+      description: 'Required: the instances (customer ids) to merge; each must be the caller or one of its children. Empty ids are dropped.',
+    }),
     start: t.field({ type: 'JSON', required: false, description: 'Default: 7 days before `end`.' }),
     end: t.field({ type: 'JSON', required: false, description: 'Default: now.' }),
     size: t.int({ required: false, description: 'Rows: organizations (default 25) and reach (default 50), 1–1000; ignored elsewhere.' }),
@@ -63,17 +66,34 @@ export const IpOrgDatasetStatus = builder.simpleObject('IpOrgDatasetStatus', {
   }),
 });
 
-const Organizations = builder.objectRef<Envelope & { organizations: any[]; total_orgs: number; coverage: { classified_in_page: number; total_flows: number } }>('ExploreOrganizations');
+const Organizations = builder.objectRef<Envelope & { organizations: any[]; total_orgs: number; coverage: { classified_in_page: number; total_flows: number } }>(
+  'ExploreOrganizations',
+);
 Organizations.implement({
   fields: (t) => ({
     ...envelope(t),
     organizations: t.field({ type: [OrganizationRow], resolve: (r) => r.organizations }),
     totalOrgs: t.int({ resolve: (r) => r.total_orgs }),
-    coverage: t.field({ type: Coverage, nullable: true, resolve: (r) => ({ classifiedInPage: r.coverage.classified_in_page, totalFlows: r.coverage.total_flows }) }),
+    coverage: t.field({
+      type: Coverage,
+      nullable: true,
+      resolve: (r) => ({ classifiedInPage: r.coverage.classified_in_page, totalFlows: r.coverage.total_flows }),
+    }),
   }),
 });
 
-const Header = builder.objectRef<Envelope & { org: string; industry: string | null; geo: string | null; upload: number; download: number; sources: number; endpoints: number; processes: string[] }>('ExploreOrgHeader');
+const Header = builder.objectRef<
+  Envelope & {
+    org: string;
+    industry: string | null;
+    geo: string | null;
+    upload: number;
+    download: number;
+    sources: number;
+    endpoints: number;
+    processes: string[];
+  }
+>('ExploreOrgHeader');
 Header.implement({
   fields: (t) => ({
     ...envelope(t),
@@ -92,7 +112,9 @@ const Cell = builder.simpleObject('ExploreHeatCell', {
   fields: (t) => ({ row: t.string(), col: t.string(), value: t.float() }),
 });
 
-const Temporal = builder.objectRef<Envelope & { cells: { row: string; col: string; value: number }[]; rows: string[]; cols: string[]; total: number }>('ExploreOrgTemporal');
+const Temporal = builder.objectRef<Envelope & { cells: { row: string; col: string; value: number }[]; rows: string[]; cols: string[]; total: number }>(
+  'ExploreOrgTemporal',
+);
 Temporal.implement({
   description: 'Flows by UTC weekday (rows `Mon`…`Sun`) and hour (cols `00`…`23`); every cell is present.',
   fields: (t) => ({
@@ -131,7 +153,11 @@ Cadence.implement({
     steppedness: t.exposeFloat('steppedness', { nullable: true }),
     medianGapSecs: t.exposeFloat('median_gap_secs', { nullable: true }),
     stats: t.field({ type: 'JSON', description: 'Dotted flow-field path → mean over the flows.', resolve: (r) => r.stats }),
-    beacon: t.field({ type: BeaconSubset, nullable: true, resolve: (r) => ({ flows: r.beacon.flows, sources: r.beacon.sources, intervalMs: r.beacon.interval_ms }) }),
+    beacon: t.field({
+      type: BeaconSubset,
+      nullable: true,
+      resolve: (r) => ({ flows: r.beacon.flows, sources: r.beacon.sources, intervalMs: r.beacon.interval_ms }),
+    }),
   }),
 });
 
@@ -146,7 +172,9 @@ const TransferFacts = builder.simpleObject('ExploreTransferFacts', {
   }),
 });
 
-type TransferShape = Envelope & { transfer: { chunk_bytes_mean: number | null; chunk_cv: number | null; entropy_mean: number | null; duration_mean: number | null; up: number; down: number } };
+type TransferShape = Envelope & {
+  transfer: { chunk_bytes_mean: number | null; chunk_cv: number | null; entropy_mean: number | null; duration_mean: number | null; up: number; down: number };
+};
 const Transfer = builder.objectRef<TransferShape>('ExploreOrgTransfer');
 Transfer.implement({
   fields: (t) => ({
@@ -154,7 +182,14 @@ Transfer.implement({
     transfer: t.field({
       type: TransferFacts,
       nullable: true,
-      resolve: ({ transfer: x }) => ({ chunkBytesMean: x.chunk_bytes_mean, chunkCv: x.chunk_cv, entropyMean: x.entropy_mean, durationMean: x.duration_mean, up: x.up, down: x.down }),
+      resolve: ({ transfer: x }) => ({
+        chunkBytesMean: x.chunk_bytes_mean,
+        chunkCv: x.chunk_cv,
+        entropyMean: x.entropy_mean,
+        durationMean: x.duration_mean,
+        up: x.up,
+        down: x.down,
+      }),
     }),
   }),
 });
@@ -205,32 +240,50 @@ builder.queryFields((t) => ({
   exploreOrganization: t.field({
     type: Header,
     description: 'Stable attributes of one organization.',
-    args: { org: t.arg.string({ required: true, description: 'The organization name as the list gives it.' }), request: t.arg({ type: ExploreRequest, required: true }) },
+    args: {
+      org: t.arg.string({ required: true, description: 'The organization name as the list gives it.' }),
+      request: t.arg({ type: ExploreRequest, required: true }),
+    },
     resolve: async (_root, args, ctx) => ctx.services.explore.header(await ctx.auth.requireSession(), args.org, input(args.request)),
   }),
   exploreOrgTemporal: t.field({
     type: Temporal,
-    args: { org: t.arg.string({ required: true, description: 'The organization name as the list gives it.' }), request: t.arg({ type: ExploreRequest, required: true }) },
+    args: {
+      org: t.arg.string({ required: true, description: 'The organization name as the list gives it.' }),
+      request: t.arg({ type: ExploreRequest, required: true }),
+    },
     resolve: async (_root, args, ctx) => ctx.services.explore.temporal(await ctx.auth.requireSession(), args.org, input(args.request)),
   }),
   exploreOrgCadence: t.field({
     type: Cadence,
-    args: { org: t.arg.string({ required: true, description: 'The organization name as the list gives it.' }), request: t.arg({ type: ExploreRequest, required: true }) },
+    args: {
+      org: t.arg.string({ required: true, description: 'The organization name as the list gives it.' }),
+      request: t.arg({ type: ExploreRequest, required: true }),
+    },
     resolve: async (_root, args, ctx) => ctx.services.explore.cadence(await ctx.auth.requireSession(), args.org, input(args.request)),
   }),
   exploreOrgTransfer: t.field({
     type: Transfer,
-    args: { org: t.arg.string({ required: true, description: 'The organization name as the list gives it.' }), request: t.arg({ type: ExploreRequest, required: true }) },
+    args: {
+      org: t.arg.string({ required: true, description: 'The organization name as the list gives it.' }),
+      request: t.arg({ type: ExploreRequest, required: true }),
+    },
     resolve: async (_root, args, ctx) => ctx.services.explore.transfer(await ctx.auth.requireSession(), args.org, input(args.request)),
   }),
   exploreOrgReach: t.field({
     type: Reach,
-    args: { org: t.arg.string({ required: true, description: 'The organization name as the list gives it.' }), request: t.arg({ type: ExploreRequest, required: true }) },
+    args: {
+      org: t.arg.string({ required: true, description: 'The organization name as the list gives it.' }),
+      request: t.arg({ type: ExploreRequest, required: true }),
+    },
     resolve: async (_root, args, ctx) => ctx.services.explore.reach(await ctx.auth.requireSession(), args.org, input(args.request)),
   }),
   exploreOrgAccess: t.field({
     type: Access,
-    args: { org: t.arg.string({ required: true, description: 'The organization name as the list gives it.' }), request: t.arg({ type: ExploreRequest, required: true }) },
+    args: {
+      org: t.arg.string({ required: true, description: 'The organization name as the list gives it.' }),
+      request: t.arg({ type: ExploreRequest, required: true }),
+    },
     resolve: async (_root, args, ctx) => ctx.services.explore.access(await ctx.auth.requireSession(), args.org, input(args.request)),
   }),
   ipOrgDataset: t.field({

@@ -6,7 +6,17 @@
  */
 import type { Session } from '../../auth/session.js';
 import { DomainError, authorizationError } from '../../errors.js';
-import { FlowQueryError, type FlowEngine, formatIpv6, type IpOrgDataset, type OwnNetworkRange, ownSegments, parseIp, reclassifies, resolveDateTimeFilter } from '../../flowstore/index.js';
+import {
+  FlowQueryError,
+  type FlowEngine,
+  formatIpv6,
+  type IpOrgDataset,
+  type OwnNetworkRange,
+  ownSegments,
+  parseIp,
+  reclassifies,
+  resolveDateTimeFilter,
+} from '../../flowstore/index.js';
 import { cadenceOf, type Cadence } from './cadence.js';
 import * as store from './explore.store.js';
 
@@ -36,8 +46,7 @@ export interface Envelope {
   readout: string;
 }
 
-export const validationError = (field: string, message: string) =>
-  new DomainError(400, 'validation_error', message, { body: { field }, details: { field } });
+export const validationError = (field: string, message: string) => new DomainError(400, 'validation_error', message, { body: { field }, details: { field } });
 
 /** `2026-07-06T21:14:09.482000+00:00`, the SDK's timestamp format (wire.md 9.2). */
 export const envelopeTimestamp = (ms: number) => new Date(ms).toISOString().replace(/\.(\d{3})Z$/, '.$1000+00:00');
@@ -98,7 +107,10 @@ export class ExploreService {
     const name = readOrg(org);
     const { scope: all, envelope } = await this.resolve(session, input);
     const scope = await this.ofOrg(all, name);
-    const [{ total, processes }, d] = await Promise.all([store.orgActivity(this.engine, scope, name, HEADER_PROCESSES), store.orgDestinations(this.engine, scope, name)]);
+    const [{ total, processes }, d] = await Promise.all([
+      store.orgActivity(this.engine, scope, name, HEADER_PROCESSES),
+      store.orgDestinations(this.engine, scope, name),
+    ]);
     const readout =
       total.flows === 0
         ? `no egress flows to ${name} in the window`
@@ -149,7 +161,14 @@ export class ExploreService {
     const scope = await this.ofOrg(all, name);
     const t = await store.orgTransfer(this.engine, scope, name);
     const r3 = (x: number | null) => (x === null ? null : Math.round(x * 1000) / 1000);
-    const transfer = { chunk_bytes_mean: r3(t.chunk_bytes_mean), chunk_cv: r3(t.chunk_cv), entropy_mean: r3(t.entropy_mean), duration_mean: r3(t.duration_mean), up: t.up, down: t.down };
+    const transfer = {
+      chunk_bytes_mean: r3(t.chunk_bytes_mean),
+      chunk_cv: r3(t.chunk_cv),
+      entropy_mean: r3(t.entropy_mean),
+      duration_mean: r3(t.duration_mean),
+      up: t.up,
+      down: t.down,
+    };
     const readout =
       t.flows === 0
         ? `no egress flows to ${name} in the window`
@@ -171,7 +190,12 @@ export class ExploreService {
       sourceCount === 0
         ? `no internal source reaches ${name} in the window`
         : `${plural(sourceCount, 'source')}; top ${sources[0]!.ip} (${pct(sources[0]!.upload + sources[0]!.download, bytes)}% of bytes)` +
-          (processes.length ? `; processes: ${processes.slice(0, 3).map((p) => p.name).join(', ')}` : '');
+          (processes.length
+            ? `; processes: ${processes
+                .slice(0, 3)
+                .map((p) => p.name)
+                .join(', ')}`
+            : '');
     return {
       ...envelope(readout),
       sources,
@@ -189,8 +213,15 @@ export class ExploreService {
     const lists = { tls_versions: facet('tls_versions'), ports: facet('ports'), protocols: facet('protocols'), apps: facet('apps') };
     const total = lists.protocols.reduce((s, r) => s + r.flows, 0) || lists.ports.reduce((s, r) => s + r.flows, 0);
     const top = (l: { name: unknown; flows: number }[]) => (l[0] ? `${String(l[0].name)}` : undefined);
-    const parts = [top(lists.tls_versions), lists.ports[0] ? `port ${lists.ports[0].name}${lists.protocols[0] ? `/${lists.protocols[0].name}` : ''}` : undefined, top(lists.apps)].filter(Boolean);
-    const readout = total === 0 ? `no egress flows to ${name} in the window` : `mostly ${parts.join(', ')} (${pct(lists.ports[0]?.flows ?? 0, total)}% of flows on the top port)`;
+    const parts = [
+      top(lists.tls_versions),
+      lists.ports[0] ? `port ${lists.ports[0].name}${lists.protocols[0] ? `/${lists.protocols[0].name}` : ''}` : undefined,
+      top(lists.apps),
+    ].filter(Boolean);
+    const readout =
+      total === 0
+        ? `no egress flows to ${name} in the window`
+        : `mostly ${parts.join(', ')} (${pct(lists.ports[0]?.flows ?? 0, total)}% of flows on the top port)`;
     return { ...envelope(readout), ...lists };
   }
 
@@ -202,7 +233,9 @@ export class ExploreService {
   /** The dataset's state when it is not serving: flows without a collector-supplied org stay unattributed. */
   private datasetNote(): string {
     const { state } = this.dataset.status();
-    return state === 'ready' ? '' : `; IP-organization dataset ${state === 'loading' || state === 'idle' ? 'loading' : state}, only collector-named organizations`;
+    return state === 'ready'
+      ? ''
+      : `; IP-organization dataset ${state === 'loading' || state === 'idle' ? 'loading' : state}, only collector-named organizations`;
   }
 
   /**
@@ -237,7 +270,15 @@ export class ExploreService {
     const own = ownSegments(networks);
     const reclassified = own.filter((s) => reclassifying.has(s.customerId));
     return {
-      scope: { customerIds, startMs, endMs, ...(srcIp !== undefined ? { srcIp } : {}), withDataset: this.dataset.ready, own, ...(reclassified.length ? { reclassified } : {}) },
+      scope: {
+        customerIds,
+        startMs,
+        endMs,
+        ...(srcIp !== undefined ? { srcIp } : {}),
+        withDataset: this.dataset.ready,
+        own,
+        ...(reclassified.length ? { reclassified } : {}),
+      },
       envelope: (readout) => ({ status: 'success', results_for: customerIds, timestamp: envelopeTimestamp(this.now()), readout }),
     };
   }

@@ -95,7 +95,10 @@ export async function orgAddresses(engine: FlowEngine, s: ExploreScope, org: str
   const rows = egressRows(DESTINATIONS, s, p, { keys, values: [], where: '`collector_org` IS NULL', covering: true });
   const name = p.add(org, 'String');
   if (!s.own.length) {
-    const sql = named('explore:org.dataset_addresses', `SELECT toString(dataset_ip) AS addr FROM ${rows} WHERE ${datasetOrgSql('dataset_ip')} = ${name} LIMIT ${MAX_ORG_ADDRESSES}`);
+    const sql = named(
+      'explore:org.dataset_addresses',
+      `SELECT toString(dataset_ip) AS addr FROM ${rows} WHERE ${datasetOrgSql('dataset_ip')} = ${name} LIMIT ${MAX_ORG_ADDRESSES}`,
+    );
     return [{ addrs: (await run<{ addr: string }>(engine, s, DESTINATIONS, sql, p)).map((r) => r.addr) }];
   }
   const kind = ownKindSql(OWN, 'f.dataset_ip');
@@ -131,7 +134,10 @@ export async function listOrganizations(engine: FlowEngine, s: ExploreScope, siz
   const p = new ParamBag();
   const own = s.own.length > 0;
   const perTenant = own ? 'customer_id, ' : '';
-  const rows = egressRows(SOURCES, s, p, { keys: [...(own ? (['customer_id'] as const) : []), 'collector_org', 'dataset_ip', 'src_ip'], values: ['up', 'down', 'n'] });
+  const rows = egressRows(SOURCES, s, p, {
+    keys: [...(own ? (['customer_id'] as const) : []), 'collector_org', 'dataset_ip', 'src_ip'],
+    values: ['up', 'down', 'n'],
+  });
   let sums = `SELECT ${perTenant}collector_org, dataset_ip, sum(up) AS up, sum(down) AS down, sum(n) AS n, uniqExactState(src_ip) AS srcs FROM ${rows} GROUP BY ${perTenant}collector_org, dataset_ip`;
   if (own) {
     sums =
@@ -146,7 +152,13 @@ export async function listOrganizations(engine: FlowEngine, s: ExploreScope, siz
       `SELECT ${lookup} AS name, sum(up) AS up, sum(down) AS down, sum(n) AS n, uniqExactMerge(srcs) AS sources FROM (${sums}) ` +
       `GROUP BY name) ORDER BY isNull(name), up + down DESC, name ASC LIMIT ${p.add(size, 'UInt32')}`,
   );
-  return (await run<OrgListRow>(engine, s, SOURCES, sql, p)).map((r) => ({ ...r, flows: Number(r.flows), sources: Number(r.sources), total_orgs: Number(r.total_orgs), total_flows: Number(r.total_flows) }));
+  return (await run<OrgListRow>(engine, s, SOURCES, sql, p)).map((r) => ({
+    ...r,
+    flows: Number(r.flows),
+    sources: Number(r.sources),
+    total_orgs: Number(r.total_orgs),
+    total_flows: Number(r.total_flows),
+  }));
 }
 
 export interface Destinations {
@@ -202,7 +214,16 @@ export async function orgActivity(engine: FlowEngine, s: ExploreScope, org: stri
       `ORDER BY kind, if(kind = 'source', upload + download, 0) DESC, flows DESC, src_ip ASC, process ASC LIMIT ${p.add(size, 'UInt32')} BY kind ` +
       `SETTINGS group_by_use_nulls = 1`,
   );
-  const found = await run<{ kind: string; src_ip: string; process: string; upload: number; download: number; flows: number; sources: number; source_count: number }>(engine, s, SOURCES, sql, p);
+  const found = await run<{
+    kind: string;
+    src_ip: string;
+    process: string;
+    upload: number;
+    download: number;
+    flows: number;
+    sources: number;
+    source_count: number;
+  }>(engine, s, SOURCES, sql, p);
   const volume = (r: (typeof found)[number]) => ({ upload: Number(r.upload), download: Number(r.download), flows: Number(r.flows) });
   const total = found.find((r) => r.kind === 'total');
   return {
@@ -221,7 +242,11 @@ export async function orgTemporal(engine: FlowEngine, s: ExploreScope, org: stri
     'explore:org.temporal',
     `SELECT toDayOfWeek(hour) AS day, toHour(hour) AS hour_of_day, sum(n) AS flows FROM ${rows} GROUP BY day, hour_of_day ORDER BY day, hour_of_day`,
   );
-  return (await run<{ day: number; hour_of_day: number; flows: number }>(engine, s, DESTINATIONS, sql, p)).map((r) => ({ day: Number(r.day), hour: Number(r.hour_of_day), flows: Number(r.flows) }));
+  return (await run<{ day: number; hour_of_day: number; flows: number }>(engine, s, DESTINATIONS, sql, p)).map((r) => ({
+    day: Number(r.day),
+    hour: Number(r.hour_of_day),
+    flows: Number(r.flows),
+  }));
 }
 
 /** Ratio between neighbouring gap bins of the cadence histogram (5%). */
@@ -277,11 +302,29 @@ export async function orgCadence(engine: FlowEngine, s: ExploreScope, org: strin
       `sum(beacon_flows) AS beacon_flows, sum(beacon_sources) AS beacon_sources, sum(beacon_ms) / nullIf(sum(beacon_ms_n), 0) AS beacon_interval_ms, ` +
       `arrayMap((total, count) -> total / nullIf(count, 0), sumForEach(inter_sum), sumForEach(inter_n)) AS stats FROM (${perGap}))`,
   );
-  type Row = { gap_count: number; quantiles: number[]; hist: [number[], number[]]; hist_ms: [number[], number[]]; beacon_flows: number; beacon_sources: number; beacon_interval_ms: number | null; stats: (number | null)[] };
+  type Row = {
+    gap_count: number;
+    quantiles: number[];
+    hist: [number[], number[]];
+    hist_ms: [number[], number[]];
+    beacon_flows: number;
+    beacon_sources: number;
+    beacon_interval_ms: number | null;
+    stats: (number | null)[];
+  };
   const r = (await run<Row>(engine, s, SOURCES, sql, p))[0]!;
   const count = Number(r.gap_count);
   return {
-    gaps: count === 0 ? { gaps: 0, quantiles: [], bins: [], counts: [], sums: [] } : { gaps: count, quantiles: r.quantiles.map(Number), bins: r.hist[0].map(Number), counts: r.hist[1].map(Number), sums: r.hist_ms[1].map((ms) => Number(ms) / 1000) },
+    gaps:
+      count === 0
+        ? { gaps: 0, quantiles: [], bins: [], counts: [], sums: [] }
+        : {
+            gaps: count,
+            quantiles: r.quantiles.map(Number),
+            bins: r.hist[0].map(Number),
+            counts: r.hist[1].map(Number),
+            sums: r.hist_ms[1].map((ms) => Number(ms) / 1000),
+          },
     flows: {
       beacon_flows: Number(r.beacon_flows),
       beacon_sources: Number(r.beacon_sources),
@@ -308,7 +351,11 @@ export interface TransferRow {
  */
 export async function orgTransfer(engine: FlowEngine, s: ExploreScope, org: string): Promise<TransferRow> {
   const p = new ParamBag();
-  const rows = egressRows(SOURCES, s, p, { keys: [], values: ['n', 'up', 'down', 'bytes_sq', 'entropy_sum', 'entropy_n', 'duration_sum', 'duration_n'], where: orgWhere(s, org, p) });
+  const rows = egressRows(SOURCES, s, p, {
+    keys: [],
+    values: ['n', 'up', 'down', 'bytes_sq', 'entropy_sum', 'entropy_n', 'duration_sum', 'duration_n'],
+    where: orgWhere(s, org, p),
+  });
   const sql = named(
     'explore:org.transfer',
     `SELECT sum(n) AS flows, (sum(up) + sum(down)) / nullIf(flows, 0) AS chunk_bytes_mean, ` +
@@ -353,6 +400,17 @@ export async function orgAccess(engine: FlowEngine, s: ExploreScope, org: string
       `ORDER BY facet, flows DESC, facet_bytes DESC, text_name ASC, port_name ASC LIMIT ${p.add(perFacet, 'UInt32')} BY facet ` +
       `SETTINGS group_by_use_nulls = 1`,
   );
-  const found = await run<{ facet: AccessFacet; text_name: string | null; port_name: number | null; flows: number; facet_bytes: number }>(engine, s, ACCESS, sql, p);
-  return found.map((r) => ({ facet: r.facet, name: r.facet === 'ports' ? Number(r.port_name) : r.text_name!, flows: Number(r.flows), bytes: Number(r.facet_bytes) }));
+  const found = await run<{ facet: AccessFacet; text_name: string | null; port_name: number | null; flows: number; facet_bytes: number }>(
+    engine,
+    s,
+    ACCESS,
+    sql,
+    p,
+  );
+  return found.map((r) => ({
+    facet: r.facet,
+    name: r.facet === 'ports' ? Number(r.port_name) : r.text_name!,
+    flows: Number(r.flows),
+    bytes: Number(r.facet_bytes),
+  }));
 }

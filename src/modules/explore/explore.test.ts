@@ -24,7 +24,8 @@ describe('explore egress organizations', () => {
     other = await seedTree(t.app);
     a = tree.childA.id;
     token = tree.childACaller.token;
-    const insert = (customerId: string, flows: Record<string, unknown>[]) => insertFlowBatch(t.app.flows, { customerId, nodeId: 'n1', batchId: `explore-${customerId}`, flows });
+    const insert = (customerId: string, flows: Record<string, unknown>[]) =>
+      insertFlowBatch(t.app.flows, { customerId, nodeId: 'n1', batchId: `explore-${customerId}`, flows });
     await insert(a, instanceAFlows());
     await insert(tree.childB.id, otherAcmeFlows('10.9.0.1'));
     await insert(other.childA.id, otherAcmeFlows('10.8.0.1'));
@@ -56,7 +57,16 @@ describe('explore egress organizations', () => {
     const path = `${LIST}/Acme%20Cloud%2FEU`;
     const res = await get(path, { instance_ids: [a], ...WINDOW });
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ org: ACME, industry: 'Cloud', geo: 'United States', upload: 600, download: 6000, sources: 2, endpoints: 2, processes: ['chrome.exe', 'Slack'] });
+    expect(res.body).toMatchObject({
+      org: ACME,
+      industry: 'Cloud',
+      geo: 'United States',
+      upload: 600,
+      download: 6000,
+      sources: 2,
+      endpoints: 2,
+      processes: ['chrome.exe', 'Slack'],
+    });
     expect(res.body.readout).toBe(`${ACME}: 600 B up, 6 KB down, 2 sources, 2 endpoints, mostly chrome.exe`);
     const dataset = await get(org('Google LLC'), { instance_ids: [a], ...WINDOW });
     expect(dataset.body).toMatchObject({ org: 'Google LLC', upload: 20, download: 40, sources: 2, endpoints: 1, processes: [], industry: null, geo: null });
@@ -80,7 +90,18 @@ describe('explore egress organizations', () => {
   it('finds the beat of a regular source, merging connections less than 1 s apart', async () => {
     const res = await get(org(BEAT, 'cadence'), { instance_ids: [a], ...WINDOW });
     expect(res.status).toBe(200);
-    expect(Object.keys(res.body).sort()).toEqual(['beacon', 'cdf', 'dominant_intervals', 'median_gap_secs', 'readout', 'results_for', 'stats', 'status', 'steppedness', 'timestamp']);
+    expect(Object.keys(res.body).sort()).toEqual([
+      'beacon',
+      'cdf',
+      'dominant_intervals',
+      'median_gap_secs',
+      'readout',
+      'results_for',
+      'stats',
+      'status',
+      'steppedness',
+      'timestamp',
+    ]);
     // 20 gaps of 30 s: p1/p99 need 100 gaps, the others are reported.
     expect(res.body.cdf).toEqual([0.05, 0.25, 0.5, 0.75, 0.9].map((fraction) => ({ gap_secs: 30, fraction })));
     expect(res.body.dominant_intervals).toEqual([{ gap_secs: 30, fraction: 1 }]);
@@ -93,7 +114,10 @@ describe('explore egress organizations', () => {
 
   it('answers the sparse-data cadence form when there are fewer than 3 quantile points', async () => {
     // Acme: one gap (10.0.0.1 at 0 s and 60 s), 10.0.0.2 once.
-    for (const body of [{ instance_ids: [a], ...WINDOW }, { instance_ids: [a], ...WINDOW, src_ip: '10.0.0.2' }]) {
+    for (const body of [
+      { instance_ids: [a], ...WINDOW },
+      { instance_ids: [a], ...WINDOW, src_ip: '10.0.0.2' },
+    ]) {
       const res = await get(org(ACME, 'cadence'), body);
       expect(res.status).toBe(200);
       expect(res.body).toEqual({
@@ -182,7 +206,12 @@ describe('explore egress organizations', () => {
       exploreOrgCadence: { readout: 'no cadence data', cdf: [] },
       exploreOrgTransfer: { transfer: { up: 600, down: 6000 } },
       exploreOrgReach: { sourceCount: 2 },
-      exploreOrgAccess: { ports: [{ name: 443, flows: 2 }, { name: 8443, flows: 1 }] },
+      exploreOrgAccess: {
+        ports: [
+          { name: 443, flows: 2 },
+          { name: 8443, flows: 1 },
+        ],
+      },
       ipOrgDataset: { state: 'ready', attribution: expect.stringContaining('DB-IP') },
     });
   });
@@ -207,7 +236,7 @@ describe('explore egress organizations', () => {
       }
     });
 
-    it('never mixes other tenants\' flows into a view', async () => {
+    it("never mixes other tenants' flows into a view", async () => {
       const own = await get(org(ACME), { instance_ids: [a], ...WINDOW });
       expect(own.body.processes).not.toContain('curl');
       const merged = await get(org(ACME), { instance_ids: [a, tree.childB.id], ...WINDOW }, tree.mspCaller.token);
@@ -221,7 +250,11 @@ describe('explore egress organizations', () => {
       const nodeOnly = await seedCaller(t.app, a, ['p.token.scope.node_api']);
       const res = await get(org(ACME, 'cadence'), { instance_ids: [a] }, nodeOnly.token);
       expect(res.status).toBe(403);
-      expect(res.body).toMatchObject({ error: 'authorization_error', code: 'authorization_error', message: 'Token is missing the required scope: p.token.scope.search_api' });
+      expect(res.body).toMatchObject({
+        error: 'authorization_error',
+        code: 'authorization_error',
+        message: 'Token is missing the required scope: p.token.scope.search_api',
+      });
     });
   });
 

@@ -47,7 +47,11 @@ describe('the ingest workers', () => {
   });
 
   it('refuse a body that is not a batch, as the HTTP layer would', async () => {
-    const refusal = (b: Buffer, gzip: boolean) => workers.parse(b, gzip).then(() => undefined, (e: unknown) => e as DomainError);
+    const refusal = (b: Buffer, gzip: boolean) =>
+      workers.parse(b, gzip).then(
+        () => undefined,
+        (e: unknown) => e as DomainError,
+      );
     expect(await refusal(Buffer.from('not gzip'), true)).toMatchObject({ status: 400, code: 'invalid_encoding' });
     expect(await refusal(Buffer.from('{"flows": ['), false)).toMatchObject({ status: 400, code: 'invalid_json' });
     expect(await refusal(Buffer.from('[1, 2]'), false)).toMatchObject({ status: 400, code: 'invalid_json' });

@@ -40,6 +40,9 @@ async function serveIngest(req: IncomingMessage, res: ServerResponse, services: 
     }
     services.ingest.activity.refused('store_unavailable');
     logger.error('ingest.unhandled_error', { error });
-    sendError(res, new DomainError(503, 'store_unavailable', 'Ingest failed; retry the same batch', { headers: { 'retry-after': String(RETRY_AFTER_SECONDS) } }));
+    sendError(
+      res,
+      new DomainError(503, 'store_unavailable', 'Ingest failed; retry the same batch', { headers: { 'retry-after': String(RETRY_AFTER_SECONDS) } }),
+    );
   }
 }

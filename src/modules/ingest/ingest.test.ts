@@ -10,9 +10,35 @@ import { seedCaller, seedTree } from '../../../test/kit/seed.js';
 const PATH = '/collector/ingest/1.0/flows';
 
 const HOSTILE: unknown[] = [
-  null, true, 0, -1, 1.5, -0, 2 ** 31, 2 ** 53 + 2, -(2 ** 63), 1e308, -1e308,
-  '', 'x'.repeat(70_000), '\u0000', '\ud800', 'a\udc00b', '😀', 'NaN', '1e400', '999.1.1.1', '::ffff:1.2.3.4', '10.0.0.0/8', '2025-13-45T00:00:00Z',
-  [], [null], ['x', '\ud800'], [1, 'a'], {}, { a: 1, '\ud800': '\ud800' },
+  null,
+  true,
+  0,
+  -1,
+  1.5,
+  -0,
+  2 ** 31,
+  2 ** 53 + 2,
+  -(2 ** 63),
+  1e308,
+  -1e308,
+  '',
+  'x'.repeat(70_000),
+  '\u0000',
+  '\ud800',
+  'a\udc00b',
+  '😀',
+  'NaN',
+  '1e400',
+  '999.1.1.1',
+  '::ffff:1.2.3.4',
+  '10.0.0.0/8',
+  '2025-13-45T00:00:00Z',
+  [],
+  [null],
+  ['x', '\ud800'],
+  [1, 'a'],
+  {},
+  { a: 1, '\ud800': '\ud800' },
 ];
 
 function setPath(record: Record<string, any>, path: string, value: unknown): void {
@@ -35,7 +61,7 @@ describe('telemetry ingest', () => {
   });
   afterAll(() => t.stop());
 
-  it('stores a batch stamped with the node\'s tenant, once, and marks ingest up', async () => {
+  it("stores a batch stamped with the node's tenant, once, and marks ingest up", async () => {
     const { token, nodeId } = await enrolledCollector(t, tree, 'ingest-1');
     const flows = [flow(1), flow(2, { meta: { customer_id: 'cus_someone_else', tags: ['x'] } })];
     const res = await call(t.url, 'POST', PATH, { token, body: { batch_id: 'b-1', flows } });
@@ -44,7 +70,9 @@ describe('telemetry ingest', () => {
     const again = await call(t.url, 'POST', PATH, { token, body: { batch_id: 'b-1', flows } });
     expect(again.body.accepted).toBe(2);
     expect(await countFlows(t, nodeId)).toBe(2);
-    const stored = await t.app.flows.query<{ customer_id: string }>('/* test_rows */ SELECT DISTINCT customer_id FROM flows WHERE node_id = {n:String}', { n: nodeId });
+    const stored = await t.app.flows.query<{ customer_id: string }>('/* test_rows */ SELECT DISTINCT customer_id FROM flows WHERE node_id = {n:String}', {
+      n: nodeId,
+    });
     expect(stored).toEqual([{ customer_id: tree.childA.id }]);
     const node = await call(t.url, 'GET', `/rest/nodes/1.0/${nodeId}`, { token: tree.mspCaller.token });
     expect(node.body.connection.ingest).toBe(true);
@@ -172,17 +200,20 @@ describe('telemetry ingest', () => {
     let batches = 0;
     let accepted = 0;
     await fc.assert(
-      fc.asyncProperty(fc.array(fc.array(fc.tuple(fc.constantFrom(...paths), fc.constantFrom(...HOSTILE)), { maxLength: 4 }), { minLength: 1, maxLength: 20 }), async (records) => {
-        const flows = records.map((sets, i) => {
-          const record: Record<string, any> = flow(i);
-          for (const [path, value] of sets) setPath(record, path, value);
-          return record;
-        });
-        const res = await call(t.url, 'POST', PATH, { token, body: { batch_id: `hostile-${batches++}`, flows } });
-        expect(res.status, JSON.stringify(res.body).slice(0, 300)).toBe(200);
-        expect(res.body.accepted + res.body.rejected.length).toBe(flows.length);
-        accepted += res.body.accepted;
-      }),
+      fc.asyncProperty(
+        fc.array(fc.array(fc.tuple(fc.constantFrom(...paths), fc.constantFrom(...HOSTILE)), { maxLength: 4 }), { minLength: 1, maxLength: 20 }),
+        async (records) => {
+          const flows = records.map((sets, i) => {
+            const record: Record<string, any> = flow(i);
+            for (const [path, value] of sets) setPath(record, path, value);
+            return record;
+          });
+          const res = await call(t.url, 'POST', PATH, { token, body: { batch_id: `hostile-${batches++}`, flows } });
+          expect(res.status, JSON.stringify(res.body).slice(0, 300)).toBe(200);
+          expect(res.body.accepted + res.body.rejected.length).toBe(flows.length);
+          accepted += res.body.accepted;
+        },
+      ),
       { numRuns: 150, seed: 7 },
     );
     expect(accepted).toBeGreaterThan(0);

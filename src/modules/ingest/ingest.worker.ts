@@ -46,7 +46,10 @@ port.on('message', (call: IngestCall) => {
         job.stamp = call.stamp;
         const { rows, rejected, days } = atOnce(convertFlows(call.stamp, flows, call.window));
         const slices = days.map((slice) => ({ ...slice, block: ownBytes(flowRowsBlock(slice.indexes.map((i) => rows[i]!))) }));
-        return reply({ ok: true, converted: { rejected, slices } }, slices.map((s) => s.block.buffer as ArrayBuffer));
+        return reply(
+          { ok: true, converted: { rejected, slices } },
+          slices.map((s) => s.block.buffer as ArrayBuffer),
+        );
       }
       case 'encode': {
         const job = jobOf(call.job);

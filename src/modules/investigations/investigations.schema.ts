@@ -94,9 +94,7 @@ const TrafficLinkRef = builder.objectRef<LinkParent>('TrafficLink').implement({
         `504 \`query_timeout\`, or 400 \`too_many_searches\` past ${TRAFFIC_LINK_SEARCHES_PER_REQUEST} traffic-link searches in one request (docs/detections.md).`,
       args: { size: t.arg.int({ required: false, description: '1..1000, default 25.' }) },
       resolve: async (l, args, ctx) =>
-        l.query
-          ? ctx.services.investigations.linkedFlows(await ctx.auth.requireSession(), ctx, l.customerId, l.query, args.size ?? 25)
-          : [],
+        l.query ? ctx.services.investigations.linkedFlows(await ctx.auth.requireSession(), ctx, l.customerId, l.query, args.size ?? 25) : [],
     }),
   }),
 });
@@ -220,7 +218,7 @@ export const InvestigationRef = builder.prismaObject('Investigation', {
     confidence: t.exposeFloat('confidence', { nullable: true }),
     severity: t.exposeInt('severity', { description: '0..100; the default list order.' }),
     headline: t.exposeString('headline', { nullable: true }),
-    source: t.exposeString('source', { nullable: true, description: 'The acting host\'s address.' }),
+    source: t.exposeString('source', { nullable: true, description: "The acting host's address." }),
     destination: t.exposeString('destination', { nullable: true, description: 'An organization, network, address or domain.' }),
     tags: t.exposeStringList('tags'),
     relatedAlertsCount: t.exposeInt('relatedAlertsCount', { description: 'Flows of the episode that raised IDS alerts.' }),
@@ -231,7 +229,12 @@ export const InvestigationRef = builder.prismaObject('Investigation', {
     lastActivityAt: t.expose('lastActivityAt', { type: 'DateTime' }),
     closedAt: t.expose('closedAt', { type: 'DateTime', nullable: true, description: "Set once the activity has been quiet for the detector's quiet period." }),
     active: t.boolean({ select: { closedAt: true }, resolve: (i) => i.closedAt === null }),
-    evidence: t.field({ type: 'JSON', select: { evidence: true }, description: "The detector's episode: measurements, facts and activity.", resolve: (i) => i.evidence }),
+    evidence: t.field({
+      type: 'JSON',
+      select: { evidence: true },
+      description: "The detector's episode: measurements, facts and activity.",
+      resolve: (i) => i.evidence,
+    }),
     trigger: t.field({
       type: TriggerRef,
       select: { analysis: true, source: true, destination: true, detectedAt: true },
@@ -249,7 +252,12 @@ export const InvestigationRef = builder.prismaObject('Investigation', {
       type: DecisionSupportRef,
       select: { analysis: true },
       resolve: (i) =>
-        analysisOf(i)?.decisionSupport ?? { confidenceLimits: null, whatWouldChangeTheVerdict: null, openQuestions: [AUTHORIZED_QUESTION], recommendedActions: [] },
+        analysisOf(i)?.decisionSupport ?? {
+          confidenceLimits: null,
+          whatWouldChangeTheVerdict: null,
+          openQuestions: [AUTHORIZED_QUESTION],
+          recommendedActions: [],
+        },
     }),
     meta: t.field({
       type: MetaRef,
@@ -286,7 +294,10 @@ const InvestigationPageRef = builder.objectRef<PageParent>('InvestigationPage').
       type: ['Investigation'],
       resolve: async (select, page, _args, ctx) => foundNothingOr(select, await ctx.services.investigations.list(page.session, page.query, select)),
     }),
-    total: t.int({ description: 'Investigations matching the filters.', resolve: (page, _args, ctx) => ctx.services.investigations.total(page.session, page.query) }),
+    total: t.int({
+      description: 'Investigations matching the filters.',
+      resolve: (page, _args, ctx) => ctx.services.investigations.total(page.session, page.query),
+    }),
     limit: t.int({ resolve: (page) => page.query.limit }),
     offset: t.int({ resolve: (page) => page.query.offset }),
   }),
@@ -315,6 +326,7 @@ builder.queryFields((t) => ({
     nullable: true,
     description: "An investigation of the caller's tree whose analysis has finished; null otherwise (also while it is `running`).",
     args: { id: t.arg.string({ required: true }) },
-    resolve: async (select, _root, args, ctx) => foundNothingOr(select, await ctx.services.investigations.find(await ctx.auth.requireSession(), args.id, select)),
+    resolve: async (select, _root, args, ctx) =>
+      foundNothingOr(select, await ctx.services.investigations.find(await ctx.auth.requireSession(), args.id, select)),
   }),
 }));

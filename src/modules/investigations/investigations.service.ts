@@ -173,13 +173,7 @@ export class InvestigationService {
    * through the search service (its deadline: 504 `query_timeout`; its validation errors), and
    * within the request's budget of such searches (`key`: the request, as for `nodeLoaders`).
    */
-  async linkedFlows(
-    session: Session,
-    key: object,
-    customerId: string,
-    link: TrafficQuery,
-    size: number,
-  ): Promise<Record<string, unknown>[]> {
+  async linkedFlows(session: Session, key: object, customerId: string, link: TrafficQuery, size: number): Promise<Record<string, unknown>[]> {
     session.assert('investigations.read');
     // Counted before any await, so the fields that fit are the first ones the query asks for.
     const started = this.searchesStarted.get(key) ?? 0;

@@ -68,8 +68,19 @@ export class InvestigationStore {
    * One page, in two statements: the page's ids first (the sort indexes hold every column that
    * query reads, so it is an index-only scan however wide the rows are), then those rows.
    */
-  async list(scope: TenantScope, filter: InvestigationFilter, page: { limit: number; offset: number }, query: InvestigationSelection = {}): Promise<Investigation[]> {
-    const ids = await this.prisma.investigation.findMany({ where: where(scope, filter), orderBy: ORDER[filter.sort], skip: page.offset, take: page.limit, select: { id: true } });
+  async list(
+    scope: TenantScope,
+    filter: InvestigationFilter,
+    page: { limit: number; offset: number },
+    query: InvestigationSelection = {},
+  ): Promise<Investigation[]> {
+    const ids = await this.prisma.investigation.findMany({
+      where: where(scope, filter),
+      orderBy: ORDER[filter.sort],
+      skip: page.offset,
+      take: page.limit,
+      select: { id: true },
+    });
     if (ids.length === 0) return [];
     const rows = await this.prisma.investigation.findMany({
       ...(query.select ? { select: { ...query.select, id: true } } : {}),
@@ -106,7 +117,17 @@ export class InvestigationStore {
   async open(customerId: string, fingerprint: string, write: InvestigationWrite, detectedAt: Date): Promise<Investigation | null> {
     try {
       return await this.prisma.investigation.create({
-        data: { id: newId('inv'), customerId, fingerprint, status: 'running', detectedAt, ...write, disposition: null, confidence: null, evidence: json(write.evidence) },
+        data: {
+          id: newId('inv'),
+          customerId,
+          fingerprint,
+          status: 'running',
+          detectedAt,
+          ...write,
+          disposition: null,
+          confidence: null,
+          evidence: json(write.evidence),
+        },
       });
     } catch (error) {
       if ((error as { code?: string }).code === 'P2002') return null;

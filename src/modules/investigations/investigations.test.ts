@@ -53,7 +53,11 @@ function assertWireShape(inv: any): void {
     if (f.timeline !== null) walk(f.timeline);
     for (const link of f.traffic_links ?? []) {
       str(link.label);
-      expect(link.query).toMatchObject({ query: expect.any(String), start: { absolute: { date: expect.stringMatching(ISO) } }, end: { absolute: { date: expect.stringMatching(ISO) } } });
+      expect(link.query).toMatchObject({
+        query: expect.any(String),
+        start: { absolute: { date: expect.stringMatching(ISO) } },
+        end: { absolute: { date: expect.stringMatching(ISO) } },
+      });
     }
   }
   const p = inv.provenance;
@@ -92,10 +96,22 @@ describe('investigations REST paths', () => {
     seeded.mspExfil = await seedInvestigation(p, tree.msp.id, { detector: 'exfil', severity: 95, confidence: 0.96, createdAt: day(1) });
     seeded.mspScan = await seedInvestigation(p, tree.msp.id, { detector: 'scan', severity: 40, confidence: 0.6, disposition: 'escalate', createdAt: day(5) });
     seeded.childBeacon = await seedInvestigation(p, tree.childA.id, { detector: 'beacon', severity: 80, confidence: 0.9, createdAt: day(3) });
-    seeded.childBenign = await seedInvestigation(p, tree.childA.id, { detector: 'beacon', severity: 10, confidence: 0.55, disposition: 'benign', createdAt: day(4) });
+    seeded.childBenign = await seedInvestigation(p, tree.childA.id, {
+      detector: 'beacon',
+      severity: 10,
+      confidence: 0.55,
+      disposition: 'benign',
+      createdAt: day(4),
+    });
     seeded.childRunning = await seedInvestigation(p, tree.childA.id, { detector: 'dns-tunnel', status: 'running', severity: 5, createdAt: day(6) });
     seeded.childFailed = await seedInvestigation(p, tree.childA.id, { detector: 'bruteforce', status: 'failed', severity: 0, createdAt: day(2) });
-    seeded.sibling = await seedInvestigation(p, tree.childB.id, { detector: 'exfil', severity: 20, confidence: 0.7, disposition: 'escalate', createdAt: new Date(Date.UTC(2026, 3, 2, 13)) });
+    seeded.sibling = await seedInvestigation(p, tree.childB.id, {
+      detector: 'exfil',
+      severity: 20,
+      confidence: 0.7,
+      disposition: 'escalate',
+      createdAt: new Date(Date.UTC(2026, 3, 2, 13)),
+    });
     seeded.otherTree = await seedInvestigation(p, other.msp.id, { detector: 'scan', createdAt: day(2) });
   });
   afterAll(() => t.stop());
@@ -119,9 +135,23 @@ describe('investigations REST paths', () => {
       const res = await call(t.url, 'GET', `${PATH}?limit=50&offset=0`, { token: tree.mspCaller.token });
       expect(res.status).toBe(200);
       expect(res.body).toMatchObject({ total: 7, limit: 50, offset: 0 });
-      expect(ids(res.body)).toEqual([seeded.mspExfil, seeded.childBeacon, seeded.mspScan, seeded.sibling, seeded.childBenign, seeded.childRunning, seeded.childFailed]);
+      expect(ids(res.body)).toEqual([
+        seeded.mspExfil,
+        seeded.childBeacon,
+        seeded.mspScan,
+        seeded.sibling,
+        seeded.childBenign,
+        seeded.childRunning,
+        seeded.childFailed,
+      ]);
       const running = res.body.investigations.find((i: any) => i.id === seeded.childRunning);
-      expect(running).toMatchObject({ status: 'running', disposition: null, confidence: null, related_alerts_count: expect.any(Number), tags: expect.any(Array) });
+      expect(running).toMatchObject({
+        status: 'running',
+        disposition: null,
+        confidence: null,
+        related_alerts_count: expect.any(Number),
+        tags: expect.any(Array),
+      });
       for (const item of res.body.investigations) {
         expect(item).toMatchObject({ id: expect.any(String), status: expect.any(String), related_alerts_count: expect.any(Number), tags: expect.any(Array) });
         expect(item.detected_at).toMatch(ISO);
@@ -133,10 +163,18 @@ describe('investigations REST paths', () => {
 
     it('sorts by creation with sort=recent', async () => {
       const res = await call(t.url, 'GET', `${PATH}?sort=recent`, { token: tree.mspCaller.token });
-      expect(ids(res.body)).toEqual([seeded.childRunning, seeded.mspScan, seeded.childBenign, seeded.childBeacon, seeded.sibling, seeded.childFailed, seeded.mspExfil]);
+      expect(ids(res.body)).toEqual([
+        seeded.childRunning,
+        seeded.mspScan,
+        seeded.childBenign,
+        seeded.childBeacon,
+        seeded.sibling,
+        seeded.childFailed,
+        seeded.mspExfil,
+      ]);
     });
 
-    it('sees only the caller\'s tree: a child its own, a parent its children too', async () => {
+    it("sees only the caller's tree: a child its own, a parent its children too", async () => {
       const child = await call(t.url, 'GET', PATH, { token: tree.childACaller.token });
       expect(ids(child.body).sort()).toEqual([seeded.childBeacon, seeded.childBenign, seeded.childRunning, seeded.childFailed].sort());
       const sibling = await call(t.url, 'GET', PATH, { token: tree.childBCaller.token });
@@ -152,7 +190,10 @@ describe('investigations REST paths', () => {
       const second = await call(t.url, 'GET', `${PATH}?limit=2&offset=2`, { token: tree.mspCaller.token });
       expect(first.body).toMatchObject({ total: 7, limit: 2, offset: 0 });
       expect([...ids(first.body), ...ids(second.body)]).toEqual([seeded.mspExfil, seeded.childBeacon, seeded.mspScan, seeded.sibling]);
-      expect((await call(t.url, 'GET', `${PATH}?limit=0`, { token: tree.mspCaller.token })).body).toMatchObject({ limit: 1, investigations: [expect.anything()] });
+      expect((await call(t.url, 'GET', `${PATH}?limit=0`, { token: tree.mspCaller.token })).body).toMatchObject({
+        limit: 1,
+        investigations: [expect.anything()],
+      });
       expect((await call(t.url, 'GET', `${PATH}?limit=-7`, { token: tree.mspCaller.token })).body.limit).toBe(1);
       expect((await call(t.url, 'GET', `${PATH}?limit=100000`, { token: tree.mspCaller.token })).body.limit).toBe(200);
       expect((await call(t.url, 'GET', `${PATH}?limit=99999999999`, { token: tree.mspCaller.token })).body.limit).toBe(200);
@@ -224,10 +265,10 @@ describe('investigations REST paths', () => {
 
     it.each([
       ['own', () => tree.childACaller.token, () => seeded.childBeacon, 200],
-      ['a child\'s, asked by the parent', () => tree.mspCaller.token, () => seeded.childBeacon, 200],
-      ['the parent\'s, asked by a child', () => tree.childACaller.token, () => seeded.mspExfil, 404],
-      ['a sibling\'s', () => tree.childACaller.token, () => seeded.sibling, 404],
-      ['another tree\'s', () => tree.mspCaller.token, () => seeded.otherTree, 404],
+      ["a child's, asked by the parent", () => tree.mspCaller.token, () => seeded.childBeacon, 200],
+      ["the parent's, asked by a child", () => tree.childACaller.token, () => seeded.mspExfil, 404],
+      ["a sibling's", () => tree.childACaller.token, () => seeded.sibling, 404],
+      ["another tree's", () => tree.mspCaller.token, () => seeded.otherTree, 404],
       ['a running one', () => tree.childACaller.token, () => seeded.childRunning, 404],
       ['a missing one', () => tree.mspCaller.token, () => 'inv_doesnotexist', 404],
       ['a long id', () => tree.mspCaller.token, () => 'x'.repeat(5000), 404],
@@ -244,30 +285,87 @@ describe('investigations REST paths', () => {
     it('links an investigation to its nodes and replays its traffic links as flow searches', async () => {
       const tenant = await seedTenant(t.app);
       const caller = await seedCaller(t.app, tenant.id);
-      const node = await t.app.db.prisma.node.create({ data: { id: `node_${tenant.id}`, customerId: tenant.id, status: 'active', hostname: 'ws-0014', os: 'windows', localIp: '10.20.1.99' } });
+      const node = await t.app.db.prisma.node.create({
+        data: { id: `node_${tenant.id}`, customerId: tenant.id, status: 'active', hostname: 'ws-0014', os: 'windows', localIp: '10.20.1.99' },
+      });
       const now = Date.now();
-      const id = await seedInvestigation(t.app.db.prisma, tenant.id, { detector: 'beacon', source: '10.20.1.99', createdAt: new Date(now), nodeIds: [node.id] });
+      const id = await seedInvestigation(t.app.db.prisma, tenant.id, {
+        detector: 'beacon',
+        source: '10.20.1.99',
+        createdAt: new Date(now),
+        nodeIds: [node.id],
+      });
       await insertFlows(
         t.app.flows,
         tenant.id,
-        [0, 1, 2].map((i) => ({ at: now - 30 * 60_000 + i * 36_000, src: '10.20.1.99', dst: '45.148.10.83', port: 443, org: 'Stark Industries Solutions Ltd' })),
+        [0, 1, 2].map((i) => ({
+          at: now - 30 * 60_000 + i * 36_000,
+          src: '10.20.1.99',
+          dst: '45.148.10.83',
+          port: 443,
+          org: 'Stark Industries Solutions Ltd',
+        })),
       );
       const res = await graphql(
         t.url,
-        `query ($id: String!) { investigation(id: $id) {
-          id detector status severity active customerId
-          sourceNode { nodeId hostname os }
-          observedBy { nodeId }
-          verdict { disposition }
-          keyFindings { headline trafficLinks { label query flows(size: 10) } timeline { label children { label } } }
-          provenance { legs { stage attack { techniqueId } } }
-        } }`,
+        `
+          query ($id: String!) {
+            investigation(id: $id) {
+              id
+              detector
+              status
+              severity
+              active
+              customerId
+              sourceNode {
+                nodeId
+                hostname
+                os
+              }
+              observedBy {
+                nodeId
+              }
+              verdict {
+                disposition
+              }
+              keyFindings {
+                headline
+                trafficLinks {
+                  label
+                  query
+                  flows(size: 10)
+                }
+                timeline {
+                  label
+                  children {
+                    label
+                  }
+                }
+              }
+              provenance {
+                legs {
+                  stage
+                  attack {
+                    techniqueId
+                  }
+                }
+              }
+            }
+          }
+        `,
         { id },
         caller.token,
       );
       expect(res.errors).toBeUndefined();
       const inv = res.data.investigation;
-      expect(inv).toMatchObject({ id, detector: 'beacon', status: 'completed', customerId: tenant.id, sourceNode: { nodeId: node.id, hostname: 'ws-0014', os: 'windows' }, observedBy: [{ nodeId: node.id }] });
+      expect(inv).toMatchObject({
+        id,
+        detector: 'beacon',
+        status: 'completed',
+        customerId: tenant.id,
+        sourceNode: { nodeId: node.id, hostname: 'ws-0014', os: 'windows' },
+        observedBy: [{ nodeId: node.id }],
+      });
       const checkIns = inv.keyFindings[0].trafficLinks[0];
       expect(checkIns.query.query).toBe('src.ip eq 10.20.1.99 and dst.ip eq 45.148.10.83');
       expect(checkIns.flows).toHaveLength(3);
@@ -279,10 +377,15 @@ describe('investigations REST paths', () => {
 
       // Node details need node_api, as everywhere else: a search-only token reads the investigation, not its nodes.
       const searchOnly = await seedCaller(t.app, tenant.id, [Scopes.searchApi]);
-      expect((await graphql(t.url, 'query ($id: String!) { investigation(id: $id) { id } }', { id }, searchOnly.token)).data).toEqual({ investigation: { id } });
+      expect((await graphql(t.url, 'query ($id: String!) { investigation(id: $id) { id } }', { id }, searchOnly.token)).data).toEqual({
+        investigation: { id },
+      });
       for (const field of ['sourceNode { hostname }', 'observedBy { hostname }']) {
         const denied = await graphql(t.url, `query ($id: String!) { investigation(id: $id) { id ${field} } }`, { id }, searchOnly.token);
-        expect(denied.errors?.[0]?.extensions, field).toMatchObject({ code: 'authorization_error', details: { reason: 'insufficient_scope', required_scope: Scopes.nodeApi } });
+        expect(denied.errors?.[0]?.extensions, field).toMatchObject({
+          code: 'authorization_error',
+          details: { reason: 'insufficient_scope', required_scope: Scopes.nodeApi },
+        });
         expect(JSON.stringify(denied.data), field).not.toContain('ws-0014');
       }
     });
@@ -328,7 +431,10 @@ describe('investigations REST paths', () => {
       expect(res.errors).toHaveLength(over);
       for (const error of res.errors) {
         expect(error.path.at(-1)).toBe('flows');
-        expect(error.extensions).toMatchObject({ code: 'too_many_searches', details: { reason: 'too_many_searches', limit: TRAFFIC_LINK_SEARCHES_PER_REQUEST } });
+        expect(error.extensions).toMatchObject({
+          code: 'too_many_searches',
+          details: { reason: 'too_many_searches', limit: TRAFFIC_LINK_SEARCHES_PER_REQUEST },
+        });
         expect(error.message).toMatch(/fewer investigations or links/);
       }
       // The budget is the request's: the next request has all of it.
@@ -378,7 +484,9 @@ describe('investigations REST paths', () => {
       const tenant = await seedTenant(t.app);
       const caller = await seedCaller(t.app, tenant.id);
       for (let i = 0; i < 6; i++) {
-        const node = await t.app.db.prisma.node.create({ data: { id: `node_${tenant.id}_${i}`, customerId: tenant.id, status: 'active', localIp: `10.20.2.${i}` } });
+        const node = await t.app.db.prisma.node.create({
+          data: { id: `node_${tenant.id}_${i}`, customerId: tenant.id, status: 'active', localIp: `10.20.2.${i}` },
+        });
         await seedInvestigation(t.app.db.prisma, tenant.id, { source: `10.20.2.${i}`, nodeIds: [node.id] });
       }
       const statements: string[] = [];

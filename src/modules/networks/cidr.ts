@@ -49,7 +49,7 @@ function formatNetwork({ lo, bits }: { lo: bigint; bits: number }): string {
 function compressIpv6(n: bigint): string {
   const groups = Array.from({ length: 8 }, (_, i) => Number((n >> BigInt((7 - i) * 16)) & 0xffffn));
   let best = { at: -1, length: 1 };
-  for (let i = 0; i < 8; ) {
+  for (let i = 0; i < 8;) {
     let j = i;
     while (j < 8 && groups[j] === 0) j++;
     if (j - i > best.length) best = { at: i, length: j - i };

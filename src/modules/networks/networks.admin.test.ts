@@ -10,7 +10,8 @@ import { MAX_FILE_BYTES, parseNetworkFile } from './networks.file.js';
 
 describe('network files', () => {
   it('reads CSV with a header, comments, blank lines and quoted names', () => {
-    const text = '# lab plan\ncidr,name,kind\n10.99.0.0/16,Lab Internet,external\n\n198.51.100.0/24,"Bank, Inc. ""EU""",EXTERNAL\r\n10.20.0.0/16 , Lab , internal\n';
+    const text =
+      '# lab plan\ncidr,name,kind\n10.99.0.0/16,Lab Internet,external\n\n198.51.100.0/24,"Bank, Inc. ""EU""",EXTERNAL\r\n10.20.0.0/16 , Lab , internal\n';
     expect(parseNetworkFile(text, 'plan.csv')).toEqual({
       networks: [
         { cidr: '10.99.0.0/16', name: 'Lab Internet', kind: 'external' },
@@ -22,7 +23,8 @@ describe('network files', () => {
   });
 
   it('reads JSON lines, by extension or by the first entry', () => {
-    const text = '{"cidr": "2001:db8::/32", "name": "Partner v6", "kind": "external"}\n# comment\n{"cidr": "10.0.0.0/8", "name": "Corp", "kind": "internal", "note": "ignored"}';
+    const text =
+      '{"cidr": "2001:db8::/32", "name": "Partner v6", "kind": "external"}\n# comment\n{"cidr": "10.0.0.0/8", "name": "Corp", "kind": "internal", "note": "ignored"}';
     for (const name of ['plan.jsonl', 'plan.txt']) {
       expect(parseNetworkFile(text, name).networks).toEqual([
         { cidr: '2001:db8::/32', name: 'Partner v6', kind: 'external' },
@@ -58,7 +60,7 @@ describe('networks import and list in the admin CLI, while the server runs', () 
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('replaces a tenant\'s list from CSV, adds JSON lines, and the server answers with them at once', async () => {
+  it("replaces a tenant's list from CSV, adds JSON lines, and the server answers with them at once", async () => {
     const tenant = await seedTenant(t.app);
     const caller = await seedCaller(t.app, tenant.id);
     const csv = file('plan.csv', 'cidr,name,kind\n10.99.0.0/16,Lab Internet,external\n::ffff:10.20.0.0/112,Lab,internal\n');
@@ -78,7 +80,9 @@ describe('networks import and list in the admin CLI, while the server runs', () 
     expect(listed.data.ownNetworks.map((n: { cidr: string }) => n.cidr)).toEqual(['10.20.0.0/16', '10.99.0.0/16', '198.51.100.0/24']);
     expect((await adminCli(['networks', 'list', '--customer', tenant.id], env)).json).toHaveLength(3);
     // Importing without --add replaces the whole list.
-    expect((await adminCli(['networks', 'import', '--customer', tenant.id, '--file', jsonl], env)).json.networks).toEqual([{ cidr: '198.51.100.0/24', name: 'Partner', kind: 'external' }]);
+    expect((await adminCli(['networks', 'import', '--customer', tenant.id, '--file', jsonl], env)).json.networks).toEqual([
+      { cidr: '198.51.100.0/24', name: 'Partner', kind: 'external' },
+    ]);
   });
 
   it('refuses a bad file naming the line, changing nothing, and unknown tenants or files', async () => {
@@ -98,12 +102,23 @@ describe('networks import and list in the admin CLI, while the server runs', () 
       expect(JSON.parse(res.stderr).message).toMatch(message);
     }
     const exists = await adminCli(['networks', 'import', '--customer', tenant.id, '--file', good, '--add'], env);
-    expect(JSON.parse(exists.stderr)).toMatchObject({ error: 'own_network_exists', message: 'line 1.cidr: 10.99.0.0/16 is already mapped to Lab Internet; remove it first, or replace the list' });
-    const tooMany = file('many.csv', Array.from({ length: 1001 }, (_, i) => `172.16.${i >> 8}.${(i & 255)}/32,host ${i},internal`).join('\n'));
-    expect(JSON.parse((await adminCli(['networks', 'import', '--customer', tenant.id, '--file', tooMany], env)).stderr)).toMatchObject({ error: 'validation_error', message: 'at most 1000 networks per tenant' });
-    expect((await adminCli(['networks', 'list', '--customer', tenant.id], env)).json).toEqual([{ cidr: '10.99.0.0/16', name: 'Lab Internet', kind: 'external' }]);
+    expect(JSON.parse(exists.stderr)).toMatchObject({
+      error: 'own_network_exists',
+      message: 'line 1.cidr: 10.99.0.0/16 is already mapped to Lab Internet; remove it first, or replace the list',
+    });
+    const tooMany = file('many.csv', Array.from({ length: 1001 }, (_, i) => `172.16.${i >> 8}.${i & 255}/32,host ${i},internal`).join('\n'));
+    expect(JSON.parse((await adminCli(['networks', 'import', '--customer', tenant.id, '--file', tooMany], env)).stderr)).toMatchObject({
+      error: 'validation_error',
+      message: 'at most 1000 networks per tenant',
+    });
+    expect((await adminCli(['networks', 'list', '--customer', tenant.id], env)).json).toEqual([
+      { cidr: '10.99.0.0/16', name: 'Lab Internet', kind: 'external' },
+    ]);
     expect(JSON.parse((await adminCli(['networks', 'import', '--customer', 'cus_nope', '--file', good], env)).stderr)).toMatchObject({ error: 'not_found' });
-    expect(JSON.parse((await adminCli(['networks', 'import', '--customer', tenant.id, '--file', join(dir, 'missing.csv')], env)).stderr)).toMatchObject({ error: 'invalid_file', message: expect.stringContaining('ENOENT') });
+    expect(JSON.parse((await adminCli(['networks', 'import', '--customer', tenant.id, '--file', join(dir, 'missing.csv')], env)).stderr)).toMatchObject({
+      error: 'invalid_file',
+      message: expect.stringContaining('ENOENT'),
+    });
     expect((await adminCli(['networks', 'import', '--file', good], env)).code).toBe(2);
   }, 120_000);
 });

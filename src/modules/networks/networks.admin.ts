@@ -9,7 +9,8 @@ import { MAX_FILE_BYTES, parseNetworkFile } from './networks.file.js';
 import { OwnNetworkService } from './networks.service.js';
 import { OwnNetworkStore } from './networks.store.js';
 
-export const networksImportUsage = '  networks import --customer CUSTOMER_ID --file PATH [--add]   (CSV cidr,name,kind or JSON lines; replaces the list unless --add)';
+export const networksImportUsage =
+  '  networks import --customer CUSTOMER_ID --file PATH [--add]   (CSV cidr,name,kind or JSON lines; replaces the list unless --add)';
 export const networksListUsage = '  networks list --customer CUSTOMER_ID';
 
 const customerOf = async (db: Database, id: string | undefined, usage: string) => {

@@ -20,7 +20,17 @@ const beaconTo = (dst: string, org?: string): FlowSpec[] =>
 
 /** 60 unanswered TCP attempts from WS to addresses of one /24 in two minutes. */
 const sweepOf = (prefix: string): FlowSpec[] =>
-  Array.from({ length: 60 }, (_, i) => ({ at: T0 + i * 2_000, src: WS, dst: `${prefix}.${1 + i}`, port: 445, up: 60, down: 40, secs: 0.001, answered: false, process: 'nmap.exe' }));
+  Array.from({ length: 60 }, (_, i) => ({
+    at: T0 + i * 2_000,
+    src: WS,
+    dst: `${prefix}.${1 + i}`,
+    port: 445,
+    up: 60,
+    down: 40,
+    secs: 0.001,
+    answered: false,
+    process: 'nmap.exe',
+  }));
 
 const replace = `mutation($networks: [OwnNetworkInput!]!) { replaceOwnNetworks(networks: $networks) { networks { cidr } } }`;
 
@@ -34,11 +44,31 @@ interface Case {
 const LAB_CLOUD = { cidr: '10.99.0.0/16', name: 'Lab Cloud', kind: 'EXTERNAL' } as const;
 
 const CASES: Case[] = [
-  { name: 'a beacon to private addresses the tenant calls external is egress, named by the network', flows: beaconTo('10.99.0.7'), networks: [LAB_CLOUD], expect: [{ detector: 'beacon', source: WS, destination: 'Lab Cloud' }] },
+  {
+    name: 'a beacon to private addresses the tenant calls external is egress, named by the network',
+    flows: beaconTo('10.99.0.7'),
+    networks: [LAB_CLOUD],
+    expect: [{ detector: 'beacon', source: WS, destination: 'Lab Cloud' }],
+  },
   { name: 'the same flows of a tenant without networks are internal traffic', flows: beaconTo('10.99.0.7'), networks: [], expect: [] },
-  { name: 'a beacon to a public address the tenant calls internal is not egress', flows: beaconTo('45.148.10.83', 'Stark Industries Solutions Ltd'), networks: [{ cidr: '45.148.10.0/24', name: 'HQ DMZ', kind: 'INTERNAL' }], expect: [] },
-  { name: 'the same beacon of a tenant without networks is found', flows: beaconTo('45.148.10.83', 'Stark Industries Solutions Ltd'), networks: [], expect: [{ detector: 'beacon', source: WS, destination: 'Stark Industries Solutions Ltd' }] },
-  { name: 'a sweep of public addresses the tenant calls internal is an internal scan', flows: sweepOf('203.0.113'), networks: [{ cidr: '203.0.113.0/24', name: 'DMZ', kind: 'INTERNAL' }], expect: [{ detector: 'scan', source: WS, destination: '203.0.113.0/24' }] },
+  {
+    name: 'a beacon to a public address the tenant calls internal is not egress',
+    flows: beaconTo('45.148.10.83', 'Stark Industries Solutions Ltd'),
+    networks: [{ cidr: '45.148.10.0/24', name: 'HQ DMZ', kind: 'INTERNAL' }],
+    expect: [],
+  },
+  {
+    name: 'the same beacon of a tenant without networks is found',
+    flows: beaconTo('45.148.10.83', 'Stark Industries Solutions Ltd'),
+    networks: [],
+    expect: [{ detector: 'beacon', source: WS, destination: 'Stark Industries Solutions Ltd' }],
+  },
+  {
+    name: 'a sweep of public addresses the tenant calls internal is an internal scan',
+    flows: sweepOf('203.0.113'),
+    networks: [{ cidr: '203.0.113.0/24', name: 'DMZ', kind: 'INTERNAL' }],
+    expect: [{ detector: 'scan', source: WS, destination: '203.0.113.0/24' }],
+  },
   { name: 'the same sweep of a tenant without networks is no internal scan', flows: sweepOf('203.0.113'), networks: [], expect: [] },
 ];
 

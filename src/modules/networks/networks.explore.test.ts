@@ -39,10 +39,14 @@ describe('own networks in explore', () => {
     tree = await seedTree(t.app);
     a = tree.childA.id;
     b = tree.childB.id;
-    const insert = (customerId: string, flows: Record<string, unknown>[]) => insertFlowBatch(t.app.flows, { customerId, nodeId: 'n1', batchId: `own-${customerId}`, flows });
+    const insert = (customerId: string, flows: Record<string, unknown>[]) =>
+      insertFlowBatch(t.app.flows, { customerId, nodeId: 'n1', batchId: `own-${customerId}`, flows });
     await insert(a, instanceAFlows());
     // B reaches the same addresses; A's networks must not rename them.
-    await insert(b, [flow({ at: BASE + 2_000, src: '10.9.0.1', dst: '8.8.8.8', up: 7, down: 7 }), flow({ at: BASE + 3_000, src: '10.9.0.1', dst: '192.0.2.1', up: 3, down: 3 })]);
+    await insert(b, [
+      flow({ at: BASE + 2_000, src: '10.9.0.1', dst: '8.8.8.8', up: 7, down: 7 }),
+      flow({ at: BASE + 3_000, src: '10.9.0.1', dst: '192.0.2.1', up: 3, down: 3 }),
+    ]);
     await t.app.services.explore.dataset.ensure();
     await second.app.services.explore.dataset.ensure();
     expect(t.app.services.explore.dataset.status().state).toBe('ready');
@@ -52,11 +56,14 @@ describe('own networks in explore', () => {
     await t.stop();
   });
 
-  it('names addresses by the tenant\'s networks before the dataset, most specific first, and drops internal ones', async () => {
+  it("names addresses by the tenant's networks before the dataset, most specific first, and drops internal ones", async () => {
     const before = await get(LIST, { instance_ids: [a], ...WINDOW });
     expect(names(before)).toEqual([ACME, BEAT, 'Geo Only Inc', 'Google LLC', 'Quad9', 'My DNS']);
     // Networks that only name public addresses: the rollups answer, the names joined on top.
-    await setNetworks(a, A_NETWORKS.filter((n) => n.kind === 'EXTERNAL'));
+    await setNetworks(
+      a,
+      A_NETWORKS.filter((n) => n.kind === 'EXTERNAL'),
+    );
     const named = await get(LIST, { instance_ids: [a], ...WINDOW });
     expect(names(named)).toEqual([ACME, BEAT, 'Geo Only Inc', 'Partner DNS', 'Lab resolver', 'My DNS']);
     expect(named.body.coverage).toEqual({ classified_in_page: 30, total_flows: 31 });
@@ -77,7 +84,7 @@ describe('own networks in explore', () => {
     expect(res.body).toMatchObject({ total_orgs: 6, coverage: { classified_in_page: 30, total_flows: 30 } });
   });
 
-  it('answers every per-organization view of an own-network name, and nothing under the dataset\'s name', async () => {
+  it("answers every per-organization view of an own-network name, and nothing under the dataset's name", async () => {
     await setNetworks(a, A_NETWORKS);
     const header = await get(org('Partner DNS'), { instance_ids: [a], ...WINDOW });
     expect(header.body).toMatchObject({ org: 'Partner DNS', upload: 20, download: 40, sources: 2, endpoints: 1 });
@@ -90,7 +97,7 @@ describe('own networks in explore', () => {
     expect((await get(org('HQ DMZ'), { instance_ids: [a], ...WINDOW })).body).toMatchObject({ upload: 0, download: 0, sources: 0 });
   });
 
-  it('never lets one tenant\'s networks change another\'s answers, alone or merged', async () => {
+  it("never lets one tenant's networks change another's answers, alone or merged", async () => {
     await setNetworks(a, A_NETWORKS);
     const alone = await get(LIST, { instance_ids: [b], ...WINDOW }, tree.childBCaller.token);
     expect(alone.body.organizations).toEqual([{ name: 'Google LLC', bytes: 14, upload: 7, download: 7, flows: 1, sources: 1 }]);
@@ -136,8 +143,15 @@ describe('own networks in explore', () => {
       { name: 'Google LLC', bytes: 40, upload: 10, download: 30, flows: 1, sources: 1 },
     ]);
     expect(res.body.coverage).toEqual({ classified_in_page: 2, total_flows: 2 });
-    expect((await get(org('Lab Internet'), { instance_ids: [lab.id], ...WINDOW }, token)).body).toMatchObject({ upload: 100, download: 200, sources: 1, endpoints: 1 });
-    expect((await get(org('Google LLC', 'reach'), { instance_ids: [lab.id], ...WINDOW }, token)).body.sources.map((r: { ip: string }) => r.ip)).toEqual(['198.18.5.5']);
+    expect((await get(org('Lab Internet'), { instance_ids: [lab.id], ...WINDOW }, token)).body).toMatchObject({
+      upload: 100,
+      download: 200,
+      sources: 1,
+      endpoints: 1,
+    });
+    expect((await get(org('Google LLC', 'reach'), { instance_ids: [lab.id], ...WINDOW }, token)).body.sources.map((r: { ip: string }) => r.ip)).toEqual([
+      '198.18.5.5',
+    ]);
     expect((await get(org(ACME), { instance_ids: [lab.id], ...WINDOW }, token)).body).toMatchObject({ upload: 0, download: 0, sources: 0 });
     // Merged with a tenant read from the rollups, each keeps its own classification.
     const merged = await get(LIST, { instance_ids: [lab.id, b], ...WINDOW }, tree.mspCaller.token);

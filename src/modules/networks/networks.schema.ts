@@ -32,7 +32,7 @@ const OwnNetworkInput = builder.inputType('OwnNetworkInput', {
 const OwnNetworksPayload = builder.objectRef<OwnNetworkList>('OwnNetworksPayload').implement({
   fields: (t) => ({
     customerId: t.exposeString('customerId'),
-    networks: t.field({ type: [OwnNetworkRef], description: 'The tenant\'s whole list after the change, by address.', resolve: (l) => l.networks }),
+    networks: t.field({ type: [OwnNetworkRef], description: "The tenant's whole list after the change, by address.", resolve: (l) => l.networks }),
   }),
 });
 
@@ -41,7 +41,7 @@ const TENANT = 'The tenant: the caller (default) or one of its children.';
 builder.queryFields((t) => ({
   ownNetworks: t.field({
     type: [OwnNetworkRef],
-    description: 'Own networks of the caller\'s tree, or of one tenant in it (404 `not_found` outside), by tenant then address. Needs node_api.',
+    description: "Own networks of the caller's tree, or of one tenant in it (404 `not_found` outside), by tenant then address. Needs node_api.",
     args: { customerId: t.arg.string({ required: false }) },
     resolve: async (_root, args, ctx) => ctx.services.networks.list(await ctx.auth.requireSession(), args.customerId),
   }),
@@ -62,7 +62,8 @@ builder.mutationFields((t) => ({
   }),
   removeOwnNetworks: t.field({
     type: OwnNetworksPayload,
-    description: 'Removes networks by CIDR (any spelling of the same network); 404 `own_network_not_found`, removing nothing, when one is not there. Needs node_api.',
+    description:
+      'Removes networks by CIDR (any spelling of the same network); 404 `own_network_not_found`, removing nothing, when one is not there. Needs node_api.',
     args: { customerId: t.arg.string({ required: false, description: TENANT }), cidrs: t.arg.stringList({ required: true }) },
     resolve: async (_root, args, ctx) => ctx.services.networks.remove(await ctx.auth.requireSession(), args.customerId, args.cidrs),
   }),

@@ -105,7 +105,11 @@ export class OwnNetworkService {
       .change(scope, id, (current) => {
         const wanted = next(current);
         if (wanted.length > OWN_NETWORK_LIMITS.perTenant) {
-          throw new DomainError(409, 'own_network_limit_reached', `A tenant may have at most ${OWN_NETWORK_LIMITS.perTenant} networks (this change would leave ${wanted.length})`);
+          throw new DomainError(
+            409,
+            'own_network_limit_reached',
+            `A tenant may have at most ${OWN_NETWORK_LIMITS.perTenant} networks (this change would leave ${wanted.length})`,
+          );
         }
         return wanted;
       })
@@ -131,19 +135,29 @@ type Checked = { row: OwnNetworkRow; field: string }[];
 
 const rowsOf = (networks: OwnNetwork[]): OwnNetworkRow[] => networks.map(({ cidr, name, kind }) => ({ cidr, name, kind: kind as OwnNetworkKind }));
 
-const replacing = (wanted: Checked): Change => () => wanted.map((n) => n.row);
+const replacing =
+  (wanted: Checked): Change =>
+  () =>
+    wanted.map((n) => n.row);
 
-const adding = (added: Checked): Change => (current) => {
-  const have = new Map(current.map((n) => [n.cidr, n]));
-  const clash = added.find((n) => have.has(n.row.cidr));
-  if (clash) {
-    throw new DomainError(409, 'own_network_exists', `${clash.field}: ${clash.row.cidr} is already mapped to ${have.get(clash.row.cidr)!.name}; remove it first, or replace the list`, {
-      body: { field: clash.field },
-      details: { field: clash.field },
-    });
-  }
-  return [...rowsOf(current), ...added.map((n) => n.row)];
-};
+const adding =
+  (added: Checked): Change =>
+  (current) => {
+    const have = new Map(current.map((n) => [n.cidr, n]));
+    const clash = added.find((n) => have.has(n.row.cidr));
+    if (clash) {
+      throw new DomainError(
+        409,
+        'own_network_exists',
+        `${clash.field}: ${clash.row.cidr} is already mapped to ${have.get(clash.row.cidr)!.name}; remove it first, or replace the list`,
+        {
+          body: { field: clash.field },
+          details: { field: clash.field },
+        },
+      );
+    }
+    return [...rowsOf(current), ...added.map((n) => n.row)];
+  };
 
 /**
  * Checks a list: every CIDR valid and canonical-able, every name a proper name, every kind known,

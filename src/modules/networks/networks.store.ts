@@ -43,7 +43,8 @@ export class OwnNetworkStore {
       if (gone.length) await tx.ownNetwork.deleteMany({ where: { ...where, cidr: { in: gone } } });
       for (const n of wanted) {
         const had = before.get(n.cidr);
-        if (had && (had.name !== n.name || had.kind !== n.kind)) await tx.ownNetwork.updateMany({ where: { ...where, cidr: n.cidr }, data: { name: n.name, kind: n.kind } });
+        if (had && (had.name !== n.name || had.kind !== n.kind))
+          await tx.ownNetwork.updateMany({ where: { ...where, cidr: n.cidr }, data: { name: n.name, kind: n.kind } });
       }
       const added = wanted.filter((n) => !before.has(n.cidr));
       if (added.length) await tx.ownNetwork.createMany({ data: added.map((n) => ({ customerId, ...n })) });

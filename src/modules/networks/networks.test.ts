@@ -48,9 +48,21 @@ describe('own networks through GraphQL', () => {
       '2001:db8::/32 Partner v6 EXTERNAL',
     ]);
     // An IPv4-mapped spelling is the IPv4 network; IPv6 is compressed and lower case.
-    const added = await gql(add, { networks: [{ cidr: '::FFFF:203.0.113.0/120', name: '  Branch  ', kind: 'INTERNAL' }, { cidr: '2001:0DB8:0001:0000::/64', name: 'Partner lab', kind: 'EXTERNAL' }] });
+    const added = await gql(add, {
+      networks: [
+        { cidr: '::FFFF:203.0.113.0/120', name: '  Branch  ', kind: 'INTERNAL' },
+        { cidr: '2001:0DB8:0001:0000::/64', name: 'Partner lab', kind: 'EXTERNAL' },
+      ],
+    });
     expect(added.errors).toBeUndefined();
-    expect(added.data.addOwnNetworks.networks.map((n: Net) => n.cidr)).toEqual(['10.0.0.0/8', '10.20.0.0/16', '198.51.100.0/24', '203.0.113.0/24', '2001:db8::/32', '2001:db8:1::/64']);
+    expect(added.data.addOwnNetworks.networks.map((n: Net) => n.cidr)).toEqual([
+      '10.0.0.0/8',
+      '10.20.0.0/16',
+      '198.51.100.0/24',
+      '203.0.113.0/24',
+      '2001:db8::/32',
+      '2001:db8:1::/64',
+    ]);
     expect(added.data.addOwnNetworks.networks.find((n: Net) => n.cidr === '203.0.113.0/24').name).toBe('Branch');
     const removed = await gql(remove, { cidrs: ['::ffff:203.0.113.0/120', '2001:db8:1::/64'] });
     expect(removed.errors).toBeUndefined();
@@ -59,7 +71,9 @@ describe('own networks through GraphQL', () => {
     expect(listed.data.ownNetworks.map((n: Net) => n.cidr)).toEqual(['10.0.0.0/8', '10.20.0.0/16', '198.51.100.0/24', '2001:db8::/32']);
     // Replacing with a renamed network keeps it, with the new name.
     const renamed = await gql(replace, { networks: [{ ...lab[0]!, name: 'Partner Bank EU' }] });
-    expect(renamed.data.replaceOwnNetworks.networks).toEqual([{ customerId: tree.childA.id, cidr: '198.51.100.0/24', name: 'Partner Bank EU', kind: 'EXTERNAL' }]);
+    expect(renamed.data.replaceOwnNetworks.networks).toEqual([
+      { customerId: tree.childA.id, cidr: '198.51.100.0/24', name: 'Partner Bank EU', kind: 'EXTERNAL' },
+    ]);
   });
 
   it('refuses bad CIDRs, names and repeats with a 400 naming the field, changing nothing', async () => {
@@ -70,7 +84,11 @@ describe('own networks through GraphQL', () => {
       [[{ cidr: '10.0.0.0/33', name: 'x', kind: 'INTERNAL' }], 'networks[0].cidr', /prefix length that is not a number from 0 to 32/],
       [[{ cidr: '2001:db8::/129', name: 'x', kind: 'INTERNAL' }], 'networks[0].cidr', /from 0 to 128/],
       [[{ cidr: 'acme.example/24', name: 'x', kind: 'INTERNAL' }], 'networks[0].cidr', /IPv4 or IPv6 address/],
-      [[lab[0]!, { cidr: '198.51.100.0/24', name: 'Again', kind: 'EXTERNAL' }], 'networks[1].cidr', /198\.51\.100\.0\/24 is given twice \(also networks\[0\]\)/],
+      [
+        [lab[0]!, { cidr: '198.51.100.0/24', name: 'Again', kind: 'EXTERNAL' }],
+        'networks[1].cidr',
+        /198\.51\.100\.0\/24 is given twice \(also networks\[0\]\)/,
+      ],
       [[lab[1]!, { cidr: '::ffff:10.0.0.0/104', name: 'Same', kind: 'INTERNAL' }], 'networks[1].cidr', /10\.0\.0\.0\/8 is given twice/],
       [[{ cidr: '10.0.0.0/8', name: '   ', kind: 'INTERNAL' }], 'networks[0].name', /is required/],
       [[{ cidr: '10.0.0.0/8', name: 'x'.repeat(OWN_NETWORK_LIMITS.name + 1), kind: 'INTERNAL' }], 'networks[0].name', /at most 200 characters/],
@@ -89,15 +107,25 @@ describe('own networks through GraphQL', () => {
 
   it('refuses adding a network the tenant has (409) and removing one it has not (404), atomically', async () => {
     await gql(replace, { networks: lab });
-    const again = await gql(add, { networks: [{ cidr: '203.0.113.0/24', name: 'New', kind: 'EXTERNAL' }, { cidr: '10.20.0.0/16', name: 'Lab 2', kind: 'INTERNAL' }] });
-    expect(error(again)).toMatchObject({ code: 'own_network_exists', field: 'networks[1].cidr', message: 'networks[1].cidr: 10.20.0.0/16 is already mapped to Lab; remove it first, or replace the list' });
+    const again = await gql(add, {
+      networks: [
+        { cidr: '203.0.113.0/24', name: 'New', kind: 'EXTERNAL' },
+        { cidr: '10.20.0.0/16', name: 'Lab 2', kind: 'INTERNAL' },
+      ],
+    });
+    expect(error(again)).toMatchObject({
+      code: 'own_network_exists',
+      field: 'networks[1].cidr',
+      message: 'networks[1].cidr: 10.20.0.0/16 is already mapped to Lab; remove it first, or replace the list',
+    });
     const missing = await gql(remove, { cidrs: ['10.0.0.0/8', '10.30.0.0/16'] });
     expect(error(missing)).toMatchObject({ code: 'own_network_not_found', message: "Not among the tenant's networks: 10.30.0.0/16" });
     expect((await gql(list, {})).data.ownNetworks.map((n: Net) => n.cidr)).toEqual(['10.0.0.0/8', '10.20.0.0/16', '198.51.100.0/24', '2001:db8::/32']);
   });
 
   it(`holds ${OWN_NETWORK_LIMITS.perTenant} networks per tenant, counting what the tenant has`, async () => {
-    const many = (n: number, from = 0) => Array.from({ length: n }, (_, i) => ({ cidr: `172.${16 + ((i + from) >> 8)}.${(i + from) & 255}.0/24`, name: `site ${i + from}`, kind: 'INTERNAL' }));
+    const many = (n: number, from = 0) =>
+      Array.from({ length: n }, (_, i) => ({ cidr: `172.${16 + ((i + from) >> 8)}.${(i + from) & 255}.0/24`, name: `site ${i + from}`, kind: 'INTERNAL' }));
     const full = await gql(replace, { networks: many(OWN_NETWORK_LIMITS.perTenant) });
     expect(full.errors).toBeUndefined();
     expect(full.data.replaceOwnNetworks.networks).toHaveLength(OWN_NETWORK_LIMITS.perTenant);
@@ -120,7 +148,11 @@ describe('own networks through GraphQL', () => {
     const all = (await gql(list, {}, msp)).data.ownNetworks.map((n: { customerId: string }) => n.customerId);
     expect(all).toContain(child);
     expect((await gql(list, {}, tree.childACaller.token)).data.ownNetworks.every((n: { customerId: string }) => n.customerId === tree.childA.id)).toBe(true);
-    for (const [token, customerId] of [[tree.childACaller.token, child], [other.mspCaller.token, child], [tree.childBCaller.token, tree.msp.id]] as const) {
+    for (const [token, customerId] of [
+      [tree.childACaller.token, child],
+      [other.mspCaller.token, child],
+      [tree.childBCaller.token, tree.msp.id],
+    ] as const) {
       expect(error(await gql(list, { customerId }, token))).toMatchObject({ code: 'not_found' });
       expect(error(await gql(replace, { customerId, networks: [] }, token))).toMatchObject({ code: 'not_found' });
       expect(error(await gql(remove, { customerId, cidrs: ['198.51.100.0/24'] }, token))).toMatchObject({ code: 'not_found' });
@@ -133,6 +165,8 @@ describe('own networks through GraphQL', () => {
     expect(error(await gql(list, {}, searchOnly.token))).toMatchObject({ code: 'authorization_error' });
     expect(error(await gql(replace, { networks: [] }, searchOnly.token))).toMatchObject({ code: 'authorization_error' });
     // Before looking at the request.
-    expect(error(await gql(replace, { networks: [{ cidr: 'nonsense', name: '', kind: 'INTERNAL' }] }, searchOnly.token))).toMatchObject({ code: 'authorization_error' });
+    expect(error(await gql(replace, { networks: [{ cidr: 'nonsense', name: '', kind: 'INTERNAL' }] }, searchOnly.token))).toMatchObject({
+      code: 'authorization_error',
+    });
   });
 });

@@ -55,7 +55,7 @@ export const NodeRef = builder.prismaNode('Node', {
     updateAvailable: t.boolean({ resolve: fromDetails((details, node) => isBehind(node.collectorVersion, details.latestVersion)) }),
     services: t.field({
       type: 'JSON',
-      description: 'The profile\'s services merged over the server defaults: what the node runs with.',
+      description: "The profile's services merged over the server defaults: what the node runs with.",
       resolve: fromDetails((details) => deliveredServices(details.profile?.services)),
     }),
     hardware: t.field({ type: 'JSON', description: 'As the collector reported it; `{}` until it has.', resolve: (node) => node.hardware ?? {} }),
@@ -89,7 +89,7 @@ const ProvisionInput = builder.inputType('ProvisionNodeInput', {
     customerId: t.string({ required: false, description: 'The caller or one of its children.' }),
     machineId: t.string({ required: false }),
     description: t.string({ required: false }),
-    profileId: t.string({ required: false, description: 'Inherited at first boot; from the target\'s tree.' }),
+    profileId: t.string({ required: false, description: "Inherited at first boot; from the target's tree." }),
   }),
 });
 
@@ -117,12 +117,15 @@ builder.queryFields((t) => ({
       const listed = await ctx.services.nodes.list(await ctx.auth.requireSession());
       // The fields then read the details without awaiting (node-details.ts).
       ctx.loaders.nodeDetails.prime(listed);
-      return resolveArrayConnection({ args, defaultSize: 100, maxSize: 100_000 }, listed.map((entry) => entry.node))!;
+      return resolveArrayConnection(
+        { args, defaultSize: 100, maxSize: 100_000 },
+        listed.map((entry) => entry.node),
+      )!;
     },
   }),
   collectorNode: t.field({
     type: NodeRef,
-    description: 'One node of the caller\'s tree; 404 `not_found` otherwise.',
+    description: "One node of the caller's tree; 404 `not_found` otherwise.",
     args: { nodeId: t.arg.string({ required: true }) },
     resolve: async (_root, args, ctx) => ctx.services.nodes.get(await ctx.auth.requireSession(), args.nodeId),
   }),
@@ -130,7 +133,11 @@ builder.queryFields((t) => ({
     type: [OutdatedNode],
     description: 'Nodes whose collector is behind the latest release of their channel.',
     resolve: async (_root, _args, ctx) =>
-      (await ctx.services.nodes.outdated(await ctx.auth.requireSession())).map((o) => ({ ...o, updateChannel: o.channel, reachable: controlConnected(o.node) })),
+      (await ctx.services.nodes.outdated(await ctx.auth.requireSession())).map((o) => ({
+        ...o,
+        updateChannel: o.channel,
+        reachable: controlConnected(o.node),
+      })),
   }),
 }));
 
@@ -142,7 +149,7 @@ builder.mutationFields((t) => ({
   }),
   registerCollector: t.field({
     type: NodeRef,
-    description: 'A collector announcing itself with its enrolment credential\'s token (scope ingest).',
+    description: "A collector announcing itself with its enrolment credential's token (scope ingest).",
     args: { input: t.arg({ type: CollectorFactsInput, required: true }) },
     resolve: async (_root, { input }, ctx) => ctx.services.nodes.register(await ctx.auth.requireSession(), input),
   }),

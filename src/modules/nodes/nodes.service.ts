@@ -109,7 +109,14 @@ export class NodeService {
       description: description ?? `provisioned for ${machineId ?? 'any machine'}`,
       kind: 'provision',
     });
-    await this.store.createEnrolment(await session.tenantScope(), { clientId: client.client_id, customerId, kind: 'provision', machineId, profileId, description });
+    await this.store.createEnrolment(await session.tenantScope(), {
+      clientId: client.client_id,
+      customerId,
+      kind: 'provision',
+      machineId,
+      profileId,
+      description,
+    });
     return {
       status: 'success',
       accessKey: `${client.client_id}.${client.client_secret}`,
@@ -149,7 +156,14 @@ export class NodeService {
         topic: 'node_lifecycle',
         kind: 'node_enrolled',
         subject: enrolled.id,
-        data: { node_id: enrolled.id, machine_id: enrolled.machineId, hostname: enrolled.hostname, status: enrolled.status, enrolment: enrolment.kind, profile_id: enrolled.profileId },
+        data: {
+          node_id: enrolled.id,
+          machine_id: enrolled.machineId,
+          hostname: enrolled.hostname,
+          status: enrolled.status,
+          enrolment: enrolment.kind,
+          profile_id: enrolled.profileId,
+        },
       });
       return enrolled;
     }
@@ -189,9 +203,7 @@ export class NodeService {
   /** Legacy first-generation nodes: the existing or a new node for machine_id + hostname. */
   async legacyRegister(session: Session, input: { machineId?: string | null; hostname?: string | null }): Promise<Node> {
     session.assert('collector.register');
-    const absent = [!input.machineId?.trim() && 'machine_id', !input.hostname?.trim() && 'hostname'].filter(
-      (f): f is string => Boolean(f),
-    );
+    const absent = [!input.machineId?.trim() && 'machine_id', !input.hostname?.trim() && 'hostname'].filter((f): f is string => Boolean(f));
     if (absent.length) throw missingFields(absent);
     const machineId = optionalText('machine_id', input.machineId)!;
     const hostname = optionalText('hostname', input.hostname)!;

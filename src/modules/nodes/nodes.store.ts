@@ -49,7 +49,11 @@ interface DetailColumns {
  * for its platform (only releases whose tarball is stored, as the collector module rules).
  */
 const withDetails = PrismaSql.sql`
-  SELECT ${PrismaSql.raw(Object.entries(columns).map(([field, column]) => `n.${column} AS "${field}"`).join(', '))},
+  SELECT ${PrismaSql.raw(
+    Object.entries(columns)
+      .map(([field, column]) => `n.${column} AS "${field}"`)
+      .join(', '),
+  )},
          t.name AS "customerName", p.name AS "profileName", p.services AS "profileServices", line.channel,
          (SELECT r.version FROM collector_releases r
            WHERE r.channel = line.channel AND r.os = n.os AND r.arch = n.arch

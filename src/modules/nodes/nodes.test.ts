@@ -24,7 +24,12 @@ describe('nodes and provisioning', () => {
     expect(provisioned.status).toBe(201);
     const [clientId, ...rest] = provisioned.body.access_key.split('.');
     const token = await call(t.url, 'POST', '/rest/oauth2/token/1.0', { body: { client_id: clientId, client_secret: rest.join('.') } });
-    const res = await graphql(t.url, register, { input: { hostname: 'edge-1', collectorVersion: '1.0.0', os: 'linux', arch: 'amd64', ...facts } }, token.body.access_token);
+    const res = await graphql(
+      t.url,
+      register,
+      { input: { hostname: 'edge-1', collectorVersion: '1.0.0', os: 'linux', arch: 'amd64', ...facts } },
+      token.body.access_token,
+    );
     return { provisioned: provisioned.body, token: token.body.access_token as string, res };
   };
 
@@ -71,7 +76,7 @@ describe('nodes and provisioning', () => {
       expect(res.status).toBe(400);
     });
 
-    it('answers 404 deployment_not_found for a customer outside the parent\'s tree', async () => {
+    it("answers 404 deployment_not_found for a customer outside the parent's tree", async () => {
       for (const id of [other.childA.id, 'cus_missing']) {
         const res = await call(t.url, 'POST', PROVISION, { token: tree.mspCaller.token, body: { customer_id: id } });
         expect(res.status).toBe(404);
@@ -107,7 +112,10 @@ describe('nodes and provisioning', () => {
   describe('enrolment', () => {
     it('creates an active node on first registration, listed with every Node field', async () => {
       const prof = await profile(tree.childA.id, { updateChannel: 'dev' });
-      const { res } = await enrol({ customer_id: tree.childA.id, machine_id: 'machine-list', description: 'SN-1', profile_id: prof.id }, { localIp: '10.0.0.5', publicIp: '203.0.113.9', hardware: { cpu_cores: 4 } });
+      const { res } = await enrol(
+        { customer_id: tree.childA.id, machine_id: 'machine-list', description: 'SN-1', profile_id: prof.id },
+        { localIp: '10.0.0.5', publicIp: '203.0.113.9', hardware: { cpu_cores: 4 } },
+      );
       expect(res.data.registerCollector).toMatchObject({ status: 'active', machineId: 'machine-list', customerId: tree.childA.id });
       const list = await call(t.url, 'GET', '/rest/nodes/1.0', { token: tree.mspCaller.token });
       const node = list.body.nodes.find((n: { machine_id: string }) => n.machine_id === 'machine-list');
@@ -169,7 +177,7 @@ describe('nodes and provisioning', () => {
   });
 
   describe('GET /rest/nodes/1.0/{node_id}', () => {
-    it('answers 404 not_found with error_type outside the caller\'s tree', async () => {
+    it("answers 404 not_found with error_type outside the caller's tree", async () => {
       const { res } = await enrol({ customer_id: tree.childA.id, machine_id: 'private' });
       const id = res.data.registerCollector.nodeId;
       expect((await call(t.url, 'GET', `/rest/nodes/1.0/${id}`, { token: tree.childACaller.token })).status).toBe(200);
@@ -219,7 +227,13 @@ describe('nodes and provisioning', () => {
     });
 
     it('takes a release differing only in build metadata as the version the node runs', async () => {
-      await t.app.services.collector.publish({ file: Buffer.from('binary 1.2.0+build.5'), version: '1.2.0+build.5', channel: 'stable', os: 'darwin', arch: 'arm64' });
+      await t.app.services.collector.publish({
+        file: Buffer.from('binary 1.2.0+build.5'),
+        version: '1.2.0+build.5',
+        channel: 'stable',
+        os: 'darwin',
+        arch: 'arm64',
+      });
       const { res } = await enrol({ customer_id: tree.childA.id, machine_id: 'build-meta' }, { os: 'darwin', arch: 'arm64', collectorVersion: '1.2.0' });
       const nodeId = res.data.registerCollector.nodeId;
       const node = await call(t.url, 'GET', `/rest/nodes/1.0/${nodeId}`, { token: tree.mspCaller.token });
@@ -260,10 +274,16 @@ describe('nodes and provisioning', () => {
 
     it('refuses a machine_id or hostname with a lone surrogate or a control character, which would collapse into another', async () => {
       const ingest = await seedCaller(t.app, other.childB.id, ['p.token.scope.ingest']);
-      for (const body of [{ machine_id: 'm\ud800', hostname: 'h' }, { machine_id: 'm', hostname: 'h\u0007' }]) {
+      for (const body of [
+        { machine_id: 'm\ud800', hostname: 'h' },
+        { machine_id: 'm', hostname: 'h\u0007' },
+      ]) {
         const res = await call(t.url, 'POST', '/rest/oauth2/register/1.0', { token: ingest.token, body });
         expect(res.status).toBe(400);
-        expect(res.body).toMatchObject({ code: 'invalid_request', message: expect.stringMatching(/^(machine_id|hostname) must not contain control characters/) });
+        expect(res.body).toMatchObject({
+          code: 'invalid_request',
+          message: expect.stringMatching(/^(machine_id|hostname) must not contain control characters/),
+        });
       }
     });
   });
@@ -276,8 +296,14 @@ describe('nodes and provisioning', () => {
     const seedNodes = (count: number, offset: number) =>
       t.app.db.prisma.node.createMany({
         data: Array.from({ length: count }, (_, i) => ({
-          id: newId('node'), customerId: children[(offset + i) % 20].id, machineId: `bulk-${offset + i}`, status: 'active',
-          profileId: profiles[(offset + i) % 20].id, os: 'linux', arch: 'amd64', collectorVersion: '1.0.0',
+          id: newId('node'),
+          customerId: children[(offset + i) % 20].id,
+          machineId: `bulk-${offset + i}`,
+          status: 'active',
+          profileId: profiles[(offset + i) % 20].id,
+          os: 'linux',
+          arch: 'amd64',
+          collectorVersion: '1.0.0',
         })),
       });
     const loads = vi.spyOn(DataLoader.prototype, 'load');

@@ -55,8 +55,7 @@ export async function startOperationsEndpoints(
         // Other methods are no path here: the server's 404.
         paths: [HEALTH_PATH],
         methods: READ_METHODS,
-        serve: (_req, res) =>
-          sendJson(res, 200, { status: 'ok', service: SERVICE_NAME, version: SERVICE_VERSION, timestamp: new Date().toISOString() }),
+        serve: (_req, res) => sendJson(res, 200, { status: 'ok', service: SERVICE_NAME, version: SERVICE_VERSION, timestamp: new Date().toISOString() }),
       },
       {
         paths: [READY_PATH],

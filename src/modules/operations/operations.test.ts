@@ -31,9 +31,7 @@ async function scrape(url: string, token = TOKEN): Promise<(name: string, labels
       return { name, labels, value: Number(value) };
     });
   return (name, labels = {}) =>
-    samples
-      .filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v))
-      .reduce((sum, s) => sum + s.value, 0);
+    samples.filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v)).reduce((sum, s) => sum + s.value, 0);
 }
 
 describe('/metrics behind METRICS_TOKEN, and /ready', () => {
@@ -82,7 +80,12 @@ describe('/metrics behind METRICS_TOKEN, and /ready', () => {
     expect(query.errors).toBeUndefined();
     await graphql(t.url, 'query MetricsProbe { noSuchField }', {}, tree.mspCaller.token);
     await graphql(t.url, 'query MetricsProbe {', {}, tree.mspCaller.token);
-    const ws = createClient({ url: t.url.replace(/^http/, 'ws') + '/graphql', webSocketImpl: WebSocket, retryAttempts: 0, connectionParams: { authorization: `Bearer ${tree.mspCaller.token}` } });
+    const ws = createClient({
+      url: t.url.replace(/^http/, 'ws') + '/graphql',
+      webSocketImpl: WebSocket,
+      retryAttempts: 0,
+      connectionParams: { authorization: `Bearer ${tree.mspCaller.token}` },
+    });
     for await (const result of ws.iterate({ query: 'query MetricsOverWs { automationRules { name } }' })) expect(result.errors).toBeUndefined();
     await ws.dispose();
     const { token: collectorToken, nodeId } = await enrolledCollector(t, tree, 'metrics-probe');
@@ -97,7 +100,13 @@ describe('/metrics behind METRICS_TOKEN, and /ready', () => {
     try {
       let after = await scrape(t.url);
       // The webhook is delivered in the background.
-      for (let i = 0; i < 50 && after('automation_deliveries_total', { action: 'webhook', status: 'succeeded' }) === before('automation_deliveries_total', { action: 'webhook', status: 'succeeded' }); i++) {
+      for (
+        let i = 0;
+        i < 50 &&
+        after('automation_deliveries_total', { action: 'webhook', status: 'succeeded' }) ===
+          before('automation_deliveries_total', { action: 'webhook', status: 'succeeded' });
+        i++
+      ) {
         await new Promise((resolve) => setTimeout(resolve, 100));
         after = await scrape(t.url);
       }
@@ -106,7 +115,9 @@ describe('/metrics behind METRICS_TOKEN, and /ready', () => {
       expect(moved('http_request_duration_seconds_count', { method: 'POST', route: '/rest/oauth2/token/1.0', status: '200' })).toBeGreaterThanOrEqual(1);
       expect(moved('http_request_duration_seconds_count', { method: 'POST', route: '/graphql', status: '200' })).toBeGreaterThanOrEqual(1);
       expect(moved('http_request_duration_seconds_count', { method: 'POST', route: INGEST, status: '200' })).toBe(1);
-      expect(moved('http_request_duration_seconds_count', { method: 'GET', route: '/rest/collector/assets/1.0/:releaseId/:filename', status: String(asset.status) })).toBe(1);
+      expect(
+        moved('http_request_duration_seconds_count', { method: 'GET', route: '/rest/collector/assets/1.0/:releaseId/:filename', status: String(asset.status) }),
+      ).toBe(1);
       expect(moved('graphql_operations_total', { operation: 'MetricsProbe', type: 'query', transport: 'graphql', outcome: 'ok' })).toBe(1);
       expect(moved('graphql_operations_total', { operation: 'MetricsProbe', transport: 'graphql', outcome: 'invalid' })).toBe(1);
       expect(moved('graphql_operations_total', { operation: 'unknown', type: 'unknown', transport: 'graphql', outcome: 'invalid' })).toBe(1);

@@ -39,8 +39,7 @@ interface Problem {
 /** Notes may span lines; NUL (which PostgreSQL cannot store) and the other controls may not. */
 const controlsExceptWhitespace = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]|\p{Cs}/u;
 
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** At most this many problems are reported; a request with more is wrong in a way one fix won't cure. */
 const MAX_PROBLEMS = 20;

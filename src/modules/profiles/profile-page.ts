@@ -73,8 +73,7 @@ export function decodeProfileCursor(cursor: string): ProfilePosition {
   const at = rest.slice(0, 24);
   const id = rest.slice(25);
   const createdAt = new Date(at);
-  const valid =
-    ISO_MS.test(at) && rest[24] === ':' && !Number.isNaN(createdAt.getTime()) && createdAt.toISOString() === at && plausibleId(id);
+  const valid = ISO_MS.test(at) && rest[24] === ':' && !Number.isNaN(createdAt.getTime()) && createdAt.toISOString() === at && plausibleId(id);
   if (!valid) throw notOurs(cursor);
   return { createdAt, id };
 }

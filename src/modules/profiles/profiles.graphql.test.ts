@@ -80,7 +80,7 @@ describe('GraphQL profiles follow the REST rules', () => {
 
   it('answers profile(profileId) with null outside the tree and for missing ids', async () => {
     const foreign = await createAs(otherTree.mspCaller.token, { name: 'Foreign' });
-    const parents = await createAs(tree.mspCaller.token, { name: 'Parent\'s' });
+    const parents = await createAs(tree.mspCaller.token, { name: "Parent's" });
     for (const [token, id] of [
       [tree.mspCaller.token, foreign.profileId],
       [tree.childACaller.token, parents.profileId],
@@ -100,7 +100,7 @@ describe('GraphQL profiles follow the REST rules', () => {
     expect(res.errors?.[0].message).toMatch(/Cannot query field "node"/);
   });
 
-  it('pages through the tree\'s profiles oldest first, with the total count', async () => {
+  it("pages through the tree's profiles oldest first, with the total count", async () => {
     const caller = await seedTree(t.app);
     const made: string[] = [];
     for (const [token, name] of [
@@ -109,7 +109,8 @@ describe('GraphQL profiles follow the REST rules', () => {
       [caller.childBCaller.token, 'p3'],
       [caller.mspCaller.token, 'p4'],
       [caller.mspCaller.token, 'p5'],
-    ]) made.push((await createAs(token, { name })).profileId);
+    ])
+      made.push((await createAs(token, { name })).profileId);
     const seen: string[] = [];
     let after: string | undefined;
     for (;;) {
@@ -182,22 +183,30 @@ describe('GraphQL profiles follow the REST rules', () => {
 
       // `after` a deleted profile: the rows strictly after where it stood.
       expect(await read({ first: 2, after: first.pageInfo.endCursor })).toMatchObject({
-        ids: [d2, d4], totalCount: 3, pageInfo: { hasPreviousPage: true, hasNextPage: false },
+        ids: [d2, d4],
+        totalCount: 3,
+        pageInfo: { hasPreviousPage: true, hasNextPage: false },
       });
       expect(await read({ first: 1, after: cursors[1] })).toMatchObject({ ids: [d2], pageInfo: { hasNextPage: true } });
       // `before` a deleted profile: the rows strictly before where it stood.
       expect(await read({ last: 2, before: cursors[3] })).toMatchObject({
-        ids: [d0, d2], totalCount: 3, pageInfo: { hasPreviousPage: false, hasNextPage: true },
+        ids: [d0, d2],
+        totalCount: 3,
+        pageInfo: { hasPreviousPage: false, hasNextPage: true },
       });
       expect(await read({ last: 1, before: cursors[3] })).toMatchObject({ ids: [d2], pageInfo: { hasPreviousPage: true } });
 
       // With nothing left on the cursor's far side, the page info says so.
       expect((await graphql(t.url, remove, { id: d0 }, caller.mspCaller.token)).errors).toBeUndefined();
       expect(await read({ first: 10, after: cursors[0] })).toMatchObject({
-        ids: [d2, d4], totalCount: 2, pageInfo: { hasPreviousPage: false, hasNextPage: false },
+        ids: [d2, d4],
+        totalCount: 2,
+        pageInfo: { hasPreviousPage: false, hasNextPage: false },
       });
       expect(await read({ last: 10, before: cursors[1] })).toMatchObject({
-        ids: [], totalCount: 2, pageInfo: { hasPreviousPage: false, hasNextPage: true },
+        ids: [],
+        totalCount: 2,
+        pageInfo: { hasPreviousPage: false, hasNextPage: true },
       });
     });
 
@@ -220,7 +229,10 @@ describe('GraphQL profiles follow the REST rules', () => {
       ['a good cursor without its padding', good.replace(/=+$/, '')],
       ['no base64 at all', 'zzz'],
     ])('answers a cursor holding %s with 400 invalid_request, before or after', async (_name, cursor) => {
-      for (const variables of [{ first: 2, after: cursor }, { last: 2, before: cursor }]) {
+      for (const variables of [
+        { first: 2, after: cursor },
+        { last: 2, before: cursor },
+      ]) {
         const res = await call(t.url, 'POST', '/graphql', { token: tree.mspCaller.token, body: { query: page, variables } });
         expect(res.status, JSON.stringify(res.body)).toBe(400);
         expect(res.body.errors?.[0].extensions).toMatchObject({ code: 'invalid_request' });

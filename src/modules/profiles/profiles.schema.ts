@@ -9,7 +9,7 @@ export const ProfileRef = builder.prismaNode('Profile', {
   description: 'Reusable collector capture configuration, applied to the nodes provisioned with it.',
   id: { field: 'id' },
   fields: (t) => ({
-    profileId: t.exposeString('id', { description: 'The profile\'s `profile_id`.' }),
+    profileId: t.exposeString('id', { description: "The profile's `profile_id`." }),
     customerId: t.exposeString('customerId', { description: 'The owning tenant: the caller or one of its children.' }),
     name: t.exposeString('name'),
     description: t.exposeString('description', { nullable: true }),
@@ -105,7 +105,7 @@ builder.queryFields((t) => ({
   profile: t.prismaField({
     type: 'Profile',
     nullable: true,
-    description: 'A profile in the caller\'s tree; null for anything else, as if it did not exist.',
+    description: "A profile in the caller's tree; null for anything else, as if it did not exist.",
     args: { profileId: t.arg.string({ required: true }) },
     resolve: async (query, _root, args, ctx) => ctx.services.profiles.find(await ctx.auth.requireSession(), args.profileId, query),
   }),
@@ -114,7 +114,8 @@ builder.queryFields((t) => ({
 builder.mutationFields((t) => ({
   createProfile: t.field({
     type: CreateProfilePayload,
-    description: 'Creates a profile; 400 `missing_required_fields` without a name, 400 `invalid_request` for bad fields, 403 `unauthorized` for an owner outside the tree.',
+    description:
+      'Creates a profile; 400 `missing_required_fields` without a name, 400 `invalid_request` for bad fields, 403 `unauthorized` for an owner outside the tree.',
     args: { input: t.arg({ type: CreateProfileInput, required: true }) },
     resolve: async (_root, { input }, ctx) => ({
       profile: await ctx.services.profiles.create(await ctx.auth.requireSession(), input),
@@ -122,7 +123,7 @@ builder.mutationFields((t) => ({
   }),
   deleteProfile: t.field({
     type: DeleteProfilePayload,
-    description: 'Deletes a profile in the caller\'s tree (404 `not_found` otherwise); its nodes fall back to the server defaults.',
+    description: "Deletes a profile in the caller's tree (404 `not_found` otherwise); its nodes fall back to the server defaults.",
     args: { profileId: t.arg.string({ required: true }) },
     resolve: async (_root, args, ctx) => ({
       deleted: await ctx.services.profiles.delete(await ctx.auth.requireSession(), args.profileId),

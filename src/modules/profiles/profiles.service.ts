@@ -40,9 +40,7 @@ export class ProfileService {
     const more = rows.length > page.size;
     const profiles = rows.slice(0, page.size);
     if (!forward) profiles.reverse();
-    return forward
-      ? { profiles, hasPreviousPage: passed, hasNextPage: more }
-      : { profiles, hasPreviousPage: more, hasNextPage: passed };
+    return forward ? { profiles, hasPreviousPage: passed, hasNextPage: more } : { profiles, hasPreviousPage: more, hasNextPage: passed };
   }
 
   async count(session: Session): Promise<number> {

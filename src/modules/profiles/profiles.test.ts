@@ -106,7 +106,7 @@ describe('profiles REST paths', () => {
   });
 
   describe('POST', () => {
-    it('accepts the SDK\'s minimal body and answers 201 with the defaults, nothing filled into services', async () => {
+    it("accepts the SDK's minimal body and answers 201 with the defaults, nothing filled into services", async () => {
       const res = await call(t.url, 'POST', PATH, {
         token: tree.mspCaller.token,
         rawBody: '{"name": "G", "update_channel": "stable", "fleet_staging": false}',
@@ -171,7 +171,14 @@ describe('profiles REST paths', () => {
 
     it('treats null optional fields as absent', async () => {
       const profile = await create(tree.mspCaller.token, {
-        name: 'Nulls', description: null, services: null, tags: null, update_channel: null, fleet_staging: null, auto_update: null, customer_id: null,
+        name: 'Nulls',
+        description: null,
+        services: null,
+        tags: null,
+        update_channel: null,
+        fleet_staging: null,
+        auto_update: null,
+        customer_id: null,
       });
       expect(profile).toEqual({ ...profileShape, name: 'Nulls', customer_id: tree.msp.id });
     });
@@ -192,7 +199,7 @@ describe('profiles REST paths', () => {
         ['a child for its parent', () => tree.childACaller.token, () => tree.msp.id],
         ['a child for its sibling', () => tree.childACaller.token, () => tree.childB.id],
         ['a parent for another tree', () => tree.mspCaller.token, () => otherTree.msp.id],
-        ['a parent for another tree\'s child', () => tree.mspCaller.token, () => otherTree.childA.id],
+        ["a parent for another tree's child", () => tree.mspCaller.token, () => otherTree.childA.id],
         ['a missing customer', () => tree.mspCaller.token, () => 'cus_missing'],
         ['a unicode id', () => tree.mspCaller.token, () => 'cüs_☃'],
       ])('answers 403 unauthorized for %s', async (_name, token, customerId) => {
@@ -268,18 +275,50 @@ describe('profiles REST paths', () => {
       ['a negative num_workers', { name: 'n', services: { packet: { num_workers: -1 } } }, 'services.packet.num_workers must be a non-negative integer'],
       ['a fractional num_workers', { name: 'n', services: { packet: { num_workers: 1.5 } } }, 'services.packet.num_workers must be a non-negative integer'],
       ['a string num_workers', { name: 'n', services: { packet: { num_workers: '4' } } }, 'services.packet.num_workers must be a non-negative integer'],
-      ['a huge num_workers', { name: 'n', services: { packet: { num_workers: 1e9 } } }, 'services.packet.num_workers must be a non-negative integer between 0 and 256'],
-      ['a zero afpacket_num_blocks', { name: 'n', services: { packet: { afpacket_num_blocks: 0 } } }, 'services.packet.afpacket_num_blocks must be an integer between 1 and 65536'],
-      ['an oversize max_spooled_file_size', { name: 'n', services: { packet: { max_spooled_file_size: 2 ** 31 } } }, 'services.packet.max_spooled_file_size must be an integer between'],
+      [
+        'a huge num_workers',
+        { name: 'n', services: { packet: { num_workers: 1e9 } } },
+        'services.packet.num_workers must be a non-negative integer between 0 and 256',
+      ],
+      [
+        'a zero afpacket_num_blocks',
+        { name: 'n', services: { packet: { afpacket_num_blocks: 0 } } },
+        'services.packet.afpacket_num_blocks must be an integer between 1 and 65536',
+      ],
+      [
+        'an oversize max_spooled_file_size',
+        { name: 'n', services: { packet: { max_spooled_file_size: 2 ** 31 } } },
+        'services.packet.max_spooled_file_size must be an integer between',
+      ],
       ['a netflow port of 0', { name: 'n', services: { netflow: { port: 0 } } }, 'services.netflow.port must be an integer between 1 and 65535'],
       ['a netflow port of 65536', { name: 'n', services: { netflow: { port: 65536 } } }, 'services.netflow.port must be an integer between 1 and 65535'],
-      ['a string interface_patterns', { name: 'n', services: { packet: { interface_patterns: 'eth0' } } }, 'services.packet.interface_patterns must be an array of strings'],
-      ['a numeric pattern', { name: 'n', services: { packet: { interface_patterns: ['eth0', 1] } } }, 'services.packet.interface_patterns[1] must be a non-empty string'],
+      [
+        'a string interface_patterns',
+        { name: 'n', services: { packet: { interface_patterns: 'eth0' } } },
+        'services.packet.interface_patterns must be an array of strings',
+      ],
+      [
+        'a numeric pattern',
+        { name: 'n', services: { packet: { interface_patterns: ['eth0', 1] } } },
+        'services.packet.interface_patterns[1] must be a non-empty string',
+      ],
       ['an empty pattern', { name: 'n', services: { packet: { interface_patterns: [''] } } }, 'services.packet.interface_patterns[0]'],
-      ['a 129-character pattern', { name: 'n', services: { packet: { interface_patterns: ['e'.repeat(129)] } } }, 'services.packet.interface_patterns[0] must be a non-empty string of at most 128'],
-      ['33 patterns', { name: 'n', services: { packet: { interface_patterns: Array.from({ length: 33 }, (_, i) => `eth${i}`) } } }, 'services.packet.interface_patterns must have at most 32 entries'],
+      [
+        'a 129-character pattern',
+        { name: 'n', services: { packet: { interface_patterns: ['e'.repeat(129)] } } },
+        'services.packet.interface_patterns[0] must be a non-empty string of at most 128',
+      ],
+      [
+        '33 patterns',
+        { name: 'n', services: { packet: { interface_patterns: Array.from({ length: 33 }, (_, i) => `eth${i}`) } } },
+        'services.packet.interface_patterns must have at most 32 entries',
+      ],
       ['a pattern with NUL', { name: 'n', services: { packet: { interface_patterns: ['eth\u00000'] } } }, 'services.packet.interface_patterns[0]'],
-      ['a string excluded_sources', { name: 'n', services: { host_logs: { excluded_sources: 'auth' } } }, 'services.host_logs.excluded_sources must be an array of strings'],
+      [
+        'a string excluded_sources',
+        { name: 'n', services: { host_logs: { excluded_sources: 'auth' } } },
+        'services.host_logs.excluded_sources must be an array of strings',
+      ],
       ['an over-long unknown key', { name: 'n', services: { [big]: {} } }, `services.${'x'.repeat(64)}… is not a known service`],
     ])('answers 400 invalid_request for %s', async (_name, body, message) => {
       const res = await call(t.url, 'POST', PATH, { token: tree.mspCaller.token, body });
@@ -340,7 +379,7 @@ describe('profiles REST paths', () => {
       foreign = (await create(otherTree.mspCaller.token, { name: 'List foreign' })).profile_id;
     });
 
-    it('lists the caller\'s and its children\'s profiles, oldest first, with the count', async () => {
+    it("lists the caller's and its children's profiles, oldest first, with the count", async () => {
       const res = await call(t.url, 'GET', PATH, { token: tree.mspCaller.token });
       expect(res.status).toBe(200);
       expect(res.body.status).toBe('success');
@@ -356,7 +395,7 @@ describe('profiles REST paths', () => {
       for (const profile of res.body.profiles) expect(Object.keys(profile).sort()).toEqual(Object.keys(profileShape).sort());
     });
 
-    it('gives a child only its own profiles (not its parent\'s or its sibling\'s)', async () => {
+    it("gives a child only its own profiles (not its parent's or its sibling's)", async () => {
       const res = await call(t.url, 'GET', PATH, { token: tree.childACaller.token });
       expect(ids(res.body)).toContain(childA);
       expect(ids(res.body)).not.toContain(own);
@@ -391,7 +430,7 @@ describe('profiles REST paths', () => {
       expect(again.body).toMatchObject({ error: 'not_found', code: 'not_found', message: expect.any(String) });
     });
 
-    it('takes the SDK\'s body-less DELETE: Content-Type application/json with Content-Length 0', async () => {
+    it("takes the SDK's body-less DELETE: Content-Type application/json with Content-Length 0", async () => {
       const { profile_id } = await create(tree.mspCaller.token, { name: 'Body-less' });
       const res = await call(t.url, 'DELETE', `${PATH}/${profile_id}`, {
         token: tree.mspCaller.token,
@@ -401,16 +440,16 @@ describe('profiles REST paths', () => {
       expect(res.body.deleted.profile_id).toBe(profile_id);
     });
 
-    it('lets a parent delete a child\'s profile', async () => {
+    it("lets a parent delete a child's profile", async () => {
       const { profile_id } = await create(tree.childACaller.token, { name: 'Child owned' });
       expect((await call(t.url, 'DELETE', `${PATH}/${profile_id}`, { token: tree.mspCaller.token })).status).toBe(200);
     });
 
     it.each([
-      ['a child deleting its parent\'s profile', () => tree.childACaller.token, () => tree.mspCaller.token],
-      ['a child deleting its sibling\'s profile', () => tree.childACaller.token, () => tree.childBCaller.token],
-      ['a parent deleting another tree\'s profile', () => tree.mspCaller.token, () => otherTree.mspCaller.token],
-      ['a parent deleting another tree\'s child\'s profile', () => tree.mspCaller.token, () => otherTree.childACaller.token],
+      ["a child deleting its parent's profile", () => tree.childACaller.token, () => tree.mspCaller.token],
+      ["a child deleting its sibling's profile", () => tree.childACaller.token, () => tree.childBCaller.token],
+      ["a parent deleting another tree's profile", () => tree.mspCaller.token, () => otherTree.mspCaller.token],
+      ["a parent deleting another tree's child's profile", () => tree.mspCaller.token, () => otherTree.childACaller.token],
     ])('answers 404 not_found for %s, and leaves it in place', async (_name, token, ownerToken) => {
       const { profile_id } = await create(ownerToken(), { name: 'Not yours' });
       const res = await call(t.url, 'DELETE', `${PATH}/${profile_id}`, { token: token() });

@@ -28,9 +28,11 @@ describe('server defaults', () => {
       for (const [field, spec] of Object.entries(serviceFields[block])) {
         const type = spec.kind === 'bool' ? 'bool' : spec.kind === 'int' ? 'int' : 'string[]';
         const accepted =
-          spec.kind === 'bool' ? 'true, false'
-          : spec.kind === 'int' ? `${spec.min}–${spec.max}${spec.unit ? ` ${spec.unit}` : ''}`
-          : `≤ ${spec.maxItems} entries, each 1–${spec.maxLength} chars`;
+          spec.kind === 'bool'
+            ? 'true, false'
+            : spec.kind === 'int'
+              ? `${spec.min}–${spec.max}${spec.unit ? ` ${spec.unit}` : ''}`
+              : `≤ ${spec.maxItems} entries, each 1–${spec.maxLength} chars`;
         expect(rows, `${block}.${field}`).toContain(`| \`${field}\` | ${type} | \`${JSON.stringify(spec.default)}\` | ${accepted} |`);
       }
     }
@@ -60,8 +62,10 @@ describe('deliveredServices', () => {
     expect(delivered).toEqual(expected);
   });
 
-  it('delivers the SDK\'s lightweight preset over the defaults', () => {
-    const preset = { packet: { enabled: true, interface_patterns: ['eth*'], inspection: false, payload: false, lightweight: true, process_ids: false, num_workers: 1 } };
+  it("delivers the SDK's lightweight preset over the defaults", () => {
+    const preset = {
+      packet: { enabled: true, interface_patterns: ['eth*'], inspection: false, payload: false, lightweight: true, process_ids: false, num_workers: 1 },
+    };
     expect(deliveredServices(preset).packet).toEqual({ ...defaultServices().packet, ...preset.packet });
   });
 
@@ -105,7 +109,14 @@ describe('validateCreateProfile', () => {
     const valid = validateCreateProfile({ name: 'n', services });
     expect(valid.services).toBe(services);
     expect(valid).toEqual({
-      name: 'n', description: null, services, tags: [], updateChannel: 'stable', fleetStaging: false, autoUpdate: true, customerId: null,
+      name: 'n',
+      description: null,
+      services,
+      tags: [],
+      updateChannel: 'stable',
+      fleetStaging: false,
+      autoUpdate: true,
+      customerId: null,
     });
   });
 

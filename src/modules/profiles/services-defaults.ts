@@ -176,8 +176,7 @@ export function fieldProblem(spec: AnySpec, value: unknown): ValueProblem | unde
   }
 }
 
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /**
  * The configuration a node runs with: the profile's stored services over the server defaults,

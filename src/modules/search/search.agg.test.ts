@@ -88,7 +88,12 @@ describe('POST /search/agg/1.0', () => {
     ['order.by __proto__', { field: 'app_name', order: JSON.parse('{"by": "__proto__"}') }, /order.by must be/, { field: 'order.by' }],
     ['order.by in a list', { field: 'app_name', order: { by: ['key'] } }, /order.by must be/, { field: 'order.by' }],
     ['order.direction in a list', { field: 'app_name', order: { direction: ['asc'] } }, /order.direction must be/, { field: 'order.direction' }],
-    ['order with another key', { field: 'app_name', order: { by: 'key', dir: 'asc' } }, "Unknown field 'dir' in order; it may have by, direction", { field: 'order.dir' }],
+    [
+      'order with another key',
+      { field: 'app_name', order: { by: 'key', dir: 'asc' } },
+      "Unknown field 'dir' in order; it may have by, direction",
+      { field: 'order.dir' },
+    ],
     ['an unknown metric', { field: 'app_name', metric: 'median:bytes' }, /metric must be/, { field: 'metric' }],
     ['a sum over text', { field: 'app_name', metric: 'sum:app_name' }, /needs a numeric field/, { field: 'metric' }],
     ['a bad sentence', { field: 'app_name', sentence: 'app_name eqq x' }, "PQL parse failure near 'eqq'", { position: 9 }],
@@ -101,11 +106,14 @@ describe('POST /search/agg/1.0', () => {
     expect(res.body).toEqual(nested(400, 'validation_error', message, details));
   });
 
-  it('limits instances to the caller\'s tree', async () => {
+  it("limits instances to the caller's tree", async () => {
     const res = await search(t.url, w.tree.childACaller.token, { instance_ids: [A, w.tree.childB.id], module: 'flows', field: 'app_name' }, AGG);
     expect(res.status).toBe(403);
     expect(res.body).toEqual(
-      nested(403, 'authorization_error', 'Not authorized for 1 of the requested instances', { reason: 'instance_not_authorized', unauthorized_instance_ids: [w.tree.childB.id] }),
+      nested(403, 'authorization_error', 'Not authorized for 1 of the requested instances', {
+        reason: 'instance_not_authorized',
+        unauthorized_instance_ids: [w.tree.childB.id],
+      }),
     );
   });
 
@@ -116,6 +124,8 @@ describe('POST /search/agg/1.0', () => {
     const caller = await seedCaller(t.app, A, [Scopes.nodeApi]);
     const res = await terms({ field: 'app_name' }, caller.token);
     expect(res.status).toBe(403);
-    expect(res.body).toEqual(nested(403, 'authorization_error', 'Token is missing the required scope', { reason: 'insufficient_scope', required_scope: Scopes.searchApi }));
+    expect(res.body).toEqual(
+      nested(403, 'authorization_error', 'Token is missing the required scope', { reason: 'insufficient_scope', required_scope: Scopes.searchApi }),
+    );
   });
 });

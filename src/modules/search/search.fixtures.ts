@@ -72,9 +72,21 @@ export async function seedSearchWorld(app: App): Promise<SearchWorld> {
     insertFlowBatch(app.flows, { customerId, nodeId: 'node-1', batchId, flows, ingestTimeMs: INGEST_MS });
   await put(tree.childA.id, 'a', a);
   await put(tree.childA.id, 'a-old', [oldOfA]);
-  await put(tree.childB.id, 'b', [0, 1, 2].map((i) => ({ '@timestamp': base - i * 1000, app_name: 'B-APP', dst: { port: 443 } })));
-  await put(tree.msp.id, 'msp', [0, 1].map((i) => ({ '@timestamp': base - i * 1000, app_name: 'MSP-APP', dst: { port: 443 } })));
-  await put(other.msp.id, 'other', [0, 1].map((i) => ({ '@timestamp': base - i * 1000, app_name: 'OTHER-APP', dst: { port: 443 } })));
+  await put(
+    tree.childB.id,
+    'b',
+    [0, 1, 2].map((i) => ({ '@timestamp': base - i * 1000, app_name: 'B-APP', dst: { port: 443 } })),
+  );
+  await put(
+    tree.msp.id,
+    'msp',
+    [0, 1].map((i) => ({ '@timestamp': base - i * 1000, app_name: 'MSP-APP', dst: { port: 443 } })),
+  );
+  await put(
+    other.msp.id,
+    'other',
+    [0, 1].map((i) => ({ '@timestamp': base - i * 1000, app_name: 'OTHER-APP', dst: { port: 443 } })),
+  );
   await put(other.childA.id, 'other-a', [{ '@timestamp': base, app_name: 'OTHER-A', dst: { port: 443 } }]);
   return { tree, other, minute, base, a, oldOfA };
 }

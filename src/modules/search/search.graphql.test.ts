@@ -37,7 +37,8 @@ describe('GraphQL flow search', () => {
   let token: string;
   const ts = (...idx: number[]) => idx.map((i) => w.a[i]!['@timestamp']);
   const flows = async (vars: Record<string, unknown>, tok = token) => graphql(t.url, FLOWS, { id: A, ...windowOf(w.base), ...vars }, tok);
-  const rest = async (body: Record<string, unknown>) => (await search(t.url, token, { instance_ids: [A], module: 'flows', ...windowOf(w.base), ...body })).body[A];
+  const rest = async (body: Record<string, unknown>) =>
+    (await search(t.url, token, { instance_ids: [A], module: 'flows', ...windowOf(w.base), ...body })).body[A];
 
   beforeAll(async () => {
     t = await startTestApp();
@@ -57,14 +58,23 @@ describe('GraphQL flow search', () => {
       expect(conn.edges.map((e: any) => e.node)).toEqual(page.flows);
       expect(conn.flows).toEqual(page.flows);
       expect(conn.edges.map((e: any) => e.cursor)).toEqual([0, 1, 2, 3].map(encodeCursor));
-      expect(conn).toMatchObject({ found: 7, total: 10, pageInfo: { hasNextPage: true, hasPreviousPage: false, startCursor: encodeCursor(0), endCursor: encodeCursor(3) } });
+      expect(conn).toMatchObject({
+        found: 7,
+        total: 10,
+        pageInfo: { hasNextPage: true, hasPreviousPage: false, startCursor: encodeCursor(0), endCursor: encodeCursor(3) },
+      });
       expect(conn.edges.map((e: any) => e.node['@timestamp'])).toEqual(ts(8, 2, 5, 6));
     });
 
     it('writes the page of `flows` as the engine wrote it, without parsing a record', async () => {
       const parse = vi.spyOn(RawJson.prototype, 'parse');
       try {
-        const res = await graphql(t.url, 'query($id: String!, $start: FlowTimeFilter, $end: FlowTimeFilter) { flows(instanceId: $id, start: $start, end: $end, first: 100) { found flows } }', { id: A, ...windowOf(w.base) }, token);
+        const res = await graphql(
+          t.url,
+          'query($id: String!, $start: FlowTimeFilter, $end: FlowTimeFilter) { flows(instanceId: $id, start: $start, end: $end, first: 100) { found flows } }',
+          { id: A, ...windowOf(w.base) },
+          token,
+        );
         expect(parse).not.toHaveBeenCalled();
         expect(res).toEqual({ data: { flows: { found: 10, flows: (await rest({ size: 100 })).flows } } });
         // Errors keep yoga's own shape and status.
@@ -128,7 +138,7 @@ describe('GraphQL flow search', () => {
       });
     });
 
-    it('limits the instance to the caller\'s tree', async () => {
+    it("limits the instance to the caller's tree", async () => {
       const res = await flows({ id: w.tree.childB.id });
       expect(res.errors![0]).toMatchObject({
         message: 'Not authorized for 1 of the requested instances',
@@ -140,7 +150,10 @@ describe('GraphQL flow search', () => {
 
     it('needs a token with the search scope', async () => {
       const none = await graphql(t.url, FLOWS, { id: A });
-      expect(none.errors![0]).toMatchObject({ message: 'Authentication required', extensions: { code: 'authentication_error', details: { reason: 'missing_token' } } });
+      expect(none.errors![0]).toMatchObject({
+        message: 'Authentication required',
+        extensions: { code: 'authentication_error', details: { reason: 'missing_token' } },
+      });
       const caller = await seedCaller(t.app, A, [Scopes.nodeApi]);
       const res = await flows({}, caller.token);
       expect(res.errors![0]).toMatchObject({
@@ -156,7 +169,12 @@ describe('GraphQL flow search', () => {
       const vars = { ids: [msp.id, childA.id, childB.id], field: 'app_name', metric: 'sum:bytes', order: { by: 'value', direction: 'desc' }, size: 3 };
       const res = await graphql(t.url, AGGREGATE, vars, w.tree.mspCaller.token);
       expect(res.errors).toBeUndefined();
-      const wire = await search(t.url, w.tree.mspCaller.token, { instance_ids: vars.ids, module: 'flows', field: 'app_name', metric: 'sum:bytes', order: vars.order, size: 3 }, AGG);
+      const wire = await search(
+        t.url,
+        w.tree.mspCaller.token,
+        { instance_ids: vars.ids, module: 'flows', field: 'app_name', metric: 'sum:bytes', order: vars.order, size: 3 },
+        AGG,
+      );
       expect(res.data.flowAggregate).toEqual(
         vars.ids.map((id) => ({
           instanceId: id,

@@ -35,7 +35,15 @@ describe('search limits', () => {
     t = await startTestApp();
     big = await seedCaller(t.app, (await seedTenant(t.app)).id);
     slow = await seedCaller(t.app, (await seedTenant(t.app)).id);
-    const gen = createFlowGenerator({ seed: 'search-limits', customerId: big.customerId, startMs: start, endMs: end, flowsPerSecond: 60, diurnal: false, scenarios: [] });
+    const gen = createFlowGenerator({
+      seed: 'search-limits',
+      customerId: big.customerId,
+      startMs: start,
+      endMs: end,
+      flowsPerSecond: 60,
+      diurnal: false,
+      scenarios: [],
+    });
     for (let batch = 0; batch < 5; batch++) {
       await insertFlowBatch(t.app.flows, { customerId: big.customerId, nodeId: 'gen', batchId: `gen-${batch}`, flows: gen.take(5_000) as never });
     }
@@ -62,7 +70,14 @@ describe('search limits', () => {
     // What graphql-js adds to the page: the execution of the operation rest-compat runs, minus the
     // time spent inside the service during that same execution (so machine noise cancels out).
     const auth = new RequestAuth(`Bearer ${big.token}`, (h) => t.app.services.auth.authenticate(h));
-    const contextValue = { requestId: 'bench', prisma: t.app.db.prisma, services: t.app.services, auth, loaders: new Loaders(t.app.db.prisma), origin: { address: '127.0.0.1' } };
+    const contextValue = {
+      requestId: 'bench',
+      prisma: t.app.db.prisma,
+      services: t.app.services,
+      auth,
+      loaders: new Loaders(t.app.db.prisma),
+      origin: { address: '127.0.0.1' },
+    };
     const run = async (document: DocumentNode, variableValues: Record<string, unknown>) => execute({ schema, document, variableValues, contextValue });
     const service = t.app.services.search;
     let inside = 0;
@@ -83,10 +98,15 @@ describe('search limits', () => {
       const roundTrip = await timed(() => call(t.url, 'POST', RECORDS, { token: big.token, body, headers: { connection: 'close' } }));
       inside = 0;
       const edges = await timed(() =>
-        run(parse(`query($id: String!, $start: FlowTimeFilter, $end: FlowTimeFilter) { flows(instanceId: $id, first: 25000, start: $start, end: $end) { edges { cursor node } } }`), {
-          id: big.customerId,
-          ...window,
-        }),
+        run(
+          parse(
+            `query($id: String!, $start: FlowTimeFilter, $end: FlowTimeFilter) { flows(instanceId: $id, first: 25000, start: $start, end: $end) { edges { cursor node } } }`,
+          ),
+          {
+            id: big.customerId,
+            ...window,
+          },
+        ),
       );
       expect(edges.value.errors).toBeUndefined();
       expect((edges.value.data as any).flows.edges).toHaveLength(25_000);
@@ -105,11 +125,20 @@ describe('search limits', () => {
     const original = t.app.services.search;
     t.app.services.search = new SearchService(t.app.flows, createLogger('silent'), { timeoutMs: 10 });
     try {
-      const body = { instance_ids: [slow.customerId], module: 'flows', sentence: 'src.ip wi *7.1* and bytes gt 5', sort: [{ field: 'src.ip', order: 'asc' }], start: { relative: { value: 1, unit: 'hours' } } };
+      const body = {
+        instance_ids: [slow.customerId],
+        module: 'flows',
+        sentence: 'src.ip wi *7.1* and bytes gt 5',
+        sort: [{ field: 'src.ip', order: 'asc' }],
+        start: { relative: { value: 1, unit: 'hours' } },
+      };
       const res = await timed(() => search(t.url, slow.token, body));
       expect(res.value.status).toBe(504);
       expect(res.value.body).toEqual(
-        nested(504, 'query_timeout', 'The search ran past its 0.01 s limit and was cancelled; narrow the time window or the sentence', { reason: 'query_timeout', timeout_ms: 10 }),
+        nested(504, 'query_timeout', 'The search ran past its 0.01 s limit and was cancelled; narrow the time window or the sentence', {
+          reason: 'query_timeout',
+          timeout_ms: 10,
+        }),
       );
       expect(res.ms).toBeLessThan(5_000);
     } finally {

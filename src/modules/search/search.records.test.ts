@@ -182,10 +182,42 @@ describe('POST /search/records/1.0', () => {
     };
     const nest = (inner: string, depth: number) => `${'('.repeat(depth)}${inner}${')'.repeat(depth)}`;
     it.each([
-      ['a list of IPv6 blocks', longest(() => '::/0', ', ', (l) => `src.ip in [${l}]`), 10],
-      ['a list of IPv4 blocks', longest((i) => `${(i % 200) + 1}.${i % 250}.0.0/16`, ', ', (l) => `src.ip in [${l}]`), 0],
-      ['a list of wildcards', longest((i) => `${i}.*.1?`, ', ', (l) => `src.ip in [${l}]`), 2],
-      ['a list of values', longest((i) => `v${i}`, ', ', (l) => `app_name in [${l}]`), 0],
+      [
+        'a list of IPv6 blocks',
+        longest(
+          () => '::/0',
+          ', ',
+          (l) => `src.ip in [${l}]`,
+        ),
+        10,
+      ],
+      [
+        'a list of IPv4 blocks',
+        longest(
+          (i) => `${(i % 200) + 1}.${i % 250}.0.0/16`,
+          ', ',
+          (l) => `src.ip in [${l}]`,
+        ),
+        0,
+      ],
+      [
+        'a list of wildcards',
+        longest(
+          (i) => `${i}.*.1?`,
+          ', ',
+          (l) => `src.ip in [${l}]`,
+        ),
+        2,
+      ],
+      [
+        'a list of values',
+        longest(
+          (i) => `v${i}`,
+          ', ',
+          (l) => `app_name in [${l}]`,
+        ),
+        0,
+      ],
       ['blocks joined by or', longest((i) => `src.ip eq ${(i % 9) + 1}.0.0.0/8`, ' or '), 0],
       ['negated blocks joined by and', longest((i) => `src.ip ne ${(i % 9) + 1}.0.0.0/8`, ' and '), 10],
       ['address orderings joined by and', longest((i) => `src.ip gte 1.0.0.${i % 250}`, ' and '), 10],
@@ -204,7 +236,13 @@ describe('POST /search/records/1.0', () => {
 
   describe('sort', () => {
     it('applies keys in order, missing values last', async () => {
-      const res = await records({ sort: [{ field: 'app_name', order: 'asc' }, { field: 'stats.volume.bytes.total', order: 'desc' }], fields: ['app_name'] });
+      const res = await records({
+        sort: [
+          { field: 'app_name', order: 'asc' },
+          { field: 'stats.volume.bytes.total', order: 'desc' },
+        ],
+        fields: ['app_name'],
+      });
       expect(res.body[A].flows.map((f: any) => f['@timestamp'])).toEqual(ts(7, 4, 1, 8, 2, 5, 6, 0, 3, 9));
     });
 
@@ -243,7 +281,14 @@ describe('POST /search/records/1.0', () => {
     it('projects dotted paths and prefixes, omits missing paths, always adds @timestamp, gives the id only when named', async () => {
       const res = await records({ fields: ['src', 'dst.port', 'no.such.path', 'id'], size: 2 });
       expect(res.status).toBe(200);
-      expect(res.body[A].flows).toEqual([0, 1].map((i) => ({ '@timestamp': w.a[i]!['@timestamp'], src: w.a[i]!.src, dst: { port: (w.a[i]!.dst as any).port }, id: expect.stringMatching(/^[A-Za-z0-9_-]{22}$/) })));
+      expect(res.body[A].flows).toEqual(
+        [0, 1].map((i) => ({
+          '@timestamp': w.a[i]!['@timestamp'],
+          src: w.a[i]!.src,
+          dst: { port: (w.a[i]!.dst as any).port },
+          id: expect.stringMatching(/^[A-Za-z0-9_-]{22}$/),
+        })),
+      );
       const noId = await records({ fields: ['app_name'], sort: [{ field: '@timestamp', order: 'asc' }], size: 1 });
       expect(noId.body[A].flows).toEqual([{ '@timestamp': w.a[9]!['@timestamp'] }]);
     });
@@ -340,10 +385,18 @@ describe('POST /search/records/1.0', () => {
   describe('instances', () => {
     it('answers an MSP for itself and its children, each with its own flows only', async () => {
       const { msp, childA, childB } = w.tree;
-      const res = await search(t.url, w.tree.mspCaller.token, { instance_ids: [msp.id, childA.id, childB.id], module: 'flows', fields: ['app_name', 'meta.customer_id'], size: 100 });
+      const res = await search(t.url, w.tree.mspCaller.token, {
+        instance_ids: [msp.id, childA.id, childB.id],
+        module: 'flows',
+        fields: ['app_name', 'meta.customer_id'],
+        size: 100,
+      });
       expect(res.status).toBe(200);
       expect(Object.keys(res.body).sort()).toEqual([msp.id, childA.id, childB.id].sort());
-      expect(res.body[msp.id].flows.map((f: any) => [f.app_name, f.meta.customer_id])).toEqual([['MSP-APP', msp.id], ['MSP-APP', msp.id]]);
+      expect(res.body[msp.id].flows.map((f: any) => [f.app_name, f.meta.customer_id])).toEqual([
+        ['MSP-APP', msp.id],
+        ['MSP-APP', msp.id],
+      ]);
       expect(res.body[childB.id].flows.map((f: any) => f.app_name)).toEqual(['B-APP', 'B-APP', 'B-APP']);
       expect(res.body[childA.id].found).toBe(10);
       expect(res.body[childA.id].flows.every((f: any) => f.meta.customer_id === childA.id)).toBe(true);
@@ -368,17 +421,24 @@ describe('POST /search/records/1.0', () => {
       ['the parent', (x: SearchWorld) => [x.tree.msp.id], (x: SearchWorld) => [x.tree.msp.id]],
       ['another tree', (x: SearchWorld) => [x.other.msp.id], (x: SearchWorld) => [x.other.msp.id]],
       ['a missing id', () => ['sentinel-999999'], () => ['sentinel-999999']],
-      ['its own and two foreign ids', (x: SearchWorld) => [x.tree.childA.id, x.other.childA.id, 'cus_missing'], (x: SearchWorld) => [x.other.childA.id, 'cus_missing']],
+      [
+        'its own and two foreign ids',
+        (x: SearchWorld) => [x.tree.childA.id, x.other.childA.id, 'cus_missing'],
+        (x: SearchWorld) => [x.other.childA.id, 'cus_missing'],
+      ],
     ])('refuses a child caller asking for %s with 403 instance_not_authorized', async (_name, ids, refused) => {
       const res = await search(t.url, token, { instance_ids: ids(w), module: 'flows' });
       expect(res.status).toBe(403);
       const n = refused(w).length;
       expect(res.body).toEqual(
-        nested(403, 'authorization_error', `Not authorized for ${n} of the requested instances`, { reason: 'instance_not_authorized', unauthorized_instance_ids: refused(w) }),
+        nested(403, 'authorization_error', `Not authorized for ${n} of the requested instances`, {
+          reason: 'instance_not_authorized',
+          unauthorized_instance_ids: refused(w),
+        }),
       );
     });
 
-    it('refuses an MSP caller another tree\'s instances', async () => {
+    it("refuses an MSP caller another tree's instances", async () => {
       const res = await search(t.url, w.tree.mspCaller.token, { instance_ids: [w.tree.childA.id, w.other.msp.id], module: 'flows' });
       expect(res.status).toBe(403);
       expect(res.body.error.details).toEqual({ reason: 'instance_not_authorized', unauthorized_instance_ids: [w.other.msp.id] });
@@ -440,12 +500,37 @@ describe('POST /search/records/1.0', () => {
       ['sort on an unknown field', () => ({ ...base(), sort: [{ field: 'nope' }] }), /unknown sort field 'nope'/, { field: 'sort[0].field' }],
       ['sort order up', () => ({ ...base(), sort: [{ field: 'bytes', order: 'up' }] }), /asc' or 'desc/, { field: 'sort[0].order' }],
       ['sort a list of strings', () => ({ ...base(), sort: ['bytes'] }), /sort items must be objects/, { field: 'sort[0]' }],
-      ['sort order in a list', () => ({ ...base(), sort: [{ field: 'bytes', order: ['asc'] }] }), "sort[0].order must be 'asc' or 'desc'", { field: 'sort[0].order' }],
-      ['a sort item with another key', () => ({ ...base(), sort: [{ field: 'bytes', missing: 'first' }] }), /Unknown field 'missing' in sort\[0\]/, { field: 'sort[0].missing' }],
+      [
+        'sort order in a list',
+        () => ({ ...base(), sort: [{ field: 'bytes', order: ['asc'] }] }),
+        "sort[0].order must be 'asc' or 'desc'",
+        { field: 'sort[0].order' },
+      ],
+      [
+        'a sort item with another key',
+        () => ({ ...base(), sort: [{ field: 'bytes', missing: 'first' }] }),
+        /Unknown field 'missing' in sort\[0\]/,
+        { field: 'sort[0].missing' },
+      ],
       ['a field of 257 characters', () => ({ ...base(), fields: ['src.ip', 'a'.repeat(257)] }), /at most 256 characters/, { field: 'fields[1]' }],
-      ['513 fields', () => ({ ...base(), fields: Array.from({ length: 512 }, (_, i) => `f${i}.a.b.c`).concat('one.more') }), /at most 512 fields/, { field: 'fields' }],
-      ['fields of 2,050 segments in all', () => ({ ...base(), fields: Array.from({ length: 410 }, (_, i) => `f${i}.a.b.c.d`) }), /at most 2048 dotted path segments/, { field: 'fields' }],
-      ['a key 5,000 characters long', () => ({ ...base(), ['k'.repeat(5_000)]: 1 }), `Unknown field '${'k'.repeat(79)}…'; the body may have instance_ids, module, sentence, start, end, sort, fields, size, page, timeseries`, { field: `${'k'.repeat(79)}…` }],
+      [
+        '513 fields',
+        () => ({ ...base(), fields: Array.from({ length: 512 }, (_, i) => `f${i}.a.b.c`).concat('one.more') }),
+        /at most 512 fields/,
+        { field: 'fields' },
+      ],
+      [
+        'fields of 2,050 segments in all',
+        () => ({ ...base(), fields: Array.from({ length: 410 }, (_, i) => `f${i}.a.b.c.d`) }),
+        /at most 2048 dotted path segments/,
+        { field: 'fields' },
+      ],
+      [
+        'a key 5,000 characters long',
+        () => ({ ...base(), ['k'.repeat(5_000)]: 1 }),
+        `Unknown field '${'k'.repeat(79)}…'; the body may have instance_ids, module, sentence, start, end, sort, fields, size, page, timeseries`,
+        { field: `${'k'.repeat(79)}…` },
+      ],
       ['fields a string', () => ({ ...base(), fields: 'src.ip' }), /fields must be an array/, { field: 'fields' }],
       ['fields with a number', () => ({ ...base(), fields: [1] }), /non-empty strings/, { field: 'fields[0]' }],
       ['start a string', () => ({ ...base(), start: '2025-01-01' }), /start must be an object/, { field: 'start' }],
@@ -453,15 +538,45 @@ describe('POST /search/records/1.0', () => {
       ['start with two forms', () => ({ ...base(), start: { now: true, relative: { value: 1, unit: 'hours' } } }), /exactly one of/, { field: 'start' }],
       ['now false', () => ({ ...base(), end: { now: false } }), /end.now must be true/, { field: 'end.now' }],
       ['relative value 0', () => ({ ...base(), start: { relative: { value: 0, unit: 'hours' } } }), /positive integer/, { field: 'start.relative.value' }],
-      ['relative unit years', () => ({ ...base(), start: { relative: { value: 1, unit: 'years' } } }), /minutes, hours, days, weeks/, { field: 'start.relative.unit' }],
-      ['relative unit constructor', () => ({ ...base(), start: { relative: { value: 1, unit: 'constructor' } } }), /minutes, hours, days, weeks/, { field: 'start.relative.unit' }],
-      ['a relative start before year 0001', () => ({ ...base(), start: { relative: { value: 1e12, unit: 'days' } } }), /reaches before year 0001/, { field: 'start.relative.value' }],
+      [
+        'relative unit years',
+        () => ({ ...base(), start: { relative: { value: 1, unit: 'years' } } }),
+        /minutes, hours, days, weeks/,
+        { field: 'start.relative.unit' },
+      ],
+      [
+        'relative unit constructor',
+        () => ({ ...base(), start: { relative: { value: 1, unit: 'constructor' } } }),
+        /minutes, hours, days, weeks/,
+        { field: 'start.relative.unit' },
+      ],
+      [
+        'a relative start before year 0001',
+        () => ({ ...base(), start: { relative: { value: 1e12, unit: 'days' } } }),
+        /reaches before year 0001/,
+        { field: 'start.relative.value' },
+      ],
       ['an absolute non-date', () => ({ ...base(), start: { absolute: { date: 'yesterday' } } }), /not a valid ISO 8601/, { field: 'start.absolute.date' }],
-      ['an absolute date as a number', () => ({ ...base(), start: { absolute: { date: 1700000000000 } } }), /ISO 8601 string/, { field: 'start.absolute.date' }],
+      [
+        'an absolute date as a number',
+        () => ({ ...base(), start: { absolute: { date: 1700000000000 } } }),
+        /ISO 8601 string/,
+        { field: 'start.absolute.date' },
+      ],
       ['timeseries a string', () => ({ ...base(), timeseries: '5m' }), 'timeseries must be an object', { field: 'timeseries' }],
       ['a timeseries interval of 0', () => ({ ...base(), timeseries: { interval: '0m' } }), /interval/, { field: 'timeseries.interval' }],
-      ['a timeseries metric of text', () => ({ ...base(), timeseries: { interval: '1m', metric: 'sum:app_name' } }), /numeric field/, { field: 'timeseries.metric' }],
-      ['too many timeseries buckets', () => ({ ...base(), start: { relative: { value: 30, unit: 'days' } }, timeseries: { interval: '1s' } }), /at most 10000/, { field: 'timeseries.interval' }],
+      [
+        'a timeseries metric of text',
+        () => ({ ...base(), timeseries: { interval: '1m', metric: 'sum:app_name' } }),
+        /numeric field/,
+        { field: 'timeseries.metric' },
+      ],
+      [
+        'too many timeseries buckets',
+        () => ({ ...base(), start: { relative: { value: 30, unit: 'days' } }, timeseries: { interval: '1s' } }),
+        /at most 10000/,
+        { field: 'timeseries.interval' },
+      ],
     ];
     it.each(cases)('answers %s with 400 validation_error naming the field', async (_name, body, message, details) => {
       const res = await call(t.url, 'POST', RECORDS, { token, ...(body() === undefined ? {} : { body: body() }) });
@@ -489,7 +604,11 @@ describe('POST /search/records/1.0', () => {
     });
 
     it('reads a JSON body sent with a form content type, as curl -d labels it', async () => {
-      const res = await call(t.url, 'POST', RECORDS, { token, rawBody: JSON.stringify({ ...base(), ...windowOf(w.base), size: 1 }), headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+      const res = await call(t.url, 'POST', RECORDS, {
+        token,
+        rawBody: JSON.stringify({ ...base(), ...windowOf(w.base), size: 1 }),
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      });
       expect(res.status).toBe(200);
       expect(res.body[A]).toMatchObject({ returned: 1, found: 10 });
     });
@@ -507,7 +626,10 @@ describe('POST /search/records/1.0', () => {
     });
 
     it('names every foreign id of a long list', async () => {
-      const res = await search(t.url, w.tree.mspCaller.token, { module: 'flows', instance_ids: Array.from({ length: 101 }, (_, i) => `${w.tree.msp.id}-${i}`) });
+      const res = await search(t.url, w.tree.mspCaller.token, {
+        module: 'flows',
+        instance_ids: Array.from({ length: 101 }, (_, i) => `${w.tree.msp.id}-${i}`),
+      });
       expect(res.status).toBe(403);
     });
   });

@@ -106,7 +106,7 @@ builder.queryFields((t) => {
       {
         type: 'JSON',
         description:
-          'Flow records of one instance in the caller\'s tree, in `sort` order, as a cursor connection (scope ' +
+          "Flow records of one instance in the caller's tree, in `sort` order, as a cursor connection (scope " +
           '`p.token.scope.search_api`). Same rules as POST /search/records/1.0; `first`/`last` are its `size` ' +
           '(default 15, at most 25000). Cursors are record offsets: pin `end` to an absolute date to page a ' +
           'window that keeps receiving flows.',
@@ -127,7 +127,7 @@ builder.queryFields((t) => {
           flows: c.field({
             type: 'JSON',
             resolve: (conn) => conn.flows,
-            description: 'The page\'s records as one JSON array (the edges\' nodes): the cheap way to read big pages.',
+            description: "The page's records as one JSON array (the edges' nodes): the cheap way to read big pages.",
           }),
         }),
       },

@@ -34,8 +34,7 @@ import type { RawJson } from '../../infra/raw-json.js';
 /** The whole request (every statement of it) must finish within this; the SDK itself gives up at 30 s. */
 export const DEFAULT_SEARCH_TIMEOUT_MS = 25_000;
 
-export const searchValidationError = (message: string, details: Record<string, unknown>) =>
-  new DomainError(400, 'validation_error', message, { details });
+export const searchValidationError = (message: string, details: Record<string, unknown>) => new DomainError(400, 'validation_error', message, { details });
 
 export const invalid = (field: string, message: string) => searchValidationError(message, { field });
 
@@ -182,10 +181,7 @@ export class SearchService {
       size,
       page: p,
     });
-    const [first, second] = await Promise.all([
-      this.records(session, request(page)),
-      skip === 0 ? undefined : this.records(session, request(page + 1)),
-    ]);
+    const [first, second] = await Promise.all([this.records(session, request(page)), skip === 0 ? undefined : this.records(session, request(page + 1))]);
     const a = first[args.instanceId]!;
     const b = second?.[args.instanceId];
     // Records are parsed only for `edges`, or to cut a window that straddles two pages.
@@ -283,9 +279,14 @@ export class SearchService {
       }
       if (error instanceof FlowQueryTimeoutError || (error instanceof FlowQueryAbortedError && deadline.aborted)) {
         this.logger.warn('search.timeout', { search: name, timeoutMs: this.timeoutMs, query: (error as FlowQueryTimeoutError).queryName });
-        throw new DomainError(504, 'query_timeout', `The search ran past its ${this.timeoutMs / 1000} s limit and was cancelled; narrow the time window or the sentence`, {
-          details: { reason: 'query_timeout', timeout_ms: this.timeoutMs },
-        });
+        throw new DomainError(
+          504,
+          'query_timeout',
+          `The search ran past its ${this.timeoutMs / 1000} s limit and was cancelled; narrow the time window or the sentence`,
+          {
+            details: { reason: 'query_timeout', timeout_ms: this.timeoutMs },
+          },
+        );
       }
       throw error;
     }

@@ -8,7 +8,9 @@ export const OPERATIONS = ['status', 'logs', 'pull', 'restart', 'upgrade'] as co
 
 export function manageCommand(ctx: CollectorContext): CommandHandler {
   return async ({ args, deadlineMs }) => {
-    const operation = String(args.operation ?? '').trim().toLowerCase();
+    const operation = String(args.operation ?? '')
+      .trim()
+      .toLowerCase();
     switch (operation) {
       case 'status':
         return { operation, ...ctx.status() };

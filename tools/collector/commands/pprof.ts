@@ -210,9 +210,7 @@ export function redactSnapshot(snapshot: string, secrets: string[]): string {
   const parsed = JSON.parse(snapshot) as { strings?: string[] };
   const live = secrets.filter((s) => s.length >= 8);
   if (Array.isArray(parsed.strings)) {
-    parsed.strings = parsed.strings.map((s) =>
-      live.some((secret) => s.includes(secret)) || LOOKS_LIKE_JWT.test(s) ? '[redacted]' : s,
-    );
+    parsed.strings = parsed.strings.map((s) => (live.some((secret) => s.includes(secret)) || LOOKS_LIKE_JWT.test(s) ? '[redacted]' : s));
   }
   return JSON.stringify(parsed);
 }

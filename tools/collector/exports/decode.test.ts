@@ -118,7 +118,9 @@ describe.each(VERSIONS.filter((v) => v.name !== 'v5'))('softflowd $name template
     // softflowd re-sends its templates now and then: keep the datagrams that carry none.
     const dataOnly = e.datagrams.slice(1).filter((d) => !carriesTemplates(d));
     expect(dataOnly.length).toBeGreaterThan(1);
-    const inOrder = decodeAll([e.datagrams[0], ...dataOnly], e.port).records.map(summary).sort();
+    const inOrder = decodeAll([e.datagrams[0], ...dataOnly], e.port)
+      .records.map(summary)
+      .sort();
     const decoder = new ExportDecoder({ customerId: 'c1' });
     const late = dataOnly.flatMap((d) => decoder.decode(d, '127.0.0.1', e.port));
     expect(late).toEqual([]);
@@ -139,7 +141,15 @@ describe.each(VERSIONS.filter((v) => v.name !== 'v5'))('softflowd $name template
     // softflowd exports one observation domain (source id) from its one socket.
     const records = decodeAll(e.datagrams, e.port).records.length - lost;
     expect(decoder.domains()).toEqual([
-      { exporter: `127.0.0.1:${e.port}`, domain: expect.any(Number), kind: v.kind, messages: e.datagrams.length - 1, records, gaps: 1, missing: v.kind === 'netflow_v9' ? 1 : lost },
+      {
+        exporter: `127.0.0.1:${e.port}`,
+        domain: expect.any(Number),
+        kind: v.kind,
+        messages: e.datagrams.length - 1,
+        records,
+        gaps: 1,
+        missing: v.kind === 'netflow_v9' ? 1 : lost,
+      },
     ]);
   });
 });
@@ -168,7 +178,15 @@ it.each(['5', '9', '10'] as const)('multiplies counts by the sampling softflowd 
 });
 
 it.each(['9', '10'] as const)('decodes IPv6 flows from softflowd -6 -v %s', async (version) => {
-  const v6 = await captureLoopback(temp.dir, { host: '::1', tcpPort: 47111, udpPort: 47112, closedPort: 47113, tcpBytesEachWay: 300, udpPayloads: [40], udpFlows: 3 });
+  const v6 = await captureLoopback(temp.dir, {
+    host: '::1',
+    tcpPort: 47111,
+    udpPort: 47112,
+    closedPort: 47113,
+    tcpBytesEachWay: 300,
+    udpPayloads: [40],
+    udpFlows: 3,
+  });
   const e = await softflowdExport(v6, version, ['-6']);
   const { records, decoder } = decodeAll(e.datagrams, e.port);
   expect(decoder.drops).toEqual({});
@@ -194,7 +212,6 @@ it('reads RFC 5103 reverse elements in softflowd -b templates', () => {
   // softflowd 1.1.0 reading a file meters each direction as its own flow: reverse counts are 0.
   for (const r of records) expect(r.stats.volume.packets.dst).toBe(0);
 });
-
 
 /** An IPFIX message around `sets` (each already framed with its set header). */
 function ipfixMessage(sets: Buffer[], sequence = 0, domain = 0): Buffer {
@@ -225,7 +242,7 @@ function templateSet(ids: number[]): Buffer {
 /** Whether a v9 or IPFIX datagram holds a template or options template set. */
 function carriesTemplates(d: Buffer): boolean {
   const ipfix = d.readUInt16BE(0) === 10;
-  for (let off = ipfix ? 16 : 20; off + 4 <= d.length; ) {
+  for (let off = ipfix ? 16 : 20; off + 4 <= d.length;) {
     const id = d.readUInt16BE(off);
     if (id < 256) return true;
     off += Math.max(4, d.readUInt16BE(off + 2));
@@ -311,7 +328,9 @@ describe('hostile input', () => {
       decoder.decode(ipfixMessage([], 5, domain), '127.0.0.1', 4739);
     }
     expect(decoder.sequence).toEqual({ gaps: 5, missing: 25 });
-    expect(decoder.domains()).toEqual([0, 1].map((domain) => ({ exporter: '127.0.0.1:4739', domain, kind: 'ipfix', messages: 2, records: 0, gaps: 1, missing: 5 })));
+    expect(decoder.domains()).toEqual(
+      [0, 1].map((domain) => ({ exporter: '127.0.0.1:4739', domain, kind: 'ipfix', messages: 2, records: 0, gaps: 1, missing: 5 })),
+    );
     expect(decoder.domains(1)).toHaveLength(1);
   });
 

@@ -143,7 +143,12 @@ export class ExportDecoder {
     if (typeof header === 'string') return countDrop(this.drops, header);
     this.countMessage(state, header.engine, 'netflow_v5');
     this.checkSequence(state, header.engine, header.sequence, header.sequence + header.count);
-    const ctx: MessageContext = { kind: 'netflow_v5', exporter: { address, port, domain: header.engine }, exportMs: header.exportMs, uptimeMs: header.sysUptimeMs };
+    const ctx: MessageContext = {
+      kind: 'netflow_v5',
+      exporter: { address, port, domain: header.engine },
+      exportMs: header.exportMs,
+      uptimeMs: header.sysUptimeMs,
+    };
     for (let i = 0; i < header.count; i++) this.emit(readV5Record(b, i), ctx, state, header.samplingInterval, out);
   }
 
@@ -204,8 +209,10 @@ export class ExportDecoder {
       const template = state.template(domain, id);
       if (template) for (const w of state.takeWaiting(domain, id)) this.decodeData(w.bytes, 0, w.bytes.length, template, w.context, state, out);
     }
-    if (!ipfix) this.checkSequence(state, domain, sequence, sequence + 1); // v9 numbers packets
-    else if (waited) this.checkSequence(state, domain, undefined, undefined); // record count unknowable
+    if (!ipfix)
+      this.checkSequence(state, domain, sequence, sequence + 1); // v9 numbers packets
+    else if (waited)
+      this.checkSequence(state, domain, undefined, undefined); // record count unknowable
     else this.checkIpfixSequence(state, domain, sequence, flowRecords, optionRecords);
   }
 
@@ -258,15 +265,24 @@ export class ExportDecoder {
       for (const field of template.fields) {
         let length = field.length;
         if (length === VARIABLE_LENGTH) {
-          if (off >= end) { ok = false; break; }
+          if (off >= end) {
+            ok = false;
+            break;
+          }
           length = b[off++];
           if (length === 255) {
-            if (off + 2 > end) { ok = false; break; }
+            if (off + 2 > end) {
+              ok = false;
+              break;
+            }
             length = readUint(b, off, 2);
             off += 2;
           }
         }
-        if (off + length > end || !applyField(f, field.ie, field.pen, b, off, length)) { ok = false; break; }
+        if (off + length > end || !applyField(f, field.ie, field.pen, b, off, length)) {
+          ok = false;
+          break;
+        }
         off += length;
       }
       if (!ok) {

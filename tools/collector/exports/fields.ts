@@ -61,7 +61,7 @@ function ipv6(buf: Uint8Array, off: number): string {
   for (let i = 0; i < 8; i++) groups.push(buf[off + 2 * i] * 256 + buf[off + 2 * i + 1]);
   let bestAt = -1;
   let bestLen = 1;
-  for (let i = 0; i < 8; ) {
+  for (let i = 0; i < 8;) {
     let j = i;
     while (j < 8 && groups[j] === 0) j++;
     if (j - i > bestLen) [bestAt, bestLen] = [i, j - i];
@@ -90,40 +90,132 @@ export function applyField(f: FlowFields, ie: number, pen: number, buf: Uint8Arr
   }
   if (pen !== 0) return true; // other vendors' elements: skipped by length
   switch (ie) {
-    case 1: case 85: f.bytes = readUint(buf, off, len); return len <= 8;
-    case 2: case 86: f.packets = readUint(buf, off, len); return len <= 8;
-    case 4: f.proto = buf[off]; return len === 1;
-    case 5: f.tos = buf[off]; return len === 1;
-    case 6: f.tcpFlags |= readUint(buf, off, len) & 0xff; return len <= 2;
-    case 7: f.srcPort = readUint(buf, off, len); return len === 2;
-    case 11: f.dstPort = readUint(buf, off, len); return len === 2;
-    case 8: if (len !== 4) return false; f.srcIp = ipv4(buf, off); f.ipVersion = 4; return true;
-    case 12: if (len !== 4) return false; f.dstIp = ipv4(buf, off); f.ipVersion = 4; return true;
-    case 27: if (len !== 16) return false; f.srcIp = ipv6(buf, off); f.ipVersion = 6; return true;
-    case 28: if (len !== 16) return false; f.dstIp = ipv6(buf, off); f.ipVersion = 6; return true;
-    case 15: if (len !== 4) return false; f.nextHop = ipv4(buf, off); return true;
-    case 62: if (len !== 16) return false; f.nextHop = ipv6(buf, off); return true;
-    case 60: f.ipVersion = buf[off]; return len === 1;
-    case 10: f.ingress = readUint(buf, off, len); return len <= 4;
-    case 14: f.egress = readUint(buf, off, len); return len <= 4;
-    case 16: f.srcAs = readUint(buf, off, len); return len <= 4;
-    case 17: f.dstAs = readUint(buf, off, len); return len <= 4;
-    case 58: f.srcVlan = readUint(buf, off, len); return len <= 2;
-    case 59: f.dstVlan = readUint(buf, off, len); return len <= 2;
-    case 32: case 139: if (len !== 2) return false; f.icmpType = buf[off]; f.icmpCode = buf[off + 1]; return true;
-    case 176: case 178: f.icmpType = buf[off]; return len === 1;
-    case 177: case 179: f.icmpCode = buf[off]; return len === 1;
-    case 21: f.endUptimeMs = readUint(buf, off, len); return len <= 4;
-    case 22: f.startUptimeMs = readUint(buf, off, len); return len <= 4;
-    case 150: f.startMs = readUint(buf, off, len) * 1000; return len === 4;
-    case 151: f.endMs = readUint(buf, off, len) * 1000; return len === 4;
-    case 152: f.startMs = readUint(buf, off, len); return len === 8;
-    case 153: f.endMs = readUint(buf, off, len); return len === 8;
-    case 154: case 156: if (len !== 8) return false; f.startMs = ntpMs(buf, off); return true;
-    case 155: case 157: if (len !== 8) return false; f.endMs = ntpMs(buf, off); return true;
-    case 160: f.systemInitMs = readUint(buf, off, len); return len === 8;
-    case 34: case 50: case 305: f.samplingInterval = readUint(buf, off, len); return len <= 4;
-    case 306: f.samplingSpace = readUint(buf, off, len); return len <= 4;
-    default: return true;
+    case 1:
+    case 85:
+      f.bytes = readUint(buf, off, len);
+      return len <= 8;
+    case 2:
+    case 86:
+      f.packets = readUint(buf, off, len);
+      return len <= 8;
+    case 4:
+      f.proto = buf[off];
+      return len === 1;
+    case 5:
+      f.tos = buf[off];
+      return len === 1;
+    case 6:
+      f.tcpFlags |= readUint(buf, off, len) & 0xff;
+      return len <= 2;
+    case 7:
+      f.srcPort = readUint(buf, off, len);
+      return len === 2;
+    case 11:
+      f.dstPort = readUint(buf, off, len);
+      return len === 2;
+    case 8:
+      if (len !== 4) return false;
+      f.srcIp = ipv4(buf, off);
+      f.ipVersion = 4;
+      return true;
+    case 12:
+      if (len !== 4) return false;
+      f.dstIp = ipv4(buf, off);
+      f.ipVersion = 4;
+      return true;
+    case 27:
+      if (len !== 16) return false;
+      f.srcIp = ipv6(buf, off);
+      f.ipVersion = 6;
+      return true;
+    case 28:
+      if (len !== 16) return false;
+      f.dstIp = ipv6(buf, off);
+      f.ipVersion = 6;
+      return true;
+    case 15:
+      if (len !== 4) return false;
+      f.nextHop = ipv4(buf, off);
+      return true;
+    case 62:
+      if (len !== 16) return false;
+      f.nextHop = ipv6(buf, off);
+      return true;
+    case 60:
+      f.ipVersion = buf[off];
+      return len === 1;
+    case 10:
+      f.ingress = readUint(buf, off, len);
+      return len <= 4;
+    case 14:
+      f.egress = readUint(buf, off, len);
+      return len <= 4;
+    case 16:
+      f.srcAs = readUint(buf, off, len);
+      return len <= 4;
+    case 17:
+      f.dstAs = readUint(buf, off, len);
+      return len <= 4;
+    case 58:
+      f.srcVlan = readUint(buf, off, len);
+      return len <= 2;
+    case 59:
+      f.dstVlan = readUint(buf, off, len);
+      return len <= 2;
+    case 32:
+    case 139:
+      if (len !== 2) return false;
+      f.icmpType = buf[off];
+      f.icmpCode = buf[off + 1];
+      return true;
+    case 176:
+    case 178:
+      f.icmpType = buf[off];
+      return len === 1;
+    case 177:
+    case 179:
+      f.icmpCode = buf[off];
+      return len === 1;
+    case 21:
+      f.endUptimeMs = readUint(buf, off, len);
+      return len <= 4;
+    case 22:
+      f.startUptimeMs = readUint(buf, off, len);
+      return len <= 4;
+    case 150:
+      f.startMs = readUint(buf, off, len) * 1000;
+      return len === 4;
+    case 151:
+      f.endMs = readUint(buf, off, len) * 1000;
+      return len === 4;
+    case 152:
+      f.startMs = readUint(buf, off, len);
+      return len === 8;
+    case 153:
+      f.endMs = readUint(buf, off, len);
+      return len === 8;
+    case 154:
+    case 156:
+      if (len !== 8) return false;
+      f.startMs = ntpMs(buf, off);
+      return true;
+    case 155:
+    case 157:
+      if (len !== 8) return false;
+      f.endMs = ntpMs(buf, off);
+      return true;
+    case 160:
+      f.systemInitMs = readUint(buf, off, len);
+      return len === 8;
+    case 34:
+    case 50:
+    case 305:
+      f.samplingInterval = readUint(buf, off, len);
+      return len <= 4;
+    case 306:
+      f.samplingSpace = readUint(buf, off, len);
+      return len <= 4;
+    default:
+      return true;
   }
 }

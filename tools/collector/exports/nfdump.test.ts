@@ -69,7 +69,8 @@ it.each(['5', '9', '10'] as const)('reads the TCP and UDP flows nfdump reads fro
   const records: string[] = [];
   socket.on('message', (m, from) => {
     for (const r of decoder.decode(m, from.address, from.port)) {
-      if (r.transport.proto_num === 6 || r.transport.proto_num === 17) records.push(`${r.transport.proto_num} ${r.src.port}>${r.dst.port} ${r.stats.volume.bytes.src.sum}/${r.stats.volume.packets.src}`);
+      if (r.transport.proto_num === 6 || r.transport.proto_num === 17)
+        records.push(`${r.transport.proto_num} ${r.src.port}>${r.dst.port} ${r.stats.volume.bytes.src.sum}/${r.stats.volume.packets.src}`);
     }
   });
   await new Promise<void>((r) => socket.bind(0, '127.0.0.1', r));

@@ -99,7 +99,14 @@ function pathEntry(f: FlowFields, kind: ExportKind, exporter: Exporter, sampling
  * Counts are multiplied by `sampling` (1 when unsampled) so volumes estimate
  * the real traffic, which is what volume detectors compare against.
  */
-export function buildExportRecord(f: FlowFields, kind: ExportKind, exporter: Exporter, times: RecordTimes, sampling: number, customerId: string): ExportRecord | undefined {
+export function buildExportRecord(
+  f: FlowFields,
+  kind: ExportKind,
+  exporter: Exporter,
+  times: RecordTimes,
+  sampling: number,
+  customerId: string,
+): ExportRecord | undefined {
   if (f.srcIp === undefined || f.dstIp === undefined || f.proto === undefined) return undefined;
   const start = Math.floor(times.startMs);
   const durationSecs = Math.max(0, times.endMs - times.startMs) / 1000;
@@ -143,7 +150,12 @@ export function buildExportRecord(f: FlowFields, kind: ExportKind, exporter: Exp
   if (f.proto === 6) record.tcp = { flags: flagNames(f.tcpFlags) };
   if (f.proto === 1 || f.proto === 58) {
     // NetFlow v5 (and exporters like it) put ICMP type and code in the destination port.
-    const icmp = f.icmpType !== undefined ? { type: f.icmpType, code: f.icmpCode ?? 0 } : f.dstPort !== undefined ? { type: f.dstPort >> 8, code: f.dstPort & 255 } : undefined;
+    const icmp =
+      f.icmpType !== undefined
+        ? { type: f.icmpType, code: f.icmpCode ?? 0 }
+        : f.dstPort !== undefined
+          ? { type: f.dstPort >> 8, code: f.dstPort & 255 }
+          : undefined;
     if (icmp) record.icmp = { type: icmp.type, type_map: icmpTypeName(f.proto, icmp.type), code: icmp.code };
   }
   return record;

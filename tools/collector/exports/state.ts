@@ -119,7 +119,7 @@ export class ExporterState<C> {
   /** Removes and returns the waiting sets a newly known template can decode. */
   takeWaiting(domain: number, templateId: number): WaitingSet<C>[] {
     const ready: WaitingSet<C>[] = [];
-    for (let i = 0; i < this.waiting.length; ) {
+    for (let i = 0; i < this.waiting.length;) {
       const w = this.waiting[i];
       if (w.domain === domain && w.templateId === templateId) {
         ready.push(w);

@@ -75,7 +75,12 @@ describe('benign mix during a working morning', () => {
     const top = share(ranked[0][1], egressFlows);
     expect(top).toBeGreaterThan(0.12);
     expect(top).toBeLessThan(0.45);
-    expect(share(ranked.slice(0, 5).reduce((s, [, n]) => s + n, 0), egressFlows)).toBeGreaterThan(0.45);
+    expect(
+      share(
+        ranked.slice(0, 5).reduce((s, [, n]) => s + n, 0),
+        egressFlows,
+      ),
+    ).toBeGreaterThan(0.45);
     expect(ranked[0][1]).toBeGreaterThan(3 * ranked[9][1]);
     expect(ranked[9][1]).toBeGreaterThan(ranked[ranked.length - 1][1]);
     expect(ranked.slice(0, 4).map(([org]) => org)).toContain('Google LLC');

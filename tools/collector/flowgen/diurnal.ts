@@ -6,14 +6,8 @@ export const DAY_MS = 86_400_000;
 export const HOURS_PER_WEEK = 168;
 
 // Weekday presence by local hour: arrivals 7–9, a lunch dip, a tail into the evening.
-const WEEKDAY = [
-  0.05, 0.04, 0.04, 0.04, 0.04, 0.06, 0.15, 0.4, 0.8, 1.0, 1.0, 1.0,
-  0.8, 1.0, 1.0, 0.95, 0.9, 0.7, 0.45, 0.3, 0.22, 0.15, 0.1, 0.07,
-];
-const WEEKEND = [
-  0.04, 0.03, 0.03, 0.03, 0.03, 0.03, 0.04, 0.05, 0.07, 0.09, 0.11, 0.12,
-  0.12, 0.12, 0.11, 0.1, 0.09, 0.08, 0.07, 0.06, 0.06, 0.05, 0.05, 0.04,
-];
+const WEEKDAY = [0.05, 0.04, 0.04, 0.04, 0.04, 0.06, 0.15, 0.4, 0.8, 1.0, 1.0, 1.0, 0.8, 1.0, 1.0, 0.95, 0.9, 0.7, 0.45, 0.3, 0.22, 0.15, 0.1, 0.07];
+const WEEKEND = [0.04, 0.03, 0.03, 0.03, 0.03, 0.03, 0.04, 0.05, 0.07, 0.09, 0.11, 0.12, 0.12, 0.12, 0.11, 0.1, 0.09, 0.08, 0.07, 0.06, 0.06, 0.05, 0.05, 0.04];
 
 /** Share of the workforce active in one hour of the week (Mon 00:00 local = 0). */
 export function presence(hourOfWeek: number): number {

@@ -27,18 +27,7 @@ export interface Endpoint {
   vlan?: number;
 }
 
-export type HostRole =
-  | 'workstation'
-  | 'guest'
-  | 'dc'
-  | 'fileserver'
-  | 'mail'
-  | 'db'
-  | 'build'
-  | 'backup'
-  | 'app'
-  | 'web'
-  | 'bastion';
+export type HostRole = 'workstation' | 'guest' | 'dc' | 'fileserver' | 'mail' | 'db' | 'build' | 'backup' | 'app' | 'web' | 'bastion';
 
 export interface InternalHost extends Endpoint {
   hostname: string;

@@ -143,7 +143,13 @@ export function buildNetwork(config: ResolvedNetwork, rng: Prng): SiteNetwork {
     servers,
     managed,
     byIp,
-    busyWorkstations: new WeightedTable(workstations, workstations.map((host) => host.activity)),
-    busyGuests: new WeightedTable(guests, guests.map((host) => host.activity)),
+    busyWorkstations: new WeightedTable(
+      workstations,
+      workstations.map((host) => host.activity),
+    ),
+    busyGuests: new WeightedTable(
+      guests,
+      guests.map((host) => host.activity),
+    ),
   };
 }

@@ -55,13 +55,7 @@ export interface DnsTunnelScenario extends ScenarioTiming {
   domain?: string;
 }
 
-export type ScenarioSpec =
-  | ScenarioKind
-  | BeaconScenario
-  | ExfilScenario
-  | ScanScenario
-  | BruteforceScenario
-  | DnsTunnelScenario;
+export type ScenarioSpec = ScenarioKind | BeaconScenario | ExfilScenario | ScanScenario | BruteforceScenario | DnsTunnelScenario;
 
 export interface NetworkOptions {
   /** Managed workstations (10.20.0.0/16). Default: flowsPerSecond, clamped to 20..20000. */

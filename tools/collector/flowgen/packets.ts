@@ -113,15 +113,7 @@ function resetScratch(): PacketCounts {
 }
 
 /** One direction's data: full segments plus one partial, plus their entropy. */
-function addData(
-  direction: Tally,
-  entropy: Tally,
-  bytes: number,
-  mss: number,
-  header: number,
-  content: ContentClass,
-  entropyNoise: number,
-): number {
+function addData(direction: Tally, entropy: Tally, bytes: number, mss: number, header: number, content: ContentClass, entropyNoise: number): number {
   if (bytes <= 0) return 0;
   const full = Math.floor(bytes / mss);
   const rest = bytes - full * mss;
@@ -168,13 +160,7 @@ export function tcpPackets(
   return counts;
 }
 
-export function udpPackets(
-  up: number,
-  down: number,
-  contentUp: ContentClass,
-  contentDown: ContentClass,
-  entropyNoise: number,
-): PacketCounts {
+export function udpPackets(up: number, down: number, contentUp: ContentClass, contentDown: ContentClass, entropyNoise: number): PacketCounts {
   const counts = resetScratch();
   const dataUp = addData(counts.src, counts.entropy, up, UDP_MAX_PAYLOAD, UDP_HEADER, contentUp, entropyNoise);
   const dataDown = addData(counts.dst, counts.entropy, down, UDP_MAX_PAYLOAD, UDP_HEADER, contentDown, entropyNoise);

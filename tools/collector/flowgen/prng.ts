@@ -32,9 +32,7 @@ export class Prng {
   private spareNormal = 0;
   private hasSpare = false;
 
-  constructor(
-    readonly seedText: string,
-  ) {
+  constructor(readonly seedText: string) {
     this.a = hashString(seedText, 1);
     this.b = hashString(seedText, 2);
     this.c = hashString(seedText, 3);

@@ -6,28 +6,10 @@ import { createHash } from 'node:crypto';
 import type { AppName } from './catalog/orgs.js';
 import type { ContentClass } from './catalog/traffic.js';
 import { pidOf, type Endpoint } from './endpoints.js';
-import {
-  ETHERNET_HEADER,
-  momentsOf,
-  Tally,
-  round4,
-  round6,
-  tcpPackets,
-  udpPackets,
-  type TcpOutcome,
-} from './packets.js';
+import { ETHERNET_HEADER, momentsOf, Tally, round4, round6, tcpPackets, udpPackets, type TcpOutcome } from './packets.js';
 import { mix32, type Prng } from './prng.js';
 import { dayOfWeek, flowRates, packetCounts, timeOfDay } from './record-fields.js';
-import type {
-  BeaconData,
-  ClassificationContext,
-  DirectionFields,
-  FlowRecord,
-  GeoEntry,
-  SensorInfo,
-  SuricataFields,
-  ThreatFields,
-} from './types.js';
+import type { BeaconData, ClassificationContext, DirectionFields, FlowRecord, GeoEntry, SensorInfo, SuricataFields, ThreatFields } from './types.js';
 
 export type Direction = 'egress' | 'ingress' | 'east-west';
 
@@ -152,10 +134,22 @@ const HEX = Array.from('0123456789abcdef', (c) => c.charCodeAt(0));
  */
 export function hex16(a: number, b: number): string {
   return String.fromCharCode(
-    HEX[(a >>> 28) & 15], HEX[(a >>> 24) & 15], HEX[(a >>> 20) & 15], HEX[(a >>> 16) & 15],
-    HEX[(a >>> 12) & 15], HEX[(a >>> 8) & 15], HEX[(a >>> 4) & 15], HEX[a & 15],
-    HEX[(b >>> 28) & 15], HEX[(b >>> 24) & 15], HEX[(b >>> 20) & 15], HEX[(b >>> 16) & 15],
-    HEX[(b >>> 12) & 15], HEX[(b >>> 8) & 15], HEX[(b >>> 4) & 15], HEX[b & 15],
+    HEX[(a >>> 28) & 15],
+    HEX[(a >>> 24) & 15],
+    HEX[(a >>> 20) & 15],
+    HEX[(a >>> 16) & 15],
+    HEX[(a >>> 12) & 15],
+    HEX[(a >>> 8) & 15],
+    HEX[(a >>> 4) & 15],
+    HEX[a & 15],
+    HEX[(b >>> 28) & 15],
+    HEX[(b >>> 24) & 15],
+    HEX[(b >>> 20) & 15],
+    HEX[(b >>> 16) & 15],
+    HEX[(b >>> 12) & 15],
+    HEX[(b >>> 8) & 15],
+    HEX[(b >>> 4) & 15],
+    HEX[b & 15],
   );
 }
 

@@ -184,7 +184,12 @@ export function detect(flows: Iterable<FlowRecord>): Finding[] {
     const meanLabel = dns.labels > 0 ? dns.labelChars / dns.labels : 0;
     if (dns.queries >= T.dnsTunnel.minQueries && dns.names.size >= T.dnsTunnel.minUniqueNames && meanLabel >= T.dnsTunnel.minMeanLabelLength) {
       const [src, domain] = key.split('|');
-      findings.push({ kind: 'dns-tunnel', sourceIp: src, target: domain, evidence: { queries: dns.queries, uniqueNames: dns.names.size, meanLabelLength: meanLabel } });
+      findings.push({
+        kind: 'dns-tunnel',
+        sourceIp: src,
+        target: domain,
+        evidence: { queries: dns.queries, uniqueNames: dns.names.size, meanLabelLength: meanLabel },
+      });
     }
   }
   return findings;

@@ -193,7 +193,12 @@ describe('scenario options', () => {
     const gen = createFlowGenerator(options);
     const beaconKeys = new Set(beacon.flowKeys);
     const times = [...gen].filter((r) => beaconKeys.has(r.key)).map((r) => r['@timestamp']);
-    expect(times.slice(1).map((t, n) => t - times[n]).every((gap) => gap === 45_000)).toBe(true);
+    expect(
+      times
+        .slice(1)
+        .map((t, n) => t - times[n])
+        .every((gap) => gap === 45_000),
+    ).toBe(true);
   });
 
   it('numbers repeated kinds and keeps their hosts apart', () => {

@@ -18,7 +18,10 @@ describe('wire.md §5.4 shape', () => {
       expect(apps, app).toContain(app);
     }
     for (const block of ['suricata', 'threat', 'beacon', 'tls', 'dns'] as const) {
-      expect(records.some((r) => r[block] !== undefined), block).toBe(true);
+      expect(
+        records.some((r) => r[block] !== undefined),
+        block,
+      ).toBe(true);
     }
   });
 

@@ -42,7 +42,10 @@ export function buildWorld(options: ResolvedOptions): World {
     orgs.set(def.name, {
       def,
       endpoints: orgEndpoints(def, rank < 10 ? 8 : 4, site),
-      services: new WeightedTable(def.services, def.services.map((svc) => svc.weight)),
+      services: new WeightedTable(
+        def.services,
+        def.services.map((svc) => svc.weight),
+      ),
       anycast,
     });
   });

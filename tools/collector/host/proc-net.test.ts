@@ -60,7 +60,9 @@ describe('parseSocketTable', () => {
 
 describe('parsePasswd', () => {
   it('maps uids to the first name listing them, skipping comments and broken lines', () => {
-    const names = parsePasswd('root:x:0:0:root:/root:/bin/bash\n# c:x:5:\nbroken\nalice:x:1000:1000::/home/alice:/bin/sh\ntwin:x:1000:1000::/:/bin/sh\nodd:x:notanumber:0::/:\n');
+    const names = parsePasswd(
+      'root:x:0:0:root:/root:/bin/bash\n# c:x:5:\nbroken\nalice:x:1000:1000::/home/alice:/bin/sh\ntwin:x:1000:1000::/:/bin/sh\nodd:x:notanumber:0::/:\n',
+    );
     expect([...names]).toEqual([
       [0, 'root'],
       [1000, 'alice'],

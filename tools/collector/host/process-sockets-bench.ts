@@ -46,7 +46,12 @@ function curl(url: string): Promise<{ ip: string; port: number; startMs: number;
 function recordOf(c: { ip: string; port: number; startMs: number; endMs: number }, serverPort: number) {
   const table = new FlowTable({ customerId: 'bench', sensor: { id: 'b', type: 'packet', name: 'b', hostname: 'b', interface: 'lo' }, tags: [] });
   const tcp = new TcpConversation({ src: c.ip, dst: '127.0.0.1', srcPort: c.port, dstPort: serverPort });
-  for (const p of [...tcp.handshake(c.startMs * 1000, 100), tcp.segment(c.endMs * 1000 - 200, false, TcpFlag.PSH | TcpFlag.ACK), ...tcp.close(c.endMs * 1000 - 100, 10)]) table.add(p);
+  for (const p of [
+    ...tcp.handshake(c.startMs * 1000, 100),
+    tcp.segment(c.endMs * 1000 - 200, false, TcpFlag.PSH | TcpFlag.ACK),
+    ...tcp.close(c.endMs * 1000 - 100, 10),
+  ])
+    table.add(p);
   return table.flush()[0];
 }
 

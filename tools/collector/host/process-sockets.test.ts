@@ -51,7 +51,9 @@ function udpRecord(src: string, srcPort: number, dst: string, dstPort: number, a
 /** Runs curl to `url`; its pid and the local end it used. */
 function curl(url: string, args: string[] = []): Promise<{ pid: number; ip: string; port: number }> {
   return new Promise((resolve, reject) => {
-    const child = spawn('curl', ['-s', '-o', '/dev/null', '--max-time', '5', '-w', '%{local_ip} %{local_port}', ...args, url], { stdio: ['ignore', 'pipe', 'ignore'] });
+    const child = spawn('curl', ['-s', '-o', '/dev/null', '--max-time', '5', '-w', '%{local_ip} %{local_port}', ...args, url], {
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.once('error', reject);
@@ -99,7 +101,9 @@ describe('a short-lived curl to a local HTTP server, captured and metered', () =
       sampler.attachProcess(record);
       expect(record.src.process).toEqual({ name: 'curl', pid: client.pid, ppid: process.pid, executable: '/usr/bin/curl', user: ME });
       expect(record.dst.process).toMatchObject({ pid: process.pid, executable: NODE, user: ME });
-      expect(checkFlowRecord(JSON.parse(JSON.stringify(record)), { startMs: record['@timestamp'] - 1, endMs: Date.now() + 1000, customerId: 'c1' })).toEqual([]);
+      expect(checkFlowRecord(JSON.parse(JSON.stringify(record)), { startMs: record['@timestamp'] - 1, endMs: Date.now() + 1000, customerId: 'c1' })).toEqual(
+        [],
+      );
     });
   }
 
@@ -204,10 +208,14 @@ async function openConnections(count: number) {
   const server = createTcpServer((s) => s.on('error', () => undefined));
   const port = await listen(server, '127.0.0.1');
   const clients = await Promise.all(
-    Array.from({ length: count }, () => new Promise<ReturnType<typeof connect>>((resolve, reject) => {
-      const c = connect(port, '127.0.0.1', () => resolve(c));
-      c.once('error', reject);
-    })),
+    Array.from(
+      { length: count },
+      () =>
+        new Promise<ReturnType<typeof connect>>((resolve, reject) => {
+          const c = connect(port, '127.0.0.1', () => resolve(c));
+          c.once('error', reject);
+        }),
+    ),
   );
   return {
     port,
@@ -313,7 +321,13 @@ describe('bounds', () => {
     chmodSync(tmp, 0o777);
     try {
       const env = { ...process.env, TMPDIR: tmp };
-      const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { uid: 65534, gid: 65534, cwd: process.cwd(), env, timeout: 20_000 });
+      const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+        uid: 65534,
+        gid: 65534,
+        cwd: process.cwd(),
+        env,
+        timeout: 20_000,
+      });
       const stats = JSON.parse(stdout);
       expect(stats.samples).toBe(2);
       expect(stats.fd_unreadable).toBeGreaterThan(0);
@@ -322,4 +336,3 @@ describe('bounds', () => {
     }
   });
 });
-

@@ -17,7 +17,15 @@ import { networkInterfaces } from 'node:os';
 import type { DirectionFields, FlowRecord, ProcessInfo } from '../flowgen/types.js';
 import type { FlowSink } from '../flows.js';
 import { parseSocketTable, plainIp, SOCKET_TABLES, type SocketRow, type SocketTransport } from './proc-net.js';
-import { emptyOwnerSearchCounts, findSocketOwners, pidsNewestFirst, readProcess, socketInodesOf, type OwnerSearchCounts, type SearchResume } from './proc-owners.js';
+import {
+  emptyOwnerSearchCounts,
+  findSocketOwners,
+  pidsNewestFirst,
+  readProcess,
+  socketInodesOf,
+  type OwnerSearchCounts,
+  type SearchResume,
+} from './proc-owners.js';
 import { SocketIndex, type SocketIndexCounts } from './socket-index.js';
 import { UserNames } from './user-names.js';
 
@@ -115,7 +123,18 @@ export class ProcessSockets {
   private readonly pending = new Map<string, Pending>();
   private readonly users: UserNames;
   private readonly search = emptyOwnerSearchCounts();
-  private readonly counts = { ticks: 0, tick_ms_total: 0, samples: 0, bad_lines: 0, rows_over_limit: 0, young_over_limit: 0, young_given_up: 0, records: 0, src_attributed: 0, dst_attributed: 0 };
+  private readonly counts = {
+    ticks: 0,
+    tick_ms_total: 0,
+    samples: 0,
+    bad_lines: 0,
+    rows_over_limit: 0,
+    young_over_limit: 0,
+    young_given_up: 0,
+    records: 0,
+    src_attributed: 0,
+    dst_attributed: 0,
+  };
   private readonly unreadable = new Set<string>();
   private readonly young = new Map<number, Young>();
   private pids = new Set<number>();

@@ -77,7 +77,8 @@ describe('SocketIndex', () => {
   it('matches a wildcard listener only for the host’s own addresses', () => {
     const index = new SocketIndex(10, 60_000);
     index.add({ ...row('1', 22, 0), localIp: '::' }, owner(1), 0, 0);
-    const to = (ip: string, isHost: (ip: string) => boolean) => index.ownerOf('TCP', { ip, port: 22 }, { ip: '198.51.100.1', port: 50_000 }, 0, 0, 0, isHost)?.pid;
+    const to = (ip: string, isHost: (ip: string) => boolean) =>
+      index.ownerOf('TCP', { ip, port: 22 }, { ip: '198.51.100.1', port: 50_000 }, 0, 0, 0, isHost)?.pid;
     expect(to('10.0.0.2', (ip) => ip === '10.0.0.2')).toBe(1);
     expect(to('fd00::2', (ip) => ip === 'fd00::2')).toBe(1);
     expect(to('10.0.0.3', (ip) => ip === '10.0.0.2')).toBeUndefined();

@@ -32,9 +32,11 @@ export interface FlowEnd {
 const WILDCARDS_V4 = ['0.0.0.0', '::'];
 const WILDCARDS_V6 = ['::'];
 
-const connectedKey = (t: string, localIp: string, localPort: number, remoteIp: string, remotePort: number) => `${t}|${localIp}|${localPort}|${remoteIp}|${remotePort}`;
+const connectedKey = (t: string, localIp: string, localPort: number, remoteIp: string, remotePort: number) =>
+  `${t}|${localIp}|${localPort}|${remoteIp}|${remotePort}`;
 const boundKey = (t: string, ip: string, port: number) => `${t}|${ip}|${port}`;
-const keyOf = (r: SocketRow) => (r.unconnected ? boundKey(r.transport, r.localIp, r.localPort) : connectedKey(r.transport, r.localIp, r.localPort, r.remoteIp, r.remotePort));
+const keyOf = (r: SocketRow) =>
+  r.unconnected ? boundKey(r.transport, r.localIp, r.localPort) : connectedKey(r.transport, r.localIp, r.localPort, r.remoteIp, r.remotePort);
 
 export class SocketIndex {
   private readonly open = new Map<string, SocketEntry>();
@@ -106,7 +108,15 @@ export class SocketIndex {
    * was: its own connected socket, else a listener or unconnected socket on the local port (bound
    * to the address, or to any address when `isHostAddress` says the address is this host's).
    */
-  ownerOf(transport: SocketTransport, local: FlowEnd, remote: FlowEnd, flowStartMs: number, flowEndMs: number, slackMs: number, isHostAddress: (ip: string) => boolean): ProcessInfo | undefined {
+  ownerOf(
+    transport: SocketTransport,
+    local: FlowEnd,
+    remote: FlowEnd,
+    flowStartMs: number,
+    flowEndMs: number,
+    slackMs: number,
+    isHostAddress: (ip: string) => boolean,
+  ): ProcessInfo | undefined {
     if (local.port === undefined) return undefined;
     const during = (e: SocketEntry | undefined) => e !== undefined && flowStartMs <= e.lastSeenMs + slackMs && flowEndMs >= e.firstSeenMs - slackMs;
     const exact = this.connected.get(connectedKey(transport, local.ip, local.port, remote.ip, remote.port ?? 0));

@@ -31,15 +31,23 @@ describe('formatIPv6 (RFC 5952)', () => {
 });
 
 describe('formatAddress and parseAddress', () => {
-  it.each(['0.0.0.0', '10.0.0.5', '255.255.255.255', '::', '::1', '2001:db8::1', 'fd00::5', '2001:db8:0:1:1:1:1:1', 'fe80::9ca3:c7ff:feed:72d1', '::ffff:192.0.2.1'])(
-    '%s survives words and back',
-    (text) => {
-      const words = new Uint32Array(8);
-      const version = parseAddress(text, words, 4);
-      expect(version).toBe(text.includes(':') ? 6 : 4);
-      expect(formatAddress(words, 4, version)).toBe(text);
-    },
-  );
+  it.each([
+    '0.0.0.0',
+    '10.0.0.5',
+    '255.255.255.255',
+    '::',
+    '::1',
+    '2001:db8::1',
+    'fd00::5',
+    '2001:db8:0:1:1:1:1:1',
+    'fe80::9ca3:c7ff:feed:72d1',
+    '::ffff:192.0.2.1',
+  ])('%s survives words and back', (text) => {
+    const words = new Uint32Array(8);
+    const version = parseAddress(text, words, 4);
+    expect(version).toBe(text.includes(':') ? 6 : 4);
+    expect(formatAddress(words, 4, version)).toBe(text);
+  });
 
   it('reads uncompressed and uppercase IPv6 into its canonical form', () => {
     const words = new Uint32Array(4);

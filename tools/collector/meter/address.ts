@@ -13,7 +13,7 @@ export function formatIPv6(d: Uint8Array, at: number): string {
   }
   let bestStart = -1;
   let bestLength = 1;
-  for (let i = 0; i < 8; ) {
+  for (let i = 0; i < 8;) {
     if (groups[i] !== 0) {
       i++;
       continue;

@@ -36,9 +36,12 @@ beforeAll(async () => {
 
 describe('a real pcap', () => {
   it('reads every record tcpdump wrote, with its link type, lengths and timestamps', () => {
-    expect(frames.map((f) => [f.linkType, f.wireLength, f.data.length])).toEqual(
-      [[1, 14 + 28 + 1, 43], [1, 14 + 28 + 60, 102], [1, 14 + 28 + 500, 542], ...Array(4).fill([1, 14 + 20 + 8 + 77, 119])],
-    );
+    expect(frames.map((f) => [f.linkType, f.wireLength, f.data.length])).toEqual([
+      [1, 14 + 28 + 1, 43],
+      [1, 14 + 28 + 60, 102],
+      [1, 14 + 28 + 500, 542],
+      ...Array(4).fill([1, 14 + 20 + 8 + 77, 119]),
+    ]);
     const now = Date.now() * 1000;
     expect(frames.every((f, i) => Math.abs(f.tsMicros - now) < 60e6 && (i === 0 || f.tsMicros >= frames[i - 1].tsMicros))).toBe(true);
   });
@@ -132,7 +135,14 @@ describe('pcapng built from the specification around the real frames', () => {
     const body = Buffer.alloc(20);
     body.writeUInt32LE(0xffffffff, 12); // captured length
     const broken = pcapngBlock(6, body);
-    const bytes = Buffer.concat([pcapng.section(), pcapng.enhanced(0, 0n, frames[0]), pcapng.iface(1), pcapng.enhanced(3, 0n, frames[0]), broken, pcapng.enhanced(0, 0n, frames[1])]);
+    const bytes = Buffer.concat([
+      pcapng.section(),
+      pcapng.enhanced(0, 0n, frames[0]),
+      pcapng.iface(1),
+      pcapng.enhanced(3, 0n, frames[0]),
+      broken,
+      pcapng.enhanced(0, 0n, frames[1]),
+    ]);
     const { frames: read, drops } = readAll([bytes]);
     expect(read).toHaveLength(1);
     expect(drops).toEqual({ unknown_interface: 2, bad_packet_block: 1 });
@@ -145,7 +155,11 @@ describe('hostile bytes', () => {
     const out = new Uint8Array(length);
     let x = seed >>> 0 || 1;
     for (let i = 0; i < length; i++) {
-      x ^= x << 13; x >>>= 0; x ^= x >>> 17; x ^= x << 5; x >>>= 0;
+      x ^= x << 13;
+      x >>>= 0;
+      x ^= x >>> 17;
+      x ^= x << 5;
+      x >>>= 0;
       out[i] = x & 0xff;
     }
     return out;

@@ -115,10 +115,14 @@ export class CaptureReader {
     const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     let at = 0;
     while (at < until) {
-      const used = this.format === 'unknown' ? this.readFileHeader(bytes, view, at, visit)
-        : this.format === 'pcap' ? this.readPcapRecord(bytes, view, at, visit)
-        : this.format === 'pcapng' ? this.readPcapngBlock(bytes, view, at, visit)
-        : 0;
+      const used =
+        this.format === 'unknown'
+          ? this.readFileHeader(bytes, view, at, visit)
+          : this.format === 'pcap'
+            ? this.readPcapRecord(bytes, view, at, visit)
+            : this.format === 'pcapng'
+              ? this.readPcapngBlock(bytes, view, at, visit)
+              : 0;
       if (used === 0) break;
       at += used;
     }
@@ -167,7 +171,16 @@ export class CaptureReader {
     if (bytes.length - at < 16 + captured) return 0;
     const seconds = view.getUint32(at, le);
     const fraction = view.getUint32(at + 4, le);
-    visit(this.spanOf(seconds * 1e6 + (this.pcapNano ? Math.round(fraction / 1000) : fraction), this.pcapLinkType, Math.max(view.getUint32(at + 12, le), captured), bytes, at + 16, captured));
+    visit(
+      this.spanOf(
+        seconds * 1e6 + (this.pcapNano ? Math.round(fraction / 1000) : fraction),
+        this.pcapLinkType,
+        Math.max(view.getUint32(at + 12, le), captured),
+        bytes,
+        at + 16,
+        captured,
+      ),
+    );
     return 16 + captured;
   }
 
@@ -208,7 +221,7 @@ export class CaptureReader {
       return;
     }
     const iface: Interface = { linkType: view.getUint16(body, this.littleEndian), resolution: { base: 10, exponent: 6 }, offsetSeconds: 0 };
-    for (let at = body + 8; at + 4 <= end; ) {
+    for (let at = body + 8; at + 4 <= end;) {
       const code = view.getUint16(at, this.littleEndian);
       const length = view.getUint16(at + 2, this.littleEndian);
       if (code === OPTION_END || at + 4 + length > end) break;

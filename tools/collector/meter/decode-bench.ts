@@ -60,7 +60,6 @@ async function main(): Promise<void> {
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     console.log(`meter read+decode: ${count} frames (${sample.length}-frame real sample repeated), ${decoded} decoded, drops ${JSON.stringify(drops)}`);
     console.log(`  ${seconds.toFixed(2)} s, ${Math.round(count / seconds).toLocaleString('en')} packets/s`);
-
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

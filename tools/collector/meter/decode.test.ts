@@ -25,8 +25,16 @@ function decodeAll(frames: CapturedFrame[]): { packets: DecodedPacket[]; drops: 
 
 /** What a packet says, without the link layer: the same for every framing of one capture. */
 const summary = (p: DecodedPacket) => ({
-  src: p.src, dst: p.dst, protocol: p.protocol, srcPort: p.srcPort, dstPort: p.dstPort, flags: p.tcp?.flags, icmp: p.icmp,
-  ipLength: p.ipLength, payloadLength: p.payloadLength, fragment: p.fragment,
+  src: p.src,
+  dst: p.dst,
+  protocol: p.protocol,
+  srcPort: p.srcPort,
+  dstPort: p.dstPort,
+  flags: p.tcp?.flags,
+  icmp: p.icmp,
+  ipLength: p.ipLength,
+  payloadLength: p.payloadLength,
+  fragment: p.fragment,
 });
 
 const REQUEST = 'hello';
@@ -70,11 +78,13 @@ describe('decoding real loopback captures', () => {
   it('reads each capture whole, with the link type tcpdump names', () => {
     // The exact counts below need every packet of the Ethernet capture.
     expect(droppedByKernel.get('ethernet'), 'tcpdump -i lo reported kernel drops').toBe(0);
-    const linkTypes = Object.fromEntries([...captures].map(([name, bytes]) => {
-      const { frames, drops } = framesOf(bytes);
-      expect(drops).toEqual({});
-      return [name, [...new Set(frames.map((f) => f.linkType))]];
-    }));
+    const linkTypes = Object.fromEntries(
+      [...captures].map(([name, bytes]) => {
+        const { frames, drops } = framesOf(bytes);
+        expect(drops).toEqual({});
+        return [name, [...new Set(frames.map((f) => f.linkType))]];
+      }),
+    );
     expect(linkTypes).toEqual({ ethernet: [1], sll2: [276], sll: [113] });
   });
 
@@ -91,7 +101,11 @@ describe('decoding real loopback captures', () => {
       expect(synAck.tcp!.ack).toBe((syn.tcp!.seq + 1) >>> 0);
       expect(ack.tcp!.ack).toBe((synAck.tcp!.seq + 1) >>> 0);
       const client = syn.srcPort;
-      const text = (from: number | undefined) => tcp.filter((p) => p.srcPort === from).map((p) => Buffer.from(p.payload).toString()).join('');
+      const text = (from: number | undefined) =>
+        tcp
+          .filter((p) => p.srcPort === from)
+          .map((p) => Buffer.from(p.payload).toString())
+          .join('');
       expect(text(client)).toBe(REQUEST);
       expect(text(peers.tcpPort)).toBe(RESPONSE);
       const fins = tcp.filter((p) => p.tcp!.flags & TcpFlag.FIN).map((p) => p.srcPort);
@@ -165,8 +179,12 @@ describe.skipIf(!isRoot)('decoding real fragments (a network namespace with a 12
     const v4 = packets.filter((p) => p.ipVersion === 4);
     // 3008 bytes of ICMP in 1256 + 1256 + 496, for the request and again for the reply.
     expect(v4.map((p) => [p.fragment, p.payloadLength, p.icmp?.type])).toEqual([
-      ['first', 1248, 8], ['later', 1256, undefined], ['later', 496, undefined],
-      ['first', 1248, 0], ['later', 1256, undefined], ['later', 496, undefined],
+      ['first', 1248, 8],
+      ['later', 1256, undefined],
+      ['later', 496, undefined],
+      ['first', 1248, 0],
+      ['later', 1256, undefined],
+      ['later', 496, undefined],
     ]);
     expect(new Set(v4.slice(0, 3).map((p) => p.fragmentId)).size).toBe(1);
     expect(v4.every((p) => p.src === '127.0.0.1' && p.protocol === 1 && p.srcPort === undefined)).toBe(true);
@@ -175,8 +193,12 @@ describe.skipIf(!isRoot)('decoding real fragments (a network namespace with a 12
   it('walks the IPv6 fragment header: ICMPv6 in the first fragment, the rest marked later', () => {
     const v6 = packets.filter((p) => p.ipVersion === 6);
     expect(v6.map((p) => [p.fragment, p.protocol, p.payloadLength, p.icmp?.type])).toEqual([
-      ['first', 58, 1224, 128], ['later', 58, 1232, undefined], ['later', 58, 544, undefined],
-      ['first', 58, 1224, 129], ['later', 58, 1232, undefined], ['later', 58, 544, undefined],
+      ['first', 58, 1224, 128],
+      ['later', 58, 1232, undefined],
+      ['later', 58, 544, undefined],
+      ['first', 58, 1224, 129],
+      ['later', 58, 1232, undefined],
+      ['later', 58, 544, undefined],
     ]);
     expect(v6[0].fragmentId).toBe(v6[2].fragmentId);
     expect(v6[0].ipLength).toBe(40 + 8 + 1232);
@@ -195,7 +217,12 @@ describe('framings and headers built from the specifications around real IP pack
   const udp4 = () => realIp((p) => p.ipVersion === 4 && p.protocol === 17);
   const syn6 = () => realIp((p) => p.ipVersion === 6 && p.tcp?.flags === TcpFlag.SYN);
   const ethernet = (etherType: number, ip: Uint8Array, tags: [number, number][] = []) =>
-    Buffer.concat([Buffer.alloc(12, 0x02), ...tags.map(([tpid, vid]) => Buffer.from([tpid >> 8, tpid & 0xff, vid >> 8, vid & 0xff])), Buffer.from([etherType >> 8, etherType & 0xff]), ip]);
+    Buffer.concat([
+      Buffer.alloc(12, 0x02),
+      ...tags.map(([tpid, vid]) => Buffer.from([tpid >> 8, tpid & 0xff, vid >> 8, vid & 0xff])),
+      Buffer.from([etherType >> 8, etherType & 0xff]),
+      ip,
+    ]);
   const frame = (linkType: number, data: Uint8Array): CapturedFrame => ({ tsMicros: 1, linkType, wireLength: data.length, data });
   const decode = (f: CapturedFrame) => {
     const drops: DropCounts = {};
@@ -211,7 +238,18 @@ describe('framings and headers built from the specifications around real IP pack
   it('keeps the outer VLAN id of 802.1Q and 802.1ad (QinQ) tags', () => {
     const ip = udp4();
     expect(expectSame(frame(1, ethernet(0x0800, ip, [[0x8100, 7]])), ip).vlan).toBe(7);
-    expect(expectSame(frame(1, ethernet(0x0800, ip, [[0x88a8, 0x2000 | 100], [0x8100, 7]])), ip).vlan).toBe(100);
+    expect(
+      expectSame(
+        frame(
+          1,
+          ethernet(0x0800, ip, [
+            [0x88a8, 0x2000 | 100],
+            [0x8100, 7],
+          ]),
+        ),
+        ip,
+      ).vlan,
+    ).toBe(100);
     const tooMany = Array.from({ length: 5 }, (): [number, number] => [0x8100, 1]);
     expect(decode(frame(1, ethernet(0x0800, ip, tooMany))).drops).toEqual({ too_many_vlan_tags: 1 });
   });
@@ -252,7 +290,13 @@ describe('framings and headers built from the specifications around real IP pack
     const plain = decodeFrame(frame(101, ip), {})!;
     const { packet, drops } = decode(frame(101, chained));
     expect(drops).toEqual({});
-    expect(packet).toMatchObject({ protocol: 6, srcPort: plain.srcPort, dstPort: plain.dstPort, payloadLength: plain.payloadLength, ipLength: plain.ipLength + 24 });
+    expect(packet).toMatchObject({
+      protocol: 6,
+      srcPort: plain.srcPort,
+      dstPort: plain.dstPort,
+      payloadLength: plain.payloadLength,
+      ipLength: plain.ipLength + 24,
+    });
     const endless = Buffer.concat([ip.subarray(0, 40), Buffer.alloc(8 * 9)]);
     for (let i = 0; i < 9; i++) endless[40 + 8 * i] = 60;
     endless[6] = 60;
@@ -272,7 +316,17 @@ describe('framings and headers built from the specifications around real IP pack
 });
 
 describe('hostile frames', () => {
-  const known = new Set(['truncated_link', 'truncated_ip', 'truncated_transport', 'bad_ip_header', 'bad_transport_header', 'not_ip', 'unsupported_link_type', 'too_many_vlan_tags', 'too_many_ipv6_extensions']);
+  const known = new Set([
+    'truncated_link',
+    'truncated_ip',
+    'truncated_transport',
+    'bad_ip_header',
+    'bad_transport_header',
+    'not_ip',
+    'unsupported_link_type',
+    'too_many_vlan_tags',
+    'too_many_ipv6_extensions',
+  ]);
 
   it('counts a real frame cut at every byte by the layer the cut falls in', () => {
     const frames = framesOf(captures.get('ethernet')!).frames;
@@ -285,7 +339,11 @@ describe('hostile frames', () => {
         const packet = decodeFrame({ ...f, data: f.data.subarray(0, cut) }, drops);
         const reason = cut < 14 ? 'truncated_link' : cut < 14 + ipHeader ? 'truncated_ip' : cut < 14 + ipHeader + transport ? 'truncated_transport' : undefined;
         if (reason === undefined) {
-          expect([packet?.payloadLength, packet?.srcPort, packet?.payload.length]).toEqual([whole.payloadLength, whole.srcPort, cut - 14 - ipHeader - transport]);
+          expect([packet?.payloadLength, packet?.srcPort, packet?.payload.length]).toEqual([
+            whole.payloadLength,
+            whole.srcPort,
+            cut - 14 - ipHeader - transport,
+          ]);
         } else {
           expect(drops).toEqual({ [reason]: 1 });
         }
@@ -296,7 +354,11 @@ describe('hostile frames', () => {
   it('never throws on random frames of any link type, and counts every one it drops by a known reason', () => {
     let x = 12345;
     const next = () => {
-      x ^= x << 13; x >>>= 0; x ^= x >>> 17; x ^= x << 5; x >>>= 0;
+      x ^= x << 13;
+      x >>>= 0;
+      x ^= x >>> 17;
+      x ^= x << 5;
+      x >>>= 0;
       return x;
     };
     const drops: DropCounts = {};

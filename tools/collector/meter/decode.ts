@@ -246,4 +246,3 @@ export function decodeFrame(frame: CapturedFrame, drops: DropCounts): DecodedPac
   const span = { tsMicros: frame.tsMicros, linkType: frame.linkType, wireLength: frame.wireLength, bytes: frame.data, start: 0, end: frame.data.length };
   return decodeHeaders(span, h, drops) ? h.toDecodedPacket() : undefined;
 }
-

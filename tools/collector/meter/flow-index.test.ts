@@ -38,7 +38,11 @@ describe('FlowIndex', () => {
     for (const n of [colliding[1], colliding[3], colliding[0]]) {
       index.remove(present.get(n)!);
       present.delete(n);
-      expectConsistent(index, present, [colliding[1], colliding[3], colliding[0]].filter((m) => !present.has(m)));
+      expectConsistent(
+        index,
+        present,
+        [colliding[1], colliding[3], colliding[0]].filter((m) => !present.has(m)),
+      );
     }
   });
 

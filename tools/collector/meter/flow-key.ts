@@ -20,7 +20,8 @@ export function writeFlowKey(h: PacketHeaders, key: Uint32Array): boolean {
   let order = 0;
   for (let i = 0; i < 4 && order === 0; i++) order = a[i] - a[4 + i];
   const srcFirst = order < 0 || (order === 0 && h.srcPort <= h.dstPort);
-  key[0] = h.icmpType < 0 ? h.protocol : isIcmpEcho(h.protocol, h.icmpType) ? h.protocol | 0x1000000 : h.protocol | 0x2000000 | (h.icmpType << 8) | (h.icmpCode << 16);
+  key[0] =
+    h.icmpType < 0 ? h.protocol : isIcmpEcho(h.protocol, h.icmpType) ? h.protocol | 0x1000000 : h.protocol | 0x2000000 | (h.icmpType << 8) | (h.icmpCode << 16);
   key[1] = h.vlan + 1;
   const first = srcFirst ? 0 : 4;
   const second = 4 - first;
@@ -50,7 +51,17 @@ export function identityOf(h: PacketHeaders): FlowIdentity {
   const sp = h.srcPort;
   const dp = h.dstPort;
   const id: FlowIdentity = flipped
-    ? { protocol: h.protocol, ipVersion: h.ipVersion, srcIp: dst, srcPort: dp, dstIp: src, dstPort: sp, srcPrivate: dstPrivate, dstPrivate: srcPrivate, flipped }
+    ? {
+        protocol: h.protocol,
+        ipVersion: h.ipVersion,
+        srcIp: dst,
+        srcPort: dp,
+        dstIp: src,
+        dstPort: sp,
+        srcPrivate: dstPrivate,
+        dstPrivate: srcPrivate,
+        flipped,
+      }
     : { protocol: h.protocol, ipVersion: h.ipVersion, srcIp: src, srcPort: sp, dstIp: dst, dstPort: dp, srcPrivate, dstPrivate, flipped };
   if (h.icmpType >= 0) {
     // ICMP has no ports: the record carries type·256 + code as dst.port, as NetFlow exporters do.

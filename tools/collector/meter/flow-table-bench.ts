@@ -59,4 +59,6 @@ records += table.flush().length;
 const used = process.cpuUsage(cpu);
 cpuMicros += used.user + used.system;
 const secs = cpuMicros / 1e6;
-console.log(`${packets} packets, ${records} records (${flowCount} flows): ${Math.round(packets / secs)} packets/s, ${Math.round(records / secs)} records/s CPU`);
+console.log(
+  `${packets} packets, ${records} records (${flowCount} flows): ${Math.round(packets / secs)} packets/s, ${Math.round(records / secs)} records/s CPU`,
+);

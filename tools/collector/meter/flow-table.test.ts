@@ -310,7 +310,8 @@ describe('timeouts and bounds', () => {
 
   it('holds at most 100,000 flows by default, evicting the least recently seen beyond them', () => {
     const t = table();
-    const flowAt = (i: number, ts: number) => udpPacket(ts, { src: `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`, dst: '198.18.0.1', srcPort: 40000, dstPort: 9999 }, bytes(10));
+    const flowAt = (i: number, ts: number) =>
+      udpPacket(ts, { src: `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`, dst: '198.18.0.1', srcPort: 40000, dstPort: 9999 }, bytes(10));
     const out: FlowRecord[] = [];
     for (let i = 0; i < 100_001; i++) {
       t.add(flowAt(i, T0 + i));
@@ -391,11 +392,13 @@ describe('payload', () => {
     expect(e.sum - high).toBeLessThan(3);
   });
 
-  it('merges inspectors\' hints (first value per field wins) from the first packets of each direction only', () => {
+  it("merges inspectors' hints (first value per field wins) from the first packets of each direction only", () => {
     const seen: boolean[] = [];
     const sni: PayloadInspector = (_p, fromInitiator) => {
       seen.push(fromInitiator);
-      return fromInitiator ? { app_name: 'HTTPS', tls: { sni: seen.length === 1 ? 'a.example' : 'b.example', version: '' } } : { tls: { version: 'TLS 1.3', alpn: ['h2'] } };
+      return fromInitiator
+        ? { app_name: 'HTTPS', tls: { sni: seen.length === 1 ? 'a.example' : 'b.example', version: '' } }
+        : { tls: { version: 'TLS 1.3', alpn: ['h2'] } };
     };
     const none: PayloadInspector = () => undefined;
     const ends: Ends = { ...web, dstPort: 8443 };
@@ -421,9 +424,11 @@ describe('payload', () => {
     expect(r.tls).toEqual({ sni: 'old.example', version: 'TLS 1.2' });
   });
 
-  it('writes a DNS inspector\'s question and answer into the record', () => {
+  it("writes a DNS inspector's question and answer into the record", () => {
     const dnsHints = (p: DecodedPacket, fromInitiator: boolean): AppHints =>
-      fromInitiator ? { app_name: 'DNS', dns: { rrname: 'example.com', rrtype: 'A' } } : { dns: { rrname: 'example.com', rrtype: 'A', rcode: 'NOERROR', answers: ['93.184.216.34'] } };
+      fromInitiator
+        ? { app_name: 'DNS', dns: { rrname: 'example.com', rrtype: 'A' } }
+        : { dns: { rrname: 'example.com', rrtype: 'A', rcode: 'NOERROR', answers: ['93.184.216.34'] } };
     const ends: Ends = { src: '10.0.0.5', dst: '10.0.0.1', srcPort: 41000, dstPort: 5353 };
     const t = table({ inspectors: [dnsHints] });
     feed(t, [udpPacket(T0, ends, bytes(30)), udpPacket(T0 + 500, reversed(ends), bytes(46))]);

@@ -45,7 +45,15 @@ export function reversed(ends: Ends): Ends {
   return { ...ends, src: ends.dst, dst: ends.src, srcPort: ends.dstPort, dstPort: ends.srcPort };
 }
 
-export function tcpPacket(ts: number, ends: Ends, flags: number, seq: number, ack: number, payload: Uint8Array = new Uint8Array(0), window = 64240): DecodedPacket {
+export function tcpPacket(
+  ts: number,
+  ends: Ends,
+  flags: number,
+  seq: number,
+  ack: number,
+  payload: Uint8Array = new Uint8Array(0),
+  window = 64240,
+): DecodedPacket {
   const p = base(ts, ends, 6, TCP_HEADER, payload);
   p.srcPort = ends.srcPort;
   p.dstPort = ends.dstPort;

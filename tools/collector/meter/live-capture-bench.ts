@@ -32,7 +32,15 @@ async function meter(iface: string, seconds: number): Promise<void> {
   await running;
   const used = process.cpuUsage(cpu);
   const stats = meter.stats();
-  process.stdout.write(JSON.stringify({ cpu_s: (used.user + used.system) / 1e6, packets_read: stats.packets_read, packets_decoded: stats.packets_decoded, flow_records: flows, tcpdump: live.stats()[0] }) + '\n');
+  process.stdout.write(
+    JSON.stringify({
+      cpu_s: (used.user + used.system) / 1e6,
+      packets_read: stats.packets_read,
+      packets_decoded: stats.packets_decoded,
+      flow_records: flows,
+      tcpdump: live.stats()[0],
+    }) + '\n',
+  );
 }
 
 /** Inside the namespace: UDP datagrams to `host` as fast as the sockets take them, round-robin over `flows` source ports. */
@@ -77,13 +85,25 @@ async function main(): Promise<void> {
     const listening = new Promise<void>((resolve) => (ready = resolve));
     const results: unknown[] = [];
     // The meter runs a few seconds longer than the flood, so it reads what tcpdump still holds.
-    const metering = inside(pair.a, ['--meter', pair.a.iface, '--seconds', String(seconds + 3)], (line) => (line === 'READY' ? ready() : results.push(JSON.parse(line))));
+    const metering = inside(pair.a, ['--meter', pair.a.iface, '--seconds', String(seconds + 3)], (line) =>
+      line === 'READY' ? ready() : results.push(JSON.parse(line)),
+    );
     await listening;
     await inside(pair.a, ['--flood', pair.b.address, '--seconds', String(seconds), '--flows', String(flows)], (line) => results.push(JSON.parse(line)));
     await metering;
     const [sent, counts] = results as [{ sent: number }, { cpu_s: number; packets_read: number }];
     const perCpuSecond = Math.round(counts.packets_read / counts.cpu_s);
-    console.log(JSON.stringify({ seconds, source_ports: flows, datagram_bytes: DATAGRAM_BYTES, offered_pps: Math.round(sent.sent / seconds), ...sent, ...counts, packets_per_cpu_second: perCpuSecond }));
+    console.log(
+      JSON.stringify({
+        seconds,
+        source_ports: flows,
+        datagram_bytes: DATAGRAM_BYTES,
+        offered_pps: Math.round(sent.sent / seconds),
+        ...sent,
+        ...counts,
+        packets_per_cpu_second: perCpuSecond,
+      }),
+    );
   } finally {
     await pair.remove();
   }

@@ -117,7 +117,9 @@ describe('metering a real capture', () => {
     let open!: () => void;
     const sink = memorySink(new Promise<void>((resolve) => (open = resolve)));
     let finished = false;
-    const running = meter(sink, 1).run([capturePath, capturePath], new AbortController().signal).then(() => (finished = true));
+    const running = meter(sink, 1)
+      .run([capturePath, capturePath], new AbortController().signal)
+      .then(() => (finished = true));
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(finished).toBe(false);
     expect(sink.pushes).toHaveLength(0);
@@ -133,7 +135,9 @@ describe('files that cannot be metered', () => {
     const text = join(dir, 'notes.txt');
     writeFileSync(empty, '');
     writeFileSync(text, 'these are not packets\n');
-    await expect(checkCaptureFile(join(dir, 'missing.pcap'))).rejects.toThrow(new CaptureFileError(`cannot read capture file ${join(dir, 'missing.pcap')}: no such file`));
+    await expect(checkCaptureFile(join(dir, 'missing.pcap'))).rejects.toThrow(
+      new CaptureFileError(`cannot read capture file ${join(dir, 'missing.pcap')}: no such file`),
+    );
     await expect(checkCaptureFile(empty)).rejects.toThrow(`capture file ${empty} is empty`);
     await expect(checkCaptureFile(text)).rejects.toThrow(`${text} is not a pcap or pcapng capture (unknown_file_format)`);
     await expect(checkCaptureFile(dir)).rejects.toThrow(`cannot read capture file ${dir}: EISDIR`);

@@ -100,13 +100,24 @@ export class PacketHeaders {
   /** A DecodedPacket of its own (the address text may be passed when already known). */
   toDecodedPacket(src = formatAddress(this.addresses, 0, this.ipVersion), dst = formatAddress(this.addresses, 4, this.ipVersion)): DecodedPacket {
     return {
-      tsMicros: this.tsMicros, wireLength: this.wireLength, vlan: this.vlan < 0 ? undefined : this.vlan, ipVersion: this.ipVersion, src, dst,
-      protocol: this.protocol, ttl: this.ttl, ipLength: this.ipLength, fragment: this.fragment, fragmentId: this.fragmentId < 0 ? undefined : this.fragmentId,
-      srcPort: this.hasPorts ? this.srcPort : undefined, dstPort: this.hasPorts ? this.dstPort : undefined,
+      tsMicros: this.tsMicros,
+      wireLength: this.wireLength,
+      vlan: this.vlan < 0 ? undefined : this.vlan,
+      ipVersion: this.ipVersion,
+      src,
+      dst,
+      protocol: this.protocol,
+      ttl: this.ttl,
+      ipLength: this.ipLength,
+      fragment: this.fragment,
+      fragmentId: this.fragmentId < 0 ? undefined : this.fragmentId,
+      srcPort: this.hasPorts ? this.srcPort : undefined,
+      dstPort: this.hasPorts ? this.dstPort : undefined,
       tcp: this.hasTcp ? { flags: this.tcpFlags, seq: this.tcpSeq, ack: this.tcpAck, window: this.tcpWindow, headerLength: this.tcpHeaderLength } : undefined,
       icmp: this.icmpType < 0 ? undefined : { type: this.icmpType, code: this.icmpCode },
       // A plain view, even of a Buffer: Buffer's subarray costs more than the rest of this object.
-      payload: new Uint8Array(this.data.buffer, this.data.byteOffset + this.payloadStart, this.payloadEnd - this.payloadStart), payloadLength: this.payloadLength,
+      payload: new Uint8Array(this.data.buffer, this.data.byteOffset + this.payloadStart, this.payloadEnd - this.payloadStart),
+      payloadLength: this.payloadLength,
     };
   }
 

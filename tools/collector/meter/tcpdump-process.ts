@@ -62,7 +62,10 @@ export function explainTcpdumpFailure(iface: string, stderr: string, spawnError?
   if (/permission|Operation not permitted/i.test(stderr)) {
     return `cannot capture on ${iface}: permission denied (run as root or give tcpdump CAP_NET_RAW and CAP_NET_ADMIN)`;
   }
-  const said = stderr.split('\n').map((line) => line.trim()).find((line) => line.startsWith('tcpdump:'));
+  const said = stderr
+    .split('\n')
+    .map((line) => line.trim())
+    .find((line) => line.startsWith('tcpdump:'));
   return `cannot capture on ${iface}: ${said ?? (stderr.trim().split('\n')[0] || 'tcpdump exited')}`;
 }
 
@@ -94,10 +97,16 @@ export class TcpdumpProcess {
   static async start(iface: string, command = 'tcpdump'): Promise<TcpdumpProcess> {
     // Its own process group: a Ctrl-C at the terminal goes to the collector, which stops tcpdump
     // itself after the packets in flight; tcpdump ending first would look like a failure.
-    const child = spawn(command, ['-i', iface, '-w', '-', '-U', '-s', String(LIVE_SNAPLEN), '-B', String(CAPTURE_BUFFER_KIB), '-n'], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const child = spawn(command, ['-i', iface, '-w', '-', '-U', '-s', String(LIVE_SNAPLEN), '-B', String(CAPTURE_BUFFER_KIB), '-n'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
     const capture = new TcpdumpProcess(iface, child);
     const failure = await new Promise<string | undefined>((resolve) => {
-      const timer = setTimeout(() => resolve(`cannot capture on ${iface}: tcpdump did not start listening within ${START_TIMEOUT_MS / 1000} s`), START_TIMEOUT_MS);
+      const timer = setTimeout(
+        () => resolve(`cannot capture on ${iface}: tcpdump did not start listening within ${START_TIMEOUT_MS / 1000} s`),
+        START_TIMEOUT_MS,
+      );
       const settle = (result: string | undefined) => {
         clearTimeout(timer);
         resolve(result);

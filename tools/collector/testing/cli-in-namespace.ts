@@ -34,7 +34,16 @@ export async function startCliInNamespace(options: {
     body: { customer_id: tree.childA.id, machine_id: machineId, description: 'collector in a test namespace' },
   });
   if (provisioned.status !== 201) throw new Error(`provision answered ${provisioned.status}: ${JSON.stringify(provisioned.body)}`);
-  const credentials = ['--base-url', `http://127.0.0.1:${bridge.port}`, '--access-key', provisioned.body.access_key, '--machine-id', machineId, '--state-dir', join(dir, 'state')];
+  const credentials = [
+    '--base-url',
+    `http://127.0.0.1:${bridge.port}`,
+    '--access-key',
+    provisioned.body.access_key,
+    '--machine-id',
+    machineId,
+    '--state-dir',
+    join(dir, 'state'),
+  ];
   const cli = spawnCli(['run', ...args, ...credentials], cleanups, { prefix: end.exec });
   return { cli, machineId, bridgePort: bridge.port };
 }

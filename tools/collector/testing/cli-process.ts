@@ -21,9 +21,17 @@ export interface CliProcess {
 }
 
 /** `group`: the process leads a process group of its own, as a shell's foreground job does; `kill` then signals the group, as Ctrl-C does. */
-export function spawnCli(args: string[], cleanups: Array<() => unknown>, options: { prefix?: string[]; env?: NodeJS.ProcessEnv; group?: boolean } = {}): CliProcess {
+export function spawnCli(
+  args: string[],
+  cleanups: Array<() => unknown>,
+  options: { prefix?: string[]; env?: NodeJS.ProcessEnv; group?: boolean } = {},
+): CliProcess {
   const command = [...(options.prefix ?? []), process.execPath, '--import', 'tsx', CLI, ...args];
-  const child = spawn(command[0], command.slice(1), { env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'], detached: options.group ?? false });
+  const child = spawn(command[0], command.slice(1), {
+    env: { ...process.env, ...options.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: options.group ?? false,
+  });
   cleanups.push(() => child.kill('SIGKILL'));
   let stdout = '';
   let stderr = '';
@@ -39,6 +47,10 @@ export function spawnCli(args: string[], cleanups: Array<() => unknown>, options
     running: () => !ended,
     kill: (signal) => void (options.group && child.pid !== undefined ? process.kill(-child.pid, signal) : child.kill(signal)),
     summary: () => JSON.parse(stdout.trim().split('\n').at(-1)!),
-    events: () => stderr.trim().split('\n').map((line) => JSON.parse(line).event),
+    events: () =>
+      stderr
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line).event),
   };
 }

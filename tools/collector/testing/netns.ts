@@ -32,7 +32,12 @@ export interface NamespacePair {
 /** Creates namespaces `<prefix><pid>a`/`b`, a veth between them (10.77.0.1/24 in a, .2 in b), both loopbacks up. */
 export async function createNamespacePair(prefix: string): Promise<NamespacePair> {
   const base = `${prefix}${process.pid}${String.fromCharCode(97 + (pairs++ % 26))}`;
-  const end = (side: 'a' | 'b', address: string): NamespaceEnd => ({ ns: `${base}${side}`, iface: `veth${side}`, address, exec: ['ip', 'netns', 'exec', `${base}${side}`] });
+  const end = (side: 'a' | 'b', address: string): NamespaceEnd => ({
+    ns: `${base}${side}`,
+    iface: `veth${side}`,
+    address,
+    exec: ['ip', 'netns', 'exec', `${base}${side}`],
+  });
   const a = end('a', '10.77.0.1');
   const b = end('b', '10.77.0.2');
   const remove = async () => {
@@ -68,9 +73,13 @@ export interface Peer {
 }
 
 export function startPeer(end: NamespaceEnd, args: string[]): Peer {
-  const child: ChildProcessByStdio<Writable, Readable, Readable> = spawn(end.exec[0], [...end.exec.slice(1), process.execPath, '--import', 'tsx', PEER, ...args], {
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
+  const child: ChildProcessByStdio<Writable, Readable, Readable> = spawn(
+    end.exec[0],
+    [...end.exec.slice(1), process.execPath, '--import', 'tsx', PEER, ...args],
+    {
+      stdio: ['pipe', 'pipe', 'pipe'],
+    },
+  );
   let stdout = '';
   let stderr = '';
   const waiting: Array<(line: string) => void> = [];

@@ -88,7 +88,22 @@ export async function captureLoopback(dir: string, t: LoopbackTraffic): Promise<
  * accept() before reading the file.
  */
 export async function runSoftflowd(pcap: string, port: number, version: '5' | '9' | '10', extraArgs: string[] = [], prefix: string[] = []): Promise<string> {
-  const args = [...prefix, 'softflowd', '-D', '-r', pcap, '-n', `127.0.0.1:${port}`, '-v', version, '-c', 'none', '-p', join(pcap, '..', 'softflowd.pid'), ...extraArgs];
+  const args = [
+    ...prefix,
+    'softflowd',
+    '-D',
+    '-r',
+    pcap,
+    '-n',
+    `127.0.0.1:${port}`,
+    '-v',
+    version,
+    '-c',
+    'none',
+    '-p',
+    join(pcap, '..', 'softflowd.pid'),
+    ...extraArgs,
+  ];
   const child = spawn(args[0], args.slice(1), { stdio: ['ignore', 'pipe', 'pipe'], timeout: 10_000 });
   let verbose = '';
   child.stdout.on('data', (d: Buffer) => (verbose += d.toString()));
@@ -100,7 +115,11 @@ export async function runSoftflowd(pcap: string, port: number, version: '5' | '9
 }
 
 /** softflowd's export of `pcap` as datagrams, in arrival order, with its -D output. */
-export async function softflowdExport(pcap: string, version: '5' | '9' | '10', extraArgs: string[] = []): Promise<{ datagrams: Buffer[]; port: number; verbose: string }> {
+export async function softflowdExport(
+  pcap: string,
+  version: '5' | '9' | '10',
+  extraArgs: string[] = [],
+): Promise<{ datagrams: Buffer[]; port: number; verbose: string }> {
   const socket = dgram.createSocket('udp4');
   const datagrams: Buffer[] = [];
   socket.on('message', (m) => datagrams.push(m));

@@ -1,5 +1,18 @@
 import type { ActivityRow, DetectionStore, TimeWindow } from '../detection.store.js';
-import { type Assessment, type Detector, type Episode, type Story, MINUTE, clamp01, decide, emptyFacts, margin, observedProcesses, round, uniq } from '../episode.js';
+import {
+  type Assessment,
+  type Detector,
+  type Episode,
+  type Story,
+  MINUTE,
+  clamp01,
+  decide,
+  emptyFacts,
+  margin,
+  observedProcesses,
+  round,
+  uniq,
+} from '../episode.js';
 import type { HostContext } from '../host-context.js';
 import { actor, attack, bytes, duration, episodeTimeline, event, executionLeg, iso, leg, list, pql, trafficLink } from '../narrative.js';
 import { RARITY_BASELINE_MS, isLolbin, knownAgent } from './common.js';
@@ -160,13 +173,16 @@ export const beaconDetector: Detector = {
         {
           headline: `${e.destination} is reached by ${m.org_sources} internal host${m.org_sources === 1 ? '' : 's'}`,
           observation: `Over the last 24 h only ${m.org_sources} internal host(s) contacted ${e.destination}${e.facts.tlsVersions.length ? `, over ${list(e.facts.tlsVersions)}` : ''}.`,
-          significance: 'Popular services are reached by many hosts; an agent or update service would be too. A destination only this host uses is unexplained.',
+          significance:
+            'Popular services are reached by many hosts; an agent or update service would be too. A destination only this host uses is unexplained.',
           role: 'supporting',
           importance: 'medium',
           rulesOut: ['a fleet-wide agent or SaaS service'],
           confirms: [],
           timeline: null,
-          trafficLinks: [trafficLink(`Everything sent to ${e.destination}`, 'Any host, any port.', [pql.in('dst.ip', e.facts.destinationIps)], e.firstMs, e.lastMs)],
+          trafficLinks: [
+            trafficLink(`Everything sent to ${e.destination}`, 'Any host, any port.', [pql.in('dst.ip', e.facts.destinationIps)], e.firstMs, e.lastMs),
+          ],
         },
         ...(m.task_fetches > 0
           ? [
@@ -203,13 +219,23 @@ export const beaconDetector: Detector = {
         }),
         executionLeg(e, host, (p) =>
           isLolbin(p)
-            ? [attack('Defense Evasion', p.toLowerCase().startsWith('rundll32') ? 'T1218.011' : 'T1218', p.toLowerCase().startsWith('rundll32') ? 'System Binary Proxy Execution: Rundll32' : 'System Binary Proxy Execution')]
+            ? [
+                attack(
+                  'Defense Evasion',
+                  p.toLowerCase().startsWith('rundll32') ? 'T1218.011' : 'T1218',
+                  p.toLowerCase().startsWith('rundll32') ? 'System Binary Proxy Execution: Rundll32' : 'System Binary Proxy Execution',
+                ),
+              ]
             : [attack('Execution', 'T1204', 'User Execution')],
         ),
         leg('command_and_control', 'Network', `${who} checks in with ${e.destination} every ${every}`, {
           at: iso(e.firstMs),
           detail: `${m.sessions} sessions to ${dests}${names}.`,
-          actors: [actor('source_ip', e.source, host.value.role), actor('destination', e.destination, dests), ...e.facts.fqdns.map((f) => actor('path', f, 'SNI'))],
+          actors: [
+            actor('source_ip', e.source, host.value.role),
+            actor('destination', e.destination, dests),
+            ...e.facts.fqdns.map((f) => actor('path', f, 'SNI')),
+          ],
           attack: [
             attack('Command and Control', 'T1071.001', 'Application Layer Protocol: Web Protocols'),
             attack('Command and Control', 'T1573.002', 'Encrypted Channel: Asymmetric Cryptography'),
@@ -219,8 +245,14 @@ export const beaconDetector: Detector = {
       ],
       tags: ['beacon', 'command-and-control'],
       questions: [
-        { question: `Who was logged on to ${who} when the check-ins began (${iso(e.firstMs)})?`, neededData: 'Logon events or EDR sessions for the host.', priority: 'high' },
-        ...(process ? [{ question: `What did ${process} load, and from where?`, neededData: 'Process command line and loaded modules (EDR).', priority: 'high' as const }] : []),
+        {
+          question: `Who was logged on to ${who} when the check-ins began (${iso(e.firstMs)})?`,
+          neededData: 'Logon events or EDR sessions for the host.',
+          priority: 'high',
+        },
+        ...(process
+          ? [{ question: `What did ${process} load, and from where?`, neededData: 'Process command line and loaded modules (EDR).', priority: 'high' as const }]
+          : []),
         { question: `Does any other host resolve ${list(e.facts.fqdns, 2) || e.destination}?`, neededData: 'DNS logs of the resolvers.', priority: 'medium' },
       ],
       actions: benign
@@ -231,7 +263,7 @@ export const beaconDetector: Detector = {
             { timeframe: 'within_4h', action: `Capture memory and the ${process ?? 'responsible'} process image from ${who} before reimaging.` },
             { timeframe: 'within_24h', action: `Reset the credentials of the users of ${who} and search all hosts for the same destination.` },
           ],
-      confidenceLimits: 'Timing alone cannot tell an implant from an unusual legitimate agent; the process name and the destination\'s owner decide that.',
+      confidenceLimits: "Timing alone cannot tell an implant from an unusual legitimate agent; the process name and the destination's owner decide that.",
       whatWouldChange: `Evidence that ${e.destination} is a vendor service the host is meant to poll (an installed agent and a matching contract) would make this benign.`,
     };
   },

@@ -1,5 +1,20 @@
 import type { BruteforceRow, DetectionStore, TimeWindow } from '../detection.store.js';
-import { type Assessment, type Detector, type Episode, type Story, decide, emptyFacts, groupBuckets, groupBy, margin, mergedContext, partition, round, sum, uniq } from '../episode.js';
+import {
+  type Assessment,
+  type Detector,
+  type Episode,
+  type Story,
+  decide,
+  emptyFacts,
+  groupBuckets,
+  groupBy,
+  margin,
+  mergedContext,
+  partition,
+  round,
+  sum,
+  uniq,
+} from '../episode.js';
 import type { HostContext } from '../host-context.js';
 import { actor, attack, duration, episodeTimeline, executionLeg, iso, leg, list, pql, trafficLink } from '../narrative.js';
 import type { AttackRef } from '../../investigations/investigation.model.js';
@@ -88,7 +103,9 @@ export const bruteforceDetector: Detector = {
     const service = SERVICES[port]?.name ?? `port ${port}`;
     const external = e.facts.sourceExternal;
     const target = e.facts.targetFqdn?.split('.')[0] ?? e.destination;
-    const attacker = external ? `${e.source}${e.facts.sourceOrg ? ` (${e.facts.sourceOrg}, ${e.facts.sourceCountry ?? '?'})` : ''}` : (host.hostname ?? e.source);
+    const attacker = external
+      ? `${e.source}${e.facts.sourceOrg ? ` (${e.facts.sourceOrg}, ${e.facts.sourceCountry ?? '?'})` : ''}`
+      : (host.hostname ?? e.source);
     const tool = e.facts.processes[0];
     const sessions = [pql.eq('src.ip', e.source), pql.eq('dst.ip', e.destination), pql.eq('dst.port', port)];
     const lateral = SERVICES[port]?.lateral;
@@ -139,15 +156,29 @@ export const bruteforceDetector: Detector = {
           rulesOut: [],
           confirms: [],
           timeline: null,
-          trafficLinks: [trafficLink('Longer sessions between the two', 'Sessions over 10 s could be successful logins.', [...sessions, 'stats.timing.duration_secs.sum gt 10'], e.firstMs, e.lastMs)],
+          trafficLinks: [
+            trafficLink(
+              'Longer sessions between the two',
+              'Sessions over 10 s could be successful logins.',
+              [...sessions, 'stats.timing.duration_secs.sum gt 10'],
+              e.firstMs,
+              e.lastMs,
+            ),
+          ],
         },
       ],
       legs: [
         external
           ? leg('access', 'Access', `${e.source} guessed ${service} passwords on ${target}`, {
               at: iso(e.firstMs),
-              actors: [actor('source_ip', e.source, [e.facts.sourceOrg, e.facts.sourceCountry].filter(Boolean).join(', ') || null), actor('destination', target, `${e.destination}:${port}`)],
-              attack: [attack('Credential Access', 'T1110.001', 'Brute Force: Password Guessing'), attack('Initial Access', 'T1133', 'External Remote Services')],
+              actors: [
+                actor('source_ip', e.source, [e.facts.sourceOrg, e.facts.sourceCountry].filter(Boolean).join(', ') || null),
+                actor('destination', target, `${e.destination}:${port}`),
+              ],
+              attack: [
+                attack('Credential Access', 'T1110.001', 'Brute Force: Password Guessing'),
+                attack('Initial Access', 'T1133', 'External Remote Services'),
+              ],
               pivotKeys: [`src.ip=${e.source}`, `dst.ip=${e.destination}`],
             })
           : leg('access', 'Access', `How ${host.hostname ?? e.source} was taken over is not established`, {
@@ -155,7 +186,13 @@ export const bruteforceDetector: Detector = {
               gapReason: 'The flows before the attempts show no delivery or remote login to the source.',
               pivotKeys: [`src.ip=${e.source}`],
             }),
-        ...(external ? [] : [executionLeg(e, host, (p) => (isPasswordGuesser(p) || isLolbin(p) ? [attack('Credential Access', 'T1110.001', 'Brute Force: Password Guessing')] : []))]),
+        ...(external
+          ? []
+          : [
+              executionLeg(e, host, (p) =>
+                isPasswordGuesser(p) || isLolbin(p) ? [attack('Credential Access', 'T1110.001', 'Brute Force: Password Guessing')] : [],
+              ),
+            ]),
         leg('identity', 'Identity', 'The accounts tried are not established', {
           confidence: 'not_established',
           gapReason: `Account names travel inside the encrypted ${service} handshake; ${target}'s authentication log has them.`,
@@ -166,7 +203,11 @@ export const bruteforceDetector: Detector = {
           : [
               leg('lateral', 'Network', `${host.hostname ?? e.source} attacked ${service} on ${target}`, {
                 at: iso(e.firstMs),
-                actors: [actor('source_ip', e.source, host.value.role), actor('destination', target, `${e.destination}:${port}`), ...(tool ? [actor('tool', tool)] : [])],
+                actors: [
+                  actor('source_ip', e.source, host.value.role),
+                  actor('destination', target, `${e.destination}:${port}`),
+                  ...(tool ? [actor('tool', tool)] : []),
+                ],
                 attack: [attack('Credential Access', 'T1110.001', 'Brute Force: Password Guessing'), ...(lateral ? [lateral] : [])],
                 pivotKeys: [`src.ip=${e.source}`, `dst.ip=${e.destination}`, `dst.port=${port}`],
               }),
@@ -174,15 +215,28 @@ export const bruteforceDetector: Detector = {
       ],
       tags: external ? ['bruteforce', 'credential-access', 'external'] : ['bruteforce', 'credential-access', 'lateral-movement'],
       questions: [
-        { question: `Did any ${service} login on ${target} succeed between ${iso(e.firstMs)} and ${iso(e.lastMs)}?`, neededData: `${service} authentication logs of ${target}.`, priority: 'highest' },
+        {
+          question: `Did any ${service} login on ${target} succeed between ${iso(e.firstMs)} and ${iso(e.lastMs)}?`,
+          neededData: `${service} authentication logs of ${target}.`,
+          priority: 'highest',
+        },
         { question: 'Which accounts were targeted, and do they exist?', neededData: `${service} authentication logs of ${target}.`, priority: 'high' },
       ],
       actions: [
         { timeframe: 'immediately', action: external ? `Block ${e.source} at the perimeter.` : `Isolate ${host.hostname ?? e.source} (${e.source}).` },
-        { timeframe: 'within_1h', action: `Check ${target}'s authentication log for a success from ${e.source}; if one exists, treat ${target} as compromised.` },
-        { timeframe: 'within_24h', action: external ? `Put ${service} on ${target} behind a VPN or require keys/MFA; enable rate limiting.` : `Reset credentials used on ${host.hostname ?? e.source} and review its recent logons.` },
+        {
+          timeframe: 'within_1h',
+          action: `Check ${target}'s authentication log for a success from ${e.source}; if one exists, treat ${target} as compromised.`,
+        },
+        {
+          timeframe: 'within_24h',
+          action: external
+            ? `Put ${service} on ${target} behind a VPN or require keys/MFA; enable rate limiting.`
+            : `Reset credentials used on ${host.hostname ?? e.source} and review its recent logons.`,
+        },
       ],
-      confidenceLimits: 'Flows cannot show authentication results; a misconfigured client retrying a wrong password looks similar, though it rarely reaches this rate.',
+      confidenceLimits:
+        'Flows cannot show authentication results; a misconfigured client retrying a wrong password looks similar, though it rarely reaches this rate.',
       whatWouldChange: 'A sanctioned password audit from this source, or the attempts being one misconfigured service account, would make this benign.',
     };
   },

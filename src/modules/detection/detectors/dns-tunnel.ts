@@ -1,5 +1,20 @@
 import type { DetectionStore, DnsRow, TimeWindow } from '../detection.store.js';
-import { type Assessment, type Detector, type Episode, type Story, decide, emptyFacts, groupBuckets, groupBy, margin, mergedContext, partition, round, sum, uniq } from '../episode.js';
+import {
+  type Assessment,
+  type Detector,
+  type Episode,
+  type Story,
+  decide,
+  emptyFacts,
+  groupBuckets,
+  groupBy,
+  margin,
+  mergedContext,
+  partition,
+  round,
+  sum,
+  uniq,
+} from '../episode.js';
 import { filterable } from '../flow-fields.js';
 import type { HostContext } from '../host-context.js';
 import { actor, attack, bytes, duration, episodeTimeline, executionLeg, iso, leg, list, pql, trafficLink } from '../narrative.js';
@@ -126,19 +141,22 @@ export const dnsTunnelDetector: Detector = {
         `with labels averaging ${m.mean_label_length} characters (at least ${T.minQueries} questions, ${T.minUniqueNames} names and ${T.minMeanLabelLength}-character labels in ten minutes fires).` +
         (a.corroboration.length ? ` Also: ${a.corroboration.join('; ')}.` : ''),
       known: `${who} (${e.source}) sent ${bytes(m.upload_bytes)} in ${m.queries} DNS questions with long, never-repeating names under ${e.destination}${upstream.length ? `, which ${resolvers} forwarded to ${list(upstream)}` : ''}.`,
-      unknown: 'What the encoded names contain, and who controls the domain\'s name servers.',
+      unknown: "What the encoded names contain, and who controls the domain's name servers.",
       therefore: `Treat ${who} as compromised and the domain as an attacker channel: DNS is carrying data that ordinary lookups never would.`,
       findings: [
         {
           headline: `${m.unique_names} unique names, labels of ${m.mean_label_length} characters`,
           observation: `${m.queries} questions (${Math.round(m.unique_share * 100)}% unique) for ${list(e.facts.rrtypes)} records under ${e.destination}, peaking at ${m.peak_queries} in ten minutes.`,
-          significance: 'Ordinary names come from a small catalogue and are short; encoded data is long, random and never repeats, so every question misses the cache.',
+          significance:
+            'Ordinary names come from a small catalogue and are short; encoded data is long, random and never repeats, so every question misses the cache.',
           role: 'decisive',
           importance: 'high',
           rulesOut: ['ordinary name resolution', 'CDN or telemetry lookups (they repeat)'],
           confirms: ['data encoded in DNS names'],
           timeline: episodeTimeline(e, 'First encoded question', 'Last encoded question'),
-          trafficLinks: [trafficLink('The questions', names.length ? null : 'All DNS from the source (the name is not filterable here).', questions, e.firstMs, e.lastMs)],
+          trafficLinks: [
+            trafficLink('The questions', names.length ? null : 'All DNS from the source (the name is not filterable here).', questions, e.firstMs, e.lastMs),
+          ],
         },
         {
           headline: upstream.length ? `Forwarded by ${resolvers} to ${list(upstream)}` : `Sent to ${resolvers}`,
@@ -151,7 +169,9 @@ export const dnsTunnelDetector: Detector = {
           rulesOut: [],
           confirms: ['data leaves through the resolver'],
           timeline: null,
-          trafficLinks: upstream.length ? [trafficLink('The forwarded questions', null, [pql.in('dst.ip', upstream), pql.eq('dst.port', 53)], e.firstMs, e.lastMs)] : null,
+          trafficLinks: upstream.length
+            ? [trafficLink('The forwarded questions', null, [pql.in('dst.ip', upstream), pql.eq('dst.port', 53)], e.firstMs, e.lastMs)]
+            : null,
         },
       ],
       legs: [
@@ -160,7 +180,9 @@ export const dnsTunnelDetector: Detector = {
           gapReason: 'No delivery is visible in the flows before the tunnel.',
           pivotKeys: [`src.ip=${e.source}`],
         }),
-        executionLeg(e, host, (p) => (p.toLowerCase().startsWith('powershell') ? [attack('Execution', 'T1059.001', 'Command and Scripting Interpreter: PowerShell')] : [])),
+        executionLeg(e, host, (p) =>
+          p.toLowerCase().startsWith('powershell') ? [attack('Execution', 'T1059.001', 'Command and Scripting Interpreter: PowerShell')] : [],
+        ),
         leg('exfiltration', 'Network', `${who} → ${resolvers}${upstream.length ? ` → ${list(upstream)}` : ''} under ${e.destination}`, {
           at: iso(e.firstMs),
           actors: [
@@ -179,8 +201,16 @@ export const dnsTunnelDetector: Detector = {
       ],
       tags: ['dns-tunnel', 'exfil', 'command-and-control'],
       questions: [
-        { question: `Which process on ${who} generated the questions, and since when is it installed?`, neededData: 'Process and DNS-client telemetry of the host.', priority: 'high' },
-        { question: `Who registered ${e.destination}, and does any other host query it?`, neededData: 'WHOIS and the resolvers\' query logs.', priority: 'medium' },
+        {
+          question: `Which process on ${who} generated the questions, and since when is it installed?`,
+          neededData: 'Process and DNS-client telemetry of the host.',
+          priority: 'high',
+        },
+        {
+          question: `Who registered ${e.destination}, and does any other host query it?`,
+          neededData: "WHOIS and the resolvers' query logs.",
+          priority: 'medium',
+        },
       ],
       actions: [
         { timeframe: 'immediately', action: `Sinkhole ${e.destination} on the internal resolvers (${resolvers}).` },

@@ -1,5 +1,18 @@
 import type { ActivityRow, DetectionStore, TimeWindow } from '../detection.store.js';
-import { type Assessment, type Detector, type Episode, type Story, MiB, MINUTE, decide, emptyFacts, margin, observedProcesses, round, uniq } from '../episode.js';
+import {
+  type Assessment,
+  type Detector,
+  type Episode,
+  type Story,
+  MiB,
+  MINUTE,
+  decide,
+  emptyFacts,
+  margin,
+  observedProcesses,
+  round,
+  uniq,
+} from '../episode.js';
 import type { HostContext } from '../host-context.js';
 import { actor, attack, bytes, duration, episodeTimeline, executionLeg, iso, leg, list, pql, trafficLink } from '../narrative.js';
 import { DEFAULT_QUIET_MS, RARITY_BASELINE_MS, isTransferTool } from './common.js';
@@ -140,7 +153,7 @@ export const exfilDetector: Detector = {
           significance: 'Sanctioned backup and sync services are used by many hosts; this destination is not one of them.',
           role: 'supporting',
           importance: 'high',
-          rulesOut: ['the organisation\'s own backup or sync service'],
+          rulesOut: ["the organisation's own backup or sync service"],
           confirms: [],
           timeline: null,
           trafficLinks: [trafficLink(`All traffic to ${e.destination}`, 'Any internal host.', [pql.in('dst.ip', e.facts.destinationIps)], e.firstMs, e.lastMs)],
@@ -163,7 +176,9 @@ export const exfilDetector: Detector = {
           gapReason: 'No authentication or delivery is visible in the flows before the upload.',
           pivotKeys: [`src.ip=${e.source}`],
         }),
-        executionLeg(e, host, (p) => (isTransferTool(p) ? [attack('Exfiltration', 'T1567.002', 'Exfiltration Over Web Service: Exfiltration to Cloud Storage')] : [])),
+        executionLeg(e, host, (p) =>
+          isTransferTool(p) ? [attack('Exfiltration', 'T1567.002', 'Exfiltration Over Web Service: Exfiltration to Cloud Storage')] : [],
+        ),
         leg('collection', 'Collection', 'What was gathered before the upload is not established', {
           confidence: 'not_established',
           gapReason: 'File access happens on the host; flows show only what left it.',
@@ -182,8 +197,16 @@ export const exfilDetector: Detector = {
       ],
       tags: ['exfil', 'data-loss'],
       questions: [
-        { question: `Which files did ${tool ?? 'the sending process'} read on ${who} before ${iso(e.firstMs)}?`, neededData: 'File-access or EDR telemetry of the host.', priority: 'high' },
-        { question: `Whose account at ${e.destination} received the data?`, neededData: 'The provider\'s abuse desk or the tool\'s configuration on the host.', priority: 'medium' },
+        {
+          question: `Which files did ${tool ?? 'the sending process'} read on ${who} before ${iso(e.firstMs)}?`,
+          neededData: 'File-access or EDR telemetry of the host.',
+          priority: 'high',
+        },
+        {
+          question: `Whose account at ${e.destination} received the data?`,
+          neededData: "The provider's abuse desk or the tool's configuration on the host.",
+          priority: 'medium',
+        },
       ],
       actions: [
         { timeframe: 'immediately', action: `Block ${dests}${names} at the egress firewall.` },

@@ -81,7 +81,10 @@ export const scanDetector: Detector = {
             alertSignatures: ctx.alertSignatures,
             followOn: followOn.map((f) => ({ host: f.host, port: f.port, sessions: Number(f.sessions), firstMs: Number(f.first_ms) })),
           },
-          activity: group.map((r) => ({ atMs: Number(r.first_ms), label: `${r.targets} address:port pairs tried in five minutes, ${Math.round((r.failed / r.flows) * 100)}% failed` })),
+          activity: group.map((r) => ({
+            atMs: Number(r.first_ms),
+            label: `${r.targets} address:port pairs tried in five minutes, ${Math.round((r.failed / r.flows) * 100)}% failed`,
+          })),
           nodeIds: ctx.nodeIds,
           alerts: ctx.alerts,
           host: { ip: source, fqdn: ctx.sourceFqdn },
@@ -144,7 +147,7 @@ export const scanDetector: Detector = {
         {
           headline: `${m.targets} address:port pairs tried, ${Math.round(m.failed_share * 100)}% failed`,
           observation: `Ports ${list(e.facts.ports, 10)} on ${m.hosts} hosts of ${e.destination}, ${m.probes_per_second} probes a second.`,
-          significance: 'A workstation uses a handful of internal services; sweeping a subnet\'s ports is discovery.',
+          significance: "A workstation uses a handful of internal services; sweeping a subnet's ports is discovery.",
           role: 'decisive',
           importance: 'high',
           rulesOut: ['ordinary client traffic', 'a misconfigured service (it would retry few targets)'],
@@ -209,19 +212,29 @@ export const scanDetector: Detector = {
         leg('lateral', 'Network', followed.length ? `${who} logged in to ${followed.length} host(s) it had probed` : `${who} swept ${e.destination}`, {
           at: iso(e.firstMs),
           detail: `${m.hosts} hosts, ports ${list(e.facts.ports, 10)}.`,
-          actors: [actor('source_ip', e.source, host.value.role), actor('destination', e.destination, `${m.hosts} hosts`), ...(tool ? [actor('tool', tool)] : [])],
+          actors: [
+            actor('source_ip', e.source, host.value.role),
+            actor('destination', e.destination, `${m.hosts} hosts`),
+            ...(tool ? [actor('tool', tool)] : []),
+          ],
           attack: [
             attack('Discovery', 'T1046', 'Network Service Discovery'),
             ...(followed.some((f) => f.port === 3389) ? [attack('Lateral Movement', 'T1021.001', 'Remote Services: Remote Desktop Protocol')] : []),
             ...(followed.some((f) => f.port === 22) ? [attack('Lateral Movement', 'T1021.004', 'Remote Services: SSH')] : []),
-            ...(followed.some((f) => f.port === 5985 || f.port === 5986) ? [attack('Lateral Movement', 'T1021.006', 'Remote Services: Windows Remote Management')] : []),
+            ...(followed.some((f) => f.port === 5985 || f.port === 5986)
+              ? [attack('Lateral Movement', 'T1021.006', 'Remote Services: Windows Remote Management')]
+              : []),
           ],
           pivotKeys: [`src.ip=${e.source}`, `dst.ip=${e.destination}`],
         }),
       ],
       tags: followed.length ? ['scan', 'discovery', 'lateral-movement'] : ['scan', 'discovery'],
       questions: [
-        { question: `Is ${who} an approved vulnerability scanner, or was a scan scheduled at ${iso(e.firstMs)}?`, neededData: 'The asset inventory and the security team\'s scan calendar.', priority: 'high' },
+        {
+          question: `Is ${who} an approved vulnerability scanner, or was a scan scheduled at ${iso(e.firstMs)}?`,
+          neededData: "The asset inventory and the security team's scan calendar.",
+          priority: 'high',
+        },
         { question: `Who ran ${tool ?? 'the scanner'} on ${who}?`, neededData: 'Process creation and logon events of the host.', priority: 'high' },
       ],
       actions: [

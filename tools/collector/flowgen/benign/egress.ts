@@ -11,14 +11,7 @@ import { org, serviceOf, type OrgRuntime, type World } from '../world.js';
 
 export type TrafficModel = (ts: number) => FlowSpec;
 
-export function egressSpec(
-  ts: number,
-  host: InternalHost,
-  runtime: OrgRuntime,
-  svc: ServiceDef,
-  rng: Prng,
-  processName?: string,
-): FlowSpec {
+export function egressSpec(ts: number, host: InternalHost, runtime: OrgRuntime, svc: ServiceDef, rng: Prng, processName?: string): FlowSpec {
   const endpoints = runtime.anycast.get(svc) ?? runtime.endpoints;
   const dst = endpoints.length === 1 ? endpoints[0] : endpoints[rng.int(endpoints.length)];
   const profile = PROFILES[svc.profile];
@@ -139,14 +132,23 @@ export function serverEgress(world: World, rng: Prng): TrafficModel {
       destinations: [apt(0.7), { org: 'Canonical Group Limited', app: 'HTTPS', process: 'snapd', weight: 0.3 }],
     },
   ];
-  const roleTable = new WeightedTable(roles, roles.map((role) => role.weight));
+  const roleTable = new WeightedTable(
+    roles,
+    roles.map((role) => role.weight),
+  );
   const destinationTables = new Map(
     roles.map((role) => {
       const resolved = role.destinations.map((d) => {
         const runtime = org(world, d.org);
         return { runtime, svc: serviceOf(runtime, d.app, d.profile), process: d.process };
       });
-      return [role, new WeightedTable(resolved, role.destinations.map((d) => d.weight))];
+      return [
+        role,
+        new WeightedTable(
+          resolved,
+          role.destinations.map((d) => d.weight),
+        ),
+      ];
     }),
   );
   return (ts) => {
@@ -159,7 +161,10 @@ export function serverEgress(world: World, rng: Prng): TrafficModel {
 
 /** Visitors on residential and mobile networks browsing the public web site in the DMZ. */
 export function inboundWeb(world: World, rng: Prng): TrafficModel {
-  const isps = new WeightedTable(CLIENT_ISPS, CLIENT_ISPS.map((isp) => isp.weight));
+  const isps = new WeightedTable(
+    CLIENT_ISPS,
+    CLIENT_ISPS.map((isp) => isp.weight),
+  );
   const clients = new Map<string, Endpoint>();
   const site = world.options.network.site;
   const publicName = `www.${world.options.network.domain.replace(/^corp\./, '')}`;

@@ -59,7 +59,12 @@ export class LoadDrivenTraffic implements FlowSource {
       const people = options.diurnal ? presence(h) : MEAN_PRESENCE;
       const weights = TRAFFIC_CLASSES.map((c) => c.floor + c.people * people);
       totals.push(weights.reduce((a, b) => a + b, 0));
-      this.mixByHour.push(new WeightedTable(TRAFFIC_CLASSES.map((_, i) => i), weights));
+      this.mixByHour.push(
+        new WeightedTable(
+          TRAFFIC_CLASSES.map((_, i) => i),
+          weights,
+        ),
+      );
     }
     const mean = totals.reduce((a, b) => a + b, 0) / HOURS_PER_WEEK;
     totals.forEach((total, h) => (this.rateByHour[h] = total / mean));

@@ -113,10 +113,7 @@ export class ScheduledTraffic implements FlowSource {
       case 'backup':
         if (timer.chunksLeft === 0) timer.chunksLeft = rng.intBetween(SCHEDULES.backupChunks[0], SCHEDULES.backupChunks[1]);
         timer.chunksLeft--;
-        timer.time =
-          timer.chunksLeft > 0
-            ? timer.time + spec.durationSecs * 1000 + rng.between(200, 2000)
-            : this.nextBackupStart(timer.time + HOUR_MS);
+        timer.time = timer.chunksLeft > 0 ? timer.time + spec.durationSecs * 1000 + rng.between(200, 2000) : this.nextBackupStart(timer.time + HOUR_MS);
         break;
     }
     this.heap.push(timer);

@@ -11,15 +11,7 @@ export interface Place {
   lon: number;
 }
 
-function place(
-  country_iso_code: string,
-  country_name: string,
-  city_name: string,
-  continent_name: string,
-  time_zone: string,
-  lat: number,
-  lon: number,
-): Place {
+function place(country_iso_code: string, country_name: string, city_name: string, continent_name: string, time_zone: string, lat: number, lon: number): Place {
   return { country_iso_code, country_name, city_name, continent_name, time_zone, lat, lon };
 }
 
@@ -74,8 +66,7 @@ export function baseRttSecs(a: Place, b: Place): number {
   const toRad = Math.PI / 180;
   const dLat = (b.lat - a.lat) * toRad;
   const dLon = (b.lon - a.lon) * toRad;
-  const h =
-    Math.sin(dLat / 2) ** 2 + Math.cos(a.lat * toRad) * Math.cos(b.lat * toRad) * Math.sin(dLon / 2) ** 2;
+  const h = Math.sin(dLat / 2) ** 2 + Math.cos(a.lat * toRad) * Math.cos(b.lat * toRad) * Math.sin(dLon / 2) ** 2;
   const km = 2 * 6371 * Math.asin(Math.min(1, Math.sqrt(h)));
   return 0.004 + (2 * km * 1.6) / 200_000;
 }

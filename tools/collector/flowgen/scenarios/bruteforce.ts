@@ -45,8 +45,7 @@ export function planBruteforce(spec: BruteforceScenario, ctx: ScenarioContext): 
   const serviceName = spec.service ?? 'ssh';
   const service = SERVICES[serviceName];
   const external = spec.external ?? serviceName === 'ssh';
-  const target: InternalHost =
-    serviceName === 'ssh' ? (external ? net.bastion : net.db) : serviceName === 'rdp' ? net.fileServer : net.resolvers[0];
+  const target: InternalHost = serviceName === 'ssh' ? (external ? net.bastion : net.db) : serviceName === 'rdp' ? net.fileServer : net.resolvers[0];
 
   let src: Endpoint;
   let srcProcess: string | undefined;

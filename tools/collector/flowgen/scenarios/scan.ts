@@ -66,7 +66,20 @@ export function planScan(spec: ScanScenario, ctx: ScenarioContext): PlannedIncid
   const darkAddress = (ip: string): Endpoint => {
     let ghost = dark.get(ip);
     if (!ghost) {
-      ghost = internalHost({ ip, hostname: '', role: 'guest', os: 'linux', managed: false, admin: false, activity: 0, vlan: SUBNETS.servers.vlan, locationNetwork: SUBNETS.servers.cidr }, site);
+      ghost = internalHost(
+        {
+          ip,
+          hostname: '',
+          role: 'guest',
+          os: 'linux',
+          managed: false,
+          admin: false,
+          activity: 0,
+          vlan: SUBNETS.servers.vlan,
+          locationNetwork: SUBNETS.servers.cidr,
+        },
+        site,
+      );
       dark.set(ip, ghost);
     }
     return ghost;
@@ -110,7 +123,13 @@ export function planScan(spec: ScanScenario, ctx: ScenarioContext): PlannedIncid
       kind: 'scan',
       source: { ip: host.ip, external: false, hostname: host.hostname, process: processName },
       destination: { network: SCAN_DEFAULTS.network, hosts: targets, ports: [...ports] },
-      params: { probes, first_target: numberToIp(base + 1), last_target: last, src_port: srcPort, probes_per_second: Math.round(probes / Math.max(1, (window.endMs - window.startMs) / 1000)) },
+      params: {
+        probes,
+        first_target: numberToIp(base + 1),
+        last_target: last,
+        src_port: srcPort,
+        probes_per_second: Math.round(probes / Math.max(1, (window.endMs - window.startMs) / 1000)),
+      },
     },
     flows,
   };

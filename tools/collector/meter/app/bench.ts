@@ -14,7 +14,15 @@ async function clientHello(): Promise<Buffer> {
   const server = createServer((socket) => socket.once('data', () => socket.destroy()));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const relay = await tcpRelay((server.address() as AddressInfo).port);
-  await runTool('curl', ['-sk', '--max-time', '5', '--http2', '--resolve', `bench.example.test:${relay.port}:127.0.0.1`, `https://bench.example.test:${relay.port}/`]);
+  await runTool('curl', [
+    '-sk',
+    '--max-time',
+    '5',
+    '--http2',
+    '--resolve',
+    `bench.example.test:${relay.port}:127.0.0.1`,
+    `https://bench.example.test:${relay.port}/`,
+  ]);
   await relay.close();
   server.close();
   return Buffer.concat(relay.fromClient);
@@ -23,11 +31,23 @@ async function clientHello(): Promise<Buffer> {
 async function dnsResponse(): Promise<Buffer> {
   const dir = mkdtempSync(join(tmpdir(), 'meter-bench-'));
   const port = await freePort();
-  const dnsmasq = await startTool('dnsmasq', [
-    '--no-daemon', `--port=${port}`, '--listen-address=127.0.0.1', '--bind-interfaces', '--no-resolv', '--no-hosts',
-    '--conf-file=/dev/null', `--pid-file=${join(dir, 'pid')}`, '--log-facility=-',
-    '--host-record=www.example.test,192.0.2.10,2001:db8::10', '--cname=alias.example.test,www.example.test',
-  ], /started/);
+  const dnsmasq = await startTool(
+    'dnsmasq',
+    [
+      '--no-daemon',
+      `--port=${port}`,
+      '--listen-address=127.0.0.1',
+      '--bind-interfaces',
+      '--no-resolv',
+      '--no-hosts',
+      '--conf-file=/dev/null',
+      `--pid-file=${join(dir, 'pid')}`,
+      '--log-facility=-',
+      '--host-record=www.example.test,192.0.2.10,2001:db8::10',
+      '--cname=alias.example.test,www.example.test',
+    ],
+    /started/,
+  );
   try {
     const relay = await udpRelay(port);
     await runTool('dig', ['@127.0.0.1', '-p', String(relay.port), 'alias.example.test', 'A', '+tries=1', '+time=3']);

@@ -14,14 +14,26 @@ let dnsPort: number;
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'meter-dns-'));
   dnsPort = await freePort();
-  dnsmasq = await startTool('dnsmasq', [
-    '--no-daemon', `--port=${dnsPort}`, '--listen-address=127.0.0.1', '--bind-interfaces', '--no-resolv', '--no-hosts',
-    '--conf-file=/dev/null', `--pid-file=${join(dir, 'dnsmasq.pid')}`, '--log-facility=-', '--log-queries',
-    '--local=/example.test/', // names under example.test that are not configured: NXDOMAIN
-    '--host-record=www.example.test,192.0.2.10,2001:db8::10',
-    '--cname=alias.example.test,www.example.test',
-    '--txt-record=txt.example.test,hello',
-  ], /started/);
+  dnsmasq = await startTool(
+    'dnsmasq',
+    [
+      '--no-daemon',
+      `--port=${dnsPort}`,
+      '--listen-address=127.0.0.1',
+      '--bind-interfaces',
+      '--no-resolv',
+      '--no-hosts',
+      '--conf-file=/dev/null',
+      `--pid-file=${join(dir, 'dnsmasq.pid')}`,
+      '--log-facility=-',
+      '--log-queries',
+      '--local=/example.test/', // names under example.test that are not configured: NXDOMAIN
+      '--host-record=www.example.test,192.0.2.10,2001:db8::10',
+      '--cname=alias.example.test,www.example.test',
+      '--txt-record=txt.example.test,hello',
+    ],
+    /started/,
+  );
 });
 
 afterAll(async () => {
@@ -133,4 +145,3 @@ describe('hostile DNS', () => {
     }
   });
 });
-

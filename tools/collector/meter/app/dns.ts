@@ -9,9 +9,30 @@ import { ByteReader, type Inspection, printable } from './inspection.js';
 
 /** Type names as flowgen and Suricata spell them; others as RFC 3597's `TYPEnnn`. */
 const RR_TYPES: Record<number, string> = {
-  1: 'A', 2: 'NS', 5: 'CNAME', 6: 'SOA', 10: 'NULL', 12: 'PTR', 13: 'HINFO', 15: 'MX', 16: 'TXT',
-  28: 'AAAA', 33: 'SRV', 35: 'NAPTR', 41: 'OPT', 43: 'DS', 46: 'RRSIG', 47: 'NSEC', 48: 'DNSKEY',
-  64: 'SVCB', 65: 'HTTPS', 99: 'SPF', 251: 'IXFR', 252: 'AXFR', 255: 'ANY', 257: 'CAA',
+  1: 'A',
+  2: 'NS',
+  5: 'CNAME',
+  6: 'SOA',
+  10: 'NULL',
+  12: 'PTR',
+  13: 'HINFO',
+  15: 'MX',
+  16: 'TXT',
+  28: 'AAAA',
+  33: 'SRV',
+  35: 'NAPTR',
+  41: 'OPT',
+  43: 'DS',
+  46: 'RRSIG',
+  47: 'NSEC',
+  48: 'DNSKEY',
+  64: 'SVCB',
+  65: 'HTTPS',
+  99: 'SPF',
+  251: 'IXFR',
+  252: 'AXFR',
+  255: 'ANY',
+  257: 'CAA',
 };
 
 const RCODES = ['NOERROR', 'FORMERR', 'SERVFAIL', 'NXDOMAIN', 'NOTIMP', 'REFUSED', 'YXDOMAIN', 'YXRRSET', 'NXRRSET', 'NOTAUTH', 'NOTZONE'];
@@ -145,4 +166,3 @@ export function readName(reader: ByteReader): string | undefined {
   reader.pos = resumeAt >= 0 ? resumeAt : pos;
   return labels.length === 0 ? '.' : labels.join('.');
 }
-

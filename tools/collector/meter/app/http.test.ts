@@ -38,7 +38,11 @@ describe('HTTP/1.x requests from curl', () => {
   });
 
   it('reads a POST and keeps what precedes any cut', async () => {
-    const request = await firstBytesOf('curl', (port) => ['-s', '--max-time', '5', '-d', 'a=1', `http://127.0.0.1:${port}/form`], 'HTTP/1.1 204 No Content\r\n\r\n');
+    const request = await firstBytesOf(
+      'curl',
+      (port) => ['-s', '--max-time', '5', '-d', 'a=1', `http://127.0.0.1:${port}/form`],
+      'HTTP/1.1 204 No Content\r\n\r\n',
+    );
     expect(fromClient(request).hints?.http).toMatchObject({ method: 'POST', uri: '/form', host: expect.stringMatching(/^127\.0\.0\.1:\d+$/) });
     const text = request.toString('latin1');
     const cutInHeaders = fromClient(request.subarray(0, text.indexOf('User-Agent')));
@@ -55,8 +59,18 @@ describe('HTTP/1.x requests from curl', () => {
 describe('SSH identification from the OpenSSH client', () => {
   it('names the app from the banner', async () => {
     const banner = await firstBytesOf('ssh', (port) => [
-      '-o', 'BatchMode=yes', '-o', 'StrictHostKeyChecking=no', '-o', 'UserKnownHostsFile=/dev/null', '-o', 'ConnectTimeout=3',
-      '-p', String(port), 'meter@127.0.0.1', 'true',
+      '-o',
+      'BatchMode=yes',
+      '-o',
+      'StrictHostKeyChecking=no',
+      '-o',
+      'UserKnownHostsFile=/dev/null',
+      '-o',
+      'ConnectTimeout=3',
+      '-p',
+      String(port),
+      'meter@127.0.0.1',
+      'true',
     ]);
     expect(banner.toString('latin1')).toMatch(/^SSH-2\.0-OpenSSH/);
     expect(fromClient(banner, 2222)).toEqual({ hints: { app_name: 'SSH' } });

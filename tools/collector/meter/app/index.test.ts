@@ -31,7 +31,13 @@ describe('inspectPayload on hostile bytes', () => {
     for (const [, prefix] of PREFIXES) {
       for (let i = 0; i < 3000; i++) {
         const payload = Uint8Array.from([...prefix, ...random(i % 700)]);
-        for (const [protocol, port] of [[6, 443], [6, 53], [17, 53], [6, 8080], [17, 4000]] as const) {
+        for (const [protocol, port] of [
+          [6, 443],
+          [6, 53],
+          [17, 53],
+          [6, 8080],
+          [17, 4000],
+        ] as const) {
           const hints = inspectPayload(packetWith(payload, { protocol, srcPort: 40000, dstPort: port }), i % 2 === 0);
           if (hints !== undefined) hinted++;
         }
@@ -47,7 +53,13 @@ describe('inspectPayload on hostile bytes', () => {
     for (const [, prefix] of PREFIXES) {
       for (let i = 0; i < 1500; i++) {
         const payload = Uint8Array.from([...prefix, ...random(i % 300)]);
-        for (const [protocol, port] of [[6, 443], [6, 53], [17, 53], [6, 8080], [17, 4000]] as const) {
+        for (const [protocol, port] of [
+          [6, 443],
+          [6, 53],
+          [17, 53],
+          [6, 8080],
+          [17, 4000],
+        ] as const) {
           const packet = packetWith(payload, { protocol, srcPort: 40000, dstPort: port });
           // The meter's headers point into the frame: the payload sits past the headers' bytes.
           headers.setFrom(packet);

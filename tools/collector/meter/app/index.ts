@@ -77,4 +77,6 @@ export function countingInspector(drops: DropCounts): PayloadInspector {
 }
 
 /** The inspector without counting. */
-export const inspectPayload: PayloadInspector = Object.assign((packet: DecodedPacket, fromInitiator: boolean) => inspect(packet, fromInitiator).hints, { mayFind });
+export const inspectPayload: PayloadInspector = Object.assign((packet: DecodedPacket, fromInitiator: boolean) => inspect(packet, fromInitiator).hints, {
+  mayFind,
+});

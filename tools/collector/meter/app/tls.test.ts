@@ -14,15 +14,29 @@ let serverPort: number;
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'meter-tls-'));
   const made = await runTool('openssl', [
-    'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1',
-    '-subj', '/CN=sni.example.test', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'),
+    'req',
+    '-x509',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:prime256v1',
+    '-nodes',
+    '-days',
+    '1',
+    '-subj',
+    '/CN=sni.example.test',
+    '-keyout',
+    join(dir, 'key.pem'),
+    '-out',
+    join(dir, 'cert.pem'),
   ]);
   expect(made.code, made.stderr).toBe(0);
   serverPort = await freePort();
-  server = await startTool('openssl', [
-    's_server', '-accept', `127.0.0.1:${serverPort}`, '-cert', join(dir, 'cert.pem'), '-key', join(dir, 'key.pem'),
-    '-www', '-alpn', 'http/1.1',
-  ], /ACCEPT/);
+  server = await startTool(
+    'openssl',
+    ['s_server', '-accept', `127.0.0.1:${serverPort}`, '-cert', join(dir, 'cert.pem'), '-key', join(dir, 'key.pem'), '-www', '-alpn', 'http/1.1'],
+    /ACCEPT/,
+  );
 });
 
 afterAll(async () => {
@@ -88,13 +102,22 @@ describe('JA4', () => {
     const body = [0x03, 0x01, ...new Array(32).fill(7), 0, 0x00, 0x02, 0x00, 0x2f, 0x01, 0x00];
     const handshake = [0x01, 0, 0, body.length, ...body];
     const record = Uint8Array.from([0x16, 0x03, 0x01, 0, handshake.length, ...handshake]);
-    expect(fromClient(record, 8443)).toEqual({ hints: { app_name: 'TLS', tls: { version: 'TLS 1.0', ja4: `t10i010000_${truncatedSha256('002f')}_000000000000` } } });
+    expect(fromClient(record, 8443)).toEqual({
+      hints: { app_name: 'TLS', tls: { version: 'TLS 1.0', ja4: `t10i010000_${truncatedSha256('002f')}_000000000000` } },
+    });
   });
 
   it('is computed from the same lists OpenSSL traces for its own ClientHello', async () => {
     const relay = await tcpRelay(serverPort);
     const run = await runTool('openssl', [
-      's_client', '-connect', `127.0.0.1:${relay.port}`, '-trace', '-servername', 'trace.example.test', '-alpn', 'h2,http/1.1',
+      's_client',
+      '-connect',
+      `127.0.0.1:${relay.port}`,
+      '-trace',
+      '-servername',
+      'trace.example.test',
+      '-alpn',
+      'h2,http/1.1',
     ]).finally(() => relay.close());
     const traced = tracedClientHello(run.stdout);
     expect(traced.ciphers.length).toBeGreaterThan(10);

@@ -19,7 +19,15 @@ const EXT_SUPPORTED_VERSIONS = 0x002b;
 const VERSION_NAMES: Record<number, string> = { 0x0300: 'SSL 3.0', 0x0301: 'TLS 1.0', 0x0302: 'TLS 1.1', 0x0303: 'TLS 1.2', 0x0304: 'TLS 1.3' };
 /** JA4's two-character version codes. */
 const JA4_VERSIONS: Record<number, string> = {
-  0x0304: '13', 0x0303: '12', 0x0302: '11', 0x0301: '10', 0x0300: 's3', 0x0002: 's2', 0xfeff: 'd1', 0xfefd: 'd2', 0xfefc: 'd3',
+  0x0304: '13',
+  0x0303: '12',
+  0x0302: '11',
+  0x0301: '10',
+  0x0300: 's3',
+  0x0002: 's2',
+  0xfeff: 'd1',
+  0xfefd: 'd2',
+  0xfefc: 'd3',
 };
 /** ALPN values kept per hello: browsers offer two or three. */
 const MAX_ALPN = 8;
@@ -113,7 +121,8 @@ function serverHelloInspection(reader: ByteReader): Inspection {
     const type = extensions.u16();
     const data = extensions.take(extensions.u16());
     if (data.short) break;
-    if (type === EXT_SUPPORTED_VERSIONS) selectedVersion = data.u16(); // TLS 1.3 negotiates here (RFC 8446 §4.2.1)
+    if (type === EXT_SUPPORTED_VERSIONS)
+      selectedVersion = data.u16(); // TLS 1.3 negotiates here (RFC 8446 §4.2.1)
     else if (type === EXT_ALPN) alpn = readAlpn(data).map(alpnText);
   }
   if (extensions.remaining > 0) reader.short = true;
@@ -175,8 +184,14 @@ export function ja4(hello: ClientHello): string {
   const version = JA4_VERSIONS[highestVersion(hello)] ?? '00';
   const sni = extensions.includes(EXT_SERVER_NAME) ? 'd' : 'i';
   const a = `t${version}${sni}${twoDigits(ciphers.length)}${twoDigits(extensions.length)}${alpnCode(hello.alpn[0])}`;
-  const hashedExtensions = hexList(extensions.filter((e) => e !== EXT_SERVER_NAME && e !== EXT_ALPN), true);
-  const signatures = hexList(hello.signatureAlgorithms.filter((s) => !isGrease(s)), false);
+  const hashedExtensions = hexList(
+    extensions.filter((e) => e !== EXT_SERVER_NAME && e !== EXT_ALPN),
+    true,
+  );
+  const signatures = hexList(
+    hello.signatureAlgorithms.filter((s) => !isGrease(s)),
+    false,
+  );
   const c = hashedExtensions === '' ? '' : signatures === '' ? hashedExtensions : `${hashedExtensions}_${signatures}`;
   return `${a}_${truncatedSha256(hexList(ciphers, true))}_${truncatedSha256(c)}`;
 }

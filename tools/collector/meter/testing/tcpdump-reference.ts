@@ -33,5 +33,11 @@ export function expectedFlow(seen: Seen[], proto: string, server: number) {
     const sent = packets.filter((p) => p.src === from);
     return { count: sent.length, sum: sent.reduce((n, p) => n + p.ipLength, 0) };
   };
-  return { '@timestamp': packets[0].ms, src: { port: client }, dst: { port: server }, transport: { proto }, stats: { volume: { bytes: { src: way(client), dst: way(server) } } } };
+  return {
+    '@timestamp': packets[0].ms,
+    src: { port: client },
+    dst: { port: server },
+    transport: { proto },
+    stats: { volume: { bytes: { src: way(client), dst: way(server) } } },
+  };
 }

@@ -33,7 +33,19 @@ export interface FinishedCapture {
 export async function startTcpdump(options: TcpdumpOptions): Promise<RunningCapture> {
   const dir = mkdtempSync(join(tmpdir(), 'meter-capture-'));
   const file = join(dir, 'capture.pcap');
-  const command = [...(options.wrapper ?? []), 'tcpdump', '-i', options.iface, '--immediate-mode', '-U', '-n', '-w', file, ...(options.args ?? []), options.filter];
+  const command = [
+    ...(options.wrapper ?? []),
+    'tcpdump',
+    '-i',
+    options.iface,
+    '--immediate-mode',
+    '-U',
+    '-n',
+    '-w',
+    file,
+    ...(options.args ?? []),
+    options.filter,
+  ];
   const child = spawn(command[0], command.slice(1), { stdio: ['ignore', 'ignore', 'pipe'] });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   let stderr = '';

@@ -38,11 +38,21 @@ export interface PcapOptions {
 
 export function writePcap(frames: CapturedFrame[], options: PcapOptions): Uint8Array {
   const w = new ByteWriter(!options.bigEndian);
-  w.u32(options.nano ? 0xa1b23c4d : 0xa1b2c3d4).u16(2).u16(4).u32(0).u32(0).u32(262144).u32(options.linkType);
+  w.u32(options.nano ? 0xa1b23c4d : 0xa1b2c3d4)
+    .u16(2)
+    .u16(4)
+    .u32(0)
+    .u32(0)
+    .u32(262144)
+    .u32(options.linkType);
   for (const frame of frames) {
     const seconds = Math.floor(frame.tsMicros / 1e6);
     const micros = frame.tsMicros - seconds * 1e6;
-    w.u32(seconds).u32(options.nano ? micros * 1000 : micros).u32(frame.data.length).u32(frame.wireLength).raw(frame.data);
+    w.u32(seconds)
+      .u32(options.nano ? micros * 1000 : micros)
+      .u32(frame.data.length)
+      .u32(frame.wireLength)
+      .raw(frame.data);
   }
   return w.done();
 }
@@ -50,7 +60,12 @@ export function writePcap(frames: CapturedFrame[], options: PcapOptions): Uint8A
 /** One pcapng block: type, body, lengths around it (the body padded to 32 bits). */
 export function pcapngBlock(type: number, body: Uint8Array, littleEndian = true): Uint8Array {
   const padded = (body.length + 3) & ~3;
-  return new ByteWriter(littleEndian).u32(type).u32(padded + 12).raw(body, 4).u32(padded + 12).done();
+  return new ByteWriter(littleEndian)
+    .u32(type)
+    .u32(padded + 12)
+    .raw(body, 4)
+    .u32(padded + 12)
+    .done();
 }
 
 export const pcapng = {
@@ -66,11 +81,18 @@ export const pcapng = {
   },
   /** An enhanced packet block; `units` is the timestamp in the interface's resolution, as a bigint. */
   enhanced(interfaceId: number, units: bigint, frame: CapturedFrame, littleEndian = true): Uint8Array {
-    const w = new ByteWriter(littleEndian).u32(interfaceId).u32(Number(units >> 32n)).u32(Number(units & 0xffffffffn));
+    const w = new ByteWriter(littleEndian)
+      .u32(interfaceId)
+      .u32(Number(units >> 32n))
+      .u32(Number(units & 0xffffffffn));
     return pcapngBlock(6, w.u32(frame.data.length).u32(frame.wireLength).raw(frame.data, 4).done(), littleEndian);
   },
   obsolete(interfaceId: number, units: bigint, frame: CapturedFrame, littleEndian = true): Uint8Array {
-    const w = new ByteWriter(littleEndian).u16(interfaceId).u16(0).u32(Number(units >> 32n)).u32(Number(units & 0xffffffffn));
+    const w = new ByteWriter(littleEndian)
+      .u16(interfaceId)
+      .u16(0)
+      .u32(Number(units >> 32n))
+      .u32(Number(units & 0xffffffffn));
     return pcapngBlock(2, w.u32(frame.data.length).u32(frame.wireLength).raw(frame.data, 4).done(), littleEndian);
   },
   simple(frame: CapturedFrame, littleEndian = true): Uint8Array {

@@ -136,5 +136,3 @@ export function authenticationError(reason: string, message: string): DomainErro
 export function authorizationError(message: string, details: Record<string, unknown> = { reason: 'forbidden' }): DomainError {
   return new DomainError(403, 'authorization_error', message, { details });
 }
-
-export const isDomainError = (error: unknown): error is DomainError => error instanceof DomainError;

@@ -170,7 +170,6 @@ const promoted = (make: (path: string, opts?: Opts) => ColumnDef, path: string, 
   });
 
 export const TIMESTAMP_PATH = '@timestamp';
-export const ID_PATH = 'id';
 
 export const COLUMNS: readonly ColumnDef[] = [
   // Key columns first: tenant, node, time, record id (see ddl.ts for ORDER BY).

@@ -189,8 +189,6 @@ export function observeStatement(queryName: string | undefined, started: number,
 
 /** ClickHouse TIMEOUT_EXCEEDED. */
 export const CH_TIMEOUT_EXCEEDED = 159;
-/** ClickHouse QUERY_WAS_CANCELLED. */
-export const CH_QUERY_WAS_CANCELLED = 394;
 
 /** Maps a ClickHouse exception code + message to our typed errors. */
 export function engineErrorFromClickHouse(

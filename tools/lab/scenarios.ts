@@ -6,7 +6,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Prng } from '../collector/flowgen/prng.js';
-import { type Cleanup, run, sleep, startDaemon, waitForOutput } from './proc.js';
+import { type Cleanup, sleep, startDaemon, waitForOutput } from './proc.js';
 import { FILE_SERVER, type LabFiles, TUNNEL } from './services.js';
 import { INTERNET, type Namespaces, OFFICE_HOSTS, OFFICE_SUBNET } from './topology.js';
 

@@ -1,9 +1,7 @@
 /** PQL: parse → check against the registry → compile to SQL (or evaluate in JS). */
 import { memoizeBounded } from '../../infra/memo.js';
 import { FlowQueryError } from '../errors.js';
-import type { ParamBag } from '../sql.js';
 import { checkPql, type TypedExpr } from './check.js';
-import { compilePql } from './compile.js';
 import { parsePql } from './parser.js';
 
 export type { Expr, Condition, Value, Op } from './ast.js';
@@ -40,9 +38,4 @@ export function readSentence(sentence: unknown): TypedExpr {
     throw new FlowQueryError('sentence', `sentence is longer than ${MAX_SENTENCE_LENGTH} characters`);
   }
   return checkedSentence(sentence);
-}
-
-/** A WHERE fragment for the sentence, its values added to `params`. */
-export function sentenceToSql(sentence: string | undefined, params: ParamBag): string {
-  return compilePql(readSentence(sentence), params);
 }

@@ -60,7 +60,6 @@ export const resultSchema = z.object({
 export const collectorMessage = z.discriminatedUnion('type', [helloSchema, heartbeatSchema, resultSchema]);
 
 export type Hello = z.infer<typeof helloSchema>;
-export type CollectorMessage = z.infer<typeof collectorMessage>;
 
 export interface CommandResult {
   ok: boolean;

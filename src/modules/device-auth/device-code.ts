@@ -3,7 +3,6 @@ import { randomToken } from '../../infra/ids.js';
 
 /** 20 random bytes: 160 bits, 32 characters of lowercase base32 (URL-safe, no dots). */
 const CODE_BYTES = 20;
-export const DEVICE_CODE_PATTERN = /^[a-z2-7]{32}$/;
 /** Longer input is refused as malformed before anything is hashed or looked up. */
 export const MAX_DEVICE_CODE_LENGTH = 128;
 

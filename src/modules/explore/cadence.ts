@@ -2,7 +2,7 @@
  * The cadence view's rules (wire.md 9.6), pure: from session gaps (their exact quantiles and a
  * log-scale histogram, explore.store.ts) to the gap CDF, the dominant beats and the readout.
  */
-import { CDF_QUANTILES, GAP_BIN_RATIO, type CadenceFlowRow, type GapRow } from './explore.store.js';
+import { CDF_QUANTILES, type CadenceFlowRow, type GapRow } from './explore.store.js';
 
 export interface CdfPoint {
   gap_secs: number;

@@ -4,7 +4,6 @@
  * wire fields are `null` here, never absent, and lists are never null (wire.md 16).
  */
 
-export type InvestigationStatus = 'running' | 'completed' | 'failed';
 export const DISPOSITIONS = ['benign', 'malicious', 'escalate'] as const;
 export type Disposition = (typeof DISPOSITIONS)[number];
 

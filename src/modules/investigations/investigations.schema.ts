@@ -205,7 +205,7 @@ const MetaRef = builder.objectRef<InvestigationMeta>('InvestigationMeta').implem
 const AUTHORIZED_QUESTION: OpenQuestion = { question: 'Was this activity authorized?', neededData: null, priority: 'highest' };
 const noSignal: TriggerSignal = { volumeBytes: null, anomalyScore: null, surprise: null, mismatch: null };
 
-export const InvestigationRef = builder.prismaObject('Investigation', {
+builder.prismaObject('Investigation', {
   description: 'An investigation a detector opened (wire.md 8.3; docs/detections.md).',
   // Select mode: a list reads only the columns its fields need, never the analysis document.
   select: { id: true },

@@ -16,7 +16,6 @@ import { CaptureReader } from '../meter/capture.js';
 import { decodeFrame } from '../meter/decode.js';
 import { FlowTable } from '../meter/flow-table.js';
 import { TcpConversation, udpPacket } from '../meter/hand-packets.js';
-import { TcpFlag } from '../meter/packet.js';
 import { startTcpdump } from '../meter/testing/tcpdump.js';
 import { ProcessSockets } from './process-sockets.js';
 

@@ -6,7 +6,7 @@ import { icmpPacket, reversed, tcpPacket, TcpConversation, udpPacket, type Ends 
 import { TcpFlag, type AppHints, type DecodedPacket, type PayloadInspector } from './packet.js';
 import { inspectPayload } from './app/index.js';
 
-const { SYN, ACK, PSH, FIN, RST } = TcpFlag;
+const { SYN, ACK, PSH, RST } = TcpFlag;
 const T0 = Date.UTC(2026, 10, 27, 10, 0, 0) * 1000; // micros
 const SEC = 1_000_000;
 const SENSOR = { id: 'sensor-1', type: 'packet', name: 'meter', hostname: 'router', interface: 'eth0' };

@@ -55,6 +55,18 @@ function spellings(user: string, password: string): string[] {
   return [password, encodeURIComponent(password), Buffer.from(`${user}:${password}`).toString('base64')];
 }
 
+/** Opens the flow store as the service does (migrations included), runs a statement, closes. */
+async function reach(config: ReturnType<typeof loadConfig>) {
+  const { lines, logger } = capturedLogger();
+  const engine = await openFlowEngine(config, logger);
+  try {
+    expect(await engine.query('/* test_one */ SELECT 1 AS one', {})).toEqual([{ one: 1 }]);
+  } finally {
+    await engine.close();
+  }
+  return lines;
+}
+
 describe('a ClickHouse server with a password, over https (CLICKHOUSE_USER/PASSWORD or URL userinfo, CLICKHOUSE_CA_FILE)', () => {
   const dir = mkdtempSync(join(tmpdir(), 'bd-ch-credentials-'));
   const tls = selfSignedCertificate(dir);
@@ -74,18 +86,6 @@ describe('a ClickHouse server with a password, over https (CLICKHOUSE_USER/PASSW
     await server?.close();
     rmSync(dir, { recursive: true, force: true });
   });
-
-  /** Opens the flow store as the service does (migrations included), runs a statement, closes. */
-  async function reach(config: ReturnType<typeof loadConfig>) {
-    const { lines, logger } = capturedLogger();
-    const engine = await openFlowEngine(config, logger);
-    try {
-      expect(await engine.query('/* test_one */ SELECT 1 AS one', {})).toEqual([{ one: 1 }]);
-    } finally {
-      await engine.close();
-    }
-    return lines;
-  }
 
   it('reaches it with CLICKHOUSE_USER and CLICKHOUSE_PASSWORD; the configuration prints no password', async () => {
     const config = loadConfig({ ...env, CLICKHOUSE_USER: USER, CLICKHOUSE_PASSWORD: PASSWORD });
@@ -191,15 +191,10 @@ describe('a ClickHouse server that requires a client certificate (CLICKHOUSE_CER
 
   it('reaches it with the certificate and key; the configuration prints no key', async () => {
     const config = loadConfig({ ...env, CLICKHOUSE_CERT_FILE: client.cert, CLICKHOUSE_KEY_FILE: client.key });
-    const { lines, logger } = capturedLogger();
-    const engine = await openFlowEngine(config, logger);
-    try {
-      expect(await engine.query('/* test_one */ SELECT 1 AS one', {})).toEqual([{ one: 1 }]);
-    } finally {
-      await engine.close();
-    }
+    const lines = await reach(config);
+    const { lines: more, logger } = capturedLogger();
     logger.info('config', { config });
-    const printed = [...lines, inspect(config, { depth: Infinity }), JSON.stringify(config)].join('\n');
+    const printed = [...lines, ...more, inspect(config, { depth: Infinity }), JSON.stringify(config)].join('\n');
     const keyBody = readFileSync(client.key, 'utf8').split('\n')[1]!;
     expect(printed).toContain('[redacted]');
     expect(printed).not.toContain(keyBody);

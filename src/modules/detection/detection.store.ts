@@ -84,7 +84,8 @@ const context = (v: FlowView) => `${distinct(8, 'node_id')} AS node_ids, countIf
   anyIf(src_ctx_fqdn, ${v.srcInternal}) AS source_fqdn,
   toUnixTimestamp64Milli(min(timestamp)) AS first_ms, toUnixTimestamp64Milli(max(timestamp)) AS last_ms`;
 
-interface Context {
+/** The context columns every candidate row carries (`context` above). */
+export interface CandidateContext {
   node_ids: string[];
   alerts: number;
   alert_signatures: string[];
@@ -96,7 +97,7 @@ interface Context {
   last_ms: number;
 }
 
-export interface BeaconRow extends Context {
+export interface BeaconRow extends CandidateContext {
   source: string;
   destination: string;
   sessions: number;
@@ -113,7 +114,7 @@ export interface BeaconRow extends Context {
   sensor_confidence: number | null;
 }
 
-export interface ExfilRow extends Context {
+export interface ExfilRow extends CandidateContext {
   source: string;
   destination: string;
   flows: number;
@@ -138,7 +139,7 @@ interface Windowed {
   bucket_ms: number;
 }
 
-export interface ScanRow extends Context, Windowed {
+export interface ScanRow extends CandidateContext, Windowed {
   source: string;
   targets: number;
   hosts: number;
@@ -148,7 +149,7 @@ export interface ScanRow extends Context, Windowed {
   dst_ips: string[];
 }
 
-export interface BruteforceRow extends Context, Windowed {
+export interface BruteforceRow extends CandidateContext, Windowed {
   source: string;
   target: string;
   port: number;
@@ -165,7 +166,7 @@ export interface BruteforceRow extends Context, Windowed {
   threat_feeds: string[];
 }
 
-export interface DnsRow extends Context, Windowed {
+export interface DnsRow extends CandidateContext, Windowed {
   source: string;
   domain: string;
   queries: number;

@@ -1,5 +1,5 @@
 import type { Disposition, KeyFinding, ProvenanceLeg, OpenQuestion, RecommendedAction, TriggerSignal } from '../investigations/investigation.model.js';
-import type { DetectionStore, TimeWindow } from './detection.store.js';
+import type { CandidateContext, DetectionStore, TimeWindow } from './detection.store.js';
 import type { HostContext } from './host-context.js';
 
 export const DETECTOR_KINDS = ['beacon', 'exfil', 'scan', 'bruteforce', 'dns-tunnel'] as const;
@@ -219,18 +219,7 @@ export function groupBy<R>(rows: R[], key: (row: R) => string): Map<string, R[]>
 export const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
 
 /** The context columns every candidate row carries, merged over rows. */
-export function mergedContext(
-  rows: {
-    node_ids: string[];
-    alerts: number;
-    alert_signatures: string[];
-    processes: string[];
-    observed_processes: [string, string][];
-    source_fqdn: string | null;
-    first_ms: number;
-    last_ms: number;
-  }[],
-) {
+export function mergedContext(rows: CandidateContext[]) {
   return {
     nodeIds: uniq(rows.flatMap((r) => r.node_ids)),
     alerts: sum(rows.map((r) => Number(r.alerts))),

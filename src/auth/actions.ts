@@ -8,9 +8,15 @@ import { type Scope, Scopes } from './scopes.js';
  */
 export type TenantReach = 'own' | 'tree';
 
+/** A person's role in a tenant, each including the one before it: read; also triage and approve devices; also manage. */
+export const roles = ['viewer', 'analyst', 'admin'] as const;
+export type Role = (typeof roles)[number];
+
 export interface ActionRule {
   /** The token scope the action needs; null: any valid token will do. */
   scope: Scope | null;
+  /** The least role a person needs; null: API clients only (a collector's own doors). */
+  role: Role | null;
   tenant: TenantReach;
   description: string;
   /**
@@ -30,36 +36,42 @@ export interface ActionRule {
 export const actions = {
   'tenants.read': {
     scope: null,
+    role: 'viewer',
     tenant: 'tree',
     description: "Read the caller's own tenant, and the tenant of a row it already sees",
     fields: ['Query.viewer', 'Query.viewerTenant', 'Query.tenant', 'Tenant.parent', 'Profile.customer'],
   },
   'deployments.read': {
     scope: Scopes.deploymentApi,
+    role: 'viewer',
     tenant: 'own',
     description: "List the caller's child deployments; read a tenant other than its own",
     fields: ['Query.deploymentParent', 'Query.tenant', 'Tenant.deployments'],
   },
   'deployments.create': {
     scope: Scopes.deploymentApi,
+    role: 'admin',
     tenant: 'own',
     description: 'Create a child deployment under the caller (a parent MSP)',
     fields: ['Mutation.createDeployment'],
   },
   'deployments.delete': {
     scope: Scopes.deploymentApi,
+    role: 'admin',
     tenant: 'own',
     description: 'Delete a child deployment of the caller',
     fields: ['Mutation.deleteDeployment'],
   },
   'devices.approve': {
     scope: null,
+    role: 'analyst',
     tenant: 'own',
     description: "Approve or deny a device authorization, enrolling the collector into the caller's tenant",
     fields: ['Mutation.approveDeviceAuthorization'],
   },
   'nodes.read': {
     scope: Scopes.nodeApi,
+    role: 'viewer',
     tenant: 'tree',
     description: "Read collector nodes of the caller's tree and watch their status",
     fields: [
@@ -73,30 +85,35 @@ export const actions = {
   },
   'nodes.provision': {
     scope: Scopes.nodeApi,
+    role: 'admin',
     tenant: 'tree',
     description: 'Issue a one-time enrolment credential for a tenant of the tree',
     fields: ['Mutation.provisionNode'],
   },
   'nodes.activate': {
     scope: Scopes.nodeApi,
+    role: 'admin',
     tenant: 'tree',
     description: 'Promote a staged node to active',
     fields: ['Mutation.activateNode'],
   },
   'nodes.command': {
     scope: Scopes.nodeApi,
+    role: 'admin',
     tenant: 'tree',
     description: 'Send a command to a connected collector (diagnostics, pprof, update, legacy manage)',
     fields: ['Mutation.requestNodeDiagnostics', 'Mutation.captureNodeProfile', 'Mutation.updateNode', 'Mutation.manageLegacyNode'],
   },
   'collector.register': {
     scope: Scopes.ingest,
+    role: null,
     tenant: 'own',
     description: "Enrol a collector with its credential's token (and the first-generation registration)",
     fields: ['Mutation.registerCollector', 'Mutation.legacyRegisterNode'],
   },
   'collector.ingest': {
     scope: Scopes.ingest,
+    role: null,
     tenant: 'own',
     description: "Send flow batches for the token's own tenant",
     fields: [],
@@ -104,6 +121,7 @@ export const actions = {
   },
   'collector.control': {
     scope: Scopes.ingest,
+    role: null,
     tenant: 'own',
     description: 'Hold the control channel a connected collector takes commands over',
     fields: [],
@@ -111,54 +129,63 @@ export const actions = {
   },
   'profiles.read': {
     scope: Scopes.nodeApi,
+    role: 'viewer',
     tenant: 'tree',
     description: "Read collector profiles of the caller's tree",
     fields: ['Query.profiles', 'Query.profile'],
   },
   'profiles.create': {
     scope: Scopes.nodeApi,
+    role: 'admin',
     tenant: 'tree',
     description: 'Create a profile for a tenant of the tree (403 `unauthorized` outside it)',
     fields: ['Mutation.createProfile'],
   },
   'profiles.delete': {
     scope: Scopes.nodeApi,
+    role: 'admin',
     tenant: 'tree',
     description: "Delete a profile of the caller's tree",
     fields: ['Mutation.deleteProfile'],
   },
   'networks.read': {
     scope: Scopes.nodeApi,
+    role: 'viewer',
     tenant: 'tree',
     description: "Read the own networks of the caller's tree",
     fields: ['Query.ownNetworks'],
   },
   'networks.write': {
     scope: Scopes.nodeApi,
+    role: 'admin',
     tenant: 'tree',
     description: 'Replace, add or remove own networks of a tenant of the tree',
     fields: ['Mutation.replaceOwnNetworks', 'Mutation.addOwnNetworks', 'Mutation.removeOwnNetworks'],
   },
   'automation.read': {
     scope: Scopes.nodeApi,
+    role: 'viewer',
     tenant: 'tree',
     description: "Read automation rules of the caller's tree and their runs",
     fields: ['Query.automationRules', 'Query.automationRule', 'AutomationRule.runs'],
   },
   'automation.write': {
     scope: Scopes.nodeApi,
+    role: 'admin',
     tenant: 'tree',
     description: 'Create, change or delete automation rules of a tenant of the tree',
     fields: ['Mutation.saveAutomationRule', 'Mutation.deleteAutomationRule'],
   },
   'flows.search': {
     scope: Scopes.searchApi,
+    role: 'viewer',
     tenant: 'tree',
     description: "Search flow records of the caller's tree (403 naming the instances outside it)",
     fields: ['Query.searchRecords', 'Query.searchAggregate', 'Query.flows', 'Query.flowAggregate', 'Query.flowTimeseries'],
   },
   'explore.read': {
     scope: Scopes.searchApi,
+    role: 'viewer',
     tenant: 'tree',
     description: "Explore the organizations the caller's tree talks to",
     fields: [
@@ -174,12 +201,14 @@ export const actions = {
   },
   'events.read': {
     scope: Scopes.searchApi,
+    role: 'viewer',
     tenant: 'tree',
     description: 'Read and watch the events of a tenant of the tree',
     fields: ['Query.eventTopics', 'Query.eventRecords', 'Subscription.events'],
   },
   'investigations.read': {
     scope: Scopes.searchApi,
+    role: 'viewer',
     tenant: 'tree',
     description: "Read finished investigations of the caller's tree and replay their traffic links",
     fields: ['Query.investigations', 'Query.investigation', 'TrafficLink.flows'],
@@ -187,6 +216,12 @@ export const actions = {
 } as const satisfies Record<string, ActionRule>;
 
 export type Action = keyof typeof actions;
+
+/** Whether a person of `role` may take `action`: roles are ordered, each granting what the ones before it do. */
+export function roleAllows(role: Role, action: Action): boolean {
+  const least: Role | null = actions[action].role;
+  return least !== null && roles.indexOf(role) >= roles.indexOf(least);
+}
 
 /** The actions that reach the caller's whole tree: only these may name another tenant. */
 export type TreeAction = { [A in Action]: (typeof actions)[A]['tenant'] extends 'tree' ? A : never }[Action];

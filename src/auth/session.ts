@@ -3,6 +3,12 @@ import { MAX_ID_LENGTH, plausibleId } from '../infra/ids.js';
 import { type Action, type TreeAction, actions } from './actions.js';
 import type { TokenClaims } from './tokens.js';
 
+/** Who took an action, as events, triage and the audit log record it. */
+export interface Actor {
+  kind: 'client' | 'user';
+  id: string;
+}
+
 /** The tenants a caller may see: itself, and its children when it is a parent MSP. */
 export interface TenantScope {
   customerId: string;
@@ -27,6 +33,10 @@ export class Session {
 
   get customerId(): string {
     return this.claims.customerId;
+  }
+
+  get actor(): Actor {
+    return { kind: 'client', id: this.claims.clientId };
   }
 
   /** 403 `insufficient_scope` naming the scope when the token lacks the action's. */

@@ -54,7 +54,7 @@ export class GraphqlEnvelope {
       prisma,
       services,
       auth: new RequestAuth(authorization, (header) => services.auth.authenticate(header)),
-      loaders: new Loaders(prisma),
+      loaders: new Loaders(services.nodes),
     };
   }
 
@@ -93,7 +93,7 @@ export class GraphqlEnvelope {
    * from fresh loaders, so none shows a row an earlier event cached.
    */
   nextEvent(context: Context): void {
-    context.loaders = new Loaders(this.deps.prisma);
+    context.loaders = new Loaders(this.deps.services.nodes);
   }
 
   /** rest-compat: one of our operations, compiled once, for the caller `req` authorizes. */

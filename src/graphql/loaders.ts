@@ -1,6 +1,5 @@
-import type { Prisma } from '../infra/database.js';
-import { NodeDetailsLoader } from '../modules/nodes/node-details.js';
-import { NodeStore } from '../modules/nodes/nodes.store.js';
+import type { NodeDetailsLoader } from '../modules/nodes/node-details.js';
+import type { NodeService } from '../modules/nodes/nodes.service.js';
 
 /**
  * Per-request batch loaders: a list of N nodes asks for their profiles, owners and latest releases
@@ -9,10 +8,10 @@ import { NodeStore } from '../modules/nodes/nodes.store.js';
 export class Loaders {
   private details?: NodeDetailsLoader;
 
-  constructor(private readonly prisma: Prisma) {}
+  constructor(private readonly nodes: NodeService) {}
 
   get nodeDetails(): NodeDetailsLoader {
-    this.details ??= new NodeDetailsLoader(new NodeStore(this.prisma));
+    this.details ??= this.nodes.detailsLoader();
     return this.details;
   }
 }

@@ -10,7 +10,7 @@ import type { PubSub } from '../../infra/pubsub.js';
 import { type EventRecorder, noEvents } from '../events/events.service.js';
 import type { ProfileStore } from '../profiles/profiles.store.js';
 import { nodeChangedTopic } from './node-events.js';
-import { type NodeDetails, nodeChannel } from './node-details.js';
+import { type NodeDetails, NodeDetailsLoader, nodeChannel } from './node-details.js';
 import type { NodeStore, ReportedFacts } from './nodes.store.js';
 import { isBehind } from '../../infra/versions.js';
 
@@ -60,6 +60,11 @@ export class NodeService {
     private readonly pubsub: PubSub,
     private readonly events: EventRecorder = noEvents,
   ) {}
+
+  /** A request's batch loader of what node fields need, over this service's store (graphql/loaders.ts). */
+  detailsLoader(): NodeDetailsLoader {
+    return new NodeDetailsLoader(this.store);
+  }
 
   /** Managed nodes of the caller's tree, oldest first, each with what its fields need (NodeDetails). */
   async list(session: Session): Promise<Array<{ node: Node; details: NodeDetails }>> {

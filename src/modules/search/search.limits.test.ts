@@ -75,7 +75,7 @@ describe('search limits', () => {
       prisma: t.app.db.prisma,
       services: t.app.services,
       auth,
-      loaders: new Loaders(t.app.db.prisma),
+      loaders: new Loaders(t.app.services.nodes),
       origin: { address: '127.0.0.1' },
     };
     const run = async (document: DocumentNode, variableValues: Record<string, unknown>) => execute({ schema, document, variableValues, contextValue });

@@ -28,6 +28,8 @@ import { AutomationRunner } from './modules/automation/runner.js';
 import { WebhookSecrets } from './modules/automation/webhook-secrets.js';
 import { NodeService } from './modules/nodes/nodes.service.js';
 import { NodeStore } from './modules/nodes/nodes.store.js';
+import { SsoService } from './modules/sso/sso.service.js';
+import { SsoStore } from './modules/sso/sso.store.js';
 import { NodeCommandService } from './modules/control/commands.service.js';
 import { ControlStore } from './modules/control/control.store.js';
 import { ControlHub } from './modules/control/hub.js';
@@ -87,6 +89,7 @@ export interface Services {
   /** Started and stopped by the server (buildApp), not by the admin CLI. */
   automationRunner: AutomationRunner;
   investigations: InvestigationService;
+  sso: SsoService;
   /** Its schedule is started and stopped by the server (buildApp), not by the admin CLI. */
   detection: DetectionService;
   /** Deletes expired device authorizations and ended rate-limit windows; started by the server (buildApp). */
@@ -121,13 +124,8 @@ export async function createServices(config: Config, db: Database, flows: FlowEn
   // Embedded PGlite is one process by construction; a PostgreSQL server may be shared by several.
   const counters = config.databaseUrl ? new RateLimitStore(db.pool) : new InProcessRateLimitCounters();
   const rateLimits = new RateLimiter(counters, config.rateLimits);
-  const auth = new AuthService(
-    new TokenService(keys, config.tokenTtlSeconds),
-    credentials,
-    tenantScopeLoader(directory),
-    async (id) => Boolean(await directory.get(id)),
-    rateLimits,
-  );
+  const tenantIsLive = async (id: string) => Boolean(await directory.get(id));
+  const auth = new AuthService(new TokenService(keys, config.tokenTtlSeconds), credentials, tenantScopeLoader(directory), tenantIsLive, rateLimits);
   const events = new EventService(new EventStore(prisma), pubsub, logger);
   const nodeStore = new NodeStore(prisma);
   const profileStore = new ProfileStore(prisma);
@@ -161,6 +159,7 @@ export async function createServices(config: Config, db: Database, flows: FlowEn
     events,
   );
   const networks = new OwnNetworkService(new OwnNetworkStore(prisma));
+  const sso = new SsoService(new SsoStore(prisma), secretsKey, links, tenantIsLive, config.ssoAllowPrivateIssuers);
   const search = new SearchService(flows, logger);
   const automationRunner = new AutomationRunner(automationStore, automationActions, events, pubsub, logger, {
     retryBaseMs: config.automationRetryBaseMs,
@@ -181,7 +180,8 @@ export async function createServices(config: Config, db: Database, flows: FlowEn
       async () => {
         const counters = await rateLimits.purge();
         const devices = await deviceAuth.purgeExpired();
-        if (counters || devices) logger.info('purge.done', { rateLimitCounters: counters, deviceAuthorizations: devices });
+        const ssoSignIns = await sso.purgeExpired();
+        if (counters || devices || ssoSignIns) logger.info('purge.done', { rateLimitCounters: counters, deviceAuthorizations: devices, ssoSignIns });
       },
       logger,
     ),
@@ -211,6 +211,7 @@ export async function createServices(config: Config, db: Database, flows: FlowEn
     events,
     automation,
     automationRunner,
+    sso,
     investigations: new InvestigationService(new InvestigationStore(prisma), search),
     detection: createDetectionService(
       db,

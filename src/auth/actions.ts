@@ -213,6 +213,13 @@ export const actions = {
     description: "Read finished investigations of the caller's tree and replay their traffic links",
     fields: ['Query.investigations', 'Query.investigation', 'TrafficLink.flows'],
   },
+  'audit.read': {
+    scope: Scopes.nodeApi,
+    role: 'admin',
+    tenant: 'tree',
+    description: 'Read the audit log of a tenant of the tree: who did what, when, from where (docs/audit.md)',
+    fields: ['Query.auditLog'],
+  },
 } as const satisfies Record<string, ActionRule>;
 
 export type Action = keyof typeof actions;

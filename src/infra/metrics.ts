@@ -84,6 +84,19 @@ export const automationDeliveries = new Counter({
   registers,
 });
 
+export const auditEntriesWritten = new Counter({
+  name: 'audit_entries_written_total',
+  help: 'Audit log entries written to PostgreSQL (docs/audit.md)',
+  registers,
+});
+
+export const auditEntriesDropped = new Counter({
+  name: 'audit_entries_dropped_total',
+  help: 'Audit log entries lost, by reason: queue_full (the writer fell behind) or write_failed (the batch insert failed)',
+  labelNames: ['reason'] as const,
+  registers,
+});
+
 type Sample<L extends string> = (set: (labels: Partial<Record<L, string>>, value: number) => void) => void;
 
 /** A gauge read at scrape time from every source watching it; `watch` returns the unwatch. */

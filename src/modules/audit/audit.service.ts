@@ -6,6 +6,7 @@ import type { Logger } from '../../infra/logger.js';
 import { type AuditActor, type AuditEntry, type AuditFilter, type AuditTarget, auditPage, auditTarget, checkedFilter, namedTenant } from './audit-entry.js';
 import type { AuditStore } from './audit.store.js';
 import type { AuditWriter } from './audit-writer.js';
+import { AnonymousAllowance } from './anonymous-allowance.js';
 
 /** Where a request came from, as the envelope knows it. */
 export interface AuditRequest {
@@ -27,8 +28,8 @@ export const PUBLIC_ACTION = 'public';
 /**
  * Anonymous calls are recorded only where they say something about a tenant and cannot grow the
  * log without bound: a token request refused for bad credentials naming a client that exists,
- * filed under that client's tenant (at most RATE_LIMIT_TOKEN_PER_CLIENT per window per client;
- * refusals by the rate limit itself are not recorded, the limiter answers those without work).
+ * filed under that client's tenant, at most ANONYMOUS_PER_CLIENT_PER_MINUTE per client (refusals
+ * by the rate limit itself are not recorded: the limiter answers those without work).
  */
 const ANONYMOUS_RECORDED: Readonly<Record<string, { result: string; clientArg: string }>> = {
   issueToken: { result: 'invalid_credentials', clientArg: 'clientId' },
@@ -45,6 +46,7 @@ export interface AuditPageResult {
 export class AuditService {
   /** Recordings still resolving their tenant, awaited by flush and stop. */
   private readonly recording = new Set<Promise<void>>();
+  private readonly anonymous = new AnonymousAllowance();
 
   constructor(
     private readonly store: AuditStore,
@@ -113,7 +115,7 @@ export class AuditService {
     const clientId = rule && call.result === rule.result ? target[rule.clientArg] : undefined;
     if (typeof clientId !== 'string') return undefined;
     const customerId = await this.tenantOfClient(clientId);
-    return customerId === undefined ? undefined : { customerId, actor: ANONYMOUS };
+    return customerId === undefined || !this.anonymous.take(clientId) ? undefined : { customerId, actor: ANONYMOUS };
   }
 
   /** A page of one tenant's log, newest first; the tenant must be in the caller's tree (404 otherwise). */

@@ -8,6 +8,7 @@ import { Scopes } from '../../auth/scopes.js';
 import { createLogger } from '../../infra/logger.js';
 import { auditEntriesDropped } from '../../infra/metrics.js';
 import type { AuditEntry } from './audit-entry.js';
+import { ANONYMOUS_PER_CLIENT_PER_MINUTE } from './anonymous-allowance.js';
 import { AuditStore } from './audit.store.js';
 import { AuditWriter } from './audit-writer.js';
 
@@ -25,7 +26,7 @@ describe('the audit log', () => {
   /** Every row a request left, once what is queued has been written. */
   const entriesOf = async (requestId: string) => {
     await t.app.services.audit.flush();
-    return t.app.db.prisma.auditEntry.findMany({ where: { requestId } });
+    return t.app.db.prisma.auditEntry.findMany({ where: { requestId }, orderBy: { id: 'asc' } });
   };
   const readLog = async (token: string, variables: Record<string, unknown>) => {
     await t.app.services.audit.flush();
@@ -90,6 +91,28 @@ describe('the audit log', () => {
     ]);
   });
 
+  it('records each field of a document with several mutations, and none of those a failure kept from running', async () => {
+    const two = `mutation($c: String!) { a: createProfile(input: { name: "A", customerId: $c }) { profile { profileId } }
+      b: createProfile(input: { name: "B" }) { profile { profileId } } }`;
+    const both = await call(t.url, 'POST', '/graphql', {
+      token: tree.mspCaller.token,
+      body: { query: two, variables: { c: tree.childB.id } },
+      headers: { 'x-request-id': 'audit-two' },
+    });
+    expect(both.body.errors).toBeUndefined();
+    expect((await entriesOf('audit-two')).map((e) => [e.customerId, e.target])).toEqual([
+      [tree.childB.id, { 'input.name': 'A', 'input.customerId': tree.childB.id }],
+      [tree.msp.id, { 'input.name': 'B' }],
+    ]);
+    const firstFails = await call(t.url, 'POST', '/graphql', {
+      token: tree.mspCaller.token,
+      body: { query: two, variables: { c: 'cus_elsewhere' } },
+      headers: { 'x-request-id': 'audit-two-failed' },
+    });
+    expect(firstFails.body.errors[0].extensions.code).toBe('unauthorized');
+    expect(await entriesOf('audit-two-failed')).toMatchObject([{ field: 'createProfile', result: 'unauthorized', customerId: tree.msp.id }]);
+  });
+
   it('records a mutation over graphql-ws once', async () => {
     const client: Client = createClient({
       url: t.url.replace(/^http/, 'ws') + '/graphql',
@@ -106,7 +129,7 @@ describe('the audit log', () => {
       await client.dispose();
     }
     await t.app.services.audit.flush();
-    const entries = await t.app.db.prisma.auditEntry.findMany({ where: { customerId: tree.childB.id, action: 'profiles.create', result: 'ok' } });
+    const entries = await t.app.db.prisma.auditEntry.findMany({ where: { actorId: tree.childBCaller.clientId, action: 'profiles.create' } });
     expect(entries).toHaveLength(1);
     expect(entries[0]!.target).toEqual({ 'input.name': 'Over ws' });
   });
@@ -127,13 +150,19 @@ describe('the audit log', () => {
       s: tree.childACaller.clientSecret,
     });
     expect(issued.errors).toBeUndefined();
-    // Anonymous calls naming no real client, and device starts, leave nothing.
+    // Anonymous calls naming no real client, and device starts, leave nothing; a flood naming a
+    // real one leaves ANONYMOUS_PER_CLIENT_PER_MINUTE entries a minute.
     for (let i = 0; i < 20; i += 1) {
       await call(t.url, 'POST', '/rest/oauth2/token/1.0', { body: { client_id: `nobody_${i}`, client_secret: secret } });
     }
     await call(t.url, 'POST', '/rest/oauth2/device/1.0', { body: { hostname: 'h' } });
     await t.app.services.audit.flush();
     expect(await t.app.db.prisma.auditEntry.count()).toBe(before + 1);
+    for (let i = 0; i < ANONYMOUS_PER_CLIENT_PER_MINUTE + 5; i += 1) {
+      await call(t.url, 'POST', '/rest/oauth2/token/1.0', { body: { client_id: tree.childBCaller.clientId, client_secret: secret } });
+    }
+    await t.app.services.audit.flush();
+    expect(await t.app.db.prisma.auditEntry.count({ where: { customerId: tree.childB.id, actorKind: 'anonymous' } })).toBe(ANONYMOUS_PER_CLIENT_PER_MINUTE);
     const { rows } = await t.app.db.pool.query<{ row: string }>('SELECT audit_log::text AS row FROM audit_log');
     const text = rows.map((r) => r.row).join('\n');
     for (const leaked of [secret, tree.childACaller.clientSecret, ...Object.values(tree).flatMap((v) => ('token' in v ? [(v as Caller).token] : []))]) {

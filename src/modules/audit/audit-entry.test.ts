@@ -17,6 +17,14 @@ describe('audit targets', () => {
     expect(namedTenant(target)).toBe('cus_1');
   });
 
+  it('stores odd text as text PostgreSQL takes', () => {
+    expect(auditTarget({ name: 'a\ud800b', profileId: 'x\u0000', nodeIds: ['\udfff'] })).toEqual({
+      name: 'a\ufffdb',
+      profileId: 'x\ufffd',
+      nodeIds: ['\ufffd'],
+    });
+  });
+
   it('bounds what one entry keeps', () => {
     const many = Object.fromEntries(Array.from({ length: 100 }, (_, i) => [`thing${i}Id`, 'x'.repeat(1000)]));
     const target = auditTarget({ ...many, listIds: Array.from({ length: 100 }, () => 'y') });

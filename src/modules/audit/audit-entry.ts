@@ -49,7 +49,12 @@ const SECRET_NAME = /secret|password|passcode|token|code|totp|recovery|cookie|se
 /** Bounds on what one entry keeps, so that a mutation with huge arguments cannot bloat the table. */
 export const TARGET_LIMITS = { keys: 32, listItems: 20, depth: 3, text: MAX_ID_LENGTH } as const;
 
-const text = (value: string) => value.slice(0, TARGET_LIMITS.text);
+/**
+ * A value cut to its limit, and made storable: a lone UTF-16 surrogate (which JSON carries but
+ * PostgreSQL's jsonb refuses) and NUL become U+FFFD, so one caller's odd text cannot fail a
+ * batch holding everyone's entries.
+ */
+const text = (value: string) => value.slice(0, TARGET_LIMITS.text).toWellFormed().replaceAll('\u0000', '\uFFFD');
 
 function keptValue(name: string, value: unknown): AuditTarget[string] | undefined {
   if (SECRET_NAME.test(name)) return undefined;

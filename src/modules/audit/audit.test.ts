@@ -113,6 +113,24 @@ describe('the audit log', () => {
     expect(await entriesOf('audit-two-failed')).toMatchObject([{ field: 'createProfile', result: 'unauthorized', customerId: tree.msp.id }]);
   });
 
+  it('stores a lone surrogate in an argument without failing the batch it shares', async () => {
+    // The profile refuses the name; its entry keeps it, as text PostgreSQL's jsonb takes.
+    const odd = await call(t.url, 'POST', '/graphql', {
+      token: tree.childACaller.token,
+      rawBody: JSON.stringify({ query: createProfile, variables: { input: { name: 'odd' } } }).replace('"odd"', '"odd\\ud800"'),
+      headers: { 'x-request-id': 'audit-odd' },
+    });
+    expect(odd.body.errors[0].extensions.code).toBe('invalid_request');
+    const neighbour = await call(t.url, 'POST', '/graphql', {
+      token: tree.childACaller.token,
+      body: { query: createProfile, variables: { input: { name: 'neighbour' } } },
+      headers: { 'x-request-id': 'audit-odd-neighbour' },
+    });
+    expect(neighbour.body.errors).toBeUndefined();
+    expect(await entriesOf('audit-odd')).toMatchObject([{ target: { 'input.name': 'odd\ufffd' }, result: 'invalid_request' }]);
+    expect(await entriesOf('audit-odd-neighbour')).toMatchObject([{ result: 'ok' }]);
+  });
+
   it('records a mutation over graphql-ws once', async () => {
     const client: Client = createClient({
       url: t.url.replace(/^http/, 'ws') + '/graphql',

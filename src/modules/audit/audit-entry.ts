@@ -138,8 +138,17 @@ export function auditPage(args: { first?: number | null; last?: number | null; a
   };
 }
 
-/** The filter with its texts bounded and its time range in order. */
+/** The instants a time filter may name: the audit log holds none outside them. */
+const EARLIEST = Date.UTC(1970, 0, 1);
+const LATEST = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+
+/** The filter with its texts bounded and its time range within EARLIEST–LATEST and in order. */
 export function checkedFilter(filter: AuditFilter): AuditFilter {
+  for (const [name, value] of Object.entries({ from: filter.from, to: filter.to })) {
+    if (value !== undefined && !(value.getTime() >= EARLIEST && value.getTime() <= LATEST)) {
+      throw invalid(`filter.${name} must be between 1970-01-01 and 9999-12-31`);
+    }
+  }
   for (const [name, value] of Object.entries({ actorId: filter.actorId, action: filter.action, result: filter.result })) {
     if (value !== undefined && (value.length === 0 || value.length > MAX_ID_LENGTH)) {
       throw invalid(`filter.${name} must be 1 to ${MAX_ID_LENGTH} characters`);

@@ -230,6 +230,8 @@ describe('the audit log', () => {
       expect((await ids({ result: 'ok' })).length).toBe(8);
       const bad = await readLog(tree.mspCaller.token, { customerId: tenant, filter: { from: '2026-11-21T00:00:00Z', to: '2026-11-20T00:00:00Z' } });
       expect(bad.errors?.[0]?.extensions?.code).toBe('invalid_request');
+      const ancient = await readLog(tree.mspCaller.token, { customerId: tenant, filter: { from: '0000-01-01T00:00:00Z' } });
+      expect(ancient.errors?.[0]?.extensions?.code).toBe('invalid_request');
     });
 
     it('pages newest first by cursor, and refuses a cursor it did not hand out', async () => {

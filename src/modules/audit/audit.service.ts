@@ -92,10 +92,10 @@ export class AuditService {
       const entries: AuditEntry[] = [];
       for (const call of calls) {
         const target = auditTarget(call.args);
-        const filed = session ? await this.filedForCaller(session, target) : await this.filedAnonymously(call, target);
+        const action = mutationActions.get(call.field);
+        const filed = session ? await this.filedForCaller(session, action, target) : await this.filedAnonymously(call, target);
         if (!filed) continue;
-        const action = mutationActions.get(call.field) ?? PUBLIC_ACTION;
-        entries.push({ ...filed, at, action, field: call.field, target, result: call.result, ...request });
+        entries.push({ ...filed, at, action: action ?? PUBLIC_ACTION, field: call.field, target, result: call.result, ...request });
       }
       this.writer.record(entries);
     } catch (error) {
@@ -103,9 +103,14 @@ export class AuditService {
     }
   }
 
-  /** A caller's entry goes to the tenant it named when that is in its tree, else to its own. */
-  private async filedForCaller(session: Session, target: AuditTarget) {
-    const named = namedTenant(target);
+  /**
+   * A caller's entry goes to the tenant its action works on, by the catalogue's reach: for a `tree`
+   * action, the tenant it named when that is in its tree; otherwise its own. An `own` action that
+   * names a child (`deleteDeployment`) is the parent's doing, and stays in the parent's log after
+   * the child and its entries are gone.
+   */
+  private async filedForCaller(session: Session, action: Action | undefined, target: AuditTarget) {
+    const named = action && actions[action].tenant === 'tree' ? namedTenant(target) : undefined;
     const customerId = named !== undefined && (await session.canSee(named)) ? named : session.customerId;
     return { customerId, actor: session.actor };
   }

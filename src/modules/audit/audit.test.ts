@@ -131,6 +131,22 @@ describe('the audit log', () => {
     expect(await entriesOf('audit-odd-neighbour')).toMatchObject([{ result: 'ok' }]);
   });
 
+  it('files an action of `own` reach under the caller, even when it names a child (deleting it)', async () => {
+    const child = await seedTenant(t.app, { parentId: tree.msp.id });
+    const deleted = await call(t.url, 'POST', '/graphql', {
+      token: tree.mspCaller.token,
+      body: {
+        query: 'mutation($c: String!, $p: String!) { deleteDeployment(input: { customerId: $c, parentId: $p }) { __typename } }',
+        variables: { c: child.id, p: tree.msp.id },
+      },
+      headers: { 'x-request-id': 'audit-delete-child' },
+    });
+    expect(deleted.body.errors).toBeUndefined();
+    expect(await entriesOf('audit-delete-child')).toMatchObject([
+      { customerId: tree.msp.id, action: 'deployments.delete', target: { 'input.customerId': child.id, 'input.parentId': tree.msp.id }, result: 'ok' },
+    ]);
+  });
+
   it('records a mutation over graphql-ws once', async () => {
     const client: Client = createClient({
       url: t.url.replace(/^http/, 'ws') + '/graphql',

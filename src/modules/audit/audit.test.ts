@@ -338,7 +338,7 @@ describe('the audit writer', () => {
     userAgent: null,
   });
 
-  it('holds at most its capacity, counts what it drops and warns once until the queue drains', async () => {
+  it('holds at most its capacity, counts what it drops, warns once until the queue drains, and writes the rest when stopped', async () => {
     const lines: string[] = [];
     const logger = createLogger('info', {}, (line) => lines.push(line));
     const writer = new AuditWriter((e) => store.insert(e), logger, { capacity: 3, batchSize: 10, flushMs: 60_000 });
@@ -355,7 +355,9 @@ describe('the audit writer', () => {
     expect(written.map((e) => e.requestId)).toEqual(['q1', 'q2', 'q3']);
     writer.record(['q7', 'q8', 'q9', 'q10'].map((id) => entry(id)));
     expect(lines.filter((l) => l.includes('audit.queue_full'))).toHaveLength(2);
+    // Stopping (the server's shutdown) writes what is still queued.
     await writer.stop();
+    expect(await t.app.db.prisma.auditEntry.count({ where: { customerId: tenant, requestId: { in: ['q7', 'q8', 'q9', 'q10'] } } })).toBe(3);
   });
 
   it('writes a full batch without waiting for the timer, skips entries of a vanished tenant, and counts a failed write', async () => {

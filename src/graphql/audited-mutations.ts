@@ -35,15 +35,15 @@ export interface RanOperation {
 
 export type RecordMutations = (ran: RanOperation, result: ExecutionResult | AsyncIterable<unknown>) => void;
 
-/** The root fields of a selection, fragments at the root included. */
-function rootFields(selectionSet: SelectionSetNode, fragments: ReadonlyMap<string, FragmentDefinitionNode>, seen = new Set<string>()): FieldNode[] {
+/** The root field nodes of a selection, fragments at the root included. */
+function rootFieldNodes(selectionSet: SelectionSetNode, fragments: ReadonlyMap<string, FragmentDefinitionNode>, seen = new Set<string>()): FieldNode[] {
   return selectionSet.selections.flatMap((selection) => {
     if (selection.kind === Kind.FIELD) return selection.name.value === '__typename' ? [] : [selection];
-    if (selection.kind === Kind.INLINE_FRAGMENT) return rootFields(selection.selectionSet, fragments, seen);
+    if (selection.kind === Kind.INLINE_FRAGMENT) return rootFieldNodes(selection.selectionSet, fragments, seen);
     const fragment = fragments.get(selection.name.value);
     if (!fragment || seen.has(fragment.name.value)) return [];
     seen.add(fragment.name.value);
-    return rootFields(fragment.selectionSet, fragments, seen);
+    return rootFieldNodes(fragment.selectionSet, fragments, seen);
   });
 }
 
@@ -62,8 +62,12 @@ export function mutationCalls(ran: RanOperation, result: ExecutionResult | Async
   const executed = Symbol.asyncIterator in result ? undefined : (result as ExecutionResult);
   const data = executed ? (executed.data as Record<string, unknown> | null | undefined) : {};
   const variables = { ...ran.variableValues };
-  return rootFields(operation.selectionSet, fragments).flatMap((node) => {
+  // Two selections under one response key run once (GraphQL merges them).
+  const keys = new Set<string>();
+  return rootFieldNodes(operation.selectionSet, fragments).flatMap((node) => {
     const key = node.alias?.value ?? node.name.value;
+    if (keys.has(key)) return [];
+    keys.add(key);
     const error = executed?.errors?.find((e) => e.path?.[0] === key);
     const failed = error && (data == null || data[key] == null);
     if (!failed && (data == null || (executed && !(key in data)))) return [];

@@ -129,4 +129,6 @@ export const postgresPoolConnections = sampledGauge('postgres_pool_connections',
 
 export const postgresPoolWaiting = sampledGauge('postgres_pool_waiting', 'Statements waiting for a PostgreSQL pool connection, by pool', ['pool'] as const);
 
+export const auditQueueEntries = sampledGauge('audit_queue_entries', 'Audit log entries waiting to be written (the audit writer queue depth)', []);
+
 export const collectorConnections = sampledGauge('collector_control_connections', 'Collector control channels held by this process', []);

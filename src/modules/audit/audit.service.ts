@@ -73,6 +73,11 @@ export class AuditService {
     this.writer.start();
   }
 
+  /** Entries waiting to be written (the audit_queue_entries gauge). */
+  get pending(): number {
+    return this.writer.pending;
+  }
+
   /** Writes every entry recorded so far (tests; shutdown). */
   async flush(): Promise<void> {
     await Promise.all(this.recording);

@@ -70,6 +70,7 @@ async function serve(server: Server, config: Config, logger: Logger, options: Bu
   await services.automationRunner.start();
   await services.detection.start();
   services.purge.start();
+  services.audit.start();
   await services.tenantDeletions.start();
 
   const envelope = new GraphqlEnvelope({ prisma: db.prisma, services, trustedProxies: config.trustedProxies, logger });
@@ -109,6 +110,8 @@ async function serve(server: Server, config: Config, logger: Logger, options: Bu
       await services.ingest.close();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      // Every request has ended: what the audit writer still holds is written before the pool closes.
+      await services.audit.stop();
       await db.close();
       services.explore.dataset.stop();
       if (!options.flowEngine) await flows.close();

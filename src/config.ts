@@ -135,6 +135,8 @@ const schema = z.object({
   METRICS_HOST: z.string().trim().min(1).optional(),
   // How often the per-node ingest summary line is written (src/modules/ingest/ingest.activity.ts).
   INGEST_LOG_INTERVAL_SECONDS: z.coerce.number().int().min(1).max(3600).default(60),
+  // Audit log entries older than this are removed by the purge job (docs/audit.md).
+  AUDIT_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(365),
 });
 
 export interface Config {
@@ -178,6 +180,8 @@ export interface Config {
   /** /metrics: the bearer token it requires, and the port (on metricsHost) it is served on instead of PORT. */
   metrics: { token: string | undefined; port: number | undefined; host: string };
   ingestLogIntervalSeconds: number;
+  /** Audit log entries older than this are removed by the purge job. */
+  auditRetentionDays: number;
 }
 
 export interface ClickHouseServer {
@@ -245,6 +249,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ingestWorkers: e.INGEST_WORKERS,
     metrics: { token: e.METRICS_TOKEN, port: e.METRICS_PORT, host: e.METRICS_HOST ?? e.HOST },
     ingestLogIntervalSeconds: e.INGEST_LOG_INTERVAL_SECONDS,
+    auditRetentionDays: e.AUDIT_RETENTION_DAYS,
   };
 }
 

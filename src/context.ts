@@ -14,6 +14,8 @@ export interface Context {
   loaders: Loaders;
   /** Where the request came from, for the rate limits of the anonymous endpoints. */
   origin: RequestOrigin;
+  /** The request's User-Agent (cut to 500 characters), for the audit log. */
+  userAgent: string | null;
 }
 
 /**
@@ -32,6 +34,14 @@ export class RequestAuth {
   session(): Promise<Session | undefined> {
     this.resolved ??= this.authenticate(this.authorization);
     return this.resolved;
+  }
+
+  /**
+   * The caller when an operation of this request already asked for it and it was valid; never
+   * authenticates by itself, so recording a public operation costs no token check (the audit log).
+   */
+  async known(): Promise<Session | undefined> {
+    return this.resolved?.catch(() => undefined);
   }
 
   async requireSession(): Promise<Session> {

@@ -60,6 +60,9 @@ import { tenantScopeLoader } from './tenancy/tenant-scope.js';
 import { TenancyService } from './tenancy/tenancy.service.js';
 import { TenantService } from './tenancy/tenants.service.js';
 import { TenantStore } from './tenancy/tenants.store.js';
+import { AuditService } from './modules/audit/audit.service.js';
+import { AuditStore } from './modules/audit/audit.store.js';
+import { AuditWriter } from './modules/audit/audit-writer.js';
 
 export interface Services {
   links: PublicLinks;
@@ -92,8 +95,10 @@ export interface Services {
   sso: SsoService;
   /** Its schedule is started and stopped by the server (buildApp), not by the admin CLI. */
   detection: DetectionService;
-  /** Deletes expired device authorizations and ended rate-limit windows; started by the server (buildApp). */
+  /** Deletes expired device authorizations, ended rate-limit windows and audit entries past retention; started by the server (buildApp). */
   purge: PeriodicJob;
+  /** The audit log; its batching writer is started and stopped by the server (buildApp). */
+  audit: AuditService;
 }
 
 /** How often a server looks for tenant deletions nobody woke it for, and polls one in progress (docs/architecture.md). */
@@ -161,6 +166,14 @@ export async function createServices(config: Config, db: Database, flows: FlowEn
   const networks = new OwnNetworkService(new OwnNetworkStore(prisma));
   const sso = new SsoService(new SsoStore(prisma), secretsKey, links, tenantIsLive, config.ssoAllowPrivateIssuers);
   const search = new SearchService(flows, logger);
+  const auditStore = new AuditStore(prisma, db.pool);
+  const audit = new AuditService(
+    auditStore,
+    new AuditWriter((entries) => auditStore.insert(entries), logger),
+    (id) => auth.tenantOfClient(id),
+    config.auditRetentionDays,
+    logger,
+  );
   const automationRunner = new AutomationRunner(automationStore, automationActions, events, pubsub, logger, {
     retryBaseMs: config.automationRetryBaseMs,
   });
@@ -181,7 +194,9 @@ export async function createServices(config: Config, db: Database, flows: FlowEn
         const counters = await rateLimits.purge();
         const devices = await deviceAuth.purgeExpired();
         const ssoSignIns = await sso.purgeExpired();
-        if (counters || devices || ssoSignIns) logger.info('purge.done', { rateLimitCounters: counters, deviceAuthorizations: devices, ssoSignIns });
+        const auditEntries = await audit.purge();
+        if (counters || devices || ssoSignIns || auditEntries)
+          logger.info('purge.done', { rateLimitCounters: counters, deviceAuthorizations: devices, ssoSignIns, auditEntries });
       },
       logger,
     ),
@@ -212,6 +227,7 @@ export async function createServices(config: Config, db: Database, flows: FlowEn
     automation,
     automationRunner,
     sso,
+    audit,
     investigations: new InvestigationService(new InvestigationStore(prisma), search),
     detection: createDetectionService(
       db,

@@ -227,6 +227,13 @@ export const actions = {
     description: "Set or remove a tenant's single sign-on provider and its role rules",
     fields: ['Mutation.saveSsoConnection', 'Mutation.deleteSsoConnection'],
   },
+  'audit.read': {
+    scope: Scopes.nodeApi,
+    role: 'admin',
+    tenant: 'tree',
+    description: 'Read the audit log of a tenant of the tree: who did what, when, from where (docs/audit.md)',
+    fields: ['Query.auditLog'],
+  },
 } as const satisfies Record<string, ActionRule>;
 
 export type Action = keyof typeof actions;

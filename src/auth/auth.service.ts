@@ -44,6 +44,12 @@ export class AuthService {
     return this.tokens.issue({ customerId: client.customerId, clientId: client.id, scopes: client.scopes });
   }
 
+  /** The tenant of a client that exists (revoked or not), for filing a refused token request naming it. */
+  async tenantOfClient(clientId: string): Promise<string | undefined> {
+    if (clientId.length === 0 || clientId.length > 200) return undefined;
+    return (await this.clients.get(clientId))?.customerId;
+  }
+
   /** `undefined` when the request carries no credentials at all; a 401 when they are bad. */
   async authenticate(authorization: string | null | undefined): Promise<Session | undefined> {
     if (authorization === null || authorization === undefined || authorization.trim() === '') return undefined;

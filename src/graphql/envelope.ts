@@ -3,8 +3,9 @@
  * (subscriptions on `/graphql`) and rest-compat (`/rest`, `/search`). It owns what every door
  * must do alike: the request's context (`createRequestContext`), refusing text holding NUL
  * (nul-text.ts), the limits on documents from outside (request-bodies.ts, document-limits.ts),
- * what a caller sees of an error (error-codes.ts), the operation metric, and the compiled
- * operations rest-compat runs (compiled-operations.ts).
+ * what a caller sees of an error (error-codes.ts), the operation metric, the audit log of every
+ * mutation (audited-mutations.ts), and the compiled operations rest-compat runs
+ * (compiled-operations.ts).
  *
  * rest-compat's documents are our own (schema/operations): they pass no document limits, and the
  * values of a REST request are checked, NUL included, against the operation's variable types
@@ -18,6 +19,7 @@ import { clientAddress } from '../infra/client-address.js';
 import type { Prisma } from '../infra/database.js';
 import type { Logger } from '../infra/logger.js';
 import type { Services } from '../services.js';
+import { type RanOperation, auditedMutations, mutationCalls } from './audited-mutations.js';
 import { type RunOperation, compiledOperations } from './compiled-operations.js';
 import { limitDocuments, parseWithinLimits } from './document-limits.js';
 import { presentError } from './error-codes.js';
@@ -27,6 +29,9 @@ import { operationMetrics } from './operation-metrics.js';
 import { rawJsonResults } from './raw-json-results.js';
 import { limitRequestBodies } from './request-bodies.js';
 import { schema } from './schema.js';
+
+/** What an audit entry keeps of a User-Agent header. */
+const MAX_USER_AGENT = 500;
 
 /** graphql-js's rules, and no string literal holding NUL. */
 const validationRules = [...specifiedRules, noNulTextLiterals];
@@ -51,6 +56,7 @@ export class GraphqlEnvelope {
     return {
       requestId,
       origin: { address: clientAddress(req, trustedProxies) },
+      userAgent: req.headers['user-agent']?.slice(0, MAX_USER_AGENT) ?? null,
       prisma,
       services,
       auth: new RequestAuth(authorization, (header) => services.auth.authenticate(header)),
@@ -58,10 +64,25 @@ export class GraphqlEnvelope {
     };
   }
 
-  /** yoga: bodies, NUL, raw JSON pages, document limits and metrics, in this order. */
+  /** yoga: bodies, NUL, raw JSON pages, document limits, metrics and the audit log, in this order. */
   yogaPlugins() {
-    return [limitRequestBodies(), refuseNulText(), rawJsonResults(), limitDocuments(), operationMetrics()];
+    return [limitRequestBodies(), refuseNulText(), rawJsonResults(), limitDocuments(), operationMetrics(), auditedMutations(this.recordMutations)];
   }
+
+  /**
+   * Every door, once an operation has run: its mutation fields go to the audit log with the caller
+   * the operation resolved. Off the request path (the writer batches); a failure is only logged.
+   */
+  readonly recordMutations = (ran: RanOperation, result: ExecutionResult | AsyncIterable<unknown>): void => {
+    const calls = mutationCalls(ran, result);
+    if (calls.length === 0) return;
+    const context = ran.contextValue as Context;
+    void this.deps.services.audit.recordMutations(calls, context.auth.known(), {
+      requestId: context.requestId,
+      clientAddress: context.origin.address,
+      userAgent: context.userAgent,
+    });
+  };
 
   /** What a GraphQL caller (yoga, graphql-ws) sees of `error`: its code, or a masked bug that is logged. */
   readonly maskError = (error: unknown): GraphQLError => presentError(error, this.reportBug);
@@ -97,6 +118,10 @@ export class GraphqlEnvelope {
   }
 
   /** rest-compat: one of our operations, compiled once, for the caller `req` authorizes. */
-  readonly run = (document: DocumentNode, variables: Record<string, unknown>, req: IncomingMessage, requestId: string): Promise<ExecutionResult> =>
-    this.runCompiled(document, variables, this.createRequestContext(req.headers.authorization ?? null, requestId, req));
+  readonly run = async (document: DocumentNode, variables: Record<string, unknown>, req: IncomingMessage, requestId: string): Promise<ExecutionResult> => {
+    const contextValue = this.createRequestContext(req.headers.authorization ?? null, requestId, req);
+    const result = await this.runCompiled(document, variables, contextValue);
+    this.recordMutations({ document, variableValues: variables, contextValue }, result);
+    return result;
+  };
 }

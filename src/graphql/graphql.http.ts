@@ -45,7 +45,11 @@ export async function graphqlRoute(
     {
       schema: envelope.schema,
       onSubscribe: (ctx, _id, payload) => envelope.subscription(payload, authorizationOf(ctx.connectionParams), ctx.extra.request),
-      onOperation: async (_ctx, _id, _payload, args, result) => countOperation(args.document, args.operationName, 'ws', outcomeOf(await result)),
+      onOperation: async (_ctx, _id, _payload, args, result) => {
+        const settled = await result;
+        countOperation(args.document, args.operationName, 'ws', outcomeOf(settled));
+        envelope.recordMutations(args, settled);
+      },
       onConnect: async (ctx) => void (await socketSessions.opened(ctx.extra.socket, authorizationOf(ctx.connectionParams))),
       onNext: (_ctx, _id, _payload, args, result) => {
         envelope.nextEvent(args.contextValue as Context);

@@ -15,6 +15,7 @@ import '../modules/networks/networks.schema.js';
 import '../modules/sso/sso.schema.js';
 import '../modules/search/search.schema.js';
 import '../modules/investigations/investigations.schema.js';
+import '../modules/audit/audit.schema.js';
 
 export const schema = builder.toSchema();
 

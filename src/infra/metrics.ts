@@ -84,6 +84,19 @@ export const automationDeliveries = new Counter({
   registers,
 });
 
+export const auditEntriesWritten = new Counter({
+  name: 'audit_entries_written_total',
+  help: 'Audit log entries written to PostgreSQL (docs/audit.md)',
+  registers,
+});
+
+export const auditEntriesDropped = new Counter({
+  name: 'audit_entries_dropped_total',
+  help: 'Audit log entries lost, by reason: queue_full (the writer fell behind) or write_failed (the batch insert failed)',
+  labelNames: ['reason'] as const,
+  registers,
+});
+
 type Sample<L extends string> = (set: (labels: Partial<Record<L, string>>, value: number) => void) => void;
 
 /** A gauge read at scrape time from every source watching it; `watch` returns the unwatch. */
@@ -115,5 +128,7 @@ export const postgresPoolConnections = sampledGauge('postgres_pool_connections',
 ] as const);
 
 export const postgresPoolWaiting = sampledGauge('postgres_pool_waiting', 'Statements waiting for a PostgreSQL pool connection, by pool', ['pool'] as const);
+
+export const auditQueueEntries = sampledGauge('audit_queue_entries', 'Audit log entries waiting to be written (the audit writer queue depth)', []);
 
 export const collectorConnections = sampledGauge('collector_control_connections', 'Collector control channels held by this process', []);

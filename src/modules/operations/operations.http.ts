@@ -9,7 +9,7 @@ import { type HttpRoute, READ_METHODS } from '../../http/routes.js';
 import type { Database } from '../../infra/database.js';
 import { listen, listeningUrl } from '../../infra/listen.js';
 import type { Logger } from '../../infra/logger.js';
-import { collectorConnections, ingestQueueFlows, postgresPoolConnections, postgresPoolWaiting, registry } from '../../infra/metrics.js';
+import { auditQueueEntries, collectorConnections, ingestQueueFlows, postgresPoolConnections, postgresPoolWaiting, registry } from '../../infra/metrics.js';
 import type { Services } from '../../services.js';
 import { Readiness } from './readiness.js';
 
@@ -124,6 +124,7 @@ function watchApp(db: Database, services: Services): () => void {
   ] as const;
   const unwatches = [
     ingestQueueFlows.watch((set) => set({}, services.ingest.queueDepth)),
+    auditQueueEntries.watch((set) => set({}, services.audit.pending)),
     collectorConnections.watch((set) => set({}, services.control.heldCount)),
     postgresPoolConnections.watch((set) => {
       for (const [pool, { totalCount, idleCount }] of pools) {

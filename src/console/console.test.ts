@@ -41,7 +41,8 @@ describe('console files', () => {
     ['an unknown file', 'GET', '/console/nope.js', 404],
     ['a traversal attempt', 'GET', '/console/../package.json', 404],
     ['an encoded traversal attempt', 'GET', '/console/%2e%2e/package.json', 404],
-    ['the bare prefix', 'GET', '/console', 404],
+    ['an unknown app asset', 'GET', '/console/assets/index-nope.js', 404],
+    ['a POST to the app', 'POST', '/console', 405],
     ['a POST', 'POST', '/console/device', 405],
   ])('answers %s with %s', async (_name, method, path, status) => {
     const res = await fetch(t.url + path, { method });

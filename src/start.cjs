@@ -21,7 +21,6 @@ const { resolve } = require('node:path');
 const { pathToFileURL } = require('node:url');
 const { memoryReuseEnvironment } = require('./memory-reuse.cjs');
 const { relaunch, stopWithLauncher } = require('./relaunch.cjs');
-const { consoleBuildNeeded } = require('./console/console-build.cjs');
 
 /**
  * `--no-memory-reducer`: once allocation slows, V8's memory reducer compacts the whole heap to give
@@ -84,7 +83,7 @@ function newestSourceMs(dir) {
  * failed build is said and the service starts anyway (/console then answers 503 saying so).
  */
 function buildConsoleWhenNeeded() {
-  const needed = consoleBuildNeeded();
+  const needed = require('./console/console-build.cjs').consoleBuildNeeded();
   if (!needed) return;
   console.error(`npm start: the console build is ${needed}; building it (tools/build-console.ts)`);
   const build = spawnSync(process.execPath, ['--import', 'tsx', resolve(__dirname, '../tools/build-console.ts')], { stdio: 'inherit' });

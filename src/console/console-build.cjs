@@ -22,10 +22,10 @@ function newestMs(path) {
 }
 
 /** 'missing', 'stale' or undefined (current). Without the sources (a compiled build) only 'missing' can be said. */
-function consoleBuildNeeded() {
-  const index = join(BUILD_DIR, 'index.html');
+function consoleBuildNeeded(buildDir = BUILD_DIR, sources = SOURCES) {
+  const index = join(buildDir, 'index.html');
   if (!existsSync(index)) return 'missing';
-  return Math.max(...SOURCES.map(newestMs)) > statSync(index).mtimeMs ? 'stale' : undefined;
+  return Math.max(...sources.map(newestMs)) > statSync(index).mtimeMs ? 'stale' : undefined;
 }
 
 module.exports = { BUILD_DIR, consoleBuildNeeded };

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestApp, startTestApp } from '../../test/kit/app.js';
+import { httpRequestDuration } from '../infra/metrics.js';
 
 describe('console files', () => {
   let t: TestApp;
@@ -47,5 +48,12 @@ describe('console files', () => {
   ])('answers %s with %s', async (_name, method, path, status) => {
     const res = await fetch(t.url + path, { method });
     expect(res.status).toBe(status);
+  });
+
+  it("counts the app's pages under one route label, not one per path a person opens", async () => {
+    for (const id of ['inv_a1', 'inv_b2']) expect((await fetch(`${t.url}/console/investigations/${id}`)).status).toBe(200);
+    const routes = new Set((await httpRequestDuration.get()).values.map((v) => v.labels.route));
+    expect(routes).toContain('/console/*');
+    expect([...routes].filter((r) => String(r).includes('inv_'))).toEqual([]);
   });
 });

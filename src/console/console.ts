@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { HttpRoute } from '../http/routes.js';
+import { labelRoute } from '../infra/http-metrics.js';
 import { IMMUTABLE, REVALIDATE, type StaticFile, sendStaticFile, staticFile } from '../http/static-files.js';
 
 /**
@@ -76,9 +77,12 @@ function serveConsole(req: IncomingMessage, res: ServerResponse, url: URL): void
   const device = deviceFiles.get(url.pathname);
   if (device) return sendStaticFile(req, res, device, securityHeaders);
   const build = loadAppBuild();
-  const file = isAppPage(url.pathname) ? build?.index : build?.assets.get(url.pathname);
+  const page = isAppPage(url.pathname);
+  // The app's paths are the person's (an investigation's id...): one metrics label for all of them.
+  labelRoute(req, page ? '/console/*' : '/console/assets/*');
+  const file = page ? build?.index : build?.assets.get(url.pathname);
   if (file) return sendStaticFile(req, res, file, securityHeaders);
-  if (!build && isAppPage(url.pathname)) {
+  if (!build && page) {
     return plain(res, 503, 'The console is not built: run npm run build, or npm start, which builds it when it is missing.');
   }
   plain(res, 404, 'Not found');

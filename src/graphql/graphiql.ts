@@ -8,6 +8,7 @@
 import { readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { HttpRoute } from '../http/routes.js';
+import { labelRoute } from '../infra/http-metrics.js';
 import { IMMUTABLE, REVALIDATE, type StaticFile, contentHash, sendStaticFile, staticFile } from '../http/static-files.js';
 
 export const GRAPHIQL_ASSETS = '/graphql/graphiql/';
@@ -121,6 +122,7 @@ export const graphiqlAssetsRoute: HttpRoute = {
   paths: [`${GRAPHIQL_ASSETS}*`],
   methods: ['GET', 'HEAD'],
   async serve(req, res, url) {
+    labelRoute(req, `${GRAPHIQL_ASSETS}*`);
     const file = (await files()).assets.get(url.pathname);
     if (file) return sendStaticFile(req, res, file, PAGE_HEADERS);
     res.writeHead(404, { ...PAGE_HEADERS, 'content-type': 'text/plain; charset=utf-8' });

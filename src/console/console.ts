@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { HttpRoute } from '../http/routes.js';
 import { labelRoute } from '../infra/http-metrics.js';
-import { IMMUTABLE, REVALIDATE, type StaticFile, sendStaticFile, staticFile } from '../http/static-files.js';
+import { IMMUTABLE, REVALIDATE, type StaticFile, sendStaticFile, sendText, staticFile } from '../http/static-files.js';
 
 /**
  * Everything under /console: the console app (src/console/app, built by tools/build-console.ts
@@ -20,12 +20,14 @@ const JS = 'text/javascript; charset=utf-8';
 const CSS = 'text/css; charset=utf-8';
 
 const deviceFiles = new Map<string, StaticFile>(
-  Object.entries({
-    '/console/device': ['device.html', HTML],
-    '/console/device.js': ['device.js', JS],
-    '/console/graphql-ws.js': ['graphql-ws.js', JS],
-    '/console/console.css': ['console.css', CSS],
-  }).map(([path, [file, type]]) => [path, staticFile(readFileSync(new URL(file!, import.meta.url)), type!, REVALIDATE)]),
+  await Promise.all(
+    Object.entries({
+      '/console/device': ['device.html', HTML],
+      '/console/device.js': ['device.js', JS],
+      '/console/graphql-ws.js': ['graphql-ws.js', JS],
+      '/console/console.css': ['console.css', CSS],
+    }).map(async ([path, [file, type]]) => [path, await staticFile(readFileSync(new URL(file!, import.meta.url)), type!, REVALIDATE)] as const),
+  ),
 );
 
 const TYPES: Record<string, string> = { '.js': JS, '.css': CSS, '.svg': 'image/svg+xml', '.png': 'image/png', '.woff2': 'font/woff2' };
@@ -35,19 +37,28 @@ interface AppBuild {
   assets: Map<string, StaticFile>;
 }
 
-let appBuild: AppBuild | undefined;
+let appBuild: Promise<AppBuild> | undefined;
 
-/** The built app, read on its first request; undefined (asked again next time) while there is no build. */
-function loadAppBuild(): AppBuild | undefined {
-  if (appBuild || !existsSync(join(BUILD_DIR, 'index.html'))) return appBuild;
-  const assetsDir = join(BUILD_DIR, 'assets');
-  const assets = new Map<string, StaticFile>();
-  for (const name of existsSync(assetsDir) ? readdirSync(assetsDir) : []) {
-    const type = TYPES[name.slice(name.lastIndexOf('.'))];
-    if (type) assets.set(`/console/assets/${name}`, staticFile(readFileSync(join(assetsDir, name)), type, IMMUTABLE));
+/** The built app, read on its first request; undefined (asked again next time) while there is none or it cannot be read. */
+async function loadAppBuild(): Promise<AppBuild | undefined> {
+  if (!appBuild && existsSync(join(BUILD_DIR, 'index.html'))) {
+    appBuild = readAppBuild().catch((error: unknown) => {
+      appBuild = undefined;
+      throw error;
+    });
   }
-  appBuild = { index: staticFile(readFileSync(join(BUILD_DIR, 'index.html')), HTML, REVALIDATE), assets };
-  return appBuild;
+  return appBuild?.catch(() => undefined);
+}
+
+async function readAppBuild(): Promise<AppBuild> {
+  const assetsDir = join(BUILD_DIR, 'assets');
+  const names = existsSync(assetsDir) ? readdirSync(assetsDir) : [];
+  const assets = new Map<string, StaticFile>();
+  for (const name of names) {
+    const type = TYPES[name.slice(name.lastIndexOf('.'))];
+    if (type) assets.set(`/console/assets/${name}`, await staticFile(readFileSync(join(assetsDir, name)), type, IMMUTABLE));
+  }
+  return { index: await staticFile(readFileSync(join(BUILD_DIR, 'index.html')), HTML, REVALIDATE), assets };
 }
 
 /**
@@ -72,23 +83,23 @@ const isAppPage = (pathname: string) => !/\.[^/]*$/.test(pathname);
 /** Every path under /console: its file, 304 when unchanged, 404 or 405 otherwise; 503 while the app is not built. */
 export const consoleRoute: HttpRoute = { paths: ['/console', '/console/*'], serve: serveConsole };
 
-function serveConsole(req: IncomingMessage, res: ServerResponse, url: URL): void {
-  if (req.method !== 'GET' && req.method !== 'HEAD') return plain(res, 405, 'Method not allowed', { allow: 'GET, HEAD' });
+async function serveConsole(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+  if (req.method !== 'GET' && req.method !== 'HEAD') return sendText(res, 405, 'Method not allowed', { ...securityHeaders, allow: 'GET, HEAD' });
   const device = deviceFiles.get(url.pathname);
   if (device) return sendStaticFile(req, res, device, securityHeaders);
-  const build = loadAppBuild();
+  const build = await loadAppBuild();
   const page = isAppPage(url.pathname);
   // The app's paths are the person's (an investigation's id...): one metrics label for all of them.
   labelRoute(req, page ? '/console/*' : '/console/assets/*');
   const file = page ? build?.index : build?.assets.get(url.pathname);
   if (file) return sendStaticFile(req, res, file, securityHeaders);
   if (!build && page) {
-    return plain(res, 503, 'The console is not built: run npm run build, or npm start, which builds it when it is missing.');
+    return sendText(
+      res,
+      503,
+      'The console is not built (or its build cannot be read): run npm run build, or npm start, which builds it when it is missing.',
+      securityHeaders,
+    );
   }
-  plain(res, 404, 'Not found');
-}
-
-function plain(res: ServerResponse, status: number, text: string, extra: Record<string, string> = {}): void {
-  res.writeHead(status, { ...securityHeaders, 'content-type': 'text/plain; charset=utf-8', 'content-length': Buffer.byteLength(text), ...extra });
-  res.end(text);
+  sendText(res, 404, 'Not found', securityHeaders);
 }

@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { HttpRoute } from '../http/routes.js';
 import { labelRoute } from '../infra/http-metrics.js';
-import { IMMUTABLE, REVALIDATE, type StaticFile, contentHash, sendStaticFile, staticFile } from '../http/static-files.js';
+import { IMMUTABLE, REVALIDATE, type StaticFile, contentHash, sendStaticFile, sendText, staticFile } from '../http/static-files.js';
 
 export const GRAPHIQL_ASSETS = '/graphql/graphiql/';
 
@@ -58,9 +58,10 @@ let built: Promise<GraphiqlFiles> | undefined;
 async function buildFiles(): Promise<GraphiqlFiles> {
   const bundle = await import('@graphql-yoga/render-graphiql/graphiql');
   const assets = new Map<string, StaticFile>();
+  const gzipping: Promise<unknown>[] = [];
   const add = (name: string, ext: string, body: Buffer | string, type: string) => {
     const path = `${GRAPHIQL_ASSETS}${name}.${contentHash(body)}.${ext}`;
-    assets.set(path, staticFile(body, type, IMMUTABLE));
+    gzipping.push(staticFile(body, type, IMMUTABLE).then((file) => assets.set(path, file)));
     return path;
   };
   const start = readFileSync(new URL('graphiql-start.js', import.meta.url), 'utf8');
@@ -100,13 +101,21 @@ async function buildFiles(): Promise<GraphiqlFiles> {
   </body>
 </html>
 `;
-  return { page: staticFile(page, 'text/html; charset=utf-8', REVALIDATE), assets };
+  await Promise.all(gzipping);
+  return { page: await staticFile(page, 'text/html; charset=utf-8', REVALIDATE), assets };
 }
 
 /** The bytes of a base64 `data:` URL (the bundle's favicon). */
 const dataUrlBytes = (url: string) => Buffer.from(url.slice(url.indexOf(',') + 1), 'base64');
 
-const files = () => (built ??= buildFiles());
+/** Built once; a failure is answered (503) and tried again on the next request. */
+const files = () =>
+  (built ??= buildFiles().catch((error: unknown) => {
+    built = undefined;
+    throw error;
+  }));
+
+const unavailable = (res: ServerResponse, error: unknown) => sendText(res, 503, `GraphiQL could not be loaded: ${(error as Error).message}`, PAGE_HEADERS);
 
 /** A browser asking for /graphql: a GET (or HEAD) that takes HTML, as yoga itself tells GraphiQL requests. */
 export function wantsGraphiql(req: IncomingMessage): boolean {
@@ -114,7 +123,10 @@ export function wantsGraphiql(req: IncomingMessage): boolean {
 }
 
 export async function serveGraphiqlPage(req: IncomingMessage, res: ServerResponse): Promise<void> {
-  sendStaticFile(req, res, (await files()).page, PAGE_HEADERS);
+  await files().then(
+    ({ page }) => sendStaticFile(req, res, page, PAGE_HEADERS),
+    (error: unknown) => unavailable(res, error),
+  );
 }
 
 /** GET /graphql/graphiql/<name>.<hash>.<ext>: the page's scripts, workers, style sheet and icon. */
@@ -123,9 +135,10 @@ export const graphiqlAssetsRoute: HttpRoute = {
   methods: ['GET', 'HEAD'],
   async serve(req, res, url) {
     labelRoute(req, `${GRAPHIQL_ASSETS}*`);
-    const file = (await files()).assets.get(url.pathname);
+    const graphiql = await files().catch((error: unknown) => unavailable(res, error));
+    if (!graphiql) return;
+    const file = graphiql.assets.get(url.pathname);
     if (file) return sendStaticFile(req, res, file, PAGE_HEADERS);
-    res.writeHead(404, { ...PAGE_HEADERS, 'content-type': 'text/plain; charset=utf-8' });
-    res.end('Not found');
+    sendText(res, 404, 'Not found', PAGE_HEADERS);
   },
 };

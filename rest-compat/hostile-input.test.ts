@@ -97,7 +97,7 @@ const RAW_BODIES = ['{"a":', '[]', '"x"', '42', 'null', '['.repeat(100_000), '{"
 function fieldsOf(route: Route | ServedRoute): { body: string[]; query: string[] } {
   if (!('variables' in route)) return { body: [], query: [] };
   const read = readInputs(route);
-  return { body: read.wholeBody ? [...(route.bodyKeys ?? [])] : read.body, query: read.query };
+  return { body: read.wholeBody ? Object.keys(route.bodySchema?.properties ?? {}) : read.body, query: read.query };
 }
 
 /** A 4xx in one of the documented shapes: flat `{error, message?}` or the search's nested envelope. */

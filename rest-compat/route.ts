@@ -2,6 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import type { Scope } from '../src/auth/scopes.js';
 import type { DomainError } from '../src/errors.js';
+import type { BodySchema } from '../src/modules/search/search.wire.js';
 import type { Services } from '../src/services.js';
 
 /** A REST request as a route sees it: path parameters, query string, parsed body, headers. */
@@ -37,8 +38,8 @@ export interface Route<TData = any, TVars = any> {
   errors?: 'flat' | 'nested';
   /** The body may also come form-encoded (the token endpoint, api-spec.md section 4); elsewhere it is JSON whatever its content type. */
   form?: true;
-  /** The body keys a path takes when its operation receives the whole body as one JSON value (search). */
-  bodyKeys?: readonly string[];
+  /** The body a path takes when its operation receives the whole body as one JSON value (search): the schema its service reads it by. */
+  bodySchema?: BodySchema;
   /** Headers an error answer carries for this request (the token endpoint's `WWW-Authenticate`). */
   errorHeaders?: (req: RestRequest, error: DomainError) => Record<string, string> | undefined;
 }

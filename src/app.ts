@@ -77,7 +77,7 @@ async function serve(server: Server, config: Config, logger: Logger, options: Bu
   const operations = await startOperationsEndpoints(config, { db, flows, services, logger });
   const graphql = await graphqlRoute(envelope, { db, services, logger });
   const table = routeTable([
-    graphql.route,
+    ...graphql.routes,
     restCompatRoute(envelope, services, logger),
     consoleRoute,
     ingestRoute(services, logger),

@@ -15,6 +15,7 @@
 'use strict';
 process.env.UV_THREADPOOL_SIZE ??= '16';
 
+const { spawnSync } = require('node:child_process');
 const { existsSync, readdirSync, statSync } = require('node:fs');
 const { resolve } = require('node:path');
 const { pathToFileURL } = require('node:url');
@@ -40,6 +41,7 @@ else {
     console.error('npm start: no build (dist/) and no generated sources (src/generated/): run npm ci, or npm run build before npm ci --omit=dev');
     process.exit(1);
   }
+  if (entry === resolve(__dirname, 'main.ts')) buildConsoleWhenNeeded();
   start(entry).catch((error) => {
     console.error(error);
     process.exit(1);
@@ -73,6 +75,19 @@ function newestSourceMs(dir) {
     else if (entry.isFile() && entry.name.endsWith('.ts')) newest = Math.max(newest, statSync(path).mtimeMs);
   }
   return newest;
+}
+
+/**
+ * Running from source: the console app is built first when its build is missing or older than its
+ * sources (src/console/console-build.cjs), so a clone's `npm start` serves a current /console. A
+ * failed build is said and the service starts anyway (/console then answers 503 saying so).
+ */
+function buildConsoleWhenNeeded() {
+  const needed = require('./console/console-build.cjs').consoleBuildNeeded();
+  if (!needed) return;
+  console.error(`npm start: the console build is ${needed}; building it (tools/build-console.ts)`);
+  const build = spawnSync(process.execPath, ['--import', 'tsx', resolve(__dirname, '../tools/build-console.ts')], { stdio: 'inherit' });
+  if (build.status !== 0) console.error('npm start: the console did not build; the service starts without it');
 }
 
 /** JavaScript is imported as it is; TypeScript through tsx, registered first. */

@@ -2,8 +2,9 @@
  * `npm run build`: the service and the admin CLI compiled to dist/ (tsconfig.build.json), with
  * the files they read at run time copied beside the code that reads them, so that after
  * `npm ci --omit=dev` they run with neither TypeScript nor the dev dependencies (README,
- * Production). dist/ is laid out like the repository (dist/src, dist/rest-compat, dist/prisma):
- * every path a module computes from its own location finds the same file.
+ * Production). dist/ is laid out like the repository (dist/src, dist/rest-compat, dist/prisma,
+ * dist/build/console: the console app built by Vite): every path a module computes from its own
+ * location finds the same file.
  *
  *   npx tsx tools/build.ts [--out-dir DIR]     (default dist/)
  */
@@ -13,6 +14,7 @@ import { createRequire } from 'node:module';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { buildConsole } from './build-console.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 /** Written last: a directory holding it is a whole build, and may be replaced by the next. */
@@ -21,6 +23,8 @@ const BUILD_INFO = 'build-info.json';
 const SOURCE_DIRS = ['src', 'rest-compat'];
 /** Compiled by tsc, or (the launchers) run from src/ itself: not copied. */
 const CODE = /\.(ts|cjs)$/;
+/** The console app's sources: built by Vite into build/console instead (tools/build-console.ts). */
+const CONSOLE_APP = join('src', 'console', 'app');
 
 function fail(message: string): never {
   console.error(`build: ${message}`);
@@ -48,7 +52,7 @@ function compile(outDir: string): void {
 }
 
 function copyAssets(outDir: string): string[] {
-  const assets = SOURCE_DIRS.flatMap(filesUnder).filter((file) => !CODE.test(file));
+  const assets = SOURCE_DIRS.flatMap(filesUnder).filter((file) => !CODE.test(file) && !file.startsWith(CONSOLE_APP));
   for (const file of assets) cpSync(join(root, file), join(outDir, file));
   // The SQL migrations, applied at start (src/infra/migrate.ts).
   cpSync(join(root, 'prisma/migrations'), join(outDir, 'prisma/migrations'), { recursive: true });
@@ -65,5 +69,7 @@ const started = Date.now();
 clear(outDir);
 compile(outDir);
 const assets = copyAssets(outDir);
+// Where src/console/console-build.cjs, compiled to dist/src/console, looks for it.
+await buildConsole(join(outDir, 'build/console'));
 writeFileSync(join(outDir, BUILD_INFO), `${JSON.stringify({ builtAt: new Date().toISOString(), assets }, null, 2)}\n`);
 console.log(`build: ${relative(process.cwd(), outDir) || '.'} in ${((Date.now() - started) / 1000).toFixed(1)} s`);

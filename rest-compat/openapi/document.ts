@@ -170,12 +170,7 @@ function requestBodyOf(route: Route, read: ReturnType<typeof readInputs>, inputs
   let schema: JsonSchema;
   if (read.wholeBody) {
     // The operation's one variable is the body (search): its argument describes it.
-    schema = {
-      type: 'object',
-      ...describedBy([...inputs.values()][0]),
-      properties: Object.fromEntries((route.bodyKeys ?? []).map((k) => [k, {}])),
-      additionalProperties: false,
-    };
+    schema = { ...(route.bodySchema ?? { type: 'object' }), ...describedBy([...inputs.values()][0]) };
   } else if (read.body.length) {
     schema = {
       type: 'object',

@@ -1,6 +1,6 @@
 import { Scopes } from '../../src/auth/scopes.js';
 import { SearchAggregateDocument, SearchRecordsDocument } from '../../src/generated/operations.js';
-import { RECORDS_KEYS, TERMS_KEYS } from '../../src/modules/search/search.wire.js';
+import { RECORDS_BODY, TERMS_BODY } from '../../src/modules/search/search.wire.js';
 import { defineRoute, type Route } from '../route.js';
 
 /** Flow search (api-spec.md Search, wire.md 5 and 7): nested errors, 200 only (wire.md 1.5). */
@@ -11,7 +11,7 @@ export const searchRoutes: Route[] = [
     access: Scopes.searchApi,
     operation: SearchRecordsDocument,
     variables: ({ body }) => ({ body }),
-    bodyKeys: RECORDS_KEYS,
+    bodySchema: RECORDS_BODY.schema,
     render: ({ records }) => records,
     errors: 'nested',
   }),
@@ -21,7 +21,7 @@ export const searchRoutes: Route[] = [
     access: Scopes.searchApi,
     operation: SearchAggregateDocument,
     variables: ({ body }) => ({ body }),
-    bodyKeys: TERMS_KEYS,
+    bodySchema: TERMS_BODY.schema,
     render: ({ terms }) => terms,
     errors: 'nested',
   }),

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestApp, startTestApp } from '../../test/kit/app.js';
+import { httpRequestDuration } from '../infra/metrics.js';
 
 describe('console files', () => {
   let t: TestApp;
@@ -41,10 +42,18 @@ describe('console files', () => {
     ['an unknown file', 'GET', '/console/nope.js', 404],
     ['a traversal attempt', 'GET', '/console/../package.json', 404],
     ['an encoded traversal attempt', 'GET', '/console/%2e%2e/package.json', 404],
-    ['the bare prefix', 'GET', '/console', 404],
+    ['an unknown app asset', 'GET', '/console/assets/index-nope.js', 404],
+    ['a POST to the app', 'POST', '/console', 405],
     ['a POST', 'POST', '/console/device', 405],
   ])('answers %s with %s', async (_name, method, path, status) => {
     const res = await fetch(t.url + path, { method });
     expect(res.status).toBe(status);
+  });
+
+  it("counts the app's pages under one route label, not one per path a person opens", async () => {
+    for (const id of ['inv_a1', 'inv_b2']) expect((await fetch(`${t.url}/console/investigations/${id}`)).status).toBe(200);
+    const routes = new Set((await httpRequestDuration.get()).values.map((v) => v.labels.route));
+    expect(routes).toContain('/console/*');
+    expect([...routes].filter((r) => String(r).includes('inv_'))).toEqual([]);
   });
 });

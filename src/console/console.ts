@@ -1,40 +1,74 @@
-import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { HttpRoute } from '../http/routes.js';
+import { labelRoute } from '../infra/http-metrics.js';
+import { IMMUTABLE, REVALIDATE, type StaticFile, sendStaticFile, sendText, staticFile } from '../http/static-files.js';
 
 /**
- * The operator console pages this service serves itself: plain files, no build step. Each
- * path maps to one file read once at start; nothing is looked up from the request path.
+ * Everything under /console: the console app (src/console/app, built by tools/build-console.ts
+ * into build/console/) and the device approval page (plain files beside this one). The app's
+ * assets have content-hashed names and are cached for a year; every page is revalidated on each
+ * load. Each path maps to a file read once; nothing is looked up from the request path.
  */
-const files: Record<string, { file: string; type: string }> = {
-  '/console/device': { file: 'device.html', type: 'text/html; charset=utf-8' },
-  '/console/device.js': { file: 'device.js', type: 'text/javascript; charset=utf-8' },
-  '/console/graphql-ws.js': { file: 'graphql-ws.js', type: 'text/javascript; charset=utf-8' },
-  '/console/console.css': { file: 'console.css', type: 'text/css; charset=utf-8' },
-};
+/** build/console/ in the repository, dist/build/console/ beside a compiled build: where console-build.cjs says. */
+const BUILD_DIR = fileURLToPath(new URL('../../build/console', import.meta.url));
 
-interface Asset {
-  body: Buffer;
-  type: string;
-  etag: string;
-}
+const HTML = 'text/html; charset=utf-8';
+const JS = 'text/javascript; charset=utf-8';
+const CSS = 'text/css; charset=utf-8';
 
-const assets = new Map<string, Asset>(
-  Object.entries(files).map(([path, { file, type }]) => {
-    const body = readFileSync(new URL(file, import.meta.url));
-    const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`;
-    return [path, { body, type, etag }];
-  }),
+const deviceFiles = new Map<string, StaticFile>(
+  await Promise.all(
+    Object.entries({
+      '/console/device': ['device.html', HTML],
+      '/console/device.js': ['device.js', JS],
+      '/console/graphql-ws.js': ['graphql-ws.js', JS],
+      '/console/console.css': ['console.css', CSS],
+    }).map(async ([path, [file, type]]) => [path, await staticFile(readFileSync(new URL(file!, import.meta.url)), type!, REVALIDATE)] as const),
+  ),
 );
 
+const TYPES: Record<string, string> = { '.js': JS, '.css': CSS, '.svg': 'image/svg+xml', '.png': 'image/png', '.woff2': 'font/woff2' };
+
+interface AppBuild {
+  index: StaticFile;
+  assets: Map<string, StaticFile>;
+}
+
+let appBuild: Promise<AppBuild> | undefined;
+
+/** The built app, read on its first request; undefined (asked again next time) while there is none or it cannot be read. */
+async function loadAppBuild(): Promise<AppBuild | undefined> {
+  if (!appBuild && existsSync(join(BUILD_DIR, 'index.html'))) {
+    appBuild = readAppBuild().catch((error: unknown) => {
+      appBuild = undefined;
+      throw error;
+    });
+  }
+  return appBuild?.catch(() => undefined);
+}
+
+async function readAppBuild(): Promise<AppBuild> {
+  const assetsDir = join(BUILD_DIR, 'assets');
+  const names = existsSync(assetsDir) ? readdirSync(assetsDir) : [];
+  const assets = new Map<string, StaticFile>();
+  for (const name of names) {
+    const type = TYPES[name.slice(name.lastIndexOf('.'))];
+    if (type) assets.set(`/console/assets/${name}`, await staticFile(readFileSync(join(assetsDir, name)), type, IMMUTABLE));
+  }
+  return { index: await staticFile(readFileSync(join(BUILD_DIR, 'index.html')), HTML, REVALIDATE), assets };
+}
+
 /**
- * Scripts, styles and connections from this origin only (`'self'` covers ws:/wss: to it, for
- * graphql-ws), no inline code, no framing, no form posts: the page URL carries the device code.
+ * Scripts, styles and connections (fetch and graphql-ws: `'self'` covers ws:/wss: to this origin)
+ * from this origin only, no inline code, no framing, no form posts (forms are sent by script, and
+ * the device page's URL carries its code).
  */
 const securityHeaders = {
   'content-security-policy':
-    "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; " +
+    "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; font-src 'self'; " +
     "base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
   'referrer-policy': 'no-referrer',
   'x-content-type-options': 'nosniff',
@@ -43,29 +77,29 @@ const securityHeaders = {
   'cross-origin-resource-policy': 'same-origin',
 };
 
-/** Every path under /console: the file, 304 when unchanged, 404 or 405 otherwise. */
+/** A page of the app is any path without a file extension (the app routes it); a file path must name a file. */
+const isAppPage = (pathname: string) => !/\.[^/]*$/.test(pathname);
+
+/** Every path under /console: its file, 304 when unchanged, 404 or 405 otherwise; 503 while the app is not built. */
 export const consoleRoute: HttpRoute = { paths: ['/console', '/console/*'], serve: serveConsole };
 
-function serveConsole(req: IncomingMessage, res: ServerResponse, url: URL): void {
-  const asset = assets.get(url.pathname);
-  if (!asset) return plain(res, 404, 'Not found');
-  if (req.method !== 'GET' && req.method !== 'HEAD') return plain(res, 405, 'Method not allowed', { allow: 'GET, HEAD' });
-  const headers = {
-    ...securityHeaders,
-    'content-type': asset.type,
-    etag: asset.etag,
-    // Revalidated on every load (a cheap 304), so a deploy is picked up at once.
-    'cache-control': 'no-cache',
-  };
-  if (req.headers['if-none-match'] === asset.etag) {
-    res.writeHead(304, headers);
-    return void res.end();
+async function serveConsole(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+  if (req.method !== 'GET' && req.method !== 'HEAD') return sendText(res, 405, 'Method not allowed', { ...securityHeaders, allow: 'GET, HEAD' });
+  const device = deviceFiles.get(url.pathname);
+  if (device) return sendStaticFile(req, res, device, securityHeaders);
+  const build = await loadAppBuild();
+  const page = isAppPage(url.pathname);
+  // The app's paths are the person's (an investigation's id...): one metrics label for all of them.
+  labelRoute(req, page ? '/console/*' : '/console/assets/*');
+  const file = page ? build?.index : build?.assets.get(url.pathname);
+  if (file) return sendStaticFile(req, res, file, securityHeaders);
+  if (!build && page) {
+    return sendText(
+      res,
+      503,
+      'The console is not built (or its build cannot be read): run npm run build, or npm start, which builds it when it is missing.',
+      securityHeaders,
+    );
   }
-  res.writeHead(200, { ...headers, 'content-length': asset.body.length });
-  res.end(req.method === 'HEAD' ? undefined : asset.body);
-}
-
-function plain(res: ServerResponse, status: number, text: string, extra: Record<string, string> = {}): void {
-  res.writeHead(status, { ...securityHeaders, 'content-type': 'text/plain; charset=utf-8', 'content-length': Buffer.byteLength(text), ...extra });
-  res.end(text);
+  sendText(res, 404, 'Not found', securityHeaders);
 }

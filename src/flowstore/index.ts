@@ -31,6 +31,7 @@ export {
   type RunOptions,
 } from './search.js';
 export { DEFAULT_SIZE, MAX_SIZE } from './search-request.js';
+export { COMMON_REQUEST_SCHEMAS, RECORDS_REQUEST_SCHEMAS, TERMS_REQUEST_SCHEMAS, type RequestSchema } from './request-schema.js';
 export { COLUMNS, FIELD_ALIASES, HIDDEN_COLUMNS, columnForPath, filterableFields, sortableFields, type ColumnDef, type ValueKind } from './columns.js';
 export { parsePql, printPql, readSentence } from './pql/index.js';
 export { resolveDateTimeFilter, parseIsoDate, type DateTimeFilter } from './time.js';

@@ -56,6 +56,8 @@ export type TermsResponse = Record<string, InstanceTerms>;
 export const DEFAULT_TERMS_SIZE = 10;
 export const MAX_TERMS_SIZE = 1_000;
 const ORDER_ALIAS = { doc_count: 'term_count', value: 'term_value', key: 'term_key' } as const;
+/** What `order.by` may name. */
+export const TERMS_ORDER_BY = Object.keys(ORDER_ALIAS) as (keyof typeof ORDER_ALIAS)[];
 
 /** ORDER BY for `order` ({by, direction}; default doc_count desc, key asc), ties by key. */
 function readTermsOrder(order: unknown): string {

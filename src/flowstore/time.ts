@@ -13,6 +13,7 @@ const UNIT_MS: Record<RelativeUnit, number> = {
   days: 86_400_000,
   weeks: 7 * 86_400_000,
 };
+export const RELATIVE_UNITS = Object.keys(UNIT_MS) as RelativeUnit[];
 
 /**
  * The instants a date-time may name: four-digit years from 0001 (PostgreSQL has no year 0000)

@@ -13,6 +13,7 @@ import type { Database } from '../infra/database.js';
 import type { Logger } from '../infra/logger.js';
 import type { Services } from '../services.js';
 import type { GraphqlEnvelope } from './envelope.js';
+import { graphiqlAssetsRoute, serveGraphiqlPage, wantsGraphiql } from './graphiql.js';
 import { countOperation, outcomeOf } from './operation-metrics.js';
 import { SocketSessions } from './socket-sessions.js';
 
@@ -21,11 +22,13 @@ export const GRAPHQL_PATH = '/graphql';
 export async function graphqlRoute(
   envelope: GraphqlEnvelope,
   app: { db: Database; services: Services; logger: Logger },
-): Promise<{ route: HttpRoute; stop(): Promise<void> }> {
+): Promise<{ routes: HttpRoute[]; stop(): Promise<void> }> {
   const yoga = createYoga<{ req: IncomingMessage; res: ServerResponse; requestId: string }>({
     schema: envelope.schema,
     graphqlEndpoint: GRAPHQL_PATH,
     landingPage: false,
+    // Yoga's own GraphiQL loads from a CDN; ours (graphiql.ts) is served before yoga sees the request.
+    graphiql: false,
     logging: false,
     plugins: envelope.yogaPlugins(),
     maxRequestBodySize: false, // limitRequestBodies holds bodies to MAX_BODY_BYTES
@@ -67,11 +70,14 @@ export async function graphqlRoute(
   });
 
   return {
-    route: {
-      paths: [GRAPHQL_PATH],
-      serve: (req, res, _url, requestId) => void yoga(req, res, { req, res, requestId }),
-      upgrade: (req, socket, head) => wss.handleUpgrade(req, socket, head, (client) => wss.emit('connection', client, req)),
-    },
+    routes: [
+      {
+        paths: [GRAPHQL_PATH],
+        serve: (req, res, _url, requestId) => (wantsGraphiql(req) ? serveGraphiqlPage(req, res) : void yoga(req, res, { req, res, requestId })),
+        upgrade: (req, socket, head) => wss.handleUpgrade(req, socket, head, (client) => wss.emit('connection', client, req)),
+      },
+      graphiqlAssetsRoute,
+    ],
     async stop() {
       await stopWatchingClients();
       await ws.dispose();

@@ -64,6 +64,7 @@ describe('the compiled build (npm run build, npm start)', () => {
       'src/flowstore/chdb-thread.worker.js',
       'src/generated/prisma/client.js',
       'src/console/device.html',
+      'build/console/index.html',
       'src/modules/collector/scripts/install.sh',
     ]) {
       expect(existsSync(join(copy, 'dist', file)), file).toBe(true);
@@ -84,6 +85,7 @@ describe('the compiled build (npm run build, npm start)', () => {
     for (const worker of workers) expect(existsSync(join(copy, 'dist', worker)), worker).toBe(true);
     expect(existsSync(join(copy, 'dist/test'))).toBe(false);
     expect(existsSync(join(copy, 'dist/src/start.test.js'))).toBe(false);
+    expect(existsSync(join(copy, 'dist/src/console/app'))).toBe(false); // built into dist/build/console instead
   });
 
   it('is what npm start runs: migrations, chDB thread, console page, compiled admin CLI, a token, the IP dataset', async () => {
@@ -94,6 +96,7 @@ describe('the compiled build (npm run build, npm start)', () => {
       expect(health.status).toBe(200);
       expect(health.body).toMatchObject({ status: 'ok' });
       expect((await fetch(`${url}/console/device`)).status).toBe(200);
+      expect(await (await fetch(`${url}/console`)).text()).toMatch(/<script type="module" crossorigin src="\/console\/assets\/index-[\w-]+\.js">/);
 
       const cli = [join(copy, 'dist/src/admin/cli.js')];
       const env = { DATA_DIR: dataDir, LOG_LEVEL: 'silent', DATABASE_URL: '' };

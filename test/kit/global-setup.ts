@@ -1,8 +1,12 @@
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import { buildConsole } from '../../tools/build-console.js';
 import { testPostgres } from './throwaway-postgres.js';
+
+const { consoleBuildNeeded } = createRequire(import.meta.url)('../../src/console/console-build.cjs') as { consoleBuildNeeded: () => string | undefined };
 
 /**
  * Gives the run its PostgreSQL: TEST_DATABASE_URL when set, otherwise a throwaway cluster of its
@@ -10,9 +14,11 @@ import { testPostgres } from './throwaway-postgres.js';
  * URL through TEST_DATABASE_URL. Fails fast, with the fix, when that server does not answer. Also
  * gives the run one temporary root (TMPDIR, inherited by the workers) removed at teardown, because
  * a worker the pool kills never runs its own exit hooks and its chDB and PGlite directories would
- * pile up in /tmp.
+ * pile up in /tmp. Builds the console app first when its build is missing or stale, as `npm start`
+ * does: the console's tests load it in a browser.
  */
 export default async function setup(): Promise<() => void> {
+  if (consoleBuildNeeded()) await buildConsole();
   const server = await testPostgres();
   const client = new pg.Client({ connectionString: server.url });
   try {

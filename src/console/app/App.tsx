@@ -1,0 +1,54 @@
+import { useCallback, useEffect, useState } from 'react';
+import { ApiError, request } from './api.js';
+import { InvestigationPage } from './investigations/InvestigationPage.js';
+import { InvestigationsPage } from './investigations/InvestigationsPage.js';
+import { useLocation } from './router.js';
+import { MeQuery, type User } from './session.js';
+import { Shell } from './Shell.js';
+import { SignInPage } from './SignInPage.js';
+import { useTenant } from './tenant.js';
+
+type SessionState = { kind: 'checking' } | { kind: 'signed-out'; problem?: string } | { kind: 'signed-in'; user: User };
+
+/** Asks the server who is signed in (the cookie), then shows the sign-in page or the console. */
+export function App() {
+  const [session, setSession] = useState<SessionState>({ kind: 'checking' });
+
+  const check = useCallback(async () => {
+    try {
+      const { me } = await request(MeQuery, {});
+      setSession(me ? { kind: 'signed-in', user: me } : { kind: 'signed-out' });
+    } catch (error) {
+      const problem = error instanceof ApiError ? error.message : String(error);
+      setSession({ kind: 'signed-out', problem: `Your session could not be checked: ${problem}` });
+    }
+  }, []);
+  useEffect(() => void check(), [check]);
+
+  if (session.kind === 'checking') {
+    return (
+      <Shell>
+        <p role="status">Loading…</p>
+      </Shell>
+    );
+  }
+  if (session.kind === 'signed-out') {
+    return (
+      <Shell>
+        <SignInPage problem={session.problem} onSignedIn={(user) => setSession({ kind: 'signed-in', user })} />
+      </Shell>
+    );
+  }
+  return <SignedIn user={session.user} onSignedOut={() => setSession({ kind: 'signed-out' })} />;
+}
+
+function SignedIn({ user, onSignedOut }: { user: User; onSignedOut: () => void }) {
+  const [tenant, setTenant] = useTenant(user);
+  const { pathname } = useLocation();
+  const detail = /^\/investigations\/([^/]+)$/.exec(pathname);
+  return (
+    <Shell user={user} tenant={tenant} onTenantChange={setTenant} onSignedOut={onSignedOut}>
+      {detail ? <InvestigationPage id={decodeURIComponent(detail[1]!)} /> : <InvestigationsPage tenant={tenant} />}
+    </Shell>
+  );
+}

@@ -46,6 +46,8 @@ import type { Detector } from './modules/detection/episode.js';
 import { type DetectionOptions, DetectionService } from './modules/detection/runner.js';
 import { InvestigationService } from './modules/investigations/investigations.service.js';
 import { InvestigationStore } from './modules/investigations/investigations.store.js';
+import { TriageService } from './modules/investigations/triage.service.js';
+import { TriageStore } from './modules/investigations/triage.store.js';
 import { type DictionarySource, IpOrgDataset } from './flowstore/index.js';
 import { ProfileService } from './modules/profiles/profiles.service.js';
 import { ProfileStore } from './modules/profiles/profiles.store.js';
@@ -87,6 +89,7 @@ export interface Services {
   /** Started and stopped by the server (buildApp), not by the admin CLI. */
   automationRunner: AutomationRunner;
   investigations: InvestigationService;
+  triage: TriageService;
   /** Its schedule is started and stopped by the server (buildApp), not by the admin CLI. */
   detection: DetectionService;
   /** Deletes expired device authorizations and ended rate-limit windows; started by the server (buildApp). */
@@ -212,6 +215,7 @@ export async function createServices(config: Config, db: Database, flows: FlowEn
     automation,
     automationRunner,
     investigations: new InvestigationService(new InvestigationStore(prisma), search),
+    triage: new TriageService(new TriageStore(prisma), new InvestigationStore(prisma), events),
     detection: createDetectionService(
       db,
       flows,
@@ -244,6 +248,7 @@ export function createDetectionService(
     new DetectionPostgresStore(db.prisma),
     flowStore,
     new InvestigationStore(db.prisma),
+    new TriageStore(db.prisma),
     logger,
     options,
     wiring.events,

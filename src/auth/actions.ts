@@ -213,6 +213,27 @@ export const actions = {
     description: "Read finished investigations of the caller's tree and replay their traffic links",
     fields: ['Query.investigations', 'Query.investigation', 'TrafficLink.flows'],
   },
+  'investigations.triage': {
+    scope: Scopes.searchApi,
+    role: 'analyst',
+    tenant: 'tree',
+    description: "Answer, move through triage and comment on investigations of the caller's tree",
+    fields: ['Mutation.answerInvestigation', 'Mutation.setInvestigationStatus', 'Mutation.commentOnInvestigation'],
+  },
+  'suppressions.read': {
+    scope: Scopes.searchApi,
+    role: 'viewer',
+    tenant: 'tree',
+    description: 'Read the suppressions of a tenant of the tree (subjects detection leaves alone)',
+    fields: ['Query.suppressions'],
+  },
+  'suppressions.write': {
+    scope: Scopes.searchApi,
+    role: 'analyst',
+    tenant: 'tree',
+    description: "Revoke a suppression of the caller's tree",
+    fields: ['Mutation.revokeSuppression'],
+  },
 } as const satisfies Record<string, ActionRule>;
 
 export type Action = keyof typeof actions;

@@ -51,7 +51,7 @@ describe('detection runs', () => {
     expect(row.completedAt!.getTime()).toBeGreaterThanOrEqual(row.createdAt.getTime());
 
     // The same data again: nothing to do.
-    expect(await detection.detectTenant(customerId, window(now), now)).toEqual({ opened: [], updated: [], closed: [], failed: [] });
+    expect(await detection.detectTenant(customerId, window(now), now)).toEqual({ opened: [], updated: [], closed: [], failed: [], suppressed: 0 });
 
     // More check-ins: the same investigation, extended.
     await insertFlows(t.app.flows, customerId, beacon(NOW - 2 * HOUR, NOW - 90 * MINUTE));
@@ -65,9 +65,21 @@ describe('detection runs', () => {
     now = NOW - 30 * MINUTE;
     const third = await detection.detectTenant(customerId, window(now), now);
     expect(third).toMatchObject({ opened: [], updated: [], closed: [expect.objectContaining({ id, active: false })] });
-    expect(await detection.detectTenant(customerId, window(now + MINUTE), now + MINUTE)).toEqual({ opened: [], updated: [], closed: [], failed: [] });
+    expect(await detection.detectTenant(customerId, window(now + MINUTE), now + MINUTE)).toEqual({
+      opened: [],
+      updated: [],
+      closed: [],
+      failed: [],
+      suppressed: 0,
+    });
     // Long after, with the activity out of every window, still one investigation.
-    expect(await detection.detectTenant(customerId, window(NOW + 5 * HOUR), NOW + 5 * HOUR)).toEqual({ opened: [], updated: [], closed: [], failed: [] });
+    expect(await detection.detectTenant(customerId, window(NOW + 5 * HOUR), NOW + 5 * HOUR)).toEqual({
+      opened: [],
+      updated: [],
+      closed: [],
+      failed: [],
+      suppressed: 0,
+    });
     expect(await t.app.db.prisma.investigation.count({ where: { customerId } })).toBe(1);
   });
 

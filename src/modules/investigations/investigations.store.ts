@@ -1,5 +1,5 @@
 import type { TenantScope } from '../../auth/session.js';
-import { type Investigation, type Node, Prisma as PrismaTypes } from '../../generated/prisma/client.js';
+import { type Investigation, type Node, Prisma as PrismaTypes, type TriageAnswer, type TriageStatus } from '../../generated/prisma/client.js';
 import type { Prisma } from '../../infra/database.js';
 import { newId } from '../../infra/ids.js';
 import type { Analysis, Disposition } from './investigation.model.js';
@@ -12,7 +12,10 @@ export interface InvestigationFilter {
   minConfidence?: number;
   since?: Date;
   until?: Date;
-  sort: 'severity' | 'recent';
+  triageStatus?: TriageStatus;
+  answer?: TriageAnswer;
+  assigneeId?: string;
+  sort: 'severity' | 'recent' | 'triage_status' | 'answer' | 'assignee';
 }
 
 /** What a detection run writes about one episode. */
@@ -34,10 +37,16 @@ export interface InvestigationWrite {
   lastActivityAt: Date;
 }
 
-const ORDER: Record<InvestigationFilter['sort'], PrismaTypes.InvestigationOrderByWithRelationInput[]> = {
-  // Most severe first; among equals the latest detection, then the id so pages never overlap.
-  severity: [{ severity: 'desc' }, { detectedAt: 'desc' }, { id: 'desc' }],
+type Order = PrismaTypes.InvestigationOrderByWithRelationInput[];
+// Most severe first; among equals the latest detection, then the id so pages never overlap.
+const BY_SEVERITY: Order = [{ severity: 'desc' }, { detectedAt: 'desc' }, { id: 'desc' }];
+const ORDER: Record<InvestigationFilter['sort'], Order> = {
+  severity: BY_SEVERITY,
   recent: [{ createdAt: 'desc' }, { id: 'desc' }],
+  // The enums' declaration order: NEW first; UNAUTHORIZED first and unanswered last.
+  triage_status: [{ triageStatus: 'asc' }, ...BY_SEVERITY],
+  answer: [{ answer: { sort: 'asc', nulls: 'last' } }, ...BY_SEVERITY],
+  assignee: [{ assigneeId: { sort: 'asc', nulls: 'last' } }, ...BY_SEVERITY],
 };
 
 const inScope = (scope: TenantScope) => ({ customerId: { in: [...scope.tenantIds] } });
@@ -47,6 +56,9 @@ function where(scope: TenantScope, f: InvestigationFilter): PrismaTypes.Investig
     ...inScope(scope),
     ...(f.disposition ? { disposition: f.disposition } : {}),
     ...(f.minConfidence !== undefined ? { confidence: { gte: f.minConfidence } } : {}),
+    ...(f.triageStatus ? { triageStatus: f.triageStatus } : {}),
+    ...(f.answer ? { answer: f.answer } : {}),
+    ...(f.assigneeId ? { assigneeId: f.assigneeId } : {}),
     ...(f.since || f.until ? { createdAt: { ...(f.since ? { gte: f.since } : {}), ...(f.until ? { lte: f.until } : {}) } } : {}),
   };
 }
@@ -139,12 +151,23 @@ export class InvestigationStore {
     return this.prisma.investigation.findFirst({ where: { customerId, fingerprint } });
   }
 
-  /** Stores a finished analysis (and the list fields it decides). */
-  complete(customerId: string, id: string, write: InvestigationWrite, analysis: Analysis, closedAt: Date | null, completedAt: Date): Promise<number> {
+  /**
+   * Stores a finished analysis (and the list fields it decides). `severityRaise`: the part of
+   * `write.severity` a triage answer added (triage.model.ts).
+   */
+  complete(
+    customerId: string,
+    id: string,
+    write: InvestigationWrite,
+    severityRaise: number,
+    analysis: Analysis,
+    closedAt: Date | null,
+    completedAt: Date,
+  ): Promise<number> {
     return this.prisma.investigation
       .updateMany({
         where: { customerId, id },
-        data: { ...write, evidence: json(write.evidence), analysis: json(analysis), status: 'completed', closedAt, completedAt },
+        data: { ...write, severityRaise, evidence: json(write.evidence), analysis: json(analysis), status: 'completed', closedAt, completedAt },
       })
       .then((r) => r.count);
   }

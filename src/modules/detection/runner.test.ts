@@ -2,7 +2,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminCli } from '../../../test/kit/admin-cli.js';
 import { type TestApp, startTestApp } from '../../../test/kit/app.js';
-import { call } from '../../../test/kit/http.js';
+import { call, graphql } from '../../../test/kit/http.js';
 import { seedCaller, seedTenant } from '../../../test/kit/seed.js';
 import { openDatabase } from '../../infra/database.js';
 import { LockSpace, PeriodicJob, withAdvisoryLock } from '../../infra/jobs.js';
@@ -81,6 +81,42 @@ describe('detection runs', () => {
       suppressed: 0,
     });
     expect(await t.app.db.prisma.investigation.count({ where: { customerId } })).toBe(1);
+  });
+
+  it('leaves a subject answered AUTHORIZED alone: re-runs open, update and reopen nothing, and count it', async () => {
+    const { id: customerId } = await seedTenant(t.app);
+    const caller = await seedCaller(t.app, customerId);
+    const detection = t.app.services.detection;
+    await insertFlows(t.app.flows, customerId, beacon(NOW - 3 * HOUR, NOW - 2 * HOUR, '10.20.1.60'));
+    const first = await detection.detectTenant(customerId, window(NOW - 2 * HOUR + MINUTE), NOW - 2 * HOUR + MINUTE);
+    expect(first.opened).toHaveLength(1);
+    const id = first.opened[0].id;
+    const answered = await graphql(
+      t.url,
+      'mutation ($id: String!) { answerInvestigation(id: $id, answer: AUTHORIZED, note: "our monitoring agent") { triage { status } } }',
+      { id },
+      caller.token,
+    );
+    expect(answered.data.answerInvestigation.triage.status).toBe('RESOLVED');
+    const before = await t.app.db.prisma.investigation.findUniqueOrThrow({ where: { id } });
+
+    // The check-ins go on: the first test's run updates (and keeps open) its investigation with these.
+    await insertFlows(t.app.flows, customerId, beacon(NOW - 2 * HOUR, NOW - 90 * MINUTE, '10.20.1.60'));
+    const later = NOW - 90 * MINUTE + MINUTE;
+    const rerun = await detection.runNow(customerId, { window: window(later), nowMs: later });
+    expect(rerun).toMatchObject({ opened: [], updated: [], failed: [] });
+    expect(rerun.suppressed).toBeGreaterThanOrEqual(1);
+    const after = await t.app.db.prisma.investigation.findUniqueOrThrow({ where: { id } });
+    expect(after).toMatchObject({ lastActivityAt: before.lastActivityAt, evidence: before.evidence, triageStatus: 'resolved', resolution: 'authorized' });
+    expect(await t.app.db.prisma.investigation.count({ where: { customerId } })).toBe(1);
+    const runEvent = await t.app.db.prisma.event.findFirstOrThrow({ where: { customerId, kind: 'detection_run_completed', subject: rerun.run_id } });
+    expect(runEvent.data).toMatchObject({ opened: 0, updated: 0, suppressed: rerun.suppressed });
+
+    // Revoked, the subject is detected again.
+    const [suppression] = await t.app.db.prisma.suppression.findMany({ where: { customerId } });
+    await graphql(t.url, 'mutation ($id: String!) { revokeSuppression(id: $id) { id } }', { id: suppression!.id }, caller.token);
+    const revoked = await detection.runNow(customerId, { window: window(later), nowMs: later });
+    expect(revoked).toMatchObject({ opened: [], updated: [expect.objectContaining({ id, active: true })], suppressed: 0 });
   });
 
   it('runs a tenant and its children on demand, and never twice at once', async () => {

@@ -1,11 +1,13 @@
-import { resolveOffsetConnection } from '@pothos/plugin-relay';
+import { PothosValidationError } from '@pothos/core';
+import { type DefaultConnectionArguments, resolveOffsetConnection } from '@pothos/plugin-relay';
 import type { Investigation, InvestigationActivity, InvestigationComment, Suppression } from '../../generated/prisma/client.js';
 import type { Session } from '../../auth/session.js';
 import type { Context } from '../../context.js';
-import { notFound } from '../../errors.js';
+import { badRequest, notFound } from '../../errors.js';
 import { builder } from '../../graphql/builder.js';
 import type { InvestigationSelection } from './investigations.store.js';
 import { TRIAGE_LIMITS } from './triage.model.js';
+import type { Page } from './triage.store.js';
 
 // GraphQL spells the values in capitals; the database, events and services in lower case.
 export const TriageStatusEnum = builder.enumType('TriageStatus', {
@@ -111,9 +113,28 @@ export const SuppressionRef = builder.objectRef<Suppression>('Suppression').impl
   }),
 });
 
-/** A connection page with its total, read by `totalCount`. */
-type Counted<T> = T & { totalCount: number };
 const pageArgs = `At most ${TRIAGE_LIMITS.page.max} a page (default ${TRIAGE_LIMITS.page.default}).`;
+
+/**
+ * One page of an offset connection with its total (for `totalCount`). The relay plugin's own
+ * argument errors (a negative `first`, a cursor it did not issue) become 400s, not masked 500s.
+ */
+async function countedPage<T extends object>(args: DefaultConnectionArguments, load: (page: Page) => Promise<{ items: T[]; total: number }>) {
+  let totalCount = 0;
+  try {
+    const connection = await resolveOffsetConnection({ args, defaultSize: TRIAGE_LIMITS.page.default, maxSize: TRIAGE_LIMITS.page.max }, async (page) => {
+      const { items, total } = await load(page);
+      totalCount = total;
+      return items;
+    });
+    return { ...connection, totalCount };
+  } catch (error) {
+    if (!(error instanceof PothosValidationError)) throw error;
+    // `first`/`last` errors name their argument; the others come from decoding `after`/`before`.
+    if (error.message.startsWith('Argument')) throw badRequest('invalid_request', error.message);
+    throw badRequest('invalid_cursor', 'after/before is not a cursor this server issued; pass pageInfo.endCursor or startCursor as given');
+  }
+}
 
 builder.prismaObjectFields('Investigation', (t) => ({
   triage: t.field({
@@ -138,16 +159,10 @@ builder.prismaObjectFields('Investigation', (t) => ({
       description: `Comments, oldest first. ${pageArgs}`,
       resolve: async (i, args, ctx) => {
         const session = await ctx.auth.requireSession();
-        let totalCount = 0;
-        const connection = await resolveOffsetConnection({ args, defaultSize: TRIAGE_LIMITS.page.default, maxSize: TRIAGE_LIMITS.page.max }, async (page) => {
-          const { items, total } = await ctx.services.triage.comments(session, i.id, page);
-          totalCount = total;
-          return items;
-        });
-        return { ...connection, totalCount };
+        return countedPage(args, (page) => ctx.services.triage.comments(session, i.id, page));
       },
     },
-    { fields: (c) => ({ totalCount: c.int({ resolve: (page) => (page as Counted<typeof page>).totalCount }) }) },
+    { fields: (c) => ({ totalCount: c.int({ resolve: (page) => (page as { totalCount: number }).totalCount }) }) },
   ),
   activity: t.connection(
     {
@@ -155,16 +170,10 @@ builder.prismaObjectFields('Investigation', (t) => ({
       description: `The triage history, oldest first: answers, status changes, comments, suppressions. ${pageArgs}`,
       resolve: async (i, args, ctx) => {
         const session = await ctx.auth.requireSession();
-        let totalCount = 0;
-        const connection = await resolveOffsetConnection({ args, defaultSize: TRIAGE_LIMITS.page.default, maxSize: TRIAGE_LIMITS.page.max }, async (page) => {
-          const { items, total } = await ctx.services.triage.activity(session, i.id, page);
-          totalCount = total;
-          return items;
-        });
-        return { ...connection, totalCount };
+        return countedPage(args, (page) => ctx.services.triage.activity(session, i.id, page));
       },
     },
-    { fields: (c) => ({ totalCount: c.int({ resolve: (page) => (page as Counted<typeof page>).totalCount }) }) },
+    { fields: (c) => ({ totalCount: c.int({ resolve: (page) => (page as { totalCount: number }).totalCount }) }) },
   ),
 }));
 

@@ -276,6 +276,9 @@ describe('investigation triage', () => {
       const page2 = (await gql(tree.childACaller, HISTORY, { id, first: 2, after: page1.pageInfo.endCursor })).data.investigation.comments;
       expect(page2.edges.map((e: any) => e.node.text)).toEqual(['third', 'from the MSP']);
       expect(page2.pageInfo.hasNextPage).toBe(false);
+      // Paging arguments the connection cannot take are the caller's mistake, not a masked 500.
+      expect(code(await gql(tree.childACaller, HISTORY, { id, first: -1 }))).toBe('invalid_request');
+      expect(code(await gql(tree.childACaller, HISTORY, { id, after: 'not-a-cursor' }))).toBe('invalid_cursor');
 
       for (const text of ['', '   ', 'x'.repeat(TRIAGE_LIMITS.comment + 1)]) {
         const res = await gql(tree.childACaller, COMMENT, { id, text });

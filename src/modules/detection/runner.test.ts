@@ -10,6 +10,7 @@ import { createLogger } from '../../infra/logger.js';
 import { type FlowSpec, cadence, insertFlows } from './detection.fixtures.js';
 import { beaconDetector } from './detectors/beacon.js';
 import { createDetectionService } from '../../services.js';
+import { raiseFor } from '../investigations/triage.model.js';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -117,6 +118,35 @@ describe('detection runs', () => {
     await graphql(t.url, 'mutation ($id: String!) { revokeSuppression(id: $id) { id } }', { id: suppression!.id }, caller.token);
     const revoked = await detection.runNow(customerId, { window: window(later), nowMs: later });
     expect(revoked).toMatchObject({ opened: [], updated: [expect.objectContaining({ id, active: true })], suppressed: 0 });
+  });
+
+  it('keeps the severity step of an UNAUTHORIZED answer when it re-analyses the investigation', async () => {
+    const { id: customerId } = await seedTenant(t.app);
+    const caller = await seedCaller(t.app, customerId);
+    const detection = t.app.services.detection;
+    await insertFlows(t.app.flows, customerId, beacon(NOW - 3 * HOUR, NOW - 2 * HOUR, '10.20.1.61'));
+    const first = await detection.detectTenant(customerId, window(NOW - 2 * HOUR + MINUTE), NOW - 2 * HOUR + MINUTE);
+    const { id, severity } = first.opened[0];
+    const answered = await graphql(
+      t.url,
+      'mutation ($id: String!) { answerInvestigation(id: $id, answer: UNAUTHORIZED) { severity triage { severityRaise } } }',
+      { id },
+      caller.token,
+    );
+    const step = answered.data.answerInvestigation.triage.severityRaise;
+    expect(step).toBeGreaterThan(0);
+    expect(answered.data.answerInvestigation.severity).toBe(severity + step);
+
+    await insertFlows(t.app.flows, customerId, beacon(NOW - 2 * HOUR, NOW - 90 * MINUTE, '10.20.1.61'));
+    const later = NOW - 90 * MINUTE + MINUTE;
+    const second = await detection.detectTenant(customerId, window(later), later);
+    expect(second.updated).toEqual([expect.objectContaining({ id })]);
+    const row = await t.app.db.prisma.investigation.findUniqueOrThrow({ where: { id } });
+    expect(row.severityRaise).toBeGreaterThan(0);
+    expect(row.severity).toBe(second.updated[0].severity);
+    expect(row).toMatchObject({ answer: 'unauthorized', triageStatus: 'in_progress' });
+    // The detector's own severity for the longer episode, plus the step.
+    expect(row.severityRaise).toBe(raiseFor(row.severity - row.severityRaise, 'unauthorized'));
   });
 
   it('runs a tenant and its children on demand, and never twice at once', async () => {

@@ -393,15 +393,23 @@ export class DetectionService {
       const analysis = buildAnalysis(episode, assessment, host, story, investigation.detectedAt.getTime(), nowMs);
       const active = nowMs - episode.lastMs <= detector.quietMs(episode);
       const closedAt = active ? null : (investigation.closedAt ?? new Date(nowMs));
-      // A confirmed (UNAUTHORIZED) investigation keeps the step its answer added (docs/triage.md).
-      const severityRaise = raiseFor(assessment.severity, investigation.answer);
-      const write = writeOf(episode, assessment.severity + severityRaise, { ...assessment, headline: story.headline, tags: story.tags });
+      const write = writeOf(episode, assessment.severity, { ...assessment, headline: story.headline, tags: story.tags });
       // The wall clock, not the run's time: the row was created (by the database's clock) after the run began.
       const completedAt = new Date();
-      await this.investigations.complete(customerId, investigation.id, write, severityRaise, analysis, closedAt, completedAt);
+      const severityRaise = await this.investigations.complete(
+        customerId,
+        investigation.id,
+        write,
+        // A confirmed (UNAUTHORIZED) investigation keeps the step its answer added (docs/triage.md).
+        (answer) => raiseFor(assessment.severity, answer),
+        analysis,
+        closedAt,
+        completedAt,
+      );
       return {
         ...investigation,
         ...write,
+        severity: write.severity + severityRaise,
         severityRaise,
         evidence: write.evidence as PrismaTypes.JsonValue,
         analysis: analysis as unknown as PrismaTypes.JsonValue,

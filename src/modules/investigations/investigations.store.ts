@@ -152,24 +152,38 @@ export class InvestigationStore {
   }
 
   /**
-   * Stores a finished analysis (and the list fields it decides). `severityRaise`: the part of
-   * `write.severity` a triage answer added (triage.model.ts).
+   * Stores a finished analysis (and the list fields it decides). The severity written is
+   * `write.severity` plus what `raise` makes of the triage answer, read under the row's lock so that
+   * an answer given while the analysis ran is counted (triage.model.ts). Resolves to that raise.
    */
   complete(
     customerId: string,
     id: string,
     write: InvestigationWrite,
-    severityRaise: number,
+    raise: (answer: TriageAnswer | null) => number,
     analysis: Analysis,
     closedAt: Date | null,
     completedAt: Date,
   ): Promise<number> {
-    return this.prisma.investigation
-      .updateMany({
+    return this.prisma.$transaction(async (tx) => {
+      const [row] = await tx.$queryRaw<{ answer: TriageAnswer | null }[]>`
+        SELECT answer FROM investigations WHERE customer_id = ${customerId} AND id = ${id} FOR UPDATE`;
+      const severityRaise = raise(row?.answer ?? null);
+      await tx.investigation.updateMany({
         where: { customerId, id },
-        data: { ...write, severityRaise, evidence: json(write.evidence), analysis: json(analysis), status: 'completed', closedAt, completedAt },
-      })
-      .then((r) => r.count);
+        data: {
+          ...write,
+          severity: write.severity + severityRaise,
+          severityRaise,
+          evidence: json(write.evidence),
+          analysis: json(analysis),
+          status: 'completed',
+          closedAt,
+          completedAt,
+        },
+      });
+      return severityRaise;
+    });
   }
 
   /** Analysis could not be produced: the investigation stays, without a verdict. */

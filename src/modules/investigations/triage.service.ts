@@ -80,36 +80,42 @@ export class TriageService {
     if (!Number.isInteger(days) || days < 1 || days > TRIAGE_LIMITS.suppressionDays.max) {
       throw invalid('expiresInDays', `expiresInDays must be a whole number of days from 1 to ${TRIAGE_LIMITS.suppressionDays.max}`);
     }
-    const inv = await this.find(session, id);
-    if (inv.triageStatus === 'resolved') {
-      throw invalidTransition('resolved', 'answered', `Investigation ${inv.id} is resolved; reopen it (status IN_PROGRESS) before answering again`);
-    }
+    const found = await this.find(session, id);
     const actor = session.actor;
     const at = this.now();
-    const status = statusAfterAnswer(inv.triageStatus, answer);
-    const detectorSeverity = inv.severity - inv.severityRaise;
-    const severityRaise = raiseFor(detectorSeverity, answer);
-    const write: TriageWrite = {
-      answer,
-      answerNote: note,
-      answeredByKind: actor.kind,
-      answeredById: actor.id,
-      answeredAt: at,
-      severity: detectorSeverity + severityRaise,
-      severityRaise,
-      ...this.statusWrite(status, status === 'resolved' ? 'authorized' : null, at),
-    };
-    const suppression = answer === 'authorized' ? this.suppressionOf(inv, note, new Date(at.getTime() + days * DAY_MS)) : null;
-    const entries: ActivityEntry[] = [{ kind: 'answered', data: { answer, note, previous_answer: inv.answer } }];
-    if (status !== inv.triageStatus) entries.push(this.statusEntry(inv.triageStatus, status, write.resolution as TriageResolution | null));
-    if (suppression) entries.push({ kind: 'suppressed', data: { suppression_id: suppression.id, expires_at: suppression.expiresAt.toISOString() } });
-    const updated = await this.write(inv, write, session, entries, suppression);
+    const expiresAt = new Date(at.getTime() + days * DAY_MS);
+    let suppressed: NewSuppression | null = null;
+    const { before: inv, after: updated } = await this.store.change(found.customerId, found.id, (current) => {
+      if (current.triageStatus === 'resolved') {
+        throw invalidTransition('resolved', 'answered', `Investigation ${current.id} is resolved; reopen it (status IN_PROGRESS) before answering again`);
+      }
+      const status = statusAfterAnswer(current.triageStatus, answer);
+      const detectorSeverity = current.severity - current.severityRaise;
+      const severityRaise = raiseFor(detectorSeverity, answer);
+      const resolution = status === 'resolved' ? 'authorized' : null;
+      const suppression = answer === 'authorized' ? this.suppressionOf(current, note, expiresAt) : null;
+      suppressed = suppression;
+      const entries: ActivityEntry[] = [{ kind: 'answered', data: { answer, note, previous_answer: current.answer } }];
+      if (status !== current.triageStatus) entries.push(this.statusEntry(current.triageStatus, status, resolution));
+      if (suppression) entries.push({ kind: 'suppressed', data: { suppression_id: suppression.id, expires_at: expiresAt.toISOString() } });
+      const write: TriageWrite = {
+        answer,
+        answerNote: note,
+        answeredByKind: actor.kind,
+        answeredById: actor.id,
+        answeredAt: at,
+        severity: detectorSeverity + severityRaise,
+        severityRaise,
+        ...this.statusWrite(status, resolution, at),
+      };
+      return { write, actor, entries, suppression };
+    });
 
     const who = { actor_kind: actor.kind, actor_id: actor.id };
     const summary = { ...who, detector: inv.detector, source: inv.source, destination: inv.destination, severity: updated.severity };
     await this.record(inv, 'triage', 'investigation_answered', { ...summary, answer, note, previous_answer: inv.answer });
-    if (status !== inv.triageStatus) await this.recordStatus(updated, inv.triageStatus, who);
-    if (suppression) await this.recordSuppression('suppression_created', inv.customerId, { ...suppression, investigationId: inv.id }, who);
+    if (updated.triageStatus !== inv.triageStatus) await this.recordStatus(updated, inv.triageStatus, who);
+    if (suppressed) await this.recordSuppression('suppression_created', inv.customerId, { ...(suppressed as NewSuppression), investigationId: inv.id }, who);
     if (answer === 'unauthorized' && inv.answer !== 'unauthorized') {
       // What automation rules match to act on a confirmed intrusion (webhook, collector update).
       await this.record(inv, 'investigations', 'investigation_confirmed', {
@@ -132,21 +138,24 @@ export class TriageService {
     if (status === 'resolved' && !resolution) throw invalid('resolution', `resolution is required with RESOLVED: one of ${RESOLUTIONS.map(shown).join(', ')}`);
     if (status !== 'resolved' && resolution) throw invalid('resolution', 'resolution goes only with RESOLVED');
     if (resolution && !RESOLUTIONS.includes(resolution)) throw invalid('resolution', `resolution must be one of ${RESOLUTIONS.map(shown).join(', ')}`);
-    const inv = await this.find(session, id);
-    const from = inv.triageStatus;
-    if (!canMove(from, status)) {
-      const allowed = TRANSITIONS[from].map(shown).join(' or ');
-      throw invalidTransition(from, status, `Investigation ${inv.id} is ${shown(from)}: it cannot move to ${shown(status)}, only to ${allowed}`);
-    }
-    const updated = await this.write(
-      inv,
-      this.statusWrite(status, resolution ?? null, this.now()),
-      session,
-      [this.statusEntry(from, status, resolution ?? null)],
-      null,
-    );
-    await this.recordStatus(updated, from, { actor_kind: session.actor.kind, actor_id: session.actor.id });
-    return updated;
+    const found = await this.find(session, id);
+    const actor = session.actor;
+    const at = this.now();
+    const { before, after } = await this.store.change(found.customerId, found.id, (current) => {
+      const from = current.triageStatus;
+      if (!canMove(from, status)) {
+        const allowed = TRANSITIONS[from].map(shown).join(' or ');
+        throw invalidTransition(from, status, `Investigation ${current.id} is ${shown(from)}: it cannot move to ${shown(status)}, only to ${allowed}`);
+      }
+      return {
+        write: this.statusWrite(status, resolution ?? null, at),
+        actor,
+        entries: [this.statusEntry(from, status, resolution ?? null)],
+        suppression: null,
+      };
+    });
+    await this.recordStatus(after, before.triageStatus, { actor_kind: actor.kind, actor_id: actor.id });
+    return after;
   }
 
   async comment(session: Session, id: string, rawText: string): Promise<InvestigationComment> {
@@ -216,13 +225,6 @@ export class TriageService {
     const inv = plausibleId(id) ? await this.investigations.findFinished(await session.tenantScope(), id) : null;
     if (!inv) throw investigationNotFound();
     return inv;
-  }
-
-  /** Writes the change if nobody changed the status since it was read; 409 otherwise. */
-  private async write(inv: Investigation, write: TriageWrite, session: Session, entries: ActivityEntry[], suppression: NewSuppression | null) {
-    const updated = await this.store.change(inv.customerId, inv, inv.triageStatus, write, session.actor, entries, suppression);
-    if (!updated) throw conflict('invalid_transition', `Investigation ${inv.id} changed while this request was deciding; read it again and retry`);
-    return updated;
   }
 
   private statusWrite(status: TriageStatus, resolution: TriageResolution | null, at: Date): TriageWrite {

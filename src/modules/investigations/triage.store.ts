@@ -1,12 +1,5 @@
 import type { Actor, TenantScope } from '../../auth/session.js';
-import type {
-  Investigation,
-  InvestigationActivity,
-  InvestigationComment,
-  Prisma as PrismaTypes,
-  Suppression,
-  TriageStatus,
-} from '../../generated/prisma/client.js';
+import type { Investigation, InvestigationActivity, InvestigationComment, Prisma as PrismaTypes, Suppression } from '../../generated/prisma/client.js';
 import type { Prisma } from '../../infra/database.js';
 import { newId } from '../../infra/ids.js';
 import type { ActivityKind } from './triage.model.js';
@@ -27,6 +20,14 @@ export interface NewSuppression {
   destination: string;
   reason: string | null;
   expiresAt: Date;
+}
+
+/** What a triage change writes, decided on the locked row. */
+export interface TriageChange {
+  write: TriageWrite;
+  actor: Actor;
+  entries: ActivityEntry[];
+  suppression: NewSuppression | null;
 }
 
 /** The triage columns of `investigations` a change writes. */
@@ -71,29 +72,22 @@ export class TriageStore {
   constructor(private readonly prisma: Prisma) {}
 
   /**
-   * Writes a triage change if the investigation is still in the status the caller decided from
-   * (`expected`), with its history entries and, for an AUTHORIZED answer, its suppression: all in
-   * one transaction. Null when the status changed meanwhile (nothing is written).
+   * Makes a triage change on the investigation as it is now: `decide` is handed the row under its
+   * lock (so concurrent answers, status moves and detection's re-analysis wait for each other, and
+   * none decides from a stale row) and returns what to write, the history entries and, for an
+   * AUTHORIZED answer, a suppression; all commit together. A `decide` that throws writes nothing.
    */
-  change(
-    customerId: string,
-    investigation: Pick<Investigation, 'id' | 'detector'>,
-    expected: TriageStatus,
-    write: TriageWrite,
-    actor: Actor,
-    entries: ActivityEntry[],
-    suppression: NewSuppression | null,
-  ): Promise<Investigation | null> {
+  change(customerId: string, id: string, decide: (current: Investigation) => TriageChange): Promise<{ before: Investigation; after: Investigation }> {
     return this.prisma.$transaction(async (tx) => {
-      const { count } = await tx.investigation.updateMany({ where: { customerId, id: investigation.id, triageStatus: expected }, data: write });
-      if (count === 0) return null;
+      await lockInvestigation(tx, customerId, id);
+      const before = await tx.investigation.findFirstOrThrow({ where: { customerId, id } });
+      const { write, actor, entries, suppression } = decide(before);
+      const after = await tx.investigation.update({ where: { customerId, id }, data: write });
       if (suppression) {
-        await tx.suppression.create({
-          data: { ...suppression, customerId, investigationId: investigation.id, actorKind: actor.kind, actorId: actor.id },
-        });
+        await tx.suppression.create({ data: { ...suppression, customerId, investigationId: id, actorKind: actor.kind, actorId: actor.id } });
       }
-      await this.addActivity(tx, customerId, investigation.id, actor, entries);
-      return tx.investigation.findFirst({ where: { customerId, id: investigation.id } });
+      await this.addActivity(tx, customerId, id, actor, entries);
+      return { before, after };
     });
   }
 
@@ -101,7 +95,7 @@ export class TriageStore {
   addComment(customerId: string, investigationId: string, actor: Actor, text: string, limit: number): Promise<InvestigationComment | null> {
     return this.prisma.$transaction(async (tx) => {
       // Serializes commenters of one investigation, so the limit holds under concurrency.
-      await tx.$executeRaw`SELECT 1 FROM investigations WHERE customer_id = ${customerId} AND id = ${investigationId} FOR UPDATE`;
+      await lockInvestigation(tx, customerId, investigationId);
       if ((await tx.investigationComment.count({ where: { customerId, investigationId } })) >= limit) return null;
       const comment = await tx.investigationComment.create({
         data: { id: newId('cmt'), customerId, investigationId, actorKind: actor.kind, actorId: actor.id, text },
@@ -195,6 +189,11 @@ export class TriageStore {
       })),
     });
   }
+}
+
+/** Takes the investigation's row lock for the rest of the transaction. */
+async function lockInvestigation(tx: Tx, customerId: string, id: string): Promise<void> {
+  await tx.$executeRaw`SELECT 1 FROM investigations WHERE customer_id = ${customerId} AND id = ${id} FOR UPDATE`;
 }
 
 /** A suppression's subject as detection matches it. */

@@ -156,6 +156,17 @@ describe('investigation triage', () => {
     });
   });
 
+  describe('concurrency', () => {
+    it('serializes changes to one investigation: of racing AUTHORIZED answers one wins and one suppression exists', async () => {
+      const id = await seed(tree.childA.id);
+      const results = await Promise.all(Array.from({ length: 4 }, () => gql(tree.childACaller, ANSWER, { id, answer: 'AUTHORIZED' })));
+      expect(results.filter((r) => !r.errors)).toHaveLength(1);
+      expect(results.filter((r) => code(r) === 'invalid_transition')).toHaveLength(3);
+      expect(await t.app.db.prisma.suppression.count({ where: { investigationId: id } })).toBe(1);
+      expect(await t.app.db.prisma.investigationActivity.count({ where: { investigationId: id, kind: 'answered' } })).toBe(1);
+    });
+  });
+
   describe('answers', () => {
     it('AUTHORIZED resolves it and suppresses its subject for 90 days; revoking ends the suppression', async () => {
       const id = await seed(tree.childA.id, { detector: 'exfil', source: '10.20.1.70' });

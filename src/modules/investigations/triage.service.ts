@@ -1,4 +1,4 @@
-import type { Session } from '../../auth/session.js';
+import type { Actor, Session } from '../../auth/session.js';
 import { DomainError, badRequest, conflict, notFound } from '../../errors.js';
 import type { Investigation, InvestigationActivity, InvestigationComment, Suppression } from '../../generated/prisma/client.js';
 import { newId, plausibleId } from '../../infra/ids.js';
@@ -17,11 +17,13 @@ import {
   raiseFor,
   statusAfterAnswer,
 } from './triage.model.js';
-import type { ActivityEntry, NewSuppression, Page, SuppressionFilter, TriageStore, TriageWrite } from './triage.store.js';
+import type { ActivityEntry, NewSuppression, Page, SuppressionFilter, TriageChange, TriageStore, TriageWrite } from './triage.store.js';
 
 const DAY_MS = 86_400_000;
 const invalid = (field: string, message: string) => badRequest('invalid_request', message, { field });
 const investigationNotFound = () => notFound('not_found', 'Investigation not found');
+/** Who acted, as event data names it. */
+const whoActed = (actor: Actor) => ({ actor_kind: actor.kind, actor_id: actor.id });
 /** Status names as the GraphQL enum spells them, for messages. */
 const shown = (s: string) => s.toUpperCase();
 
@@ -84,38 +86,17 @@ export class TriageService {
     const actor = session.actor;
     const at = this.now();
     const expiresAt = new Date(at.getTime() + days * DAY_MS);
-    let suppressed: NewSuppression | null = null;
-    const { before: inv, after: updated } = await this.store.change(found.customerId, found.id, (current) => {
-      if (current.triageStatus === 'resolved') {
-        throw invalidTransition('resolved', 'answered', `Investigation ${current.id} is resolved; reopen it (status IN_PROGRESS) before answering again`);
-      }
-      const status = statusAfterAnswer(current.triageStatus, answer);
-      const detectorSeverity = current.severity - current.severityRaise;
-      const severityRaise = raiseFor(detectorSeverity, answer);
-      const resolution = status === 'resolved' ? 'authorized' : null;
-      const suppression = answer === 'authorized' ? this.suppressionOf(current, note, expiresAt) : null;
-      suppressed = suppression;
-      const entries: ActivityEntry[] = [{ kind: 'answered', data: { answer, note, previous_answer: current.answer } }];
-      if (status !== current.triageStatus) entries.push(this.statusEntry(current.triageStatus, status, resolution));
-      if (suppression) entries.push({ kind: 'suppressed', data: { suppression_id: suppression.id, expires_at: expiresAt.toISOString() } });
-      const write: TriageWrite = {
-        answer,
-        answerNote: note,
-        answeredByKind: actor.kind,
-        answeredById: actor.id,
-        answeredAt: at,
-        severity: detectorSeverity + severityRaise,
-        severityRaise,
-        ...this.statusWrite(status, resolution, at),
-      };
-      return { write, actor, entries, suppression };
-    });
+    const {
+      before: inv,
+      after: updated,
+      suppression,
+    } = await this.store.change(found.customerId, found.id, (current) => this.answerChange(current, { answer, note, actor, at, expiresAt }));
 
-    const who = { actor_kind: actor.kind, actor_id: actor.id };
+    const who = whoActed(actor);
     const summary = { ...who, detector: inv.detector, source: inv.source, destination: inv.destination, severity: updated.severity };
     await this.record(inv, 'triage', 'investigation_answered', { ...summary, answer, note, previous_answer: inv.answer });
     if (updated.triageStatus !== inv.triageStatus) await this.recordStatus(updated, inv.triageStatus, who);
-    if (suppressed) await this.recordSuppression('suppression_created', inv.customerId, { ...(suppressed as NewSuppression), investigationId: inv.id }, who);
+    if (suppression) await this.recordSuppression('suppression_created', suppression, who);
     if (answer === 'unauthorized' && inv.answer !== 'unauthorized') {
       // What automation rules match to act on a confirmed intrusion (webhook, collector update).
       await this.record(inv, 'investigations', 'investigation_confirmed', {
@@ -154,7 +135,7 @@ export class TriageService {
         suppression: null,
       };
     });
-    await this.recordStatus(after, before.triageStatus, { actor_kind: actor.kind, actor_id: actor.id });
+    await this.recordStatus(after, before.triageStatus, whoActed(actor));
     return after;
   }
 
@@ -215,11 +196,37 @@ export class TriageService {
     const actor = session.actor;
     const revoked = await this.store.revokeSuppression(found.customerId, found, actor, this.now());
     if (!revoked) return found;
-    await this.recordSuppression('suppression_revoked', found.customerId, revoked, { actor_kind: actor.kind, actor_id: actor.id });
+    await this.recordSuppression('suppression_revoked', revoked, whoActed(actor));
     return revoked;
   }
 
   // --- helpers ---------------------------------------------------------------------------
+
+  /** What an answer changes on the investigation as it is now (under its lock). */
+  private answerChange(current: Investigation, a: { answer: TriageAnswer; note: string | null; actor: Actor; at: Date; expiresAt: Date }): TriageChange {
+    if (current.triageStatus === 'resolved') {
+      throw invalidTransition('resolved', 'answered', `Investigation ${current.id} is resolved; reopen it (status IN_PROGRESS) before answering again`);
+    }
+    const status = statusAfterAnswer(current.triageStatus, a.answer);
+    const detectorSeverity = current.severity - current.severityRaise;
+    const severityRaise = raiseFor(detectorSeverity, a.answer);
+    const resolution = status === 'resolved' ? 'authorized' : null;
+    const suppression = a.answer === 'authorized' ? this.suppressionOf(current, a.note, a.expiresAt) : null;
+    const entries: ActivityEntry[] = [{ kind: 'answered', data: { answer: a.answer, note: a.note, previous_answer: current.answer } }];
+    if (status !== current.triageStatus) entries.push(this.statusEntry(current.triageStatus, status, resolution));
+    if (suppression) entries.push({ kind: 'suppressed', data: { suppression_id: suppression.id, expires_at: a.expiresAt.toISOString() } });
+    const write: TriageWrite = {
+      answer: a.answer,
+      answerNote: a.note,
+      answeredByKind: a.actor.kind,
+      answeredById: a.actor.id,
+      answeredAt: a.at,
+      severity: detectorSeverity + severityRaise,
+      severityRaise,
+      ...this.statusWrite(status, resolution, a.at),
+    };
+    return { write, actor: a.actor, entries, suppression };
+  }
 
   private async find(session: Session, id: string): Promise<Investigation> {
     const inv = plausibleId(id) ? await this.investigations.findFinished(await session.tenantScope(), id) : null;
@@ -246,14 +253,9 @@ export class TriageService {
     return this.record(inv, 'triage', 'investigation_status_changed', { ...who, from, to: inv.triageStatus, resolution: inv.resolution });
   }
 
-  private recordSuppression(
-    kind: 'suppression_created' | 'suppression_revoked',
-    customerId: string,
-    s: NewSuppression & { investigationId: string | null },
-    who: Record<string, string>,
-  ) {
+  private recordSuppression(kind: 'suppression_created' | 'suppression_revoked', s: Suppression, who: Record<string, string>) {
     return this.events.record({
-      customerId,
+      customerId: s.customerId,
       topic: 'suppressions',
       kind,
       subject: s.id,

@@ -77,17 +77,21 @@ export class TriageStore {
    * none decides from a stale row) and returns what to write, the history entries and, for an
    * AUTHORIZED answer, a suppression; all commit together. A `decide` that throws writes nothing.
    */
-  change(customerId: string, id: string, decide: (current: Investigation) => TriageChange): Promise<{ before: Investigation; after: Investigation }> {
+  change(
+    customerId: string,
+    id: string,
+    decide: (current: Investigation) => TriageChange,
+  ): Promise<{ before: Investigation; after: Investigation; suppression: Suppression | null }> {
     return this.prisma.$transaction(async (tx) => {
       await lockInvestigation(tx, customerId, id);
       const before = await tx.investigation.findFirstOrThrow({ where: { customerId, id } });
       const { write, actor, entries, suppression } = decide(before);
       const after = await tx.investigation.update({ where: { customerId, id }, data: write });
-      if (suppression) {
-        await tx.suppression.create({ data: { ...suppression, customerId, investigationId: id, actorKind: actor.kind, actorId: actor.id } });
-      }
+      const created = suppression
+        ? await tx.suppression.create({ data: { ...suppression, customerId, investigationId: id, actorKind: actor.kind, actorId: actor.id } })
+        : null;
       await this.addActivity(tx, customerId, id, actor, entries);
-      return { before, after };
+      return { before, after, suppression: created };
     });
   }
 

@@ -148,12 +148,8 @@ export class TriageService {
     if (!comment) {
       throw conflict('comment_limit_reached', `Investigation ${inv.id} has ${TRIAGE_LIMITS.commentsPerInvestigation} comments, as many as one may have`);
     }
-    await this.record(inv, 'triage', 'investigation_commented', {
-      actor_kind: actor.kind,
-      actor_id: actor.id,
-      comment_id: comment.id,
-      text: text.slice(0, 500),
-    });
+    // Events are summaries (events.md): the start of the text, the comment id for the rest.
+    await this.record(inv, 'triage', 'investigation_commented', { ...whoActed(actor), comment_id: comment.id, text: text.slice(0, 500) });
     return comment;
   }
 

@@ -217,6 +217,18 @@ describe('investigation triage', () => {
       ]);
     });
 
+    it(`pages suppressions ${TRIAGE_LIMITS.page.max} at most, and refuses a negative offset`, async () => {
+      const page = (limit: number, offset = 0) =>
+        gql(tree.childACaller, 'query ($c: String!, $l: Int, $o: Int) { suppressions(customerId: $c, limit: $l, offset: $o) { limit offset } }', {
+          c: tree.childA.id,
+          l: limit,
+          o: offset,
+        });
+      expect((await page(5000)).data.suppressions).toEqual({ limit: TRIAGE_LIMITS.page.max, offset: 0 });
+      expect((await page(0)).data.suppressions).toEqual({ limit: 1, offset: 0 });
+      expect((await page(10, -1)).errors?.[0]?.extensions).toMatchObject({ code: 'invalid_request', details: { field: 'offset' } });
+    });
+
     it('takes a suppression length of 1 to 365 days, and refuses anything else', async () => {
       const id = await seed(tree.childA.id);
       for (const days of [0, TRIAGE_LIMITS.suppressionDays.max + 1]) {
@@ -318,6 +330,9 @@ describe('investigation triage', () => {
       expect(last.errors).toBeUndefined();
       const over = await gql(tree.childACaller, COMMENT, { id, text: 'one too many' });
       expect(over.errors?.[0]?.extensions).toMatchObject({ code: 'comment_limit_reached' });
+      const page = (await gql(tree.childACaller, HISTORY, { id, first: 5000 })).data.investigation.comments;
+      expect(page).toMatchObject({ totalCount: TRIAGE_LIMITS.commentsPerInvestigation, pageInfo: { hasNextPage: true } });
+      expect(page.edges).toHaveLength(TRIAGE_LIMITS.page.max);
     });
   });
 

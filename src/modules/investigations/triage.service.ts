@@ -86,11 +86,9 @@ export class TriageService {
     const actor = session.actor;
     const at = this.now();
     const expiresAt = new Date(at.getTime() + days * DAY_MS);
-    const {
-      before: inv,
-      after: updated,
-      suppression,
-    } = await this.store.change(found.customerId, found.id, (current) => this.answerChange(current, { answer, note, actor, at, expiresAt }));
+    const changed = await this.store.change(found.customerId, found.id, (current) => this.answerChange(current, { answer, note, actor, at, expiresAt }));
+    if (!changed) throw investigationNotFound();
+    const { before: inv, after: updated, suppression } = changed;
 
     const who = whoActed(actor);
     const summary = { ...who, detector: inv.detector, source: inv.source, destination: inv.destination, severity: updated.severity };
@@ -122,7 +120,7 @@ export class TriageService {
     const found = await this.find(session, id);
     const actor = session.actor;
     const at = this.now();
-    const { before, after } = await this.store.change(found.customerId, found.id, (current) => {
+    const changed = await this.store.change(found.customerId, found.id, (current) => {
       const from = current.triageStatus;
       if (!canMove(from, status)) {
         const allowed = TRANSITIONS[from].map(shown).join(' or ');
@@ -135,8 +133,9 @@ export class TriageService {
         suppression: null,
       };
     });
-    await this.recordStatus(after, before.triageStatus, whoActed(actor));
-    return after;
+    if (!changed) throw investigationNotFound();
+    await this.recordStatus(changed.after, changed.before.triageStatus, whoActed(actor));
+    return changed.after;
   }
 
   async comment(session: Session, id: string, rawText: string): Promise<InvestigationComment> {

@@ -76,15 +76,17 @@ export class TriageStore {
    * lock (so concurrent answers, status moves and detection's re-analysis wait for each other, and
    * none decides from a stale row) and returns what to write, the history entries and, for an
    * AUTHORIZED answer, a suppression; all commit together. A `decide` that throws writes nothing.
+   * Null when the investigation is gone (its tenant deleted since the caller found it).
    */
   change(
     customerId: string,
     id: string,
     decide: (current: Investigation) => TriageChange,
-  ): Promise<{ before: Investigation; after: Investigation; suppression: Suppression | null }> {
+  ): Promise<{ before: Investigation; after: Investigation; suppression: Suppression | null } | null> {
     return this.prisma.$transaction(async (tx) => {
       await lockInvestigation(tx, customerId, id);
-      const before = await tx.investigation.findFirstOrThrow({ where: { customerId, id } });
+      const before = await tx.investigation.findFirst({ where: { customerId, id } });
+      if (!before) return null;
       const { write, actor, entries, suppression } = decide(before);
       const after = await tx.investigation.update({ where: { customerId, id }, data: write });
       const created = suppression

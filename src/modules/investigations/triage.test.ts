@@ -5,6 +5,7 @@ import { type Caller, seedCaller, seedTree } from '../../../test/kit/seed.js';
 import { Scopes } from '../../auth/scopes.js';
 import { newId } from '../../infra/ids.js';
 import { seedInvestigation } from './investigations.fixtures.js';
+import { expectOneAnswerWinsTheRace } from './triage.fixtures.js';
 import { CONFIRMED_SEVERITY_STEP, TRIAGE_LIMITS } from './triage.model.js';
 
 const DAY_MS = 86_400_000;
@@ -157,14 +158,7 @@ describe('investigation triage', () => {
   });
 
   describe('concurrency', () => {
-    it('serializes changes to one investigation: of racing AUTHORIZED answers one wins and one suppression exists', async () => {
-      const id = await seed(tree.childA.id);
-      const results = await Promise.all(Array.from({ length: 4 }, () => gql(tree.childACaller, ANSWER, { id, answer: 'AUTHORIZED' })));
-      expect(results.filter((r) => !r.errors)).toHaveLength(1);
-      expect(results.filter((r) => code(r) === 'invalid_transition')).toHaveLength(3);
-      expect(await t.app.db.prisma.suppression.count({ where: { investigationId: id } })).toBe(1);
-      expect(await t.app.db.prisma.investigationActivity.count({ where: { investigationId: id, kind: 'answered' } })).toBe(1);
-    });
+    it('serializes changes to one investigation: of racing AUTHORIZED answers one wins and one suppression exists', () => expectOneAnswerWinsTheRace(t));
   });
 
   describe('answers', () => {

@@ -83,6 +83,9 @@ export const ERROR_CODES = {
   // The service
   starting: 'The service is starting; retry in a moment',
   internal_error: 'A bug; quote the request id when reporting it',
+  // Triage
+  invalid_transition: 'The triage status cannot move that way; `details.allowed` lists where it can',
+  comment_limit_reached: 'The investigation has as many comments as one may have',
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

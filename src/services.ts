@@ -48,6 +48,8 @@ import type { Detector } from './modules/detection/episode.js';
 import { type DetectionOptions, DetectionService } from './modules/detection/runner.js';
 import { InvestigationService } from './modules/investigations/investigations.service.js';
 import { InvestigationStore } from './modules/investigations/investigations.store.js';
+import { TriageService } from './modules/investigations/triage.service.js';
+import { TriageStore } from './modules/investigations/triage.store.js';
 import { type DictionarySource, IpOrgDataset } from './flowstore/index.js';
 import { ProfileService } from './modules/profiles/profiles.service.js';
 import { ProfileStore } from './modules/profiles/profiles.store.js';
@@ -93,6 +95,7 @@ export interface Services {
   automationRunner: AutomationRunner;
   investigations: InvestigationService;
   sso: SsoService;
+  triage: TriageService;
   /** Its schedule is started and stopped by the server (buildApp), not by the admin CLI. */
   detection: DetectionService;
   /** Deletes expired device authorizations, ended rate-limit windows and audit entries past retention; started by the server (buildApp). */
@@ -229,6 +232,7 @@ export async function createServices(config: Config, db: Database, flows: FlowEn
     sso,
     audit,
     investigations: new InvestigationService(new InvestigationStore(prisma), search),
+    triage: new TriageService(new TriageStore(prisma), new InvestigationStore(prisma), events),
     detection: createDetectionService(
       db,
       flows,
@@ -261,6 +265,7 @@ export function createDetectionService(
     new DetectionPostgresStore(db.prisma),
     flowStore,
     new InvestigationStore(db.prisma),
+    new TriageStore(db.prisma),
     logger,
     options,
     wiring.events,

@@ -234,6 +234,27 @@ export const actions = {
     description: 'Read the audit log of a tenant of the tree: who did what, when, from where (docs/audit.md)',
     fields: ['Query.auditLog'],
   },
+  'investigations.triage': {
+    scope: Scopes.searchApi,
+    role: 'analyst',
+    tenant: 'tree',
+    description: "Answer, move through triage and comment on investigations of the caller's tree",
+    fields: ['Mutation.answerInvestigation', 'Mutation.setInvestigationStatus', 'Mutation.commentOnInvestigation'],
+  },
+  'suppressions.read': {
+    scope: Scopes.searchApi,
+    role: 'viewer',
+    tenant: 'tree',
+    description: 'Read the suppressions of a tenant of the tree (subjects detection leaves alone)',
+    fields: ['Query.suppressions'],
+  },
+  'suppressions.write': {
+    scope: Scopes.searchApi,
+    role: 'analyst',
+    tenant: 'tree',
+    description: "Revoke a suppression of the caller's tree",
+    fields: ['Mutation.revokeSuppression'],
+  },
 } as const satisfies Record<string, ActionRule>;
 
 export type Action = keyof typeof actions;

@@ -16,6 +16,7 @@ import '../modules/sso/sso.schema.js';
 import '../modules/search/search.schema.js';
 import '../modules/investigations/investigations.schema.js';
 import '../modules/audit/audit.schema.js';
+import '../modules/investigations/triage.schema.js';
 
 export const schema = builder.toSchema();
 

@@ -50,6 +50,8 @@ export async function detectRunCommand(args: string[], db: Database, config: Con
     updated: r.updated,
     closed: r.closed,
     failed: r.failed,
+    // A run executed by a server process older than suppressions has none.
+    suppressed: r.suppressed ?? 0,
     skipped: r.skipped,
   };
 }

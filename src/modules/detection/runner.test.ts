@@ -2,7 +2,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminCli } from '../../../test/kit/admin-cli.js';
 import { type TestApp, startTestApp } from '../../../test/kit/app.js';
-import { call } from '../../../test/kit/http.js';
+import { call, graphql } from '../../../test/kit/http.js';
 import { seedCaller, seedTenant } from '../../../test/kit/seed.js';
 import { openDatabase } from '../../infra/database.js';
 import { LockSpace, PeriodicJob, withAdvisoryLock } from '../../infra/jobs.js';
@@ -10,6 +10,7 @@ import { createLogger } from '../../infra/logger.js';
 import { type FlowSpec, cadence, insertFlows } from './detection.fixtures.js';
 import { beaconDetector } from './detectors/beacon.js';
 import { createDetectionService } from '../../services.js';
+import { raiseFor } from '../investigations/triage.model.js';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -51,7 +52,7 @@ describe('detection runs', () => {
     expect(row.completedAt!.getTime()).toBeGreaterThanOrEqual(row.createdAt.getTime());
 
     // The same data again: nothing to do.
-    expect(await detection.detectTenant(customerId, window(now), now)).toEqual({ opened: [], updated: [], closed: [], failed: [] });
+    expect(await detection.detectTenant(customerId, window(now), now)).toEqual({ opened: [], updated: [], closed: [], failed: [], suppressed: 0 });
 
     // More check-ins: the same investigation, extended.
     await insertFlows(t.app.flows, customerId, beacon(NOW - 2 * HOUR, NOW - 90 * MINUTE));
@@ -65,10 +66,87 @@ describe('detection runs', () => {
     now = NOW - 30 * MINUTE;
     const third = await detection.detectTenant(customerId, window(now), now);
     expect(third).toMatchObject({ opened: [], updated: [], closed: [expect.objectContaining({ id, active: false })] });
-    expect(await detection.detectTenant(customerId, window(now + MINUTE), now + MINUTE)).toEqual({ opened: [], updated: [], closed: [], failed: [] });
+    expect(await detection.detectTenant(customerId, window(now + MINUTE), now + MINUTE)).toEqual({
+      opened: [],
+      updated: [],
+      closed: [],
+      failed: [],
+      suppressed: 0,
+    });
     // Long after, with the activity out of every window, still one investigation.
-    expect(await detection.detectTenant(customerId, window(NOW + 5 * HOUR), NOW + 5 * HOUR)).toEqual({ opened: [], updated: [], closed: [], failed: [] });
+    expect(await detection.detectTenant(customerId, window(NOW + 5 * HOUR), NOW + 5 * HOUR)).toEqual({
+      opened: [],
+      updated: [],
+      closed: [],
+      failed: [],
+      suppressed: 0,
+    });
     expect(await t.app.db.prisma.investigation.count({ where: { customerId } })).toBe(1);
+  });
+
+  it('leaves a subject answered AUTHORIZED alone: re-runs open, update and reopen nothing, and count it', async () => {
+    const { id: customerId } = await seedTenant(t.app);
+    const caller = await seedCaller(t.app, customerId);
+    const detection = t.app.services.detection;
+    await insertFlows(t.app.flows, customerId, beacon(NOW - 3 * HOUR, NOW - 2 * HOUR, '10.20.1.60'));
+    const first = await detection.detectTenant(customerId, window(NOW - 2 * HOUR + MINUTE), NOW - 2 * HOUR + MINUTE);
+    expect(first.opened).toHaveLength(1);
+    const id = first.opened[0].id;
+    const answered = await graphql(
+      t.url,
+      'mutation ($id: String!) { answerInvestigation(id: $id, answer: AUTHORIZED, note: "our monitoring agent") { triage { status } } }',
+      { id },
+      caller.token,
+    );
+    expect(answered.data.answerInvestigation.triage.status).toBe('RESOLVED');
+    const before = await t.app.db.prisma.investigation.findUniqueOrThrow({ where: { id } });
+
+    // The check-ins go on: the first test's run updates (and keeps open) its investigation with these.
+    await insertFlows(t.app.flows, customerId, beacon(NOW - 2 * HOUR, NOW - 90 * MINUTE, '10.20.1.60'));
+    const later = NOW - 90 * MINUTE + MINUTE;
+    const rerun = await detection.runNow(customerId, { window: window(later), nowMs: later });
+    expect(rerun).toMatchObject({ opened: [], updated: [], failed: [] });
+    expect(rerun.suppressed).toBeGreaterThanOrEqual(1);
+    const after = await t.app.db.prisma.investigation.findUniqueOrThrow({ where: { id } });
+    expect(after).toMatchObject({ lastActivityAt: before.lastActivityAt, evidence: before.evidence, triageStatus: 'resolved', resolution: 'authorized' });
+    expect(await t.app.db.prisma.investigation.count({ where: { customerId } })).toBe(1);
+    const runEvent = await t.app.db.prisma.event.findFirstOrThrow({ where: { customerId, kind: 'detection_run_completed', subject: rerun.run_id } });
+    expect(runEvent.data).toMatchObject({ opened: 0, updated: 0, suppressed: rerun.suppressed });
+
+    // Revoked, the subject is detected again.
+    const [suppression] = await t.app.db.prisma.suppression.findMany({ where: { customerId } });
+    await graphql(t.url, 'mutation ($id: String!) { revokeSuppression(id: $id) { id } }', { id: suppression!.id }, caller.token);
+    const revoked = await detection.runNow(customerId, { window: window(later), nowMs: later });
+    expect(revoked).toMatchObject({ opened: [], updated: [expect.objectContaining({ id, active: true })], suppressed: 0 });
+  });
+
+  it('keeps the severity step of an UNAUTHORIZED answer when it re-analyses the investigation', async () => {
+    const { id: customerId } = await seedTenant(t.app);
+    const caller = await seedCaller(t.app, customerId);
+    const detection = t.app.services.detection;
+    await insertFlows(t.app.flows, customerId, beacon(NOW - 3 * HOUR, NOW - 2 * HOUR, '10.20.1.61'));
+    const first = await detection.detectTenant(customerId, window(NOW - 2 * HOUR + MINUTE), NOW - 2 * HOUR + MINUTE);
+    const { id, severity } = first.opened[0];
+    const answered = await graphql(
+      t.url,
+      'mutation ($id: String!) { answerInvestigation(id: $id, answer: UNAUTHORIZED) { severity triage { severityRaise } } }',
+      { id },
+      caller.token,
+    );
+    const step = answered.data.answerInvestigation.triage.severityRaise;
+    expect(step).toBeGreaterThan(0);
+    expect(answered.data.answerInvestigation.severity).toBe(severity + step);
+
+    await insertFlows(t.app.flows, customerId, beacon(NOW - 2 * HOUR, NOW - 90 * MINUTE, '10.20.1.61'));
+    const later = NOW - 90 * MINUTE + MINUTE;
+    const second = await detection.detectTenant(customerId, window(later), later);
+    expect(second.updated).toEqual([expect.objectContaining({ id })]);
+    const row = await t.app.db.prisma.investigation.findUniqueOrThrow({ where: { id } });
+    expect(row.severityRaise).toBeGreaterThan(0);
+    expect(row.severity).toBe(second.updated[0].severity);
+    expect(row).toMatchObject({ answer: 'unauthorized', triageStatus: 'in_progress' });
+    // The detector's own severity for the longer episode, plus the step.
+    expect(row.severityRaise).toBe(raiseFor(row.severity - row.severityRaise, 'unauthorized'));
   });
 
   it('runs a tenant and its children on demand, and never twice at once', async () => {

@@ -7,6 +7,8 @@ import type { Logger } from '../../infra/logger.js';
 import { detectionRunDuration } from '../../infra/metrics.js';
 import { type EventRecorder, noEvents } from '../events/events.service.js';
 import type { InvestigationStore, InvestigationWrite } from '../investigations/investigations.store.js';
+import { raiseFor } from '../investigations/triage.model.js';
+import { type TriageStore, subjectKey } from '../investigations/triage.store.js';
 import type { DetectionPostgresStore } from './detection-postgres.store.js';
 import type { DetectionStore, TimeWindow } from './detection.store.js';
 import { BEACON_THRESHOLDS, DETECTORS, detectorOf } from './detectors/index.js';
@@ -54,6 +56,8 @@ export interface TenantOutcome {
   closed: InvestigationChange[];
   /** Opened or updated, but the analysis failed (status `failed`). */
   failed: InvestigationChange[];
+  /** Episodes left alone because their subject is suppressed (docs/triage.md): nothing opened or reopened. */
+  suppressed: number;
 }
 
 export interface RunResult extends TenantOutcome {
@@ -70,7 +74,7 @@ export interface RunResult extends TenantOutcome {
 const FINGERPRINT_BUCKET_MS = 5 * 60_000;
 /** Run history kept in detection_runs. */
 const RUN_RETENTION_MS = 7 * 24 * 3_600_000;
-const emptyOutcome = (): TenantOutcome => ({ opened: [], updated: [], closed: [], failed: [] });
+const emptyOutcome = (): TenantOutcome => ({ opened: [], updated: [], closed: [], failed: [], suppressed: 0 });
 
 export function fingerprint(customerId: string, e: Pick<Episode, 'detector' | 'source' | 'destination' | 'firstMs'>): string {
   const bucket = Math.floor(e.firstMs / FINGERPRINT_BUCKET_MS);
@@ -138,6 +142,8 @@ export class DetectionService {
     /** The flows the detectors read. */
     private readonly store: DetectionStore,
     private readonly investigations: InvestigationStore,
+    /** The suppressions an AUTHORIZED answer creates: subjects a run leaves alone. */
+    private readonly suppressions: Pick<TriageStore, 'suppressedSubjects'>,
     private readonly logger: Logger,
     readonly options: DetectionOptions,
     private readonly events: EventRecorder = noEvents,
@@ -263,6 +269,7 @@ export class DetectionService {
         continue;
       }
       for (const key of ['opened', 'updated', 'closed', 'failed'] as const) result[key].push(...outcome[key]);
+      result.suppressed += outcome.suppressed;
       await this.record(customerId, run.id, trigger, window, outcome);
     }
     this.logger.info('detection.run', {
@@ -274,6 +281,7 @@ export class DetectionService {
       updated: result.updated.length,
       closed: result.closed.length,
       failed: result.failed.length,
+      suppressed: result.suppressed,
     });
     return result;
   }
@@ -317,8 +325,14 @@ export class DetectionService {
   async detectTenant(customerId: string, window: TimeWindow, nowMs: number): Promise<TenantOutcome> {
     const outcome = emptyOutcome();
     const touched = new Set<string>();
+    const suppressed = await this.suppressions.suppressedSubjects(customerId, new Date(nowMs));
     for (const detector of this.detectors) {
       for (const episode of await detector.detect(this.store, customerId, window)) {
+        // A suppressed subject was answered AUTHORIZED: no investigation is opened, updated or reopened for it.
+        if (suppressed.has(subjectKey(episode))) {
+          outcome.suppressed++;
+          continue;
+        }
         const change = await this.reconcile(customerId, detector, episode, nowMs);
         if (!change) continue;
         touched.add(change.investigation.id);
@@ -382,10 +396,21 @@ export class DetectionService {
       const write = writeOf(episode, assessment.severity, { ...assessment, headline: story.headline, tags: story.tags });
       // The wall clock, not the run's time: the row was created (by the database's clock) after the run began.
       const completedAt = new Date();
-      await this.investigations.complete(customerId, investigation.id, write, analysis, closedAt, completedAt);
+      const severityRaise = await this.investigations.complete(
+        customerId,
+        investigation.id,
+        write,
+        // A confirmed (UNAUTHORIZED) investigation keeps the step its answer added (docs/triage.md).
+        (answer) => raiseFor(assessment.severity, answer),
+        analysis,
+        closedAt,
+        completedAt,
+      );
       return {
         ...investigation,
         ...write,
+        severity: write.severity + severityRaise,
+        severityRaise,
         evidence: write.evidence as PrismaTypes.JsonValue,
         analysis: analysis as unknown as PrismaTypes.JsonValue,
         status: 'completed',
@@ -437,6 +462,7 @@ export class DetectionService {
           updated: outcome.updated.length,
           closed: outcome.closed.length,
           failed: outcome.failed.length,
+          suppressed: outcome.suppressed,
         },
       });
       for (const c of [...outcome.opened, ...outcome.failed])

@@ -17,12 +17,21 @@ export const EVENT_TOPICS = {
     kinds: ['detection_run_completed', 'detection_run_failed'],
   },
   investigations: {
-    description: 'Investigations opened, updated (new evidence, verdict or severity) and closed.',
-    kinds: ['investigation_opened', 'investigation_updated', 'investigation_closed'],
+    description:
+      'Investigations opened, updated (new evidence, verdict or severity) and closed, and confirmed (answered UNAUTHORIZED: the activity was not authorized).',
+    kinds: ['investigation_opened', 'investigation_updated', 'investigation_closed', 'investigation_confirmed'],
   },
   automation_runs: {
     description: 'Automation rule runs that finished: succeeded, or failed after their last attempt.',
     kinds: ['run_succeeded', 'run_failed'],
+  },
+  triage: {
+    description: 'What people and API clients made of investigations: answers to "was this authorized?", status changes and comments.',
+    kinds: ['investigation_answered', 'investigation_status_changed', 'investigation_commented'],
+  },
+  suppressions: {
+    description: 'Suppressions created by an AUTHORIZED answer, and revoked: subjects detection leaves alone.',
+    kinds: ['suppression_created', 'suppression_revoked'],
   },
 } as const satisfies Record<string, { description: string; kinds: readonly string[] }>;
 

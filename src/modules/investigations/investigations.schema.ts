@@ -23,6 +23,7 @@ import {
   type Verdict,
 } from './investigation.model.js';
 import { type ListQuery, TRAFFIC_LINK_SEARCHES_PER_REQUEST } from './investigations.service.js';
+import { TriageAnswerEnum, TriageStatusEnum } from './triage.schema.js';
 
 /** Links carry their investigation's tenant, so that `flows` can replay the search for it. */
 type LinkParent = TrafficLink & { customerId: string };
@@ -314,7 +315,14 @@ builder.queryFields((t) => ({
       minConfidence: t.arg.float({ required: false, description: '0..1: verdicts with at least this confidence.' }),
       since: t.arg.string({ required: false, description: 'ISO 8601: created at or after.' }),
       until: t.arg.string({ required: false, description: 'ISO 8601: created at or before.' }),
-      sort: t.arg.string({ required: false, description: '`severity` (default: most severe first) or `recent`.' }),
+      sort: t.arg.string({
+        required: false,
+        description:
+          '`severity` (default: most severe first), `recent`, `triage_status` (NEW first), `answer` (UNAUTHORIZED first, unanswered last) or `assignee` (unassigned last); ties most severe first.',
+      }),
+      triageStatus: t.arg({ type: TriageStatusEnum, required: false }),
+      answer: t.arg({ type: TriageAnswerEnum, required: false }),
+      assigneeId: t.arg.string({ required: false, description: 'Assigned to this person.' }),
     },
     resolve: async (_root, args, ctx) => {
       const session = await ctx.auth.requireSession();

@@ -6,11 +6,12 @@ import type { Investigation, Node } from '../../generated/prisma/client.js';
 import { plausibleId } from '../../infra/ids.js';
 import type { SearchService } from '../search/search.service.js';
 import { DISPOSITIONS, type Disposition, type TrafficQuery } from './investigation.model.js';
+import type { TriageAnswer, TriageStatus } from './triage.model.js';
 import type { InvestigationFilter, InvestigationSelection, InvestigationStore, NodeKey } from './investigations.store.js';
 
 /** wire.md 8.1: `limit` 1..200 (clamped), default 50. */
 export const PAGE_LIMITS = { min: 1, default: 50, max: 200 } as const;
-const SORTS = ['severity', 'recent'] as const;
+const SORTS = ['severity', 'recent', 'triage_status', 'answer', 'assignee'] as const;
 
 /**
  * How many traffic-link searches (`TrafficLink.flows`) one request may start. Each is a flow
@@ -36,6 +37,10 @@ export interface ListArgs {
   since?: string | null;
   until?: string | null;
   sort?: string | null;
+  /** Triage filters (GraphQL only; their enums have checked the values). */
+  triageStatus?: TriageStatus | null;
+  answer?: TriageAnswer | null;
+  assigneeId?: string | null;
 }
 
 /** A validated list query: the filter and the page. */
@@ -103,6 +108,9 @@ export class InvestigationService {
         ...(given(args.minConfidence) ? { minConfidence: args.minConfidence } : {}),
         ...(since ? { since } : {}),
         ...(until ? { until } : {}),
+        ...(given(args.triageStatus) ? { triageStatus: args.triageStatus } : {}),
+        ...(given(args.answer) ? { answer: args.answer } : {}),
+        ...(given(args.assigneeId) ? { assigneeId: args.assigneeId } : {}),
         sort: (given(args.sort) ? args.sort : 'severity') as InvestigationFilter['sort'],
       },
       limit: Math.max(PAGE_LIMITS.min, Math.min(PAGE_LIMITS.max, given(args.limit) ? args.limit : PAGE_LIMITS.default)),

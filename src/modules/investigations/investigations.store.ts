@@ -1,5 +1,5 @@
 import type { TenantScope } from '../../auth/session.js';
-import { type Investigation, type Node, Prisma as PrismaTypes } from '../../generated/prisma/client.js';
+import { type Investigation, type Node, Prisma as PrismaTypes, type TriageAnswer, type TriageStatus } from '../../generated/prisma/client.js';
 import type { Prisma } from '../../infra/database.js';
 import { newId } from '../../infra/ids.js';
 import type { Analysis, Disposition } from './investigation.model.js';
@@ -12,7 +12,10 @@ export interface InvestigationFilter {
   minConfidence?: number;
   since?: Date;
   until?: Date;
-  sort: 'severity' | 'recent';
+  triageStatus?: TriageStatus;
+  answer?: TriageAnswer;
+  assigneeId?: string;
+  sort: 'severity' | 'recent' | 'triage_status' | 'answer' | 'assignee';
 }
 
 /** What a detection run writes about one episode. */
@@ -34,10 +37,16 @@ export interface InvestigationWrite {
   lastActivityAt: Date;
 }
 
-const ORDER: Record<InvestigationFilter['sort'], PrismaTypes.InvestigationOrderByWithRelationInput[]> = {
-  // Most severe first; among equals the latest detection, then the id so pages never overlap.
-  severity: [{ severity: 'desc' }, { detectedAt: 'desc' }, { id: 'desc' }],
+type Order = PrismaTypes.InvestigationOrderByWithRelationInput[];
+// Most severe first; among equals the latest detection, then the id so pages never overlap.
+const BY_SEVERITY: Order = [{ severity: 'desc' }, { detectedAt: 'desc' }, { id: 'desc' }];
+const ORDER: Record<InvestigationFilter['sort'], Order> = {
+  severity: BY_SEVERITY,
   recent: [{ createdAt: 'desc' }, { id: 'desc' }],
+  // The enums' declaration order: NEW first; UNAUTHORIZED first and unanswered last.
+  triage_status: [{ triageStatus: 'asc' }, ...BY_SEVERITY],
+  answer: [{ answer: { sort: 'asc', nulls: 'last' } }, ...BY_SEVERITY],
+  assignee: [{ assigneeId: { sort: 'asc', nulls: 'last' } }, ...BY_SEVERITY],
 };
 
 const inScope = (scope: TenantScope) => ({ customerId: { in: [...scope.tenantIds] } });
@@ -47,6 +56,9 @@ function where(scope: TenantScope, f: InvestigationFilter): PrismaTypes.Investig
     ...inScope(scope),
     ...(f.disposition ? { disposition: f.disposition } : {}),
     ...(f.minConfidence !== undefined ? { confidence: { gte: f.minConfidence } } : {}),
+    ...(f.triageStatus ? { triageStatus: f.triageStatus } : {}),
+    ...(f.answer ? { answer: f.answer } : {}),
+    ...(f.assigneeId ? { assigneeId: f.assigneeId } : {}),
     ...(f.since || f.until ? { createdAt: { ...(f.since ? { gte: f.since } : {}), ...(f.until ? { lte: f.until } : {}) } } : {}),
   };
 }
@@ -139,14 +151,39 @@ export class InvestigationStore {
     return this.prisma.investigation.findFirst({ where: { customerId, fingerprint } });
   }
 
-  /** Stores a finished analysis (and the list fields it decides). */
-  complete(customerId: string, id: string, write: InvestigationWrite, analysis: Analysis, closedAt: Date | null, completedAt: Date): Promise<number> {
-    return this.prisma.investigation
-      .updateMany({
+  /**
+   * Stores a finished analysis (and the list fields it decides). The severity written is
+   * `write.severity` plus what `raise` makes of the triage answer, read under the row's lock so that
+   * an answer given while the analysis ran is counted (triage.model.ts). Resolves to that raise.
+   */
+  complete(
+    customerId: string,
+    id: string,
+    write: InvestigationWrite,
+    raise: (answer: TriageAnswer | null) => number,
+    analysis: Analysis,
+    closedAt: Date | null,
+    completedAt: Date,
+  ): Promise<number> {
+    return this.prisma.$transaction(async (tx) => {
+      const [row] = await tx.$queryRaw<{ answer: TriageAnswer | null }[]>`
+        SELECT answer FROM investigations WHERE customer_id = ${customerId} AND id = ${id} FOR UPDATE`;
+      const severityRaise = raise(row?.answer ?? null);
+      await tx.investigation.updateMany({
         where: { customerId, id },
-        data: { ...write, evidence: json(write.evidence), analysis: json(analysis), status: 'completed', closedAt, completedAt },
-      })
-      .then((r) => r.count);
+        data: {
+          ...write,
+          severity: write.severity + severityRaise,
+          severityRaise,
+          evidence: json(write.evidence),
+          analysis: json(analysis),
+          status: 'completed',
+          closedAt,
+          completedAt,
+        },
+      });
+      return severityRaise;
+    });
   }
 
   /** Analysis could not be produced: the investigation stays, without a verdict. */

@@ -13,6 +13,18 @@ import { TRAFFIC_LINK_SEARCHES_PER_REQUEST } from './investigations.service.js';
 const PATH = '/rest/investigations/1.0';
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/;
 const ids = (body: { investigations: { id: string }[] }) => body.investigations.map((i) => i.id);
+/** The `triage` object of an investigation nobody has triaged yet. */
+const UNTRIAGED = {
+  status: 'NEW',
+  resolution: null,
+  resolved_at: null,
+  answer: null,
+  note: null,
+  answered_by: null,
+  answered_at: null,
+  assignee_id: null,
+  severity_raise: 0,
+};
 
 /** wire.md 16: lists and these fields may be absent but never null, anywhere in an investigation. */
 function assertWireShape(inv: any): void {
@@ -158,6 +170,26 @@ describe('investigations REST paths', () => {
         expect(item.created_at).toMatch(ISO);
         expect(typeof item.source).toBe('string');
         expect(typeof item.destination).toBe('string');
+        // wire.md 8.1's fields plus severity, and triage added beside them.
+        expect(Object.keys(item).sort()).toEqual(
+          [
+            'id',
+            'status',
+            'disposition',
+            'confidence',
+            'headline',
+            'source',
+            'destination',
+            'detected_at',
+            'created_at',
+            'completed_at',
+            'related_alerts_count',
+            'tags',
+            'severity',
+            'triage',
+          ].sort(),
+        );
+        expect(item.triage).toEqual(UNTRIAGED);
       }
     });
 
@@ -251,9 +283,24 @@ describe('investigations REST paths', () => {
       expect(res.status).toBe(200);
       assertWireShape(res.body);
       expect(res.body.verdict).toMatchObject({ disposition: 'malicious', confidence: 0.96 });
+      // The wire.md 8.3 fields, and triage added beside them (docs/triage.md).
       expect(Object.keys(res.body).sort()).toEqual(
-        ['at_a_glance', 'completed_at', 'created_at', 'decision_support', 'id', 'key_findings', 'meta', 'provenance', 'status', 'trigger', 'verdict'].sort(),
+        [
+          'at_a_glance',
+          'completed_at',
+          'created_at',
+          'decision_support',
+          'id',
+          'key_findings',
+          'meta',
+          'provenance',
+          'status',
+          'trigger',
+          'verdict',
+          'triage',
+        ].sort(),
       );
+      expect(res.body.triage).toEqual(UNTRIAGED);
     });
 
     it('answers a failed investigation without a verdict but with every required field', async () => {

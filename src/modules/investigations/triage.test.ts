@@ -1,0 +1,380 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type TestApp, startTestApp } from '../../../test/kit/app.js';
+import { call, graphql } from '../../../test/kit/http.js';
+import { type Caller, seedCaller, seedTree } from '../../../test/kit/seed.js';
+import { Scopes } from '../../auth/scopes.js';
+import { newId } from '../../infra/ids.js';
+import { seedInvestigation } from './investigations.fixtures.js';
+import { expectOneAnswerWinsTheRace } from './triage.fixtures.js';
+import { CONFIRMED_SEVERITY_STEP, TRIAGE_LIMITS } from './triage.model.js';
+
+const DAY_MS = 86_400_000;
+const TRIAGE = 'triage { status resolution resolvedAt answer note answeredBy { kind id } answeredAt assigneeId severityRaise }';
+
+const ANSWER = `mutation ($id: String!, $answer: TriageAnswer!, $note: String, $days: Int) {
+  answerInvestigation(id: $id, answer: $answer, note: $note, expiresInDays: $days) { id severity ${TRIAGE} }
+}`;
+const SET_STATUS = `mutation ($id: String!, $status: TriageStatus!, $resolution: TriageResolution) {
+  setInvestigationStatus(id: $id, status: $status, resolution: $resolution) { id ${TRIAGE} }
+}`;
+const COMMENT = `mutation ($id: String!, $text: String!) {
+  commentOnInvestigation(id: $id, text: $text) { id text author { kind id } createdAt }
+}`;
+const HISTORY = `query ($id: String!, $first: Int, $after: String) {
+  investigation(id: $id) {
+    comments(first: $first, after: $after) { totalCount pageInfo { hasNextPage endCursor } edges { node { text author { kind id } } } }
+    activity(first: 50) { totalCount edges { node { kind actor { kind id } data } } }
+ }
+}`;
+const SUPPRESSIONS = `query ($customerId: String!, $active: Boolean, $investigationId: String) {
+  suppressions(customerId: $customerId, active: $active, investigationId: $investigationId) {
+    total suppressions { id customerId detector source destination reason investigationId createdBy { kind id } createdAt expiresAt revokedAt revokedBy { kind id } active }
+ }
+}`;
+const REVOKE = `mutation ($id: String!) { revokeSuppression(id: $id) { id active revokedAt revokedBy { kind id } } }`;
+
+type GraphQLResult = Awaited<ReturnType<typeof graphql>>;
+const code = (res: GraphQLResult) => res.errors?.[0]?.extensions?.code;
+
+describe('investigation triage', () => {
+  let t: TestApp;
+  let tree: Awaited<ReturnType<typeof seedTree>>;
+  let other: Awaited<ReturnType<typeof seedTree>>;
+  const seed = (customerId: string, f: Parameters<typeof seedInvestigation>[2] = {}) => seedInvestigation(t.app.db.prisma, customerId, f);
+  const gql = (caller: Caller, query: string, variables: Record<string, unknown>) => graphql(t.url, query, variables, caller.token);
+  const eventsOf = (subject: string) => t.app.db.prisma.event.findMany({ where: { subject }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
+
+  beforeAll(async () => {
+    t = await startTestApp({ env: { DETECTION_INTERVAL_SECONDS: '0', AUTOMATION_ALLOW_PRIVATE_TARGETS: 'true' } });
+    tree = await seedTree(t.app);
+    other = await seedTree(t.app);
+  });
+  afterAll(() => t.stop());
+
+  describe('who may triage', () => {
+    it('needs the search_api scope for every triage mutation and the suppression list', async () => {
+      const id = await seed(tree.childA.id);
+      const nodeOnly = await seedCaller(t.app, tree.childA.id, [Scopes.nodeApi]);
+      for (const [query, variables] of [
+        [ANSWER, { id, answer: 'UNSURE' }],
+        [SET_STATUS, { id, status: 'ACKNOWLEDGED' }],
+        [COMMENT, { id, text: 'x' }],
+        [REVOKE, { id: 'sup_x' }],
+        [SUPPRESSIONS, { customerId: tree.childA.id }],
+      ] as const) {
+        const res = await gql(nodeOnly, query, variables);
+        expect(res.errors?.[0]?.extensions).toMatchObject({
+          code: 'authorization_error',
+
+          details: { reason: 'insufficient_scope', required_scope: Scopes.searchApi },
+        });
+      }
+      const row = await t.app.db.prisma.investigation.findUniqueOrThrow({ where: { id } });
+      expect(row).toMatchObject({ triageStatus: 'new', answer: null });
+      expect(await t.app.db.prisma.investigationComment.count({ where: { investigationId: id } })).toBe(0);
+    });
+
+    it.each([
+      ["the parent's, by a child", () => tree.childACaller, () => tree.msp.id],
+      ["a sibling's", () => tree.childACaller, () => tree.childB.id],
+      ["another tree's", () => tree.mspCaller, () => other.childA.id],
+    ])('answers not_found for %s investigation, and changes nothing', async (_name, caller, owner) => {
+      const id = await seed(owner());
+      for (const [query, variables] of [
+        [ANSWER, { id, answer: 'AUTHORIZED' }],
+        [SET_STATUS, { id, status: 'ACKNOWLEDGED' }],
+        [COMMENT, { id, text: 'mine now' }],
+      ] as const) {
+        const res = await gql(caller(), query, variables);
+        expect(res.errors?.[0]?.extensions).toMatchObject({ code: 'not_found' });
+      }
+      expect(await gql(caller(), SUPPRESSIONS, { customerId: owner() })).toMatchObject({ errors: [{ extensions: { code: 'not_found' } }] });
+      expect(await t.app.db.prisma.investigation.findUniqueOrThrow({ where: { id } })).toMatchObject({ triageStatus: 'new', answer: null });
+      expect(await t.app.db.prisma.suppression.count({ where: { investigationId: id } })).toBe(0);
+      expect(await eventsOf(id)).toEqual([]);
+    });
+
+    it("lets a parent triage its child's investigation, recording the parent's client as the actor", async () => {
+      const id = await seed(tree.childB.id);
+      const res = await gql(tree.mspCaller, ANSWER, { id, answer: 'UNSURE', note: 'asking the owner' });
+      expect(res.errors).toBeUndefined();
+      expect(res.data.answerInvestigation.triage).toMatchObject({
+        status: 'ACKNOWLEDGED',
+        answer: 'UNSURE',
+        note: 'asking the owner',
+        answeredBy: { kind: 'client', id: tree.mspCaller.clientId },
+        answeredAt: expect.any(String),
+      });
+      const [event] = await eventsOf(id);
+      expect(event).toMatchObject({ customerId: tree.childB.id, topic: 'triage', kind: 'investigation_answered' });
+      expect(event!.data).toMatchObject({ actor_kind: 'client', actor_id: tree.mspCaller.clientId, answer: 'unsure' });
+    });
+
+    it('treats a running investigation, and ids that cannot exist, as missing', async () => {
+      const running = await seed(tree.childA.id, { status: 'running' });
+      for (const id of [running, 'inv_nope', 'x'.repeat(5000)]) {
+        expect(code(await gql(tree.childACaller, ANSWER, { id, answer: 'UNSURE' }))).toBe('not_found');
+      }
+      expect(code(await gql(tree.childACaller, REVOKE, { id: 'sup_nope' }))).toBe('not_found');
+    });
+  });
+
+  describe('status', () => {
+    it('moves forward, refuses going back with invalid_transition naming where it may go, and reopens explicitly', async () => {
+      const id = await seed(tree.childA.id);
+      const move = (status: string, resolution?: string) => gql(tree.childACaller, SET_STATUS, { id, status, resolution });
+
+      expect((await move('ACKNOWLEDGED')).data.setInvestigationStatus.triage.status).toBe('ACKNOWLEDGED');
+      expect((await move('IN_PROGRESS')).data.setInvestigationStatus.triage.status).toBe('IN_PROGRESS');
+      const back = await move('ACKNOWLEDGED');
+      expect(back.errors?.[0]).toMatchObject({
+        message: `Investigation ${id} is IN_PROGRESS: it cannot move to ACKNOWLEDGED, only to RESOLVED`,
+        extensions: { code: 'invalid_transition', details: { from: 'IN_PROGRESS', to: 'ACKNOWLEDGED', allowed: ['RESOLVED'] } },
+      });
+      expect(code(await move('IN_PROGRESS'))).toBe('invalid_transition');
+
+      const noResolution = await move('RESOLVED');
+      expect(noResolution.errors?.[0]?.extensions).toMatchObject({ code: 'invalid_request', details: { field: 'resolution' } });
+      expect(code(await move('IN_PROGRESS', 'MALICIOUS'))).toBe('invalid_request');
+
+      const resolved = (await move('RESOLVED', 'FALSE_POSITIVE')).data.setInvestigationStatus.triage;
+      expect(resolved).toMatchObject({ status: 'RESOLVED', resolution: 'FALSE_POSITIVE', resolvedAt: expect.any(String) });
+      expect((await move('ACKNOWLEDGED')).errors?.[0]?.extensions?.details).toMatchObject({ from: 'RESOLVED', allowed: ['IN_PROGRESS'] });
+      expect(code(await gql(tree.childACaller, ANSWER, { id, answer: 'UNSURE' }))).toBe('invalid_transition');
+
+      const reopened = (await move('IN_PROGRESS')).data.setInvestigationStatus.triage;
+      expect(reopened).toMatchObject({ status: 'IN_PROGRESS', resolution: null, resolvedAt: null });
+
+      const history = (await gql(tree.childACaller, HISTORY, { id })).data.investigation.activity;
+      expect(history.edges.map((e: any) => [e.node.kind, e.node.data.from, e.node.data.to])).toEqual([
+        ['status_changed', 'new', 'acknowledged'],
+        ['status_changed', 'acknowledged', 'in_progress'],
+        ['status_changed', 'in_progress', 'resolved'],
+        ['reopened', 'resolved', 'in_progress'],
+      ]);
+      const kinds = (await eventsOf(id)).map((e) => `${e.topic}/${e.kind}`);
+      expect(kinds).toEqual(Array(4).fill('triage/investigation_status_changed'));
+    });
+  });
+
+  describe('concurrency', () => {
+    it('serializes changes to one investigation: of racing AUTHORIZED answers one wins and one suppression exists', () => expectOneAnswerWinsTheRace(t));
+  });
+
+  describe('answers', () => {
+    it('AUTHORIZED resolves it and suppresses its subject for 90 days; revoking ends the suppression', async () => {
+      const id = await seed(tree.childA.id, { detector: 'exfil', source: '10.20.1.70' });
+      const before = Date.now();
+      const res = await gql(tree.childACaller, ANSWER, { id, answer: 'AUTHORIZED', note: 'nightly backup to our provider' });
+      expect(res.errors).toBeUndefined();
+      expect(res.data.answerInvestigation.triage).toMatchObject({ status: 'RESOLVED', resolution: 'AUTHORIZED', answer: 'AUTHORIZED' });
+
+      const listed = await gql(tree.mspCaller, SUPPRESSIONS, { customerId: tree.childA.id, investigationId: id });
+      expect(listed.data.suppressions.total).toBe(1);
+      const [suppression] = listed.data.suppressions.suppressions;
+      expect(suppression).toMatchObject({
+        customerId: tree.childA.id,
+        detector: 'exfil',
+        source: '10.20.1.70',
+        destination: 'Contabo GmbH',
+        reason: 'nightly backup to our provider',
+        investigationId: id,
+        createdBy: { kind: 'client', id: tree.childACaller.clientId },
+        revokedAt: null,
+        active: true,
+      });
+      const lasts = Date.parse(suppression.expiresAt) - before;
+      expect(lasts).toBeGreaterThanOrEqual(90 * DAY_MS);
+      expect(lasts).toBeLessThan(90 * DAY_MS + 60_000);
+
+      const revoked = await gql(tree.mspCaller, REVOKE, { id: suppression.id });
+      expect(revoked.data.revokeSuppression).toMatchObject({
+        active: false,
+        revokedAt: expect.any(String),
+        revokedBy: { kind: 'client', id: tree.mspCaller.clientId },
+      });
+      // Revoking again changes nothing and records nothing.
+      expect((await gql(tree.mspCaller, REVOKE, { id: suppression.id })).data.revokeSuppression.revokedAt).toBe(revoked.data.revokeSuppression.revokedAt);
+      expect((await gql(tree.childACaller, SUPPRESSIONS, { customerId: tree.childA.id, active: true, investigationId: id })).data.suppressions.total).toBe(0);
+      expect((await gql(tree.childACaller, SUPPRESSIONS, { customerId: tree.childA.id, active: false, investigationId: id })).data.suppressions.total).toBe(1);
+      // Another tree cannot revoke it.
+      expect(code(await gql(other.mspCaller, REVOKE, { id: suppression.id }))).toBe('not_found');
+
+      const history = (await gql(tree.childACaller, HISTORY, { id })).data.investigation.activity;
+      expect(history.edges.map((e: any) => e.node.kind)).toEqual(['answered', 'status_changed', 'suppressed', 'suppression_revoked']);
+      const events = [...(await eventsOf(id)), ...(await eventsOf(suppression.id))].map((e) => `${e.topic}/${e.kind}`);
+      expect(events).toEqual([
+        'triage/investigation_answered',
+        'triage/investigation_status_changed',
+        'suppressions/suppression_created',
+        'suppressions/suppression_revoked',
+      ]);
+    });
+
+    it(`pages suppressions ${TRIAGE_LIMITS.page.max} at most, and refuses a negative offset`, async () => {
+      const page = (limit: number, offset = 0) =>
+        gql(tree.childACaller, 'query ($c: String!, $l: Int, $o: Int) { suppressions(customerId: $c, limit: $l, offset: $o) { limit offset } }', {
+          c: tree.childA.id,
+          l: limit,
+          o: offset,
+        });
+      expect((await page(5000)).data.suppressions).toEqual({ limit: TRIAGE_LIMITS.page.max, offset: 0 });
+      expect((await page(0)).data.suppressions).toEqual({ limit: 1, offset: 0 });
+      expect((await page(10, -1)).errors?.[0]?.extensions).toMatchObject({ code: 'invalid_request', details: { field: 'offset' } });
+    });
+
+    it('takes a suppression length of 1 to 365 days, and refuses anything else', async () => {
+      const id = await seed(tree.childA.id);
+      for (const days of [0, TRIAGE_LIMITS.suppressionDays.max + 1]) {
+        const res = await gql(tree.childACaller, ANSWER, { id, answer: 'AUTHORIZED', days });
+        expect(res.errors?.[0]?.extensions).toMatchObject({ code: 'invalid_request', details: { field: 'expiresInDays' } });
+      }
+      expect(code(await gql(tree.childACaller, ANSWER, { id, answer: 'UNSURE', note: 'n'.repeat(TRIAGE_LIMITS.note + 1) }))).toBe('invalid_request');
+      expect((await gql(tree.childACaller, ANSWER, { id, answer: 'AUTHORIZED', days: TRIAGE_LIMITS.suppressionDays.max })).errors).toBeUndefined();
+      const [s] = await t.app.db.prisma.suppression.findMany({ where: { investigationId: id } });
+      expect(s!.expiresAt.getTime() - s!.createdAt.getTime()).toBeGreaterThanOrEqual(TRIAGE_LIMITS.suppressionDays.max * DAY_MS - 1000);
+    });
+
+    it('UNAUTHORIZED raises severity one step, keeps it in progress, and records investigation_confirmed for automation', async () => {
+      const rule = await call(t.url, 'POST', '/rest/automation/1.0', {
+        token: tree.childACaller.token,
+        body: {
+          name: 'confirmed',
+          match: { topic: 'investigations', kinds: ['investigation_confirmed'] },
+          action: { type: 'webhook', url: 'http://127.0.0.1:9/' },
+        },
+      });
+      expect(rule.status, JSON.stringify(rule.body)).toBe(200);
+      const id = await seed(tree.childA.id, { severity: 60, nodeIds: ['node_a'] });
+
+      const confirmed = (await gql(tree.childACaller, ANSWER, { id, answer: 'UNAUTHORIZED', note: 'nobody here runs that' })).data.answerInvestigation;
+      expect(confirmed).toMatchObject({
+        severity: 60 + CONFIRMED_SEVERITY_STEP,
+        triage: { status: 'IN_PROGRESS', answer: 'UNAUTHORIZED', severityRaise: CONFIRMED_SEVERITY_STEP },
+      });
+      // The same answer again raises nothing more and confirms nothing more.
+      expect((await gql(tree.childACaller, ANSWER, { id, answer: 'UNAUTHORIZED' })).data.answerInvestigation.severity).toBe(60 + CONFIRMED_SEVERITY_STEP);
+      const confirmations = (await eventsOf(id)).filter((e) => e.kind === 'investigation_confirmed');
+      expect(confirmations).toHaveLength(1);
+      expect(confirmations[0]).toMatchObject({ topic: 'investigations', customerId: tree.childA.id });
+      expect(confirmations[0]!.data).toMatchObject({
+        node_ids: ['node_a'],
+        severity: 60 + CONFIRMED_SEVERITY_STEP,
+        previous_severity: 60,
+        actor_kind: 'client',
+      });
+      expect(await t.app.db.prisma.automationRun.count({ where: { ruleId: rule.body.rule.rule_id } })).toBe(1);
+
+      // A changed answer takes the step back; the status stays where the work is.
+      const unsure = (await gql(tree.childACaller, ANSWER, { id, answer: 'UNSURE' })).data.answerInvestigation;
+      expect(unsure).toMatchObject({ severity: 60, triage: { status: 'IN_PROGRESS', severityRaise: 0 } });
+    });
+
+    it('never raises severity past 100', async () => {
+      const id = await seed(tree.childA.id, { severity: 90 });
+      expect((await gql(tree.childACaller, ANSWER, { id, answer: 'UNAUTHORIZED' })).data.answerInvestigation).toMatchObject({
+        severity: 100,
+        triage: { severityRaise: 10 },
+      });
+    });
+  });
+
+  describe('comments', () => {
+    it('keeps comments with author and time, pages them, and refuses empty or overlong text', async () => {
+      const id = await seed(tree.childA.id);
+      for (const text of ['first', 'second', 'third']) expect((await gql(tree.childACaller, COMMENT, { id, text })).errors).toBeUndefined();
+      const byParent = (await gql(tree.mspCaller, COMMENT, { id, text: '  from the MSP  ' })).data.commentOnInvestigation;
+      expect(byParent).toMatchObject({ text: 'from the MSP', author: { kind: 'client', id: tree.mspCaller.clientId }, createdAt: expect.any(String) });
+
+      const page1 = (await gql(tree.childACaller, HISTORY, { id, first: 2 })).data.investigation.comments;
+      expect(page1.totalCount).toBe(4);
+      expect(page1.edges.map((e: any) => e.node.text)).toEqual(['first', 'second']);
+      expect(page1.pageInfo.hasNextPage).toBe(true);
+      const page2 = (await gql(tree.childACaller, HISTORY, { id, first: 2, after: page1.pageInfo.endCursor })).data.investigation.comments;
+      expect(page2.edges.map((e: any) => e.node.text)).toEqual(['third', 'from the MSP']);
+      expect(page2.pageInfo.hasNextPage).toBe(false);
+      // Paging arguments the connection cannot take are the caller's mistake, not a masked 500.
+      expect(code(await gql(tree.childACaller, HISTORY, { id, first: -1 }))).toBe('invalid_request');
+      expect(code(await gql(tree.childACaller, HISTORY, { id, after: 'not-a-cursor' }))).toBe('invalid_cursor');
+
+      for (const text of ['', '   ', 'x'.repeat(TRIAGE_LIMITS.comment + 1)]) {
+        const res = await gql(tree.childACaller, COMMENT, { id, text });
+        expect(res.errors?.[0]?.extensions).toMatchObject({ code: 'invalid_request', details: { field: 'text' } });
+      }
+      expect((await gql(tree.childACaller, COMMENT, { id, text: 'x'.repeat(TRIAGE_LIMITS.comment) })).errors).toBeUndefined();
+      const kinds = (await eventsOf(id)).map((e) => `${e.topic}/${e.kind}`);
+      expect(kinds).toEqual(Array(5).fill('triage/investigation_commented'));
+      // Another tree sees neither the investigation nor its thread.
+      expect((await gql(other.mspCaller, HISTORY, { id })).data.investigation).toBeNull();
+    });
+
+    it(`holds at most ${TRIAGE_LIMITS.commentsPerInvestigation} comments per investigation`, async () => {
+      const id = await seed(tree.childA.id);
+      await t.app.db.prisma.investigationComment.createMany({
+        data: Array.from({ length: TRIAGE_LIMITS.commentsPerInvestigation - 1 }, (_, i) => ({
+          id: newId('cmt'),
+          customerId: tree.childA.id,
+          investigationId: id,
+          actorKind: 'client',
+          actorId: tree.childACaller.clientId,
+          text: `seeded ${i}`,
+        })),
+      });
+      const last = await gql(tree.childACaller, COMMENT, { id, text: 'the last one' });
+      expect(last.errors).toBeUndefined();
+      const over = await gql(tree.childACaller, COMMENT, { id, text: 'one too many' });
+      expect(over.errors?.[0]?.extensions).toMatchObject({ code: 'comment_limit_reached' });
+      const page = (await gql(tree.childACaller, HISTORY, { id, first: 5000 })).data.investigation.comments;
+      expect(page).toMatchObject({ totalCount: TRIAGE_LIMITS.commentsPerInvestigation, pageInfo: { hasNextPage: true } });
+      expect(page.edges).toHaveLength(TRIAGE_LIMITS.page.max);
+    });
+  });
+
+  describe('the list and REST', () => {
+    it('filters and sorts by triage status, answer and assignee', async () => {
+      const { childA, childACaller } = await seedTree(t.app).then((t2) => ({ childA: t2.childA, childACaller: t2.childACaller }));
+      const high = await seed(childA.id, { severity: 90 });
+      const low = await seed(childA.id, { severity: 20 });
+      const mid = await seed(childA.id, { severity: 50 });
+      await gql(childACaller, ANSWER, { id: low, answer: 'UNAUTHORIZED' });
+      await gql(childACaller, SET_STATUS, { id: high, status: 'RESOLVED', resolution: 'DUPLICATE' });
+      await t.app.db.prisma.investigation.update({ where: { id: mid }, data: { assigneeId: 'usr_alice' } });
+      const list = async (args: string) => {
+        const res = await gql(childACaller, `{ investigations(${args}) { total investigations { id } } }`, {});
+        expect(res.errors).toBeUndefined();
+        return res.data.investigations.investigations.map((i: { id: string }) => i.id);
+      };
+      expect(await list('triageStatus: RESOLVED')).toEqual([high]);
+      expect(await list('triageStatus: NEW')).toEqual([mid]);
+      expect(await list('answer: UNAUTHORIZED')).toEqual([low]);
+      expect(await list('assigneeId: "usr_alice"')).toEqual([mid]);
+      // NEW first, then IN_PROGRESS, then RESOLVED.
+      expect(await list('sort: "triage_status"')).toEqual([mid, low, high]);
+      // UNAUTHORIZED first, unanswered last (most severe first among them).
+      expect(await list('sort: "answer"')).toEqual([low, high, mid]);
+      // Assigned first, unassigned last.
+      expect(await list('sort: "assignee"')).toEqual([mid, high, low]);
+      expect(code(await gql(childACaller, '{ investigations(sort: "assignees") { total } }', {}))).toBe('invalid_request');
+    });
+
+    it('REST answers carry the triage object, in wire spelling', async () => {
+      const id = await seed(tree.childA.id);
+      await gql(tree.childACaller, ANSWER, { id, answer: 'AUTHORIZED', note: 'pen test' });
+      const one = await call(t.url, 'GET', `/rest/investigations/1.0/${id}`, { token: tree.childACaller.token });
+      expect(one.status).toBe(200);
+      expect(one.body.triage).toEqual({
+        status: 'RESOLVED',
+        resolution: 'AUTHORIZED',
+        resolved_at: expect.any(String),
+        answer: 'AUTHORIZED',
+        note: 'pen test',
+        answered_by: { kind: 'client', id: tree.childACaller.clientId },
+        answered_at: expect.any(String),
+        assignee_id: null,
+        severity_raise: 0,
+      });
+      const page = await call(t.url, 'GET', '/rest/investigations/1.0?limit=200', { token: tree.childACaller.token });
+      expect(page.body.investigations.find((i: { id: string }) => i.id === id).triage).toEqual(one.body.triage);
+    });
+  });
+});

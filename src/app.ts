@@ -14,7 +14,7 @@ import { startOperationsEndpoints } from './modules/operations/operations.http.j
 import type { FlowEngine } from './flowstore/index.js';
 import { type Database, openDatabase } from './infra/database.js';
 import { SecretsKey } from './infra/secrets-key.js';
-import { SEALED_COLUMNS, sealLegacySecrets } from './auth/sealed-secrets.js';
+import { sealLegacySecrets } from './auth/sealed-secrets.js';
 import { SealedSecretStore } from './auth/sealed-secrets.store.js';
 import { openFlowEngine, prepareFlowEngine } from './infra/flow-engine.js';
 import { type Logger, createLogger } from './infra/logger.js';
@@ -58,7 +58,7 @@ async function serve(server: Server, config: Config, logger: Logger, options: Bu
   try {
     // Generated on a first start when neither SECRETS_KEY nor the key file exists (docs/secrets.md).
     const secretsKey = SecretsKey.load(config, { create: true });
-    await sealLegacySecrets(new SealedSecretStore(db.pool, SEALED_COLUMNS), secretsKey, logger);
+    await sealLegacySecrets(new SealedSecretStore(db.pool), secretsKey, logger);
     services = await createServices(config, db, flows, logger, secretsKey);
   } catch (error) {
     // A secrets key that opens nothing stops the start; what it opened is let go (the embedded

@@ -40,12 +40,6 @@ const pemFile = optionalText.transform((path, ctx) => {
 
 const rateLimit = z.coerce.number().int().min(0).max(1_000_000_000);
 
-/** A true/false switch, off unless set to `true` or `1`. */
-const flag = z
-  .enum(['true', 'false', '1', '0'])
-  .default('false')
-  .transform((v) => v === 'true' || v === '1');
-
 const schema = z.object({
   PORT: port.default(8080),
   HOST: z.string().min(1).default('127.0.0.1'),
@@ -114,9 +108,10 @@ const schema = z.object({
   DETECTION_INTERVAL_SECONDS: z.coerce.number().int().min(0).max(86_400).default(300),
   DETECTION_WINDOW_MINUTES: z.coerce.number().int().min(5).max(10_080).default(60),
   // Webhook targets on private, loopback or link-local networks are refused unless this is true.
-  AUTOMATION_ALLOW_PRIVATE_TARGETS: flag,
-  // Single sign-on providers on private or loopback addresses, or over http, are refused unless this is true.
-  SSO_ALLOW_PRIVATE_ISSUERS: flag,
+  AUTOMATION_ALLOW_PRIVATE_TARGETS: z
+    .enum(['true', 'false', '1', '0'])
+    .default('false')
+    .transform((v) => v === 'true' || v === '1'),
   // Test-only knob: the first automation retry delay (it doubles per attempt).
   AUTOMATION_RETRY_BASE_MS: z.coerce.number().int().min(10).max(3_600_000).default(10_000),
   // /metrics (docs/operations.md): a bearer token it asks for, and/or a port of its own; with neither it is off.
@@ -172,8 +167,6 @@ export interface Config {
   detectionWindowMinutes: number;
   /** Let automation webhooks reach private, loopback and link-local addresses (docs/automation.md). */
   automationAllowPrivateTargets: boolean;
-  /** Let single sign-on providers be on private or loopback addresses, or plain http (docs/sso.md). */
-  ssoAllowPrivateIssuers: boolean;
   automationRetryBaseMs: number;
   ingestQueueFlows: number;
   ingestWorkers: number;
@@ -243,7 +236,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     detectionIntervalSeconds: e.DETECTION_INTERVAL_SECONDS,
     detectionWindowMinutes: e.DETECTION_WINDOW_MINUTES,
     automationAllowPrivateTargets: e.AUTOMATION_ALLOW_PRIVATE_TARGETS,
-    ssoAllowPrivateIssuers: e.SSO_ALLOW_PRIVATE_ISSUERS,
     automationRetryBaseMs: e.AUTOMATION_RETRY_BASE_MS,
     ingestQueueFlows: e.INGEST_QUEUE_FLOWS,
     ingestWorkers: e.INGEST_WORKERS,

@@ -75,11 +75,6 @@ export const ERROR_CODES = {
   detection_timeout: 'A detection run did not finish in time',
   detection_failed: 'A detection run failed',
   usage: 'The admin CLI was called with a missing or malformed option (printed with its usage)',
-  // Single sign-on
-  sso_not_configured: 'The tenant has no single sign-on provider',
-  sso_provider_unreachable: 'The sign-in provider did not answer (its discovery, or its token endpoint)',
-  sso_failed: 'A single sign-on came back refused, expired, already used or not started in this browser',
-  sso_no_role: "None of the tenant's role rules grants the person a role",
   // The service
   starting: 'The service is starting; retry in a moment',
   internal_error: 'A bug; quote the request id when reporting it',

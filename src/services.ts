@@ -28,8 +28,6 @@ import { AutomationRunner } from './modules/automation/runner.js';
 import { WebhookSecrets } from './modules/automation/webhook-secrets.js';
 import { NodeService } from './modules/nodes/nodes.service.js';
 import { NodeStore } from './modules/nodes/nodes.store.js';
-import { SsoService } from './modules/sso/sso.service.js';
-import { SsoStore } from './modules/sso/sso.store.js';
 import { NodeCommandService } from './modules/control/commands.service.js';
 import { ControlStore } from './modules/control/control.store.js';
 import { ControlHub } from './modules/control/hub.js';
@@ -94,7 +92,6 @@ export interface Services {
   /** Started and stopped by the server (buildApp), not by the admin CLI. */
   automationRunner: AutomationRunner;
   investigations: InvestigationService;
-  sso: SsoService;
   triage: TriageService;
   /** Its schedule is started and stopped by the server (buildApp), not by the admin CLI. */
   detection: DetectionService;
@@ -132,8 +129,13 @@ export async function createServices(config: Config, db: Database, flows: FlowEn
   // Embedded PGlite is one process by construction; a PostgreSQL server may be shared by several.
   const counters = config.databaseUrl ? new RateLimitStore(db.pool) : new InProcessRateLimitCounters();
   const rateLimits = new RateLimiter(counters, config.rateLimits);
-  const tenantIsLive = async (id: string) => Boolean(await directory.get(id));
-  const auth = new AuthService(new TokenService(keys, config.tokenTtlSeconds), credentials, tenantScopeLoader(directory), tenantIsLive, rateLimits);
+  const auth = new AuthService(
+    new TokenService(keys, config.tokenTtlSeconds),
+    credentials,
+    tenantScopeLoader(directory),
+    async (id) => Boolean(await directory.get(id)),
+    rateLimits,
+  );
   const events = new EventService(new EventStore(prisma), pubsub, logger);
   const nodeStore = new NodeStore(prisma);
   const profileStore = new ProfileStore(prisma);
@@ -167,7 +169,6 @@ export async function createServices(config: Config, db: Database, flows: FlowEn
     events,
   );
   const networks = new OwnNetworkService(new OwnNetworkStore(prisma));
-  const sso = new SsoService(new SsoStore(prisma), secretsKey, links, tenantIsLive, config.ssoAllowPrivateIssuers);
   const search = new SearchService(flows, logger);
   const auditStore = new AuditStore(prisma, db.pool);
   const audit = new AuditService(
@@ -196,10 +197,8 @@ export async function createServices(config: Config, db: Database, flows: FlowEn
       async () => {
         const counters = await rateLimits.purge();
         const devices = await deviceAuth.purgeExpired();
-        const ssoSignIns = await sso.purgeExpired();
         const auditEntries = await audit.purge();
-        if (counters || devices || ssoSignIns || auditEntries)
-          logger.info('purge.done', { rateLimitCounters: counters, deviceAuthorizations: devices, ssoSignIns, auditEntries });
+        if (counters || devices || auditEntries) logger.info('purge.done', { rateLimitCounters: counters, deviceAuthorizations: devices, auditEntries });
       },
       logger,
     ),
@@ -229,7 +228,6 @@ export async function createServices(config: Config, db: Database, flows: FlowEn
     events,
     automation,
     automationRunner,
-    sso,
     audit,
     investigations: new InvestigationService(new InvestigationStore(prisma), search),
     triage: new TriageService(new TriageStore(prisma), new InvestigationStore(prisma), events),

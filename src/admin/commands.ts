@@ -4,7 +4,7 @@ import { ClientStore } from '../auth/clients.store.js';
 import { KeyRing } from '../auth/keyring.js';
 import { SigningKeyStore } from '../auth/signing-keys.store.js';
 import { knownScopes } from '../auth/scopes.js';
-import { SEALED_COLUMNS, resealSecrets } from '../auth/sealed-secrets.js';
+import { resealSecrets } from '../auth/sealed-secrets.js';
 import { SealedSecretStore } from '../auth/sealed-secrets.store.js';
 import type { Config } from '../config.js';
 import type { Tenant, TenantDeletion } from '../generated/prisma/client.js';
@@ -167,7 +167,7 @@ async function rotateSecretsKey(args: string[], db: Database, config: Config) {
   const secretsKey = SecretsKey.load(config, { create: false });
   const previous = secretsKey.currentId;
   const current = secretsKey.fromFile ? secretsKey.addNewKey() : previous;
-  const resealed = await resealSecrets(new SealedSecretStore(db.pool, SEALED_COLUMNS), secretsKey, 'all');
+  const resealed = await resealSecrets(new SealedSecretStore(db.pool), secretsKey, 'all');
   secretsKey.dropOldKeys();
   return { secrets_key_id: current, previous_key_id: secretsKey.fromFile ? previous : null, source: secretsKey.source, resealed };
 }

@@ -213,20 +213,6 @@ export const actions = {
     description: "Read finished investigations of the caller's tree and replay their traffic links",
     fields: ['Query.investigations', 'Query.investigation', 'TrafficLink.flows'],
   },
-  'sso.read': {
-    scope: Scopes.nodeApi,
-    role: 'admin',
-    tenant: 'tree',
-    description: "Read a tenant's single sign-on provider (never its client secret)",
-    fields: ['Query.ssoConnection'],
-  },
-  'sso.manage': {
-    scope: Scopes.nodeApi,
-    role: 'admin',
-    tenant: 'tree',
-    description: "Set or remove a tenant's single sign-on provider and its role rules",
-    fields: ['Mutation.saveSsoConnection', 'Mutation.deleteSsoConnection'],
-  },
   'audit.read': {
     scope: Scopes.nodeApi,
     role: 'admin',

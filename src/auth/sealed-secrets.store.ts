@@ -14,20 +14,6 @@ export interface SealedWebhookSecret {
   secret_box: Buffer;
 }
 
-/**
- * A column of values sealed under the secrets key with no older form to convert: every value is
- * opened and sealed again under the current key by `secrets rotate`. Its context is the sealing
- * context of the row with that id (the associated data, so a value moved to another row fails).
- */
-export interface SealedColumn {
-  /** The name the rotation's printout counts it under. */
-  name: string;
-  table: string;
-  idColumn: string;
-  boxColumn: string;
-  context: (id: string) => string;
-}
-
 /** The statements of one re-seal, all in its transaction. */
 export interface ResealTransaction {
   signingKeys(): Promise<SealedSigningKey[]>;
@@ -35,20 +21,15 @@ export interface ResealTransaction {
   webhookSecrets(all: boolean): Promise<SealedWebhookSecret[]>;
   sealSigningKeys(boxes: ReadonlyArray<{ kid: string; box: Buffer }>): Promise<void>;
   sealWebhookSecrets(boxes: ReadonlyArray<{ id: string; box: Buffer }>): Promise<void>;
-  sealedValues(column: SealedColumn): Promise<Array<{ id: string; box: Buffer }>>;
-  sealValues(column: SealedColumn, boxes: ReadonlyArray<{ id: string; box: Buffer }>): Promise<void>;
 }
 
 /**
- * The sealed columns of `signing_keys`, `automation_rules` and the `columns` given. The secrets key
- * seals the values of every tenant alike, so these functions take no tenant scope: their callers
- * are the server's start and the `secrets rotate` command.
+ * The sealed columns of `signing_keys` and `automation_rules`. The secrets key seals the values of
+ * every tenant alike, so these functions take no tenant scope: their callers are the server's
+ * start and the `secrets rotate` command.
  */
 export class SealedSecretStore {
-  constructor(
-    private readonly pool: pg.Pool,
-    readonly columns: readonly SealedColumn[],
-  ) {}
+  constructor(private readonly pool: pg.Pool) {}
 
   /** Whether an older version left a value in its own form. */
   async anyLegacy(): Promise<boolean> {
@@ -67,8 +48,7 @@ export class SealedSecretStore {
     const client = await this.pool.connect();
     try {
       await client.query('BEGIN');
-      const tables = ['signing_keys', 'automation_rules', ...this.columns.map((c) => c.table)];
-      await client.query(`LOCK TABLE ${tables.join(', ')} IN SHARE ROW EXCLUSIVE MODE`);
+      await client.query('LOCK TABLE signing_keys, automation_rules IN SHARE ROW EXCLUSIVE MODE');
       const result = await work(resealTransaction(client));
       await client.query('COMMIT');
       return result;
@@ -104,14 +84,6 @@ function resealTransaction(client: pg.PoolClient): ResealTransaction {
       await client.query(
         `UPDATE automation_rules r SET secret_box = v.box, legacy_secret_kid = NULL
            FROM unnest($1::text[], $2::bytea[]) AS v (id, box) WHERE r.id = v.id /* reseal.webhook_secrets_update */`,
-        [boxes.map((b) => b.id), boxes.map((b) => b.box)],
-      );
-    },
-    sealedValues: async ({ table, idColumn, boxColumn }) =>
-      (await client.query<{ id: string; box: Buffer }>(`SELECT ${idColumn} AS id, ${boxColumn} AS box FROM ${table} /* reseal.${table} */`)).rows,
-    sealValues: async ({ table, idColumn, boxColumn }, boxes) => {
-      await client.query(
-        `UPDATE ${table} t SET ${boxColumn} = v.box FROM unnest($1::text[], $2::bytea[]) AS v (id, box) WHERE t.${idColumn} = v.id /* reseal.${table}_update */`,
         [boxes.map((b) => b.id), boxes.map((b) => b.box)],
       );
     },

@@ -13,7 +13,6 @@ import { type Caller, seedCaller, seedTenant } from '../../test/kit/seed.js';
 import { createLogger } from '../infra/logger.js';
 import { applyMigrations, readMigrations } from '../infra/migrate.js';
 import { SecretsKey, keyFilePath } from '../infra/secrets-key.js';
-import { secretContext } from '../modules/sso/sso.store.js';
 
 /** Everything `pg_dump` would show of the two tables that hold secrets, as text. */
 async function dumpSecretTables(url: string): Promise<string> {
@@ -66,25 +65,7 @@ async function saveWebhookRule(t: TestApp, caller: Caller, name: string): Promis
 async function sealedUnder(url: string): Promise<Set<string>> {
   const keys = await query<{ private_box: Buffer }>(url, 'SELECT private_box FROM signing_keys');
   const rules = await query<{ secret_box: Buffer }>(url, 'SELECT secret_box FROM automation_rules WHERE secret_box IS NOT NULL');
-  const sso = await query<{ client_secret_box: Buffer }>(url, 'SELECT client_secret_box FROM sso_connections');
-  return new Set(
-    [...keys.map((k) => k.private_box), ...rules.map((r) => r.secret_box), ...sso.map((c) => c.client_secret_box)].map((box) => SecretsKey.sealedUnder(box)),
-  );
-}
-
-/** A single sign-on client secret sealed as the server seals it (the provider is not needed to re-seal it). */
-async function sealSsoSecret(url: string, dataDir: string, customerId: string, secret: string): Promise<void> {
-  const ring = SecretsKey.load({ secretsKeys: [], dataDir }, { create: false });
-  await query(
-    url,
-    `INSERT INTO sso_connections (customer_id, issuer, client_id, client_secret_box, groups_claim, role_rules) VALUES ($1, 'https://idp.example', 'c', $2, 'groups', '[]')`,
-    [customerId, ring.seal(secretContext(customerId), secret)],
-  );
-}
-
-async function ssoSecretOf(url: string, dataDir: string, customerId: string): Promise<string> {
-  const [row] = await query<{ client_secret_box: Buffer }>(url, 'SELECT client_secret_box FROM sso_connections WHERE customer_id = $1', [customerId]);
-  return SecretsKey.load({ secretsKeys: [], dataDir }, { create: false }).open(secretContext(customerId), row.client_secret_box);
+  return new Set([...keys.map((k) => k.private_box), ...rules.map((r) => r.secret_box)].map((box) => SecretsKey.sealedUnder(box)));
 }
 
 describe('secrets at rest: sealed under the secrets key (DATABASE_URL mode)', () => {
@@ -104,7 +85,6 @@ describe('secrets at rest: sealed under the secrets key (DATABASE_URL mode)', ()
     t = await start();
     caller = await seedCaller(t.app, (await seedTenant(t.app, { msp: true })).id);
     ({ ruleId, secret } = await saveWebhookRule(t, caller, 'sealed'));
-    await sealSsoSecret(database.url, dataDir, caller.customerId, 'idp-client-secret');
   });
   afterAll(async () => {
     await t?.stop();
@@ -183,9 +163,8 @@ describe('secrets at rest: sealed under the secrets key (DATABASE_URL mode)', ()
       secrets_key_id: expect.stringMatching(/^[0-9a-f]{16}$/),
       previous_key_id: first,
       source: `SECRETS_KEY (unset, so ${keyFilePath(dataDir)})`,
-      resealed: { signing_keys: await t.app.db.prisma.signingKey.count(), webhook_secrets: 1, sso_client_secrets: 1 },
+      resealed: { signing_keys: await t.app.db.prisma.signingKey.count(), webhook_secrets: 1 },
     });
-    expect(await ssoSecretOf(database.url, dataDir, caller.customerId)).toBe('idp-client-secret');
     expect(second).not.toBe(first);
     expect(keyIdOf(dataDir)).toBe(second);
     expect(statSync(keyFilePath(dataDir)).mode & 0o777).toBe(0o600);

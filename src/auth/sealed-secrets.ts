@@ -2,14 +2,13 @@ import type { Logger } from '../infra/logger.js';
 import type { SecretsKey } from '../infra/secrets-key.js';
 import { openLegacyWebhookSecret, webhookSecretContext } from '../modules/automation/webhook-secrets.js';
 import { privateJwkContext } from './keyring.js';
-import { ssoSecretColumn } from '../modules/sso/sso.store.js';
-import type { SealedColumn, SealedSecretStore, SealedSigningKey, SealedWebhookSecret } from './sealed-secrets.store.js';
+import type { SealedSecretStore, SealedSigningKey, SealedWebhookSecret } from './sealed-secrets.store.js';
 
-/** The columns sealed under the secrets key with no older form; `secrets rotate` re-seals them all. */
-export const SEALED_COLUMNS: readonly SealedColumn[] = [ssoSecretColumn];
-
-/** How many values a re-seal wrote, per kind (and per plain sealed column, by its name). */
-export type ResealCount = { signing_keys: number; webhook_secrets: number } & Record<string, number>;
+/** How many values a re-seal wrote, per kind. */
+export interface ResealCount {
+  signing_keys: number;
+  webhook_secrets: number;
+}
 
 /**
  * Every secret the database keeps, sealed under the secrets key: the token signing keys' private
@@ -34,16 +33,7 @@ export function resealSecrets(store: SealedSecretStore, secretsKey: SecretsKey, 
         return { id: rule.id, box: secretsKey.seal(webhookSecretContext(rule.id), secret) };
       }),
     );
-    const count: ResealCount = { signing_keys: resealedKeys.length, webhook_secrets: rules.length };
-    for (const column of which === 'all' ? store.columns : []) {
-      const values = await tx.sealedValues(column);
-      await tx.sealValues(
-        column,
-        values.map(({ id, box }) => ({ id, box: secretsKey.seal(column.context(id), secretsKey.open(column.context(id), box)) })),
-      );
-      count[column.name] = values.length;
-    }
-    return count;
+    return { signing_keys: resealedKeys.length, webhook_secrets: rules.length };
   });
 }
 

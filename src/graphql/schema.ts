@@ -12,7 +12,6 @@ import '../modules/events/events.schema.js';
 import '../modules/automation/automation.schema.js';
 import '../modules/explore/explore.schema.js';
 import '../modules/networks/networks.schema.js';
-import '../modules/sso/sso.schema.js';
 import '../modules/search/search.schema.js';
 import '../modules/investigations/investigations.schema.js';
 import '../modules/audit/audit.schema.js';

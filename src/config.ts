@@ -91,6 +91,7 @@ const schema = z.object({
   RATE_LIMIT_DEVICE_START_PER_ADDRESS: rateLimit.default(20),
   RATE_LIMIT_DEVICE_LOOKUP_PER_ADDRESS: rateLimit.default(30),
   RATE_LIMIT_DEVICE_POLL_PER_ADDRESS: rateLimit.default(300),
+  RATE_LIMIT_SIGN_IN_PER_ADDRESS: rateLimit.default(30),
   // Reverse proxies whose X-Forwarded-For names the client (comma-separated addresses); none by default.
   TRUSTED_PROXIES: z
     .string()
@@ -130,6 +131,12 @@ const schema = z.object({
   METRICS_HOST: z.string().trim().min(1).optional(),
   // How often the per-node ingest summary line is written (src/modules/ingest/ingest.activity.ts).
   INGEST_LOG_INTERVAL_SECONDS: z.coerce.number().int().min(1).max(3600).default(60),
+  // Console sign-in sessions (docs/users.md): ended after this long unused, and this long after sign-in whatever happens.
+  SESSION_IDLE_SECONDS: z.coerce.number().int().min(1).max(604_800).default(1800),
+  SESSION_MAX_SECONDS: z.coerce.number().int().min(1).max(2_592_000).default(43_200),
+  // Failed sign-ins in a row that lock an account, and for how long.
+  SIGN_IN_MAX_FAILURES: z.coerce.number().int().min(1).max(100).default(5),
+  SIGN_IN_LOCKOUT_SECONDS: z.coerce.number().int().min(1).max(86_400).default(900),
 });
 
 export interface Config {
@@ -171,6 +178,17 @@ export interface Config {
   /** /metrics: the bearer token it requires, and the port (on metricsHost) it is served on instead of PORT. */
   metrics: { token: string | undefined; port: number | undefined; host: string };
   ingestLogIntervalSeconds: number;
+  /** Console sign-in (docs/users.md). */
+  signIn: SignInSettings;
+}
+
+export interface SignInSettings {
+  sessionIdleSeconds: number;
+  sessionMaxSeconds: number;
+  maxFailures: number;
+  lockoutSeconds: number;
+  /** The session cookie is `Secure` when the service is served over https (PUBLIC_BASE_URL). */
+  secureCookies: boolean;
 }
 
 export interface ClickHouseServer {
@@ -225,6 +243,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         device_start: { perAddress: e.RATE_LIMIT_DEVICE_START_PER_ADDRESS, perClient: 0 },
         device_lookup: { perAddress: e.RATE_LIMIT_DEVICE_LOOKUP_PER_ADDRESS, perClient: 0 },
         device_poll: { perAddress: e.RATE_LIMIT_DEVICE_POLL_PER_ADDRESS, perClient: 0 },
+        sign_in: { perAddress: e.RATE_LIMIT_SIGN_IN_PER_ADDRESS, perClient: 0 },
       },
     },
     trustedProxies: new Set(e.TRUSTED_PROXIES.map(plainAddress)),
@@ -237,6 +256,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ingestWorkers: e.INGEST_WORKERS,
     metrics: { token: e.METRICS_TOKEN, port: e.METRICS_PORT, host: e.METRICS_HOST ?? e.HOST },
     ingestLogIntervalSeconds: e.INGEST_LOG_INTERVAL_SECONDS,
+    signIn: {
+      sessionIdleSeconds: e.SESSION_IDLE_SECONDS,
+      sessionMaxSeconds: e.SESSION_MAX_SECONDS,
+      maxFailures: e.SIGN_IN_MAX_FAILURES,
+      lockoutSeconds: e.SIGN_IN_LOCKOUT_SECONDS,
+      secureCookies: e.PUBLIC_BASE_URL?.startsWith('https:') ?? false,
+    },
   };
 }
 

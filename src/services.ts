@@ -58,6 +58,11 @@ import { tenantScopeLoader } from './tenancy/tenant-scope.js';
 import { TenancyService } from './tenancy/tenancy.service.js';
 import { TenantService } from './tenancy/tenants.service.js';
 import { TenantStore } from './tenancy/tenants.store.js';
+import { SecondFactorService } from './modules/users/second-factor.service.js';
+import { SignInService } from './modules/users/sign-in.service.js';
+import { UserSessionStore } from './modules/users/user-sessions.store.js';
+import { UserService } from './modules/users/users.service.js';
+import { UserStore } from './modules/users/users.store.js';
 
 export interface Services {
   links: PublicLinks;
@@ -91,6 +96,9 @@ export interface Services {
   detection: DetectionService;
   /** Deletes expired device authorizations and ended rate-limit windows; started by the server (buildApp). */
   purge: PeriodicJob;
+  users: UserService;
+  signIn: SignInService;
+  secondFactor: SecondFactorService;
 }
 
 /** How often a server looks for tenant deletions nobody woke it for, and polls one in progress (docs/architecture.md). */
@@ -162,6 +170,19 @@ export async function createServices(config: Config, db: Database, flows: FlowEn
   );
   const networks = new OwnNetworkService(new OwnNetworkStore(prisma));
   const search = new SearchService(flows, logger);
+  const userStore = new UserStore(prisma);
+  const userSessions = new UserSessionStore(prisma);
+  const secondFactor = new SecondFactorService(userStore, secretsKey);
+  const signIn = new SignInService(
+    userStore,
+    userSessions,
+    secondFactor,
+    rateLimits,
+    events,
+    tenantScopeLoader(directory),
+    async (id) => Boolean(await directory.get(id)),
+    config.signIn,
+  );
   const automationRunner = new AutomationRunner(automationStore, automationActions, events, pubsub, logger, {
     retryBaseMs: config.automationRetryBaseMs,
   });
@@ -181,7 +202,8 @@ export async function createServices(config: Config, db: Database, flows: FlowEn
       async () => {
         const counters = await rateLimits.purge();
         const devices = await deviceAuth.purgeExpired();
-        if (counters || devices) logger.info('purge.done', { rateLimitCounters: counters, deviceAuthorizations: devices });
+        const sessions = await signIn.purgeEnded();
+        if (counters || devices || sessions) logger.info('purge.done', { rateLimitCounters: counters, deviceAuthorizations: devices, userSessions: sessions });
       },
       logger,
     ),
@@ -223,6 +245,9 @@ export async function createServices(config: Config, db: Database, flows: FlowEn
       },
       { networks, events },
     ),
+    users: new UserService(userStore, userSessions, links),
+    signIn,
+    secondFactor,
   };
 }
 

@@ -14,6 +14,7 @@ import '../modules/explore/explore.schema.js';
 import '../modules/networks/networks.schema.js';
 import '../modules/search/search.schema.js';
 import '../modules/investigations/investigations.schema.js';
+import '../modules/users/users.schema.js';
 
 export const schema = builder.toSchema();
 

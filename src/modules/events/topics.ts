@@ -24,6 +24,10 @@ export const EVENT_TOPICS = {
     description: 'Automation rule runs that finished: succeeded, or failed after their last attempt.',
     kinds: ['run_succeeded', 'run_failed'],
   },
+  sign_ins: {
+    description: "Console sign-ins of this tenant's people: succeeded, failed (wrong password or code, locked, disabled) and signed out.",
+    kinds: ['signed_in', 'sign_in_failed', 'signed_out'],
+  },
 } as const satisfies Record<string, { description: string; kinds: readonly string[] }>;
 
 export type EventTopicName = keyof typeof EVENT_TOPICS;

@@ -1,0 +1,187 @@
+import { randomBytes } from 'node:crypto';
+import { hashSecret } from '../../auth/secrets.js';
+import { type Role, roleAllows } from '../../auth/actions.js';
+import { Session, type TenantScope } from '../../auth/session.js';
+import type { SignInSettings } from '../../config.js';
+import { DomainError, notFound } from '../../errors.js';
+import type { User, UserSession } from '../../generated/prisma/client.js';
+import { plausibleId } from '../../infra/ids.js';
+import type { RateLimiter, RequestOrigin } from '../../infra/rate-limits.js';
+import type { EventRecorder } from '../events/events.service.js';
+import { passwordMatches } from './passwords.js';
+import type { SecondFactorService, SecondFactorUsed } from './second-factor.service.js';
+import type { UserSessionStore } from './user-sessions.store.js';
+import { requirePerson } from './users.service.js';
+import type { UserStore } from './users.store.js';
+
+export interface SignInInput {
+  email: string;
+  password: string;
+  totpCode?: string | null;
+  recoveryCode?: string | null;
+}
+
+/** A sign-in that passed: the cookie value (shown once, to be set as the cookie) and its session. */
+export interface SignedIn {
+  user: User;
+  cookieValue: string;
+  session: UserSession;
+}
+
+export type SignInOutcome = SignedIn | { secondFactorRequired: true };
+
+/** A session cookie's value: 256 random bits, base64url. Anything else is not looked up. */
+const COOKIE_VALUE = /^[A-Za-z0-9_-]{43}$/;
+
+const invalidCredentials = (message = 'The email or password is wrong') => new DomainError(401, 'invalid_credentials', message);
+
+const lockedOut = (until: Date, by: 'account' | 'address') => {
+  const seconds = Math.max(1, Math.ceil((until.getTime() - Date.now()) / 1000));
+  const at = until.toISOString().slice(11, 16);
+  const reason = by === 'account' ? 'Too many failed sign-ins for this account' : 'Too many sign-in attempts from this address';
+  return new DomainError(429, 'too_many_attempts', `${reason}; try again after ${at} UTC (in ${Math.ceil(seconds / 60)} min)`, {
+    headers: { 'retry-after': String(seconds) },
+    details: { retry_after_seconds: seconds },
+  });
+};
+
+/**
+ * Signing people in and their sessions. A session is a random cookie value, stored as SHA-256,
+ * with an absolute end (SESSION_MAX_SECONDS after sign-in) and an idle end (SESSION_IDLE_SECONDS
+ * after its last use); every sign-in makes a new one (no fixation). Failed sign-ins lock the
+ * account after SIGN_IN_MAX_FAILURES in a row, and every attempt counts against its address.
+ */
+export class SignInService {
+  constructor(
+    private readonly users: UserStore,
+    private readonly sessions: UserSessionStore,
+    private readonly secondFactor: SecondFactorService,
+    private readonly limiter: RateLimiter,
+    private readonly events: EventRecorder,
+    private readonly loadScope: (customerId: string) => Promise<TenantScope>,
+    private readonly tenantIsLive: (customerId: string) => Promise<boolean>,
+    readonly settings: SignInSettings,
+  ) {}
+
+  async signIn(origin: RequestOrigin, userAgent: string | null, input: SignInInput): Promise<SignInOutcome> {
+    await this.limiter.take('sign_in', origin).catch((error: unknown) => {
+      if (error instanceof DomainError && error.code === 'rate_limited')
+        throw lockedOut(new Date(Date.now() + Number(error.headers['retry-after']) * 1000), 'address');
+      throw error;
+    });
+    const email = input.email.trim().toLowerCase();
+    const user = email.length <= 254 ? await this.users.findByEmail(email) : null;
+    if (user?.lockedUntil && user.lockedUntil.getTime() > Date.now()) {
+      await this.failed(user, origin, 'locked');
+      throw lockedOut(user.lockedUntil, 'account');
+    }
+    if (!(await passwordMatches(input.password, user?.passwordHash)) || !user) {
+      if (user) await this.failed(user, origin, 'invalid_credentials');
+      throw invalidCredentials();
+    }
+    if (user.status !== 'active' || !(await this.tenantIsLive(user.customerId))) {
+      await this.failed(user, origin, 'disabled');
+      throw invalidCredentials('This account is disabled; ask an admin of your organization');
+    }
+    let factor: SecondFactorUsed | null = null;
+    if (user.totpBox) {
+      if (!input.totpCode && !input.recoveryCode) return { secondFactorRequired: true };
+      factor = await this.secondFactor.verify(user, input);
+      if (!factor) {
+        await this.failed(user, origin, 'invalid_second_factor');
+        throw invalidCredentials('The code is wrong or was already used');
+      }
+    }
+    await this.users.recordSignIn(user.id);
+    const cookieValue = randomBytes(32).toString('base64url');
+    const session = await this.sessions.create({
+      tokenHash: hashSecret(cookieValue),
+      userId: user.id,
+      customerId: user.customerId,
+      address: origin.address,
+      userAgent: userAgent?.slice(0, 300) ?? null,
+      expiresAt: new Date(Date.now() + this.settings.sessionMaxSeconds * 1000),
+    });
+    await this.record(user, 'signed_in', { session_id: session.id, address: origin.address, second_factor: factor });
+    return { user, cookieValue, session };
+  }
+
+  /** The person a session cookie speaks for; undefined when it names no session in force. */
+  async authenticate(cookieValue: string): Promise<Session | undefined> {
+    if (!COOKIE_VALUE.test(cookieValue)) return undefined;
+    const row = await this.sessions.findByToken(hashSecret(cookieValue));
+    const now = Date.now();
+    if (!row || row.revokedAt || row.expiresAt.getTime() <= now || this.idleEnd(row.lastSeenAt) <= now) return undefined;
+    if (row.user.status !== 'active' || !(await this.tenantIsLive(row.user.customerId))) return undefined;
+    await this.sessions.touch(row.id, row.lastSeenAt, this.settings.sessionIdleSeconds);
+    return new Session(
+      {
+        userId: row.userId,
+        customerId: row.user.customerId,
+        role: row.user.role as Role,
+        sessionId: row.id,
+        expiresAt: Math.min(row.expiresAt.getTime(), this.idleEnd(new Date(now))),
+      },
+      this.loadScope,
+    );
+  }
+
+  /** Ends the session of a cookie; false when it named none in force. */
+  async signOut(cookieValue: string, origin: RequestOrigin): Promise<boolean> {
+    if (!COOKIE_VALUE.test(cookieValue)) return false;
+    const ended = await this.sessions.revokeByToken(hashSecret(cookieValue));
+    if (!ended) return false;
+    const user = await this.users.findById(ended.userId);
+    if (user) await this.record(user, 'signed_out', { session_id: ended.id, address: origin.address });
+    return true;
+  }
+
+  mySessions(session: Session): Promise<UserSession[]> {
+    return this.sessions.listOf(requirePerson(session).userId, this.settings.sessionIdleSeconds);
+  }
+
+  async userSessions(session: Session, userId: string): Promise<UserSession[]> {
+    session.assert('sessions.manage');
+    return this.sessions.listInScope(await session.tenantScope(), userId, this.settings.sessionIdleSeconds);
+  }
+
+  /** A person ends one of their own sessions; an admin (sessions.manage) any session of their tree. */
+  async revoke(session: Session, id: string): Promise<boolean> {
+    if (!plausibleId(id)) throw notFound('not_found', 'Session was not found');
+    if (session.person && (await this.sessions.revoke(session.person.userId, id))) return true;
+    // A person who may not manage sessions learns nothing of other people's: theirs is not found.
+    if (session.person && !roleAllows(session.person.role, 'sessions.manage')) throw notFound('not_found', `Session ${id} was not found`);
+    session.assert('sessions.manage');
+    const row = await this.sessions.findInScope(await session.tenantScope(), id);
+    if (!row) throw notFound('not_found', `Session ${id} was not found`);
+    await this.sessions.revoke(row.userId, id);
+    return true;
+  }
+
+  /** When a session last used at `lastSeenAt` ends if unused (ms). */
+  idleEnd(lastSeenAt: Date): number {
+    return lastSeenAt.getTime() + this.settings.sessionIdleSeconds * 1000;
+  }
+
+  purgeEnded(): Promise<number> {
+    return this.sessions.purgeEnded(this.settings.sessionIdleSeconds);
+  }
+
+  private async failed(user: User, origin: RequestOrigin, reason: string): Promise<void> {
+    // Only a wrong secret counts towards the lock: a locked or disabled account's attempt proves nothing new.
+    const wrongSecret = reason === 'invalid_credentials' || reason === 'invalid_second_factor';
+    const lockedUntil = wrongSecret ? await this.users.recordFailedSignIn(user.id, this.settings.maxFailures, this.settings.lockoutSeconds) : null;
+    await this.record(user, 'sign_in_failed', { address: origin.address, reason });
+    if (lockedUntil) throw lockedOut(lockedUntil, 'account');
+  }
+
+  private record(user: User, kind: 'signed_in' | 'sign_in_failed' | 'signed_out', data: Record<string, unknown>) {
+    return this.events.record({
+      customerId: user.customerId,
+      topic: 'sign_ins',
+      kind,
+      subject: user.id,
+      data: { user_id: user.id, email: user.email, ...data },
+    });
+  }
+}

@@ -5,6 +5,7 @@ import { graphql } from '../../../test/kit/http.js';
 import { PASSWORD, type Person, SIGN_IN, asPerson, linkToken, seedPerson, signIn, signedIn } from '../../../test/kit/people.js';
 import { seedCaller, seedTenant, seedTree } from '../../../test/kit/seed.js';
 import { Scopes } from '../../auth/scopes.js';
+import { createLogger } from '../../infra/logger.js';
 
 const ME = '{ me { id email role status twoFactorEnabled customer { customerId } tenants { customerId } } }';
 const USERS = 'query($c: String!) { users(customerId: $c) { id email role status } }';
@@ -205,6 +206,31 @@ describe('console users and sign-in', () => {
     // An API client has no account.
     const res = await graphql(t.url, CHANGE, { c: 'x', n: 'y' }, tree.mspCaller.token);
     expect(res.errors?.[0]?.extensions?.details?.reason).toBe('people_only');
+  });
+});
+
+describe('secrets never reach the logs', () => {
+  it('logs no password, session id or set-password token, at debug level, through invite, sign-in, failures and sign-out', async () => {
+    const lines: string[] = [];
+    const t = await startTestApp({ logger: createLogger('debug', {}, (line) => lines.push(line)) });
+    try {
+      const tenant = await seedTenant(t.app);
+      const admin = await seedPerson(t.app, tenant.id, 'admin');
+      const adminCookie = await signedIn(t.url, admin);
+      const invited = await asPerson(t.url, adminCookie, INVITE, { i: { customerId: tenant.id, email: 'logged@example.com', role: 'viewer' } });
+      const token = linkToken(invited.data.inviteUser.setPasswordLink.url);
+      await asPerson(t.url, undefined, SET_PASSWORD, { t: token, p: 'the invited password' });
+      await signIn(t.url, { email: 'logged@example.com', password: 'a wrong guess of it' });
+      const cookie = await signedIn(t.url, { userId: '', customerId: tenant.id, email: 'logged@example.com', password: 'the invited password' });
+      await asPerson(t.url, cookie, 'mutation { signOut }');
+      expect(lines.length).toBeGreaterThan(5);
+      const logged = lines.join('\n');
+      for (const secret of [token, 'the invited password', 'a wrong guess of it', PASSWORD, cookie.split('=')[1]!, adminCookie.split('=')[1]!]) {
+        expect(logged).not.toContain(secret);
+      }
+    } finally {
+      await t.stop();
+    }
   });
 });
 

@@ -58,6 +58,8 @@ import { tenantScopeLoader } from './tenancy/tenant-scope.js';
 import { TenancyService } from './tenancy/tenancy.service.js';
 import { TenantService } from './tenancy/tenants.service.js';
 import { TenantStore } from './tenancy/tenants.store.js';
+import { OidcService } from './modules/users/oidc.service.js';
+import { OidcStore } from './modules/users/oidc.store.js';
 import { SecondFactorService } from './modules/users/second-factor.service.js';
 import { SignInService } from './modules/users/sign-in.service.js';
 import { UserSessionStore } from './modules/users/user-sessions.store.js';
@@ -99,6 +101,7 @@ export interface Services {
   users: UserService;
   signIn: SignInService;
   secondFactor: SecondFactorService;
+  oidc: OidcService;
 }
 
 /** How often a server looks for tenant deletions nobody woke it for, and polls one in progress (docs/architecture.md). */
@@ -183,6 +186,7 @@ export async function createServices(config: Config, db: Database, flows: FlowEn
     async (id) => Boolean(await directory.get(id)),
     config.signIn,
   );
+  const oidcStore = new OidcStore(prisma);
   const automationRunner = new AutomationRunner(automationStore, automationActions, events, pubsub, logger, {
     retryBaseMs: config.automationRetryBaseMs,
   });
@@ -203,7 +207,9 @@ export async function createServices(config: Config, db: Database, flows: FlowEn
         const counters = await rateLimits.purge();
         const devices = await deviceAuth.purgeExpired();
         const sessions = await signIn.purgeEnded();
-        if (counters || devices || sessions) logger.info('purge.done', { rateLimitCounters: counters, deviceAuthorizations: devices, userSessions: sessions });
+        const signOns = await oidcStore.purgeLogins();
+        if (counters || devices || sessions || signOns)
+          logger.info('purge.done', { rateLimitCounters: counters, deviceAuthorizations: devices, userSessions: sessions, oidcLogins: signOns });
       },
       logger,
     ),
@@ -248,6 +254,7 @@ export async function createServices(config: Config, db: Database, flows: FlowEn
     users: new UserService(userStore, userSessions, links),
     signIn,
     secondFactor,
+    oidc: new OidcService(oidcStore, userStore, signIn, secretsKey, links),
   };
 }
 

@@ -30,10 +30,14 @@ export interface ResealTransaction {
   sealWebhookSecrets(boxes: ReadonlyArray<{ id: string; box: Buffer }>): Promise<void>;
   totpSecrets(): Promise<SealedTotpSecret[]>;
   sealTotpSecrets(rows: ReadonlyArray<SealedTotpSecret>): Promise<void>;
+  /** The tenants' single sign-on client secrets. */
+  oidcSecrets(): Promise<Array<{ customer_id: string; client_secret_box: Buffer }>>;
+  sealOidcSecrets(boxes: ReadonlyArray<{ id: string; box: Buffer }>): Promise<void>;
 }
 
 /**
- * The sealed columns of `signing_keys`, `automation_rules` and `users` (TOTP secrets). The secrets key seals the values of
+ * The sealed columns of `signing_keys`, `automation_rules`, `users` (TOTP secrets) and
+ * `oidc_providers` (client secrets). The secrets key seals the values of
  * every tenant alike, so these functions take no tenant scope: their callers are the server's
  * start and the `secrets rotate` command.
  */
@@ -50,14 +54,14 @@ export class SealedSecretStore {
   }
 
   /**
-   * Runs `work` in one transaction, with writers of the three tables waiting until it commits, so that
+   * Runs `work` in one transaction, with writers of these tables waiting until it commits, so that
    * no value sealed meanwhile under an older key is missed.
    */
   async reseal<T>(work: (tx: ResealTransaction) => Promise<T>): Promise<T> {
     const client = await this.pool.connect();
     try {
       await client.query('BEGIN');
-      await client.query('LOCK TABLE signing_keys, automation_rules, users IN SHARE ROW EXCLUSIVE MODE');
+      await client.query('LOCK TABLE signing_keys, automation_rules, users, oidc_providers IN SHARE ROW EXCLUSIVE MODE');
       const result = await work(resealTransaction(client));
       await client.query('COMMIT');
       return result;
@@ -107,6 +111,19 @@ function resealTransaction(client: pg.PoolClient): ResealTransaction {
         `UPDATE users u SET totp_box = v.box, totp_pending_box = v.pending
            FROM unnest($1::text[], $2::bytea[], $3::bytea[]) AS v (id, box, pending) WHERE u.id = v.id /* reseal.totp_secrets_update */`,
         [rows.map((r) => r.id), rows.map((r) => r.totp_box), rows.map((r) => r.totp_pending_box)],
+      );
+    },
+    oidcSecrets: async () =>
+      (
+        await client.query<{ customer_id: string; client_secret_box: Buffer }>(
+          'SELECT customer_id, client_secret_box FROM oidc_providers /* reseal.oidc_secrets */',
+        )
+      ).rows,
+    sealOidcSecrets: async (boxes) => {
+      await client.query(
+        `UPDATE oidc_providers o SET client_secret_box = v.box
+           FROM unnest($1::text[], $2::bytea[]) AS v (id, box) WHERE o.customer_id = v.id /* reseal.oidc_secrets_update */`,
+        [boxes.map((b) => b.id), boxes.map((b) => b.box)],
       );
     },
   };

@@ -12,6 +12,7 @@ import { call } from '../../test/kit/http.js';
 import { type Caller, seedCaller, seedTenant } from '../../test/kit/seed.js';
 import { seedPerson } from '../../test/kit/people.js';
 import { createLogger } from '../infra/logger.js';
+import { oidcSecretContext } from '../modules/users/oidc.service.js';
 import { base32Decode, hotp, totpStep } from '../modules/users/totp.js';
 import { tenantOnly } from '../tenancy/tenant-scope.js';
 import { Session } from './session.js';
@@ -111,6 +112,11 @@ describe('secrets at rest: sealed under the secrets key (DATABASE_URL mode)', ()
     caller = await seedCaller(t.app, (await seedTenant(t.app, { msp: true })).id);
     ({ ruleId, secret } = await saveWebhookRule(t, caller, 'sealed'));
     totp = await enrolTotp(t, caller.customerId);
+    // A tenant's single sign-on client secret, sealed as configureSingleSignOn seals it.
+    const box = SecretsKey.load({ secretsKeys: [], dataDir }, { create: false }).seal(oidcSecretContext(caller.customerId), 'sso client secret');
+    await t.app.db.prisma.oidcProvider.create({
+      data: { customerId: caller.customerId, issuer: 'https://idp.example.com/', clientId: 'c', clientSecretBox: new Uint8Array(box) },
+    });
   });
   afterAll(async () => {
     await t?.stop();
@@ -189,7 +195,7 @@ describe('secrets at rest: sealed under the secrets key (DATABASE_URL mode)', ()
       secrets_key_id: expect.stringMatching(/^[0-9a-f]{16}$/),
       previous_key_id: first,
       source: `SECRETS_KEY (unset, so ${keyFilePath(dataDir)})`,
-      resealed: { signing_keys: await t.app.db.prisma.signingKey.count(), webhook_secrets: 1, totp_secrets: 1 },
+      resealed: { signing_keys: await t.app.db.prisma.signingKey.count(), webhook_secrets: 1, totp_secrets: 1, oidc_secrets: 1 },
     });
     expect(second).not.toBe(first);
     expect(keyIdOf(dataDir)).toBe(second);
@@ -199,6 +205,11 @@ describe('secrets at rest: sealed under the secrets key (DATABASE_URL mode)', ()
     // The running server opens the re-sealed values and seals new ones under the new key.
     expect(await secretOfRule(t, ruleId)).toBe(secret);
     expect(await totpOpens(t, totp, 1n)).toBe(true);
+    const { clientSecretBox } = await t.app.db.prisma.oidcProvider.findUniqueOrThrow({ where: { customerId: caller.customerId } });
+    expect(SecretsKey.sealedUnder(Buffer.from(clientSecretBox))).toBe(second);
+    expect(SecretsKey.load({ secretsKeys: [], dataDir }, { create: false }).open(oidcSecretContext(caller.customerId), clientSecretBox)).toBe(
+      'sso client secret',
+    );
     const added = await saveWebhookRule(t, caller, 'after rotation');
     expect(await secretOfRule(t, added.ruleId)).toBe(added.secret);
     expect(await sealedUnder(database.url)).toEqual(new Set([second]));

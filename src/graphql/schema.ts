@@ -15,6 +15,7 @@ import '../modules/networks/networks.schema.js';
 import '../modules/search/search.schema.js';
 import '../modules/investigations/investigations.schema.js';
 import '../modules/users/users.schema.js';
+import '../modules/users/oidc.schema.js';
 
 export const schema = builder.toSchema();
 

@@ -78,3 +78,27 @@ CREATE TRIGGER users_changed AFTER UPDATE OF role, status, customer_id OR DELETE
 
 -- Device decisions record who decided: an API client or a person.
 ALTER TABLE device_authorizations ADD COLUMN decided_by_kind text;
+
+-- Single sign-on with OpenID Connect, per tenant (docs/users.md): the provider, its client, the
+-- client secret sealed under the secrets key, and how its claims map to a role.
+CREATE TABLE oidc_providers (
+  customer_id        text PRIMARY KEY REFERENCES tenants (id) ON DELETE CASCADE,
+  issuer             text NOT NULL,
+  client_id          text NOT NULL,
+  client_secret_box  bytea NOT NULL,
+  -- [{"group": "...", "role": "..."} | {"email_domain": "...", "role": "..."}], first match wins.
+  role_rules         jsonb NOT NULL DEFAULT '[]',
+  default_role       text CHECK (default_role IN ('viewer', 'analyst', 'admin')),
+  updated_at         timestamptz(3) NOT NULL DEFAULT now()
+);
+
+-- A sign-in on its way through the provider: its state (as SHA-256), PKCE verifier and nonce,
+-- for ten minutes at most, taken once by the callback.
+CREATE TABLE oidc_logins (
+  state_hash     bytea PRIMARY KEY,
+  customer_id    text NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
+  code_verifier  text NOT NULL,
+  nonce          text NOT NULL,
+  expires_at     timestamptz(3) NOT NULL
+);
+CREATE INDEX oidc_logins_expires_at_idx ON oidc_logins (expires_at);

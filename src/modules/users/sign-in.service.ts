@@ -92,6 +92,19 @@ export class SignInService {
         throw invalidCredentials('The code is wrong or was already used');
       }
     }
+    return this.openSession(user, origin, userAgent, { method: 'password', second_factor: factor });
+  }
+
+  /**
+   * A new session for a person who proved who they are (a password, or their organization's
+   * single sign-on): always a new random id, never one the browser brought.
+   */
+  async openSession(
+    user: User,
+    origin: RequestOrigin,
+    userAgent: string | null,
+    how: { method: 'password' | 'oidc'; second_factor?: SecondFactorUsed | null },
+  ): Promise<SignedIn> {
     await this.users.recordSignIn(user.id);
     const cookieValue = randomBytes(32).toString('base64url');
     const session = await this.sessions.create({
@@ -102,8 +115,13 @@ export class SignInService {
       userAgent: userAgent?.slice(0, 300) ?? null,
       expiresAt: new Date(Date.now() + this.settings.sessionMaxSeconds * 1000),
     });
-    await this.record(user, 'signed_in', { session_id: session.id, address: origin.address, second_factor: factor });
+    await this.record(user, 'signed_in', { session_id: session.id, address: origin.address, ...how });
     return { user, cookieValue, session };
+  }
+
+  /** A sign-in refused after its person was known (single sign-on of a disabled person), as an event. */
+  refused(user: User, origin: RequestOrigin, reason: string) {
+    return this.record(user, 'sign_in_failed', { address: origin.address, reason });
   }
 
   /** The person a session cookie speaks for; undefined when it names no session in force. */

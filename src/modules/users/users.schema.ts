@@ -9,7 +9,7 @@ import { RECOVERY_CODE_COUNT } from './second-factor.service.js';
 import { clearedSessionCookieHeader, sessionCookieHeader } from './session-cookie.js';
 import { SET_PASSWORD_LINK_SECONDS, type UserWithLink } from './users.service.js';
 
-const UserRole = builder.enumType('UserRole', {
+export const UserRole = builder.enumType('UserRole', {
   description: 'What a person may do, each role including the one before it (docs/users.md).',
   values: {
     viewer: { value: 'viewer', description: 'Read everything of their tenants.' },

@@ -1,7 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { DomainError } from '../../errors.js';
 import type { HttpRoute } from '../../http/routes.js';
-import { READ_METHODS } from '../../http/routes.js';
 import { clientAddress } from '../../infra/client-address.js';
 import type { Logger } from '../../infra/logger.js';
 import type { Services } from '../../services.js';
@@ -20,7 +19,8 @@ const AFTER_SIGN_ON = '/console/';
 export function oidcRoute(services: Services, trustedProxies: ReadonlySet<string>, logger: Logger): HttpRoute {
   return {
     paths: [OIDC_START_PATH, OIDC_CALLBACK_PATH],
-    methods: READ_METHODS,
+    // GET only: a sign-on starts a login row, which a HEAD (a link checker) has no business doing.
+    methods: ['GET'],
     serve: async (req, res, url, requestId) => {
       try {
         if (url.pathname === OIDC_START_PATH) {

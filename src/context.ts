@@ -27,7 +27,7 @@ export interface HttpExchange {
 }
 
 /** A request's session cookie (`bd_session`), for the doors that take one (GraphQL, graphql-ws; never REST). */
-export interface SessionCookie {
+interface SessionCookie {
   value: string;
   /**
    * Whether the request shows it is not forged by another site: it carries `x-graphql-yoga-csrf`

@@ -15,7 +15,7 @@ export interface SealedWebhookSecret {
 }
 
 /** A person's TOTP secrets: the one in use and the one being enrolled, either may be absent. */
-export interface SealedTotpSecret {
+interface SealedTotpSecret {
   id: string;
   totp_box: Buffer | null;
   totp_pending_box: Buffer | null;

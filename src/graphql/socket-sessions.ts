@@ -5,7 +5,7 @@ import type { Actor, Session } from '../auth/session.js';
 export const UNAUTHORIZED_CLOSE = 4401;
 
 /** What a graphql-ws connection presented: a bearer token in its parameters, or its upgrade's session cookie. */
-export interface SocketCredentials {
+interface SocketCredentials {
   authorization: string | null;
   sessionCookie: string | null;
 }

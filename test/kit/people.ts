@@ -23,7 +23,7 @@ export async function seedPerson(app: App, customerId: string, role: Role, passw
   return { userId: user.id, customerId, email, password };
 }
 
-export interface GraphqlAnswer<T = any> {
+interface GraphqlAnswer<T = any> {
   status: number;
   headers: Headers;
   data?: T;

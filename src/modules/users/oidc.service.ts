@@ -25,7 +25,7 @@ export const oidcSecretContext = (customerId: string) => `oidc-client-secret:${c
 
 const hashState = (state: string) => createHash('sha256').update(state).digest();
 
-export interface OidcInput {
+interface OidcInput {
   issuer: string;
   clientId: string;
   clientSecret: string;

@@ -8,7 +8,7 @@ export interface RoleRule {
   role: string;
 }
 
-export interface ProviderSettings {
+interface ProviderSettings {
   issuer: string;
   clientId: string;
   clientSecretBox: Buffer;

@@ -10,7 +10,7 @@ const ARGON2ID = { algorithm: 2 /* Algorithm.Argon2id: a const enum, not importa
 
 export const MIN_PASSWORD_LENGTH = 12;
 /** Longer passwords are refused before hashing: hashing megabytes would be a denial of service. */
-export const MAX_PASSWORD_LENGTH = 256;
+const MAX_PASSWORD_LENGTH = 256;
 
 /** A password fit to be set: 12 to 256 characters (NIST 800-63B: length, no composition rules). */
 export function checkNewPassword(password: string): void {

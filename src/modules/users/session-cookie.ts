@@ -1,5 +1,5 @@
 /** The cookie a person's session travels in (docs/users.md). */
-export const SESSION_COOKIE = 'bd_session';
+const SESSION_COOKIE = 'bd_session';
 
 /** The session cookie's value in a Cookie header, or null. */
 export function sessionCookieOf(header: string | undefined | null): string | null {

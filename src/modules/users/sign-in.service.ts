@@ -14,7 +14,7 @@ import type { UserSessionStore } from './user-sessions.store.js';
 import { requirePerson } from './users.service.js';
 import type { UserStore } from './users.store.js';
 
-export interface SignInInput {
+interface SignInInput {
   email: string;
   password: string;
   totpCode?: string | null;
@@ -28,7 +28,7 @@ export interface SignedIn {
   session: UserSession;
 }
 
-export type SignInOutcome = SignedIn | { secondFactorRequired: true };
+type SignInOutcome = SignedIn | { secondFactorRequired: true };
 
 /** A session cookie's value: 256 random bits, base64url. Anything else is not looked up. */
 const COOKIE_VALUE = /^[A-Za-z0-9_-]{43}$/;

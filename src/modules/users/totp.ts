@@ -6,8 +6,8 @@ import { base32 } from '../../infra/ids.js';
  * 6 digits, as every authenticator app reads an `otpauth://` URI. Tested against RFC 6238's
  * appendix B vectors (totp.unit.test.ts).
  */
-export const TOTP_STEP_SECONDS = 30;
-export const TOTP_DIGITS = 6;
+const TOTP_STEP_SECONDS = 30;
+const TOTP_DIGITS = 6;
 
 const BASE32 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
 

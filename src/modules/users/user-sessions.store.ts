@@ -3,7 +3,7 @@ import type { User, UserSession } from '../../generated/prisma/client.js';
 import type { Prisma } from '../../infra/database.js';
 import { newId } from '../../infra/ids.js';
 
-export interface NewUserSession {
+interface NewUserSession {
   tokenHash: Buffer;
   userId: string;
   customerId: string;

@@ -3,7 +3,7 @@ import type { User } from '../../generated/prisma/client.js';
 import type { Prisma } from '../../infra/database.js';
 import { newId } from '../../infra/ids.js';
 
-export interface NewUser {
+interface NewUser {
   customerId: string;
   /** Lowercased by the service. */
   email: string;
@@ -129,9 +129,5 @@ export class UserStore {
       data: { usedAt: new Date() },
     });
     return count > 0;
-  }
-
-  unusedRecoveryCodes(userId: string): Promise<number> {
-    return this.prisma.userRecoveryCode.count({ where: { userId, usedAt: null } });
   }
 }

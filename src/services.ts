@@ -61,6 +61,7 @@ import { TenantStore } from './tenancy/tenants.store.js';
 import { OidcService } from './modules/users/oidc.service.js';
 import { OidcStore } from './modules/users/oidc.store.js';
 import { SecondFactorService } from './modules/users/second-factor.service.js';
+import { SignInGuard } from './modules/users/sign-in-guard.js';
 import { SignInService } from './modules/users/sign-in.service.js';
 import { UserSessionStore } from './modules/users/user-sessions.store.js';
 import { UserService } from './modules/users/users.service.js';
@@ -175,13 +176,14 @@ export async function createServices(config: Config, db: Database, flows: FlowEn
   const search = new SearchService(flows, logger);
   const userStore = new UserStore(prisma);
   const userSessions = new UserSessionStore(prisma);
-  const secondFactor = new SecondFactorService(userStore, secretsKey);
+  const signInGuard = new SignInGuard(userStore, events, config.signIn);
+  const secondFactor = new SecondFactorService(userStore, secretsKey, signInGuard);
   const signIn = new SignInService(
     userStore,
     userSessions,
     secondFactor,
     rateLimits,
-    events,
+    signInGuard,
     tenantScopeLoader(directory),
     async (id) => Boolean(await directory.get(id)),
     config.signIn,
@@ -251,7 +253,7 @@ export async function createServices(config: Config, db: Database, flows: FlowEn
       },
       { networks, events },
     ),
-    users: new UserService(userStore, userSessions, links),
+    users: new UserService(userStore, userSessions, links, signInGuard),
     signIn,
     secondFactor,
     oidc: new OidcService(oidcStore, userStore, signIn, secretsKey, links),

@@ -3,8 +3,10 @@ import type { Session } from '../../auth/session.js';
 import { DomainError, badRequest } from '../../errors.js';
 import type { User } from '../../generated/prisma/client.js';
 import { randomToken } from '../../infra/ids.js';
+import type { RequestOrigin } from '../../infra/rate-limits.js';
 import type { SecretsKey } from '../../infra/secrets-key.js';
 import { passwordMatches } from './passwords.js';
+import type { SignInGuard } from './sign-in-guard.js';
 import { matchingStep, newTotpSecret, otpauthUri } from './totp.js';
 import { requirePerson } from './users.service.js';
 import type { UserStore } from './users.store.js';
@@ -35,6 +37,7 @@ export class SecondFactorService {
   constructor(
     private readonly store: UserStore,
     private readonly secretsKey: SecretsKey,
+    private readonly guard: SignInGuard,
   ) {}
 
   /** Step one: a new secret, pending until confirmed; shown once, as text and as an otpauth URI. */
@@ -60,10 +63,14 @@ export class SecondFactorService {
     return codes;
   }
 
-  /** Turns the factor off; the password is asked again, as a stolen session must not be enough. */
-  async disable(session: Session, password: string): Promise<boolean> {
+  /** Turns the factor off; the password is asked again (counting towards the lock), as a stolen session must not be enough. */
+  async disable(session: Session, password: string, origin: RequestOrigin): Promise<boolean> {
     const user = await this.personOf(session);
-    if (!(await passwordMatches(password, user.passwordHash))) throw new DomainError(400, 'invalid_credentials', 'The password is wrong');
+    await this.guard.assertOpen(user, origin);
+    if (!(await passwordMatches(password, user.passwordHash))) {
+      await this.guard.failed(user, origin, 'invalid_credentials', { during: 'disable_totp' });
+      throw new DomainError(400, 'invalid_credentials', 'The password is wrong');
+    }
     await this.store.disableTotp(user.id);
     return true;
   }

@@ -71,6 +71,21 @@ describe('sessions that end, lockout, and the second factor', () => {
     ]);
   });
 
+  it('counts a wrong current password (changing it, turning TOTP off) towards the lock: a stolen session cannot guess it without limit', async () => {
+    const victim = await seedPerson(t.app, customerId, 'viewer');
+    const cookie = await signedIn(t.url, victim);
+    const CHANGE = 'mutation($c: String!, $n: String!) { changePassword(currentPassword: $c, newPassword: $n) }';
+    for (const guess of ['first wrong guess', 'second wrong guess']) {
+      expect((await asPerson(t.url, cookie, CHANGE, { c: guess, n: 'a new password of mine' })).errors?.[0]?.extensions?.code).toBe('invalid_credentials');
+    }
+    const third = await asPerson(t.url, cookie, 'mutation($p: String!) { disableTotp(password: $p) }', { p: 'third wrong guess' });
+    expect(third.errors?.[0]?.extensions?.code).toBe('too_many_attempts');
+    const right = await asPerson(t.url, cookie, CHANGE, { c: PASSWORD, n: 'a new password of mine' });
+    expect(right.errors?.[0]?.extensions?.code).toBe('too_many_attempts');
+    expect((await signIn(t.url, { email: victim.email, password: PASSWORD })).errors?.[0]?.extensions?.code).toBe('too_many_attempts');
+    await sleep(2100);
+  });
+
   describe('over graphql-ws, with the cookie of the upgrade', () => {
     const sockets: Array<{ dispose(): void }> = [];
     afterAll(() => sockets.forEach((s) => s.dispose()));

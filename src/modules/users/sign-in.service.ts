@@ -7,9 +7,9 @@ import { DomainError, notFound } from '../../errors.js';
 import type { User, UserSession } from '../../generated/prisma/client.js';
 import { plausibleId } from '../../infra/ids.js';
 import type { RateLimiter, RequestOrigin } from '../../infra/rate-limits.js';
-import type { EventRecorder } from '../events/events.service.js';
 import { passwordMatches } from './passwords.js';
 import type { SecondFactorService, SecondFactorUsed } from './second-factor.service.js';
+import { type SignInGuard, lockedOut } from './sign-in-guard.js';
 import type { UserSessionStore } from './user-sessions.store.js';
 import { requirePerson } from './users.service.js';
 import type { UserStore } from './users.store.js';
@@ -35,16 +35,6 @@ const COOKIE_VALUE = /^[A-Za-z0-9_-]{43}$/;
 
 const invalidCredentials = (message = 'The email or password is wrong') => new DomainError(401, 'invalid_credentials', message);
 
-const lockedOut = (until: Date, by: 'account' | 'address') => {
-  const seconds = Math.max(1, Math.ceil((until.getTime() - Date.now()) / 1000));
-  const at = until.toISOString().slice(11, 16);
-  const reason = by === 'account' ? 'Too many failed sign-ins for this account' : 'Too many sign-in attempts from this address';
-  return new DomainError(429, 'too_many_attempts', `${reason}; try again after ${at} UTC (in ${Math.ceil(seconds / 60)} min)`, {
-    headers: { 'retry-after': String(seconds) },
-    details: { retry_after_seconds: seconds },
-  });
-};
-
 /**
  * Signing people in and their sessions. A session is a random cookie value, stored as SHA-256,
  * with an absolute end (SESSION_MAX_SECONDS after sign-in) and an idle end (SESSION_IDLE_SECONDS
@@ -57,7 +47,7 @@ export class SignInService {
     private readonly sessions: UserSessionStore,
     private readonly secondFactor: SecondFactorService,
     private readonly limiter: RateLimiter,
-    private readonly events: EventRecorder,
+    private readonly guard: SignInGuard,
     private readonly loadScope: (customerId: string) => Promise<TenantScope>,
     private readonly tenantIsLive: (customerId: string) => Promise<boolean>,
     readonly settings: SignInSettings,
@@ -71,16 +61,13 @@ export class SignInService {
     });
     const email = input.email.trim().toLowerCase();
     const user = email.length <= 254 ? await this.users.findByEmail(email) : null;
-    if (user?.lockedUntil && user.lockedUntil.getTime() > Date.now()) {
-      await this.failed(user, origin, 'locked');
-      throw lockedOut(user.lockedUntil, 'account');
-    }
+    if (user) await this.guard.assertOpen(user, origin);
     if (!(await passwordMatches(input.password, user?.passwordHash)) || !user) {
-      if (user) await this.failed(user, origin, 'invalid_credentials');
+      if (user) await this.guard.failed(user, origin, 'invalid_credentials');
       throw invalidCredentials();
     }
     if (user.status !== 'active' || !(await this.tenantIsLive(user.customerId))) {
-      await this.failed(user, origin, 'disabled');
+      await this.guard.failed(user, origin, 'disabled');
       throw invalidCredentials('This account is disabled; ask an admin of your organization');
     }
     let factor: SecondFactorUsed | null = null;
@@ -88,7 +75,7 @@ export class SignInService {
       if (!input.totpCode && !input.recoveryCode) return { secondFactorRequired: true };
       factor = await this.secondFactor.verify(user, input);
       if (!factor) {
-        await this.failed(user, origin, 'invalid_second_factor');
+        await this.guard.failed(user, origin, 'invalid_second_factor');
         throw invalidCredentials('The code is wrong or was already used');
       }
     }
@@ -115,13 +102,13 @@ export class SignInService {
       userAgent: userAgent?.slice(0, 300) ?? null,
       expiresAt: new Date(Date.now() + this.settings.sessionMaxSeconds * 1000),
     });
-    await this.record(user, 'signed_in', { session_id: session.id, address: origin.address, ...how });
+    await this.guard.record(user, 'signed_in', { session_id: session.id, address: origin.address, ...how });
     return { user, cookieValue, session };
   }
 
   /** A sign-in refused after its person was known (single sign-on of a disabled person), as an event. */
   refused(user: User, origin: RequestOrigin, reason: string) {
-    return this.record(user, 'sign_in_failed', { address: origin.address, reason });
+    return this.guard.failed(user, origin, reason);
   }
 
   /** The person a session cookie speaks for; undefined when it names no session in force. */
@@ -150,7 +137,7 @@ export class SignInService {
     const ended = await this.sessions.revokeByToken(hashSecret(cookieValue));
     if (!ended) return false;
     const user = await this.users.findById(ended.userId);
-    if (user) await this.record(user, 'signed_out', { session_id: ended.id, address: origin.address });
+    if (user) await this.guard.record(user, 'signed_out', { session_id: ended.id, address: origin.address });
     return true;
   }
 
@@ -183,23 +170,5 @@ export class SignInService {
 
   purgeEnded(): Promise<number> {
     return this.sessions.purgeEnded(this.settings.sessionIdleSeconds);
-  }
-
-  private async failed(user: User, origin: RequestOrigin, reason: string): Promise<void> {
-    // Only a wrong secret counts towards the lock: a locked or disabled account's attempt proves nothing new.
-    const wrongSecret = reason === 'invalid_credentials' || reason === 'invalid_second_factor';
-    const lockedUntil = wrongSecret ? await this.users.recordFailedSignIn(user.id, this.settings.maxFailures, this.settings.lockoutSeconds) : null;
-    await this.record(user, 'sign_in_failed', { address: origin.address, reason });
-    if (lockedUntil) throw lockedOut(lockedUntil, 'account');
-  }
-
-  private record(user: User, kind: 'signed_in' | 'sign_in_failed' | 'signed_out', data: Record<string, unknown>) {
-    return this.events.record({
-      customerId: user.customerId,
-      topic: 'sign_ins',
-      kind,
-      subject: user.id,
-      data: { user_id: user.id, email: user.email, ...data },
-    });
   }
 }

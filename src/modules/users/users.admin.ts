@@ -5,6 +5,8 @@ import type { Config } from '../../config.js';
 import type { User } from '../../generated/prisma/client.js';
 import type { Database } from '../../infra/database.js';
 import { PublicLinks } from '../../infra/links.js';
+import { noEvents } from '../events/events.service.js';
+import { SignInGuard } from './sign-in-guard.js';
 import { UserSessionStore } from './user-sessions.store.js';
 import { type SetPasswordLink, UserService } from './users.service.js';
 import { UserStore } from './users.store.js';
@@ -27,13 +29,19 @@ const view = (u: User) => ({
 
 const linkView = (link: SetPasswordLink) => ({ set_password_url: link.url, link_expires_at: link.expiresAt.toISOString() });
 
-/** Links name the console under PUBLIC_BASE_URL, or the address the server listens on. */
-const service = (db: Database, config: Config) =>
-  new UserService(
-    new UserStore(db.prisma),
+/**
+ * Links name the console under PUBLIC_BASE_URL, or the address the server listens on. The
+ * operator's commands ask nobody for a password, so nothing is locked or recorded as a sign-in.
+ */
+const service = (db: Database, config: Config) => {
+  const store = new UserStore(db.prisma);
+  return new UserService(
+    store,
     new UserSessionStore(db.prisma),
     new PublicLinks(config.publicBaseUrl ?? `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`),
+    new SignInGuard(store, noEvents, config.signIn),
   );
+};
 
 const emailOf = (values: { email?: string }, usage: string) => {
   if (!values.email?.trim()) throw usageError('--email is required', usage);

@@ -179,7 +179,7 @@ builder.mutationFields((t) => ({
   changePassword: t.boolean({
     description: `The signed-in person's own password; their other sessions end. ${PASSWORD}`,
     args: { currentPassword: t.arg.string({ required: true }), newPassword: t.arg.string({ required: true }) },
-    resolve: async (_root, args, ctx) => ctx.services.users.changePassword(await ctx.auth.requireSession(), args.currentPassword, args.newPassword),
+    resolve: async (_root, args, ctx) => ctx.services.users.changePassword(await ctx.auth.requireSession(), args.currentPassword, args.newPassword, ctx.origin),
   }),
   revokeSession: t.boolean({
     description: "Ends a session: one of the person's own, or, for admins (sessions.manage), any of their tree's users.",
@@ -223,7 +223,7 @@ builder.mutationFields((t) => ({
   disableTotp: t.boolean({
     description: "Turns the signed-in person's two-factor sign-in off; asks for the password again.",
     args: { password: t.arg.string({ required: true }) },
-    resolve: async (_root, args, ctx) => ctx.services.secondFactor.disable(await ctx.auth.requireSession(), args.password),
+    resolve: async (_root, args, ctx) => ctx.services.secondFactor.disable(await ctx.auth.requireSession(), args.password, ctx.origin),
   }),
 }));
 

@@ -2,13 +2,15 @@ import { randomBytes } from 'node:crypto';
 import { type Role, roles } from '../../auth/actions.js';
 import { hashSecret } from '../../auth/secrets.js';
 import type { Session, TenantScope } from '../../auth/session.js';
-import { DomainError, authorizationError, badRequest, notFound } from '../../errors.js';
+import { DomainError, authenticationError, authorizationError, badRequest, notFound } from '../../errors.js';
 import type { User } from '../../generated/prisma/client.js';
 import { plausibleId } from '../../infra/ids.js';
 import type { PublicLinks } from '../../infra/links.js';
+import type { RequestOrigin } from '../../infra/rate-limits.js';
 import { isUniqueViolation } from '../../infra/unique-violation.js';
 import { tenantOnly } from '../../tenancy/tenant-scope.js';
 import { checkNewPassword, hashPassword, passwordMatches } from './passwords.js';
+import type { SignInGuard } from './sign-in-guard.js';
 import type { UserSessionStore } from './user-sessions.store.js';
 import type { UserStore } from './users.store.js';
 
@@ -56,6 +58,7 @@ export class UserService {
     private readonly store: UserStore,
     private readonly sessions: UserSessionStore,
     private readonly links: PublicLinks,
+    private readonly guard: SignInGuard,
   ) {}
 
   /** The signed-in person, for `me`. */
@@ -122,12 +125,18 @@ export class UserService {
     return true;
   }
 
-  /** A signed-in person's own password: the current one is asked again, and their other sessions end. */
-  async changePassword(session: Session, current: string, next: string): Promise<boolean> {
+  /**
+   * A signed-in person's own password: the current one is asked again (a wrong one counts towards
+   * the account's lock), and their other sessions end.
+   */
+  async changePassword(session: Session, current: string, next: string, origin: RequestOrigin): Promise<boolean> {
     const person = requirePerson(session);
     checkNewPassword(next);
     const user = await this.store.findById(person.userId);
-    if (!user || !(await passwordMatches(current, user.passwordHash))) {
+    if (!user) throw authenticationError('session_ended', 'Your account is gone');
+    await this.guard.assertOpen(user, origin);
+    if (!(await passwordMatches(current, user.passwordHash))) {
+      await this.guard.failed(user, origin, 'invalid_credentials', { during: 'change_password' });
       throw new DomainError(400, 'invalid_credentials', 'The current password is wrong');
     }
     await this.store.setPasswordHash(user.id, await hashPassword(next));

@@ -52,7 +52,7 @@ export function authorizationDoc(schema: GraphQLSchema, routes: readonly (Route 
   };
   const rows = entries.map(([name, rule]) => {
     const doors = [...pathsOf(rule.fields), ...(rule.doors ?? []).map(code)];
-    return `| ${code(name)} | ${rule.scope ? code(rule.scope) : 'any valid token'} | ${rule.tenant} | ${rule.description} | ${rule.fields.map(code).join(', ') || '—'} | ${doors.join(', ') || '—'} |`;
+    return `| ${code(name)} | ${rule.scope ? code(rule.scope) : 'any valid token'} | ${rule.role ? code(rule.role) : 'API clients only'} | ${rule.tenant} | ${rule.description} | ${rule.fields.map(code).join(', ') || '—'} | ${doors.join(', ') || '—'} |`;
   });
   const publicFields = publicDoors.filter((d) => !d.includes(' '));
   const publicPaths = [...pathsOf(publicFields), ...publicDoors.filter((d) => d.includes(' ')).map(code)];
@@ -70,8 +70,13 @@ export function authorizationDoc(schema: GraphQLSchema, routes: readonly (Route 
     "contract puts it). Tenant reach: `own` is the token's own tenant; `tree` is the caller's tenant",
     'and its children, anything outside behaving as missing.',
     '',
-    '| Action | Needs | Tenant reach | What | GraphQL fields | REST paths and other doors |',
-    '|---|---|---|---|---|---|',
+    'A person signed in to the console (docs/users.md) is held to the same actions by role instead of',
+    'scope: `viewer` < `analyst` < `admin`, each role granted every action whose least role it reaches',
+    '(403 `authorization_error` with `insufficient_role` and `required_role` otherwise); the tenant',
+    "reach is the same, from the person's tenant.",
+    '',
+    '| Action | Needs (API client) | Least role (person) | Tenant reach | What | GraphQL fields | REST paths and other doors |',
+    '|---|---|---|---|---|---|---|',
     ...rows,
     '',
     '## Public',

@@ -9,6 +9,7 @@ import { listenStarting, serveRoutes } from './http/server.js';
 import { routeTable } from './http/routes.js';
 import { controlRoute } from './modules/control/control.http.js';
 import { ingestRoute } from './modules/ingest/ingest.http.js';
+import { oidcRoute } from './modules/users/oidc.http.js';
 import { jwksRoute } from './modules/oauth/jwks.http.js';
 import { startOperationsEndpoints } from './modules/operations/operations.http.js';
 import type { FlowEngine } from './flowstore/index.js';
@@ -84,6 +85,7 @@ async function serve(server: Server, config: Config, logger: Logger, options: Bu
     controlRoute(services.control),
     ...operations.routes,
     jwksRoute(services),
+    oidcRoute(services, config.trustedProxies, logger),
   ]);
   serveRoutes(server, table, logger);
   const address = server.address() as AddressInfo;

@@ -91,6 +91,7 @@ const schema = z.object({
   RATE_LIMIT_DEVICE_START_PER_ADDRESS: rateLimit.default(20),
   RATE_LIMIT_DEVICE_LOOKUP_PER_ADDRESS: rateLimit.default(30),
   RATE_LIMIT_DEVICE_POLL_PER_ADDRESS: rateLimit.default(300),
+  RATE_LIMIT_SIGN_IN_PER_ADDRESS: rateLimit.default(30),
   // Reverse proxies whose X-Forwarded-For names the client (comma-separated addresses); none by default.
   TRUSTED_PROXIES: z
     .string()
@@ -132,6 +133,12 @@ const schema = z.object({
   INGEST_LOG_INTERVAL_SECONDS: z.coerce.number().int().min(1).max(3600).default(60),
   // Audit log entries older than this are removed by the purge job (docs/audit.md).
   AUDIT_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(365),
+  // Console sign-in sessions (docs/users.md): ended after this long unused, and this long after sign-in whatever happens.
+  SESSION_IDLE_SECONDS: z.coerce.number().int().min(1).max(604_800).default(1800),
+  SESSION_MAX_SECONDS: z.coerce.number().int().min(1).max(2_592_000).default(43_200),
+  // Failed sign-ins in a row that lock an account, and for how long.
+  SIGN_IN_MAX_FAILURES: z.coerce.number().int().min(1).max(100).default(5),
+  SIGN_IN_LOCKOUT_SECONDS: z.coerce.number().int().min(1).max(86_400).default(900),
 });
 
 export interface Config {
@@ -175,6 +182,17 @@ export interface Config {
   ingestLogIntervalSeconds: number;
   /** Audit log entries older than this are removed by the purge job. */
   auditRetentionDays: number;
+  /** Console sign-in (docs/users.md). */
+  signIn: SignInSettings;
+}
+
+export interface SignInSettings {
+  sessionIdleSeconds: number;
+  sessionMaxSeconds: number;
+  maxFailures: number;
+  lockoutSeconds: number;
+  /** The session cookie is `Secure` when the service is served over https (PUBLIC_BASE_URL). */
+  secureCookies: boolean;
 }
 
 export interface ClickHouseServer {
@@ -229,6 +247,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         device_start: { perAddress: e.RATE_LIMIT_DEVICE_START_PER_ADDRESS, perClient: 0 },
         device_lookup: { perAddress: e.RATE_LIMIT_DEVICE_LOOKUP_PER_ADDRESS, perClient: 0 },
         device_poll: { perAddress: e.RATE_LIMIT_DEVICE_POLL_PER_ADDRESS, perClient: 0 },
+        sign_in: { perAddress: e.RATE_LIMIT_SIGN_IN_PER_ADDRESS, perClient: 0 },
       },
     },
     trustedProxies: new Set(e.TRUSTED_PROXIES.map(plainAddress)),
@@ -242,6 +261,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metrics: { token: e.METRICS_TOKEN, port: e.METRICS_PORT, host: e.METRICS_HOST ?? e.HOST },
     ingestLogIntervalSeconds: e.INGEST_LOG_INTERVAL_SECONDS,
     auditRetentionDays: e.AUDIT_RETENTION_DAYS,
+    signIn: {
+      sessionIdleSeconds: e.SESSION_IDLE_SECONDS,
+      sessionMaxSeconds: e.SESSION_MAX_SECONDS,
+      maxFailures: e.SIGN_IN_MAX_FAILURES,
+      lockoutSeconds: e.SIGN_IN_LOCKOUT_SECONDS,
+      secureCookies: e.PUBLIC_BASE_URL?.startsWith('https:') ?? false,
+    },
   };
 }
 

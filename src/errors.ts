@@ -81,6 +81,11 @@ export const ERROR_CODES = {
   // Triage
   invalid_transition: 'The triage status cannot move that way; `details.allowed` lists where it can',
   comment_limit_reached: 'The investigation has as many comments as one may have',
+  // Console users and sign-in
+  email_taken: 'A user with that email already exists',
+  invalid_link: 'The set-password link is unknown, used or expired',
+  too_many_attempts: 'Too many failed sign-ins for the account or from the address; the message says when to try again',
+  csrf_header_required: 'A request signed in with the session cookie lacks the `x-graphql-yoga-csrf` header',
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

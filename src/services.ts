@@ -63,6 +63,14 @@ import { TenantStore } from './tenancy/tenants.store.js';
 import { AuditService } from './modules/audit/audit.service.js';
 import { AuditStore } from './modules/audit/audit.store.js';
 import { AuditWriter } from './modules/audit/audit-writer.js';
+import { OidcService } from './modules/users/oidc.service.js';
+import { OidcStore } from './modules/users/oidc.store.js';
+import { SecondFactorService } from './modules/users/second-factor.service.js';
+import { SignInGuard } from './modules/users/sign-in-guard.js';
+import { SignInService } from './modules/users/sign-in.service.js';
+import { UserSessionStore } from './modules/users/user-sessions.store.js';
+import { UserService } from './modules/users/users.service.js';
+import { UserStore } from './modules/users/users.store.js';
 
 export interface Services {
   links: PublicLinks;
@@ -99,6 +107,10 @@ export interface Services {
   purge: PeriodicJob;
   /** The audit log; its batching writer is started and stopped by the server (buildApp). */
   audit: AuditService;
+  users: UserService;
+  signIn: SignInService;
+  secondFactor: SecondFactorService;
+  oidc: OidcService;
 }
 
 /** How often a server looks for tenant deletions nobody woke it for, and polls one in progress (docs/architecture.md). */
@@ -178,6 +190,21 @@ export async function createServices(config: Config, db: Database, flows: FlowEn
     config.auditRetentionDays,
     logger,
   );
+  const userStore = new UserStore(prisma);
+  const userSessions = new UserSessionStore(prisma);
+  const signInGuard = new SignInGuard(userStore, events, config.signIn);
+  const secondFactor = new SecondFactorService(userStore, secretsKey, signInGuard);
+  const signIn = new SignInService(
+    userStore,
+    userSessions,
+    secondFactor,
+    rateLimits,
+    signInGuard,
+    tenantScopeLoader(directory),
+    async (id) => Boolean(await directory.get(id)),
+    config.signIn,
+  );
+  const oidcStore = new OidcStore(prisma);
   const automationRunner = new AutomationRunner(automationStore, automationActions, events, pubsub, logger, {
     retryBaseMs: config.automationRetryBaseMs,
   });
@@ -198,7 +225,10 @@ export async function createServices(config: Config, db: Database, flows: FlowEn
         const counters = await rateLimits.purge();
         const devices = await deviceAuth.purgeExpired();
         const auditEntries = await audit.purge();
-        if (counters || devices || auditEntries) logger.info('purge.done', { rateLimitCounters: counters, deviceAuthorizations: devices, auditEntries });
+        const sessions = await signIn.purgeEnded();
+        const signOns = await oidcStore.purgeLogins();
+        if (counters || devices || auditEntries || sessions || signOns)
+          logger.info('purge.done', { rateLimitCounters: counters, deviceAuthorizations: devices, auditEntries, userSessions: sessions, oidcLogins: signOns });
       },
       logger,
     ),
@@ -242,6 +272,10 @@ export async function createServices(config: Config, db: Database, flows: FlowEn
       },
       { networks, events },
     ),
+    users: new UserService(userStore, userSessions, links, signInGuard),
+    signIn,
+    secondFactor,
+    oidc: new OidcService(oidcStore, userStore, signIn, secretsKey, links),
   };
 }
 

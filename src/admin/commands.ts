@@ -13,6 +13,16 @@ import { SecretsKey } from '../infra/secrets-key.js';
 import { publishReleaseCommand, releaseUsage } from '../modules/collector/collector.admin.js';
 import { detectRunCommand, detectUsage } from '../modules/detection/detection.admin.js';
 import { importNetworksCommand, listNetworksCommand, networksImportUsage, networksListUsage } from '../modules/networks/networks.admin.js';
+import {
+  createUserCommand,
+  disableUserCommand,
+  listUsersCommand,
+  resetPasswordCommand,
+  userCreateUsage,
+  userDisableUsage,
+  userListUsage,
+  userResetPasswordUsage,
+} from '../modules/users/users.admin.js';
 import { TenantDeletionStore } from '../tenancy/tenant-deletions.store.js';
 import { TenantDirectory } from '../tenancy/tenant-directory.js';
 import { TenantService } from '../tenancy/tenants.service.js';
@@ -147,6 +157,10 @@ const commands: Record<string, Command> = {
   'detect run': { usage: detectUsage, run: detectRunCommand },
   'networks import': { usage: networksImportUsage, run: importNetworksCommand },
   'networks list': { usage: networksListUsage, run: listNetworksCommand },
+  'user create': { usage: userCreateUsage, run: createUserCommand },
+  'user list': { usage: userListUsage, run: listUsersCommand },
+  'user disable': { usage: userDisableUsage, run: disableUserCommand },
+  'user reset-password': { usage: userResetPasswordUsage, run: resetPasswordCommand },
 };
 
 export const usage = `usage: npm run -s admin -- <command> [options]

@@ -31,7 +31,7 @@ export interface ActionRule {
 /**
  * Every action a caller may be allowed, declared once: the Session asserts them
  * (`session.assert('nodes.read')`), a test holds every GraphQL field and REST route to them, and
- * docs/authorization.md is printed from them. Human roles will be granted actions from this list.
+ * docs/authorization.md is printed from them. A person is granted the actions its role includes (`roleAllows`).
  */
 export const actions = {
   'tenants.read': {
@@ -241,6 +241,41 @@ export const actions = {
     description: "Revoke a suppression of the caller's tree",
     fields: ['Mutation.revokeSuppression'],
   },
+  'users.read': {
+    scope: Scopes.nodeApi,
+    role: 'admin',
+    tenant: 'tree',
+    description: 'List the console users of a tenant of the tree, and read its single sign-on settings',
+    fields: ['Query.users', 'Query.singleSignOn'],
+  },
+  'users.manage': {
+    scope: Scopes.nodeApi,
+    role: 'admin',
+    tenant: 'tree',
+    description: 'Invite console users to a tenant of the tree, change their role, disable them, reset their password; configure single sign-on',
+    fields: ['Mutation.inviteUser', 'Mutation.changeUserRole', 'Mutation.disableUser', 'Mutation.resetUserPassword', 'Mutation.configureSingleSignOn'],
+  },
+  'sessions.manage': {
+    scope: Scopes.nodeApi,
+    role: 'admin',
+    tenant: 'tree',
+    description: 'List and revoke the sign-in sessions of the console users of a tenant of the tree',
+    fields: ['Query.userSessions', 'Mutation.revokeSession'],
+  },
+  'account.self': {
+    scope: null,
+    role: 'viewer',
+    tenant: 'own',
+    description: "A signed-in person's own account: password, sessions, second factor (people only)",
+    fields: [
+      'Query.mySessions',
+      'Mutation.revokeSession',
+      'Mutation.changePassword',
+      'Mutation.startTotpEnrolment',
+      'Mutation.confirmTotpEnrolment',
+      'Mutation.disableTotp',
+    ],
+  },
 } as const satisfies Record<string, ActionRule>;
 
 export type Action = keyof typeof actions;
@@ -273,4 +308,8 @@ export const publicDoors: readonly string[] = [
   'GET /rest/openapi.json',
   'GET /rest/docs',
   'GET /rest/docs/:file',
+  'Query.me',
+  'Mutation.signIn',
+  'Mutation.signOut',
+  'Mutation.setPassword',
 ];

@@ -14,6 +14,13 @@ export interface SealedWebhookSecret {
   secret_box: Buffer;
 }
 
+/** A person's TOTP secrets: the one in use and the one being enrolled, either may be absent. */
+interface SealedTotpSecret {
+  id: string;
+  totp_box: Buffer | null;
+  totp_pending_box: Buffer | null;
+}
+
 /** The statements of one re-seal, all in its transaction. */
 export interface ResealTransaction {
   signingKeys(): Promise<SealedSigningKey[]>;
@@ -21,10 +28,16 @@ export interface ResealTransaction {
   webhookSecrets(all: boolean): Promise<SealedWebhookSecret[]>;
   sealSigningKeys(boxes: ReadonlyArray<{ kid: string; box: Buffer }>): Promise<void>;
   sealWebhookSecrets(boxes: ReadonlyArray<{ id: string; box: Buffer }>): Promise<void>;
+  totpSecrets(): Promise<SealedTotpSecret[]>;
+  sealTotpSecrets(rows: ReadonlyArray<SealedTotpSecret>): Promise<void>;
+  /** The tenants' single sign-on client secrets. */
+  oidcSecrets(): Promise<Array<{ customer_id: string; client_secret_box: Buffer }>>;
+  sealOidcSecrets(boxes: ReadonlyArray<{ id: string; box: Buffer }>): Promise<void>;
 }
 
 /**
- * The sealed columns of `signing_keys` and `automation_rules`. The secrets key seals the values of
+ * The sealed columns of `signing_keys`, `automation_rules`, `users` (TOTP secrets) and
+ * `oidc_providers` (client secrets). The secrets key seals the values of
  * every tenant alike, so these functions take no tenant scope: their callers are the server's
  * start and the `secrets rotate` command.
  */
@@ -41,14 +54,14 @@ export class SealedSecretStore {
   }
 
   /**
-   * Runs `work` in one transaction, with writers of both tables waiting until it commits, so that
+   * Runs `work` in one transaction, with writers of these tables waiting until it commits, so that
    * no value sealed meanwhile under an older key is missed.
    */
   async reseal<T>(work: (tx: ResealTransaction) => Promise<T>): Promise<T> {
     const client = await this.pool.connect();
     try {
       await client.query('BEGIN');
-      await client.query('LOCK TABLE signing_keys, automation_rules IN SHARE ROW EXCLUSIVE MODE');
+      await client.query('LOCK TABLE signing_keys, automation_rules, users, oidc_providers IN SHARE ROW EXCLUSIVE MODE');
       const result = await work(resealTransaction(client));
       await client.query('COMMIT');
       return result;
@@ -84,6 +97,32 @@ function resealTransaction(client: pg.PoolClient): ResealTransaction {
       await client.query(
         `UPDATE automation_rules r SET secret_box = v.box, legacy_secret_kid = NULL
            FROM unnest($1::text[], $2::bytea[]) AS v (id, box) WHERE r.id = v.id /* reseal.webhook_secrets_update */`,
+        [boxes.map((b) => b.id), boxes.map((b) => b.box)],
+      );
+    },
+    totpSecrets: async () =>
+      (
+        await client.query<SealedTotpSecret>(
+          'SELECT id, totp_box, totp_pending_box FROM users WHERE totp_box IS NOT NULL OR totp_pending_box IS NOT NULL /* reseal.totp_secrets */',
+        )
+      ).rows,
+    sealTotpSecrets: async (rows) => {
+      await client.query(
+        `UPDATE users u SET totp_box = v.box, totp_pending_box = v.pending
+           FROM unnest($1::text[], $2::bytea[], $3::bytea[]) AS v (id, box, pending) WHERE u.id = v.id /* reseal.totp_secrets_update */`,
+        [rows.map((r) => r.id), rows.map((r) => r.totp_box), rows.map((r) => r.totp_pending_box)],
+      );
+    },
+    oidcSecrets: async () =>
+      (
+        await client.query<{ customer_id: string; client_secret_box: Buffer }>(
+          'SELECT customer_id, client_secret_box FROM oidc_providers /* reseal.oidc_secrets */',
+        )
+      ).rows,
+    sealOidcSecrets: async (boxes) => {
+      await client.query(
+        `UPDATE oidc_providers o SET client_secret_box = v.box
+           FROM unnest($1::text[], $2::bytea[]) AS v (id, box) WHERE o.customer_id = v.id /* reseal.oidc_secrets_update */`,
         [boxes.map((b) => b.id), boxes.map((b) => b.box)],
       );
     },

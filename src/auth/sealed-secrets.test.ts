@@ -10,7 +10,12 @@ import { type TestApp, startTestApp } from '../../test/kit/app.js';
 import { createTestDatabase } from '../../test/kit/databases.js';
 import { call } from '../../test/kit/http.js';
 import { type Caller, seedCaller, seedTenant } from '../../test/kit/seed.js';
+import { seedPerson } from '../../test/kit/people.js';
 import { createLogger } from '../infra/logger.js';
+import { oidcSecretContext } from '../modules/users/oidc.service.js';
+import { base32Decode, hotp, totpStep } from '../modules/users/totp.js';
+import { tenantOnly } from '../tenancy/tenant-scope.js';
+import { Session } from './session.js';
 import { applyMigrations, readMigrations } from '../infra/migrate.js';
 import { SecretsKey, keyFilePath } from '../infra/secrets-key.js';
 
@@ -65,7 +70,27 @@ async function saveWebhookRule(t: TestApp, caller: Caller, name: string): Promis
 async function sealedUnder(url: string): Promise<Set<string>> {
   const keys = await query<{ private_box: Buffer }>(url, 'SELECT private_box FROM signing_keys');
   const rules = await query<{ secret_box: Buffer }>(url, 'SELECT secret_box FROM automation_rules WHERE secret_box IS NOT NULL');
-  return new Set([...keys.map((k) => k.private_box), ...rules.map((r) => r.secret_box)].map((box) => SecretsKey.sealedUnder(box)));
+  const people = await query<{ totp_box: Buffer }>(url, 'SELECT totp_box FROM users WHERE totp_box IS NOT NULL');
+  return new Set(
+    [...keys.map((k) => k.private_box), ...rules.map((r) => r.secret_box), ...people.map((p) => p.totp_box)].map((box) => SecretsKey.sealedUnder(box)),
+  );
+}
+
+/** A person with a TOTP second factor turned on, through the service as the GraphQL mutations call it. */
+async function enrolTotp(t: TestApp, customerId: string): Promise<{ userId: string; secret: string }> {
+  const person = await seedPerson(t.app, customerId, 'viewer');
+  const session = new Session({ userId: person.userId, customerId, role: 'viewer', sessionId: 'ses_x', expiresAt: Date.now() + 60_000 }, async () =>
+    tenantOnly(customerId),
+  );
+  const { secret } = await t.app.services.secondFactor.startEnrolment(session);
+  await t.app.services.secondFactor.confirmEnrolment(session, hotp(base32Decode(secret), totpStep(Date.now())));
+  return { userId: person.userId, secret };
+}
+
+/** Whether the person's sealed TOTP secret still opens: a code of the next step is accepted. */
+async function totpOpens(t: TestApp, totp: { userId: string; secret: string }, offset: bigint): Promise<boolean> {
+  const user = await t.app.db.prisma.user.findUniqueOrThrow({ where: { id: totp.userId } });
+  return (await t.app.services.secondFactor.verify(user, { totpCode: hotp(base32Decode(totp.secret), totpStep(Date.now()) + offset) })) === 'totp';
 }
 
 describe('secrets at rest: sealed under the secrets key (DATABASE_URL mode)', () => {
@@ -75,6 +100,7 @@ describe('secrets at rest: sealed under the secrets key (DATABASE_URL mode)', ()
   let caller: Caller;
   let ruleId: string;
   let secret: string;
+  let totp: { userId: string; secret: string };
   const start = (env: Record<string, string> = {}, dir = dataDir) =>
     startTestApp({ databaseUrl: database.url, dataDir: dir, env: { AUTOMATION_ALLOW_PRIVATE_TARGETS: 'true', ...env } });
   const cli = (args: string[], env: Record<string, string> = {}) =>
@@ -85,6 +111,12 @@ describe('secrets at rest: sealed under the secrets key (DATABASE_URL mode)', ()
     t = await start();
     caller = await seedCaller(t.app, (await seedTenant(t.app, { msp: true })).id);
     ({ ruleId, secret } = await saveWebhookRule(t, caller, 'sealed'));
+    totp = await enrolTotp(t, caller.customerId);
+    // A tenant's single sign-on client secret, sealed as configureSingleSignOn seals it.
+    const box = SecretsKey.load({ secretsKeys: [], dataDir }, { create: false }).seal(oidcSecretContext(caller.customerId), 'sso client secret');
+    await t.app.db.prisma.oidcProvider.create({
+      data: { customerId: caller.customerId, issuer: 'https://idp.example.com/', clientId: 'c', clientSecretBox: new Uint8Array(box) },
+    });
   });
   afterAll(async () => {
     await t?.stop();
@@ -163,7 +195,7 @@ describe('secrets at rest: sealed under the secrets key (DATABASE_URL mode)', ()
       secrets_key_id: expect.stringMatching(/^[0-9a-f]{16}$/),
       previous_key_id: first,
       source: `SECRETS_KEY (unset, so ${keyFilePath(dataDir)})`,
-      resealed: { signing_keys: await t.app.db.prisma.signingKey.count(), webhook_secrets: 1 },
+      resealed: { signing_keys: await t.app.db.prisma.signingKey.count(), webhook_secrets: 1, totp_secrets: 1, oidc_secrets: 1 },
     });
     expect(second).not.toBe(first);
     expect(keyIdOf(dataDir)).toBe(second);
@@ -172,6 +204,12 @@ describe('secrets at rest: sealed under the secrets key (DATABASE_URL mode)', ()
 
     // The running server opens the re-sealed values and seals new ones under the new key.
     expect(await secretOfRule(t, ruleId)).toBe(secret);
+    expect(await totpOpens(t, totp, 1n)).toBe(true);
+    const { clientSecretBox } = await t.app.db.prisma.oidcProvider.findUniqueOrThrow({ where: { customerId: caller.customerId } });
+    expect(SecretsKey.sealedUnder(Buffer.from(clientSecretBox))).toBe(second);
+    expect(SecretsKey.load({ secretsKeys: [], dataDir }, { create: false }).open(oidcSecretContext(caller.customerId), clientSecretBox)).toBe(
+      'sso client secret',
+    );
     const added = await saveWebhookRule(t, caller, 'after rotation');
     expect(await secretOfRule(t, added.ruleId)).toBe(added.secret);
     expect(await sealedUnder(database.url)).toEqual(new Set([second]));

@@ -1,6 +1,8 @@
 import type { Logger } from '../infra/logger.js';
 import type { SecretsKey } from '../infra/secrets-key.js';
 import { openLegacyWebhookSecret, webhookSecretContext } from '../modules/automation/webhook-secrets.js';
+import { oidcSecretContext } from '../modules/users/oidc.service.js';
+import { totpSecretContext } from '../modules/users/second-factor.service.js';
 import { privateJwkContext } from './keyring.js';
 import type { SealedSecretStore, SealedSigningKey, SealedWebhookSecret } from './sealed-secrets.store.js';
 
@@ -8,11 +10,16 @@ import type { SealedSecretStore, SealedSigningKey, SealedWebhookSecret } from '.
 export interface ResealCount {
   signing_keys: number;
   webhook_secrets: number;
+  /** People with a TOTP secret (in use or being enrolled); `all` only: no older version sealed one otherwise. */
+  totp_secrets: number;
+  /** Tenants' single sign-on client secrets; `all` only, likewise. */
+  oidc_secrets: number;
 }
 
 /**
  * Every secret the database keeps, sealed under the secrets key: the token signing keys' private
- * JWKs and the automation rules' webhook secrets. `legacy` seals only what an older version left
+ * JWKs, the automation rules' webhook secrets, the console users' TOTP secrets and the tenants'
+ * single sign-on client secrets. `legacy` seals only what an older version left
  * in its own form (plaintext private JWKs, webhook secrets under a key derived from a signing key;
  * they keep their value, receivers already hold them); `all` re-seals everything under the current
  * key (`secrets rotate`). One transaction, with writers of both tables waiting until it commits,
@@ -33,7 +40,17 @@ export function resealSecrets(store: SealedSecretStore, secretsKey: SecretsKey, 
         return { id: rule.id, box: secretsKey.seal(webhookSecretContext(rule.id), secret) };
       }),
     );
-    return { signing_keys: resealedKeys.length, webhook_secrets: rules.length };
+    const people = which === 'all' ? await tx.totpSecrets() : [];
+    const reseal = (id: string, box: Buffer | null) => box && secretsKey.seal(totpSecretContext(id), secretsKey.open(totpSecretContext(id), box));
+    await tx.sealTotpSecrets(people.map((p) => ({ id: p.id, totp_box: reseal(p.id, p.totp_box), totp_pending_box: reseal(p.id, p.totp_pending_box) })));
+    const providers = which === 'all' ? await tx.oidcSecrets() : [];
+    await tx.sealOidcSecrets(
+      providers.map((p) => ({
+        id: p.customer_id,
+        box: secretsKey.seal(oidcSecretContext(p.customer_id), secretsKey.open(oidcSecretContext(p.customer_id), p.client_secret_box)),
+      })),
+    );
+    return { signing_keys: resealedKeys.length, webhook_secrets: rules.length, totp_secrets: people.length, oidc_secrets: providers.length };
   });
 }
 

@@ -1,12 +1,23 @@
 import { authorizationError, notFound } from '../errors.js';
 import { MAX_ID_LENGTH, plausibleId } from '../infra/ids.js';
-import { type Action, type TreeAction, actions } from './actions.js';
+import { type Action, type Role, type TreeAction, actions, roleAllows } from './actions.js';
 import type { TokenClaims } from './tokens.js';
 
 /** Who took an action, as events, triage and the audit log record it. */
 export interface Actor {
   kind: 'client' | 'user';
   id: string;
+}
+
+/** A person signed in with a session cookie (src/modules/users/sign-in.service.ts). */
+export interface PersonClaims {
+  userId: string;
+  customerId: string;
+  role: Role;
+  /** The session's public id (`mySessions`), never its cookie value. */
+  sessionId: string;
+  /** When the session ends unless used again (ms): the sooner of its idle and absolute expiry. */
+  expiresAt: number;
 }
 
 /** The tenants a caller may see: itself, and its children when it is a parent MSP. */
@@ -25,24 +36,57 @@ export const customerNotFound = (customerId: string) => notFound('not_found', `C
  */
 export class Session {
   private scopePromise: Promise<TenantScope> | undefined;
+  /** The API client's token claims; undefined for a person. */
+  private readonly token: TokenClaims | undefined;
+  /** The person behind a session cookie; undefined for an API client. */
+  readonly person: PersonClaims | undefined;
 
   constructor(
-    readonly claims: TokenClaims,
+    caller: TokenClaims | PersonClaims,
     private readonly loadScope: (customerId: string) => Promise<TenantScope>,
-  ) {}
+  ) {
+    if ('userId' in caller) this.person = caller;
+    else this.token = caller;
+  }
 
   get customerId(): string {
-    return this.claims.customerId;
+    return (this.person ?? this.token!).customerId;
   }
 
   get actor(): Actor {
-    return { kind: 'client', id: this.claims.clientId };
+    return this.person ? { kind: 'user', id: this.person.userId } : { kind: 'client', id: this.token!.clientId };
   }
 
-  /** 403 `insufficient_scope` naming the scope when the token lacks the action's. */
+  /** When the caller's credentials end (ms): the token's expiry, or the session's next idle or absolute end. */
+  get expiresAt(): number {
+    return this.person ? this.person.expiresAt : this.token!.expiresAt * 1000;
+  }
+
+  /**
+   * An API client's token claims. Only the doors of API clients read them (a collector's, whose
+   * actions have no role), so a person, refused those actions by `assert`, never gets here.
+   */
+  get claims(): TokenClaims {
+    if (!this.token) throw authorizationError('Only API clients may do this', { reason: 'clients_only' });
+    return this.token;
+  }
+
+  /**
+   * 403 when the caller may not take the action: an API client needs the action's scope
+   * (`insufficient_scope` naming it), a person a role that includes it (`insufficient_role`).
+   */
   assert(action: Action): void {
-    const { scope } = actions[action];
-    if (scope !== null && !this.claims.scopes.includes(scope)) {
+    const { scope, role } = actions[action];
+    if (this.person) {
+      if (!roleAllows(this.person.role, action)) {
+        throw authorizationError(role ? `This needs the ${role} role; yours is ${this.person.role}` : 'Only API clients may do this', {
+          reason: 'insufficient_role',
+          required_role: role,
+        });
+      }
+      return;
+    }
+    if (scope !== null && !this.token!.scopes.includes(scope)) {
       throw authorizationError('Token is missing the required scope', {
         reason: 'insufficient_scope',
         required_scope: scope,

@@ -1,20 +1,21 @@
 // The device approval page: shows the user code the link carries (for the operator to compare
 // with the device's screen) and what the device sent, follows its status live over graphql-ws,
-// and lets a signed-in operator approve or deny it, warning when the machine is already enrolled
-// in their tenant. The link never holds the device code, so this page cannot poll for the key.
-// Only the bearer token is kept (in sessionStorage, for this tab); the client secret goes to the
-// token endpoint once.
+// and lets a signed-in person (analyst or admin) approve or deny it, warning when the machine is
+// already enrolled in their tenant. The link never holds the device code, so this page cannot poll
+// for the key. The person signs in with their console account: the session lives in the HttpOnly
+// `bd_session` cookie, which no script here can read; every request carries the CSRF header the
+// server asks of cookie-authenticated GraphQL.
 import { subscribe } from './graphql-ws.js';
 
-const SESSION_KEY = 'console.session';
-const TOKEN_PATH = '/rest/oauth2/token/1.0';
-const APPROVE_PATH = '/rest/oauth2/device/approve/1.0';
 const FIELDS = 'userCode hostname machineId nodeId status createdAt expiresAt';
 const DESCRIBE = `query DeviceApprovalPage($code: String) { deviceAuthorization(userCode: $code) { ${FIELDS} } }`;
 const WATCH = `subscription DeviceApprovalStatus($code: String) { deviceAuthorizationStatus(userCode: $code) { ${FIELDS} } }`;
 const ENROLLED = 'query DeviceApprovalEnrolledNode($code: String) { deviceAuthorization(userCode: $code) { enrolledNode { id hostname lastSeenAt } } }';
-const VIEWER = 'query ConsoleViewer { viewer { customerId clientId } }';
-const VIEWER_TENANT = 'query ConsoleViewerTenant { viewerTenant { name } }';
+const ME = 'query ConsolePerson { me { email role customer { customerId name } } }';
+const SIGN_IN = 'mutation ConsoleSignIn($input: SignInInput!) { signIn(input: $input) { secondFactorRequired } }';
+const SIGN_OUT = 'mutation ConsoleSignOut { signOut }';
+const DECIDE = 'mutation DeviceApprovalDecide($code: String, $action: String) { approveDeviceAuthorization(userCode: $code, action: $action) { status } }';
+const DECIDERS = new Set(['analyst', 'admin']);
 
 const STATUS_TEXT = {
   loading: 'Loading…',
@@ -25,61 +26,34 @@ const STATUS_TEXT = {
   unknown: 'Unknown code',
 };
 
-const SIGNIN_FAILED = {
-  401: 'That client ID and secret were not accepted.',
-  429: 'Too many sign-in attempts from your address or for this client ID; wait a minute and try again.',
-};
-
 const $ = (id) => document.getElementById(id);
 const code = (new URLSearchParams(location.search).get('user_code') ?? '').trim();
 const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
 
 let device;
-let session = loadSession();
+// The signed-in person (`me`), or null.
+let session = null;
 let busy = false;
 let stopWatching;
 let retryDelay = 1000;
 let ticker;
 
-async function request(method, path, { body, token } = {}) {
-  const headers = { accept: 'application/json' };
-  if (body !== undefined) headers['content-type'] = 'application/json';
-  if (token) headers.authorization = `Bearer ${token}`;
-  const res = await fetch(path, {
-    method,
-    headers,
-    body: body === undefined ? undefined : JSON.stringify(body),
-    credentials: 'omit',
+/** A GraphQL request with the session cookie and the CSRF header; `errors[0]` is the first error, if any. */
+async function graphql(query, variables = {}) {
+  const res = await fetch('/graphql', {
+    method: 'POST',
+    headers: { accept: 'application/json', 'content-type': 'application/json', 'x-graphql-yoga-csrf': '1' },
+    body: JSON.stringify({ query, variables }),
+    credentials: 'same-origin',
     cache: 'no-store',
   });
-  let data = null;
+  let body = null;
   try {
-    data = await res.json();
+    body = await res.json();
   } catch {
     /* an empty or non-JSON body: the status says enough */
   }
-  return { status: res.status, data };
-}
-
-const graphql = (query, variables = {}, token) => request('POST', '/graphql', { body: { query, variables }, token });
-
-// --- session: the token only, for this tab ---
-
-function loadSession() {
-  try {
-    const saved = JSON.parse(sessionStorage.getItem(SESSION_KEY) ?? 'null');
-    if (saved && typeof saved.token === 'string' && saved.expiresAt * 1000 > Date.now() + 5000) return saved;
-  } catch {
-    /* unreadable: start signed out */
-  }
-  sessionStorage.removeItem(SESSION_KEY);
-  return null;
-}
-
-function saveSession(next) {
-  session = next;
-  if (next) sessionStorage.setItem(SESSION_KEY, JSON.stringify(next));
-  else sessionStorage.removeItem(SESSION_KEY);
+  return { status: res.status, data: body?.data ?? null, error: body?.errors?.[0] ?? null };
 }
 
 // --- rendering ---
@@ -138,13 +112,17 @@ function renderControls() {
   const pending = device?.status === 'pending';
   $('signin').hidden = Boolean(session) || !pending;
   $('decide').hidden = !session || !device;
+  const mayDecide = Boolean(session && DECIDERS.has(session.role));
   if (session) {
-    setText('who-client', session.clientId);
-    setText('who-tenant', session.tenantName ? `${session.tenantName} (${session.customerId})` : session.customerId);
+    setText('who-person', session.email);
+    setText('who-role', session.role);
+    const { customerId, name } = session.customer;
+    setText('who-tenant', name ? `${name} (${customerId})` : customerId);
   }
+  $('role-warning').hidden = !session || mayDecide;
   renderEnrolled();
-  $('approve').disabled = busy || !pending;
-  $('deny').disabled = busy || !pending;
+  $('approve').disabled = busy || !pending || !mayDecide;
+  $('deny').disabled = busy || !pending || !mayDecide;
   $('signin-button').disabled = busy;
 }
 
@@ -171,22 +149,29 @@ async function load() {
     setStatus('unknown');
     return showError('page-error', 'This link has no code. Open the full link the device printed, or type the code it shows after ?user_code=.');
   }
-  const { data } = await graphql(DESCRIBE, { code });
-  const view = data?.data?.deviceAuthorization;
+  const { data, error } = await graphql(DESCRIBE, { code });
+  const view = data?.deviceAuthorization;
   if (!view) {
     setStatus('unknown');
-    const reason = data?.errors?.[0]?.extensions?.code;
+    const reason = error?.extensions?.code;
     return showError(
       'page-error',
       reason === 'not_found'
         ? 'This code is unknown. Check that the link is complete, or start the enrolment again on the device.'
         : reason === 'rate_limited'
           ? 'Too many lookups from your address; wait a minute and reload the page.'
-          : `The device could not be loaded (${data?.errors?.[0]?.message ?? 'network error'}).`,
+          : `The device could not be loaded (${error?.message ?? 'network error'}).`,
     );
   }
   render(view);
   if (view.status === 'pending') watch();
+  await loadPerson();
+}
+
+// Who the session cookie (if any) speaks for, then what their tenant knows of this machine.
+async function loadPerson() {
+  session = (await graphql(ME)).data?.me ?? null;
+  renderControls();
   await checkEnrolled();
 }
 
@@ -194,8 +179,8 @@ async function load() {
 // each sign-in, since the answer depends on the tenant.
 async function checkEnrolled() {
   if (!session || !device) return;
-  const { data } = await graphql(ENROLLED, { code }, session.token);
-  render({ enrolledNode: data?.data?.deviceAuthorization?.enrolledNode ?? null });
+  const { data } = await graphql(ENROLLED, { code });
+  render({ enrolledNode: data?.deviceAuthorization?.enrolledNode ?? null });
 }
 
 function watch() {
@@ -229,50 +214,56 @@ function watch() {
 
 async function signIn(event) {
   event.preventDefault();
-  const clientId = $('client-id').value.trim();
-  const secretInput = $('client-secret');
-  if (!clientId || !secretInput.value) {
-    showError('signin-error', 'Enter both the client ID and the client secret.');
-    return (clientId ? secretInput : $('client-id')).focus();
+  const email = $('email').value.trim();
+  const passwordInput = $('password');
+  const secondFactor = !$('second-factor').hidden;
+  const factorCode = $('totp-code').value.replace(/\s/g, '');
+  if (!email || !passwordInput.value) {
+    showError('signin-error', 'Enter both your email and your password.');
+    return (email ? passwordInput : $('email')).focus();
+  }
+  if (secondFactor && !factorCode) {
+    showError('signin-error', 'Enter the code from your authenticator app, or a recovery code.');
+    return $('totp-code').focus();
   }
   busy = true;
   renderControls();
   showError('signin-error', '');
+  let next;
   try {
-    const token = await request('POST', TOKEN_PATH, { body: { client_id: clientId, client_secret: secretInput.value } });
-    secretInput.value = '';
-    if (token.status !== 200) {
-      showError('signin-error', SIGNIN_FAILED[token.status] ?? 'Signing in failed; try again.');
-      return secretInput.focus();
+    // Six digits are a TOTP code; anything else typed there is a recovery code.
+    const factor = !secondFactor ? {} : /^[0-9]{6}$/.test(factorCode) ? { totpCode: factorCode } : { recoveryCode: factorCode };
+    const { data, error } = await graphql(SIGN_IN, { input: { email, password: passwordInput.value, ...factor } });
+    if (data?.signIn?.secondFactorRequired) {
+      $('second-factor').hidden = false;
+      next = $('totp-code');
+    } else if (data?.signIn) {
+      passwordInput.value = '';
+      $('totp-code').value = '';
+      $('second-factor').hidden = true;
+      await loadPerson();
+    } else {
+      showError('signin-error', error?.message ?? 'Signing in failed; try again.');
+      next = secondFactor ? $('totp-code') : passwordInput;
     }
-    const { access_token: accessToken, expires_at: expiresAt } = token.data;
-    const viewer = (await graphql(VIEWER, {}, accessToken)).data?.data?.viewer;
-    const tenant = (await graphql(VIEWER_TENANT, {}, accessToken)).data?.data?.viewerTenant;
-    saveSession({
-      token: accessToken,
-      expiresAt,
-      clientId: viewer?.clientId ?? clientId,
-      customerId: viewer?.customerId ?? '',
-      tenantName: tenant?.name ?? null,
-    });
-    $('client-id').value = '';
-    await checkEnrolled();
   } catch {
     showError('signin-error', 'The service could not be reached; try again.');
   } finally {
     busy = false;
     renderControls();
   }
-  if (session) $('decide-heading').focus();
+  if (next) next.focus();
+  else if (session) $('decide-heading').focus();
 }
 
-function signOut(message) {
-  saveSession(null);
+async function signOut(message) {
+  if (session) await graphql(SIGN_OUT).catch(() => undefined);
+  session = null;
   if (device) device.enrolledNode = null;
   renderControls();
   showError('decide-error', '');
   if (message) showError('signin-error', message);
-  if (!$('signin').hidden) $('client-id').focus();
+  if (!$('signin').hidden) $('email').focus();
 }
 
 async function decide(action) {
@@ -281,12 +272,13 @@ async function decide(action) {
   renderControls();
   showError('decide-error', '');
   try {
-    const res = await request('POST', APPROVE_PATH, { body: { user_code: code, action }, token: session.token });
-    if (res.status === 200) render({ status: res.data.status });
-    else if (res.status === 401) signOut('Your sign-in has expired; sign in again.');
+    const { data, error } = await graphql(DECIDE, { code, action });
+    const reason = error?.extensions?.code;
+    if (data?.approveDeviceAuthorization) render({ status: data.approveDeviceAuthorization.status });
+    else if (reason === 'authentication_error') await signOut('Your session has ended; sign in again.');
     else {
-      if (res.status === 409 && res.data?.current_status) render({ status: res.data.current_status });
-      showError('decide-error', res.data?.message ?? `The decision failed (HTTP ${res.status}).`);
+      if (reason === 'not_pending' && error.extensions.body?.current_status) render({ status: error.extensions.body.current_status });
+      showError('decide-error', error?.message ?? 'The decision failed; try again.');
     }
   } catch {
     showError('decide-error', 'The service could not be reached; try again.');

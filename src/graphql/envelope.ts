@@ -14,10 +14,11 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { type DocumentNode, type ExecutionArgs, type ExecutionResult, GraphQLError, specifiedRules, validate } from 'graphql';
-import { type Context, RequestAuth } from '../context.js';
+import { type Context, type HttpExchange, RequestAuth } from '../context.js';
 import { clientAddress } from '../infra/client-address.js';
 import type { Prisma } from '../infra/database.js';
 import type { Logger } from '../infra/logger.js';
+import { sessionCookieOf } from '../modules/users/session-cookie.js';
 import type { Services } from '../services.js';
 import { type RanOperation, auditedMutations, mutationCalls } from './audited-mutations.js';
 import { type RunOperation, compiledOperations } from './compiled-operations.js';
@@ -50,18 +51,46 @@ export class GraphqlEnvelope {
 
   constructor(private readonly deps: { prisma: Prisma; services: Services; trustedProxies: ReadonlySet<string>; logger: Logger }) {}
 
-  /** What every resolver sees for one request: its caller is resolved lazily from `authorization`. */
-  createRequestContext(authorization: string | null, requestId: string, req: IncomingMessage): Context {
+  /**
+   * What every resolver sees for one request: its caller is resolved lazily from `authorization`,
+   * or, at the doors that take one (`cookies`: GraphQL and graphql-ws, never REST), from the
+   * session cookie.
+   */
+  createRequestContext(authorization: string | null, requestId: string, req: IncomingMessage, cookies?: { csrfSafe: boolean; http?: HttpExchange }): Context {
     const { prisma, services, trustedProxies } = this.deps;
+    const value = cookies ? sessionCookieOf(req.headers.cookie) : null;
+    const cookie = value === null ? undefined : { value, csrfSafe: cookies!.csrfSafe, authenticate: (v: string) => services.signIn.authenticate(v) };
     return {
       requestId,
       origin: { address: clientAddress(req, trustedProxies) },
       userAgent: req.headers['user-agent']?.slice(0, MAX_USER_AGENT) ?? null,
       prisma,
       services,
-      auth: new RequestAuth(authorization, (header) => services.auth.authenticate(header)),
+      auth: new RequestAuth(authorization, (header) => services.auth.authenticate(header), cookie),
       loaders: new Loaders(services.nodes),
+      ...(cookies?.http && { http: cookies.http }),
     };
+  }
+
+  /**
+   * Whether a WebSocket upgrade comes from a page of this service (or from no page at all: a
+   * program sends no Origin). Browsers send cookies with cross-site upgrades too, and a WebSocket
+   * cannot carry the CSRF header: so a session cookie counts only on an upgrade from here.
+   */
+  sameOrigin(req: IncomingMessage): boolean {
+    const origin = req.headers.origin;
+    if (origin === undefined) return true;
+    try {
+      const host = new URL(origin).host;
+      return host === req.headers.host || host === new URL(this.deps.services.links.base()).host;
+    } catch {
+      return false;
+    }
+  }
+
+  /** The session cookie a graphql-ws connection may use: its upgrade's, when from this origin. */
+  socketCookie(req: IncomingMessage): string | null {
+    return this.sameOrigin(req) ? sessionCookieOf(req.headers.cookie) : null;
   }
 
   /** yoga: bodies, NUL, raw JSON pages, document limits, metrics and the audit log, in this order. */
@@ -105,7 +134,7 @@ export class GraphqlEnvelope {
     }
     const invalid = validate(schema, document, validationRules);
     if (invalid.length > 0) return invalid;
-    const contextValue = this.createRequestContext(authorization, randomUUID(), req);
+    const contextValue = this.createRequestContext(authorization, randomUUID(), req, { csrfSafe: this.sameOrigin(req) });
     return { schema, document, operationName: payload.operationName, variableValues: payload.variables, contextValue };
   }
 

@@ -6,7 +6,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { useServer } from 'graphql-ws/use/ws';
 import { createYoga } from 'graphql-yoga';
 import { WebSocketServer } from 'ws';
-import type { Context } from '../context.js';
+import { CSRF_HEADER, type Context } from '../context.js';
 import { MAX_BODY_BYTES } from '../http/kit.js';
 import type { HttpRoute } from '../http/routes.js';
 import type { Database } from '../infra/database.js';
@@ -32,17 +32,30 @@ export async function graphqlRoute(
     logging: false,
     plugins: envelope.yogaPlugins(),
     maxRequestBodySize: false, // limitRequestBodies holds bodies to MAX_BODY_BYTES
-    context: ({ request, requestId, req }) => envelope.createRequestContext(request.headers.get('authorization'), requestId, req),
+    context: ({ request, requestId, req, res }) => {
+      const csrfSafe = request.headers.has(CSRF_HEADER);
+      return envelope.createRequestContext(request.headers.get('authorization'), requestId, req, {
+        csrfSafe,
+        http: { userAgent: request.headers.get('user-agent'), csrfSafe, setCookie: (header) => void res.appendHeader('set-cookie', header) },
+      });
+    },
     maskedErrors: { maskError: envelope.maskError },
   });
 
   // A message over the body limit closes its socket (1009); a document over the other limits is
   // refused in an error message (document-limits.ts).
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_BODY_BYTES });
-  const socketSessions = new SocketSessions((authorization) => app.services.auth.authenticate(authorization));
-  const stopWatchingClients = await app.db.listen('auth_client_changed', (clientId) =>
-    socketSessions.clientChanged(clientId).catch((error) => app.logger.error('graphql.ws_client_check_failed', { clientId, error })),
+  const socketSessions = new SocketSessions(({ authorization, sessionCookie }) =>
+    authorization
+      ? app.services.auth.authenticate(authorization)
+      : sessionCookie
+        ? app.services.signIn.authenticate(sessionCookie)
+        : Promise.resolve(undefined),
   );
+  const recheck = (kind: 'client' | 'user') => (id: string) =>
+    socketSessions.actorChanged({ kind, id }).catch((error) => app.logger.error('graphql.ws_client_check_failed', { kind, id, error }));
+  const stopWatchingClients = await app.db.listen('auth_client_changed', recheck('client'));
+  const stopWatchingPeople = await app.db.listen('user_sessions_changed', recheck('user'));
   const presented = (errors: readonly Error[]) => errors.map((error) => envelope.maskError(error).toJSON());
   const ws = useServer(
     {
@@ -53,7 +66,11 @@ export async function graphqlRoute(
         countOperation(args.document, args.operationName, 'ws', outcomeOf(settled));
         envelope.recordMutations(args, settled);
       },
-      onConnect: async (ctx) => void (await socketSessions.opened(ctx.extra.socket, authorizationOf(ctx.connectionParams))),
+      onConnect: async (ctx) =>
+        void (await socketSessions.opened(ctx.extra.socket, {
+          authorization: authorizationOf(ctx.connectionParams),
+          sessionCookie: envelope.socketCookie(ctx.extra.request),
+        })),
       onNext: (_ctx, _id, _payload, args, result) => {
         envelope.nextEvent(args.contextValue as Context);
         return result.errors ? { ...result, errors: presented(result.errors) } : undefined;
@@ -80,6 +97,7 @@ export async function graphqlRoute(
     ],
     async stop() {
       await stopWatchingClients();
+      await stopWatchingPeople();
       await ws.dispose();
       wss.close();
     },

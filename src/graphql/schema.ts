@@ -16,6 +16,8 @@ import '../modules/search/search.schema.js';
 import '../modules/investigations/investigations.schema.js';
 import '../modules/audit/audit.schema.js';
 import '../modules/investigations/triage.schema.js';
+import '../modules/users/users.schema.js';
+import '../modules/users/oidc.schema.js';
 
 export const schema = builder.toSchema();
 

@@ -26,11 +26,13 @@ const sessionUntil = (expiresAt: number) =>
 
 describe('graphql-ws sockets and their credentials', () => {
   it('closes a socket when its token expires, and leaves a socket without credentials alone', async () => {
-    const sessions = new SocketSessions(async () => sessionUntil(Date.now() / 1000 + 0.2));
+    const expiresAt = Date.now() + 200;
+    // As the token service does: the token authenticates until it expires.
+    const sessions = new SocketSessions(async () => (Date.now() < expiresAt ? sessionUntil(expiresAt / 1000) : undefined));
     const socket = new FakeSocket();
     const anonymous = new FakeSocket();
-    await sessions.opened(socket as never, 'Bearer t');
-    await sessions.opened(anonymous as never, null);
+    await sessions.opened(socket as never, { authorization: 'Bearer t', sessionCookie: null });
+    await sessions.opened(anonymous as never, { authorization: null, sessionCookie: null });
     await expect.poll(() => socket.closedWith).toEqual([UNAUTHORIZED_CLOSE, 'token expired']);
     expect(anonymous.closedWith).toBeUndefined();
   });

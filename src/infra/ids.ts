@@ -3,8 +3,10 @@ import { randomBytes } from 'node:crypto';
 const alphabet = 'abcdefghijklmnopqrstuvwxyz234567';
 
 /** Lowercase base32 of random bytes: URL-safe, dot-free (access keys split at the first dot). */
-export function randomToken(bytes: number): string {
-  const buf = randomBytes(bytes);
+export const randomToken = (bytes: number): string => base32(randomBytes(bytes));
+
+/** RFC 4648 base32 in lowercase, without padding. */
+export function base32(buf: Uint8Array): string {
   let bits = 0;
   let value = 0;
   let out = '';

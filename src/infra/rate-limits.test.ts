@@ -32,6 +32,7 @@ describe('rate limits of the anonymous endpoints, with the documented defaults',
         device_start: { perAddress: 20, perClient: 0 },
         device_lookup: { perAddress: 30, perClient: 0 },
         device_poll: { perAddress: 300, perClient: 0 },
+        sign_in: { perAddress: 30, perClient: 0 },
       },
     });
   });

@@ -3,7 +3,7 @@ import { plausibleId } from './ids.js';
 import type { RateLimitCounters } from './rate-limits.store.js';
 
 /** The anonymous doors that are counted (README, Configuration; docs/device-flow.md, Rate limits). */
-export type RateLimitedDoor = 'token' | 'device_start' | 'device_lookup' | 'device_poll';
+export type RateLimitedDoor = 'token' | 'device_start' | 'device_lookup' | 'device_poll' | 'sign_in';
 
 export interface DoorLimits {
   /** Requests per window from one address (an IPv6 /64 counts as one); 0: unlimited. */
@@ -30,6 +30,7 @@ const WHAT: Record<RateLimitedDoor, string> = {
   device_start: 'device authorization starts',
   device_lookup: 'device authorization lookups',
   device_poll: 'device polls',
+  sign_in: 'sign-in attempts',
 };
 
 /** A 429 in the documented `{error, code, message}` shape, with the wait in `Retry-After`. */

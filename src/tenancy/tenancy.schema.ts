@@ -69,22 +69,24 @@ builder.prismaObjectField(TenantRef, 'deployments', (t) =>
 );
 
 const Viewer = builder.simpleObject('Viewer', {
-  description: 'The caller behind the bearer token.',
+  description: 'The caller behind the bearer token, or the person behind the session cookie.',
   fields: (t) => ({
     customerId: t.string(),
-    clientId: t.string(),
-    scopes: t.stringList(),
+    clientId: t.string({ nullable: true, description: 'The API client; null for a person (see `me`).' }),
+    userId: t.string({ nullable: true, description: 'The person signed in; null for an API client.' }),
+    scopes: t.stringList({ description: "The token's scopes; none for a person, whose role decides instead." }),
   }),
 });
 
 builder.queryFields((t) => ({
   viewer: t.field({
     type: Viewer,
-    description: 'Who the bearer token speaks for.',
+    description: 'Who the bearer token (or session cookie) speaks for.',
     resolve: async (_root, _args, ctx) => {
       const session = await ctx.auth.requireSession();
       session.assert('tenants.read');
-      return { customerId: session.customerId, clientId: session.claims.clientId, scopes: session.claims.scopes };
+      if (session.person) return { customerId: session.customerId, clientId: null, userId: session.person.userId, scopes: [] };
+      return { customerId: session.customerId, clientId: session.claims.clientId, userId: null, scopes: session.claims.scopes };
     },
   }),
   viewerTenant: t.prismaField({

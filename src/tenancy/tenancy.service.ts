@@ -27,6 +27,12 @@ export class TenancyService {
     return this.directory.childrenOf(parentId);
   }
 
+  /** A person's tenants: their own and, for an MSP's people, its children (what they act on). */
+  async treeOf(customerId: string) {
+    const own = await this.directory.get(customerId);
+    return own ? [own, ...(await this.directory.childrenOf(customerId))] : [];
+  }
+
   async requireVisibleTenant(session: Session, customerId: string, code: ErrorCode = 'not_found') {
     const tenant = await this.visibleTenant(session, customerId);
     if (!tenant) throw notFound(code, `Customer ${customerId} was not found`);

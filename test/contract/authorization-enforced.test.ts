@@ -1,50 +1,12 @@
-import {
-  type GraphQLField,
-  type GraphQLInputType,
-  type GraphQLObjectType,
-  getNamedType,
-  isEnumType,
-  isInputObjectType,
-  isListType,
-  isNonNullType,
-  isObjectType,
-  isAbstractType,
-} from 'graphql';
+import type { GraphQLObjectType } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { actionsOf } from '../../rest-compat/authorization.js';
 import { actions } from '../../src/auth/actions.js';
 import { schema } from '../../src/graphql/schema.js';
 import { type TestApp, startTestApp } from '../kit/app.js';
+import { callOf } from '../kit/field-calls.js';
 import { graphql } from '../kit/http.js';
 import { allScopes, seedCaller, seedTenant } from '../kit/seed.js';
-
-/** A value GraphQL accepts for a required input: the scope is checked before what it says. */
-function placeholder(type: GraphQLInputType): unknown {
-  if (isNonNullType(type)) return placeholder(type.ofType);
-  if (isListType(type)) return [];
-  if (isEnumType(type)) return type.getValues()[0]!.name;
-  if (isInputObjectType(type)) {
-    return Object.fromEntries(
-      Object.values(type.getFields())
-        .filter((f) => isNonNullType(f.type))
-        .map((f) => [f.name, placeholder(f.type)]),
-    );
-  }
-  return { Int: 1, Float: 1, Boolean: false, JSON: {}, DateTime: '2026-01-01T00:00:00Z' }[type.name] ?? 'x';
-}
-
-/** The field called alone with placeholders for its required arguments, selecting only `__typename`. */
-function callOf(operation: 'query' | 'mutation', field: GraphQLField<unknown, unknown>) {
-  const required = field.args.filter((a) => isNonNullType(a.type));
-  const declared = required.map((a) => `$${a.name}: ${a.type.toString()}`).join(', ');
-  const passed = required.map((a) => `${a.name}: $${a.name}`).join(', ');
-  const named = getNamedType(field.type);
-  const selection = isObjectType(named) || isAbstractType(named) ? ' { __typename }' : '';
-  return {
-    query: `${operation}${declared ? `(${declared})` : ''} { ${field.name}${passed ? `(${passed})` : ''}${selection} }`,
-    variables: Object.fromEntries(required.map((a) => [a.name, placeholder(a.type)])),
-  };
-}
 
 /**
  * The catalogue says which action guards each field (authorization.test.ts); this calls every

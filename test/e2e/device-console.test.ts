@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestApp, startTestApp } from '../kit/app.js';
 import { type TestBrowser, openBrowser } from '../kit/browser.js';
 import { call } from '../kit/http.js';
+import { type Person, seedPerson } from '../kit/people.js';
 import { seedTree } from '../kit/seed.js';
 
 const SCREENSHOTS = process.env.SCREENSHOT_DIR ?? tmpdir();
@@ -26,6 +27,7 @@ async function pollForKey(url: string, deviceCode: string, intervalSeconds: numb
 describe('device approval console in a browser', () => {
   let t: TestApp;
   let tree: Awaited<ReturnType<typeof seedTree>>;
+  let people: { mspAnalyst: Person; childAAnalyst: Person; childBAdmin: Person; childBViewer: Person };
   let browser: TestBrowser;
   let context: BrowserContext;
   const problems: string[] = [];
@@ -40,13 +42,26 @@ describe('device approval console in a browser', () => {
     context = browser.context;
     t = await startTestApp({ env: { DEVICE_POLL_INTERVAL_SECONDS: '1' } });
     tree = await seedTree(t.app);
+    people = {
+      mspAnalyst: await seedPerson(t.app, tree.msp.id, 'analyst'),
+      childAAnalyst: await seedPerson(t.app, tree.childA.id, 'analyst'),
+      childBAdmin: await seedPerson(t.app, tree.childB.id, 'admin'),
+      childBViewer: await seedPerson(t.app, tree.childB.id, 'viewer'),
+    };
   });
+
+  /** Signs in on the page's form with the keyboard: the labelled fields, then Enter. */
+  const signInOn = async (page: Page, person: Person) => {
+    await page.getByLabel('Email').fill(person.email);
+    await page.getByLabel('Password').fill(person.password);
+    await page.getByLabel('Password').press('Enter');
+  };
   afterAll(async () => {
     await browser?.close();
     await t?.stop();
   });
 
-  it('shows the device, signs an operator in, approves, and the device and a second viewer see it live', async () => {
+  it('shows the device, signs an analyst in, approves (recording who), and the device and a second viewer see it live', async () => {
     const grant = (await call(t.url, 'POST', '/rest/oauth2/device/1.0', { body: { hostname: 'sensor-берлин-01', machine_id: 'c0ffee-1234' } })).body;
     expect(grant.auth_url).toBe(`${t.url}/console/device?user_code=${grant.user_code}`);
     const device = pollForKey(t.url, grant.device_code, grant.poll_interval);
@@ -65,7 +80,7 @@ describe('device approval console in a browser', () => {
 
     await expect.poll(() => page.locator('#hostname').textContent()).toBe('sensor-берлин-01');
     // The code to compare with the device's screen, shown large; the device code appears nowhere.
-    expect(await page.getByLabel('Code').textContent()).toBe(grant.user_code);
+    expect(await page.getByLabel('Code', { exact: true }).textContent()).toBe(grant.user_code);
     expect(await page.content()).not.toContain(grant.device_code);
     await expect.poll(() => page.locator('#machine-id').textContent()).toBe('c0ffee-1234');
     await expect.poll(() => page.getByRole('status').textContent()).toContain('Waiting for approval');
@@ -75,14 +90,14 @@ describe('device approval console in a browser', () => {
     await page.screenshot({ path: join(SCREENSHOTS, 'device-console-signin.png'), fullPage: true });
 
     // Keyboard only: type into the labelled fields, submit with Enter.
-    await page.getByLabel('Client ID').fill(tree.mspCaller.clientId);
-    await page.getByLabel('Client secret').fill(tree.mspCaller.clientSecret);
-    await page.getByLabel('Client secret').press('Enter');
+    await signInOn(page, people.mspAnalyst);
     await expect.poll(() => page.locator('#who-tenant').textContent()).toContain(tree.msp.id);
-    expect(await page.evaluate(() => document.activeElement?.id)).toBe('decide-heading');
-    const stored = await page.evaluate(() => sessionStorage.getItem('console.session') ?? '');
-    expect(stored).toContain('token');
-    expect(stored).not.toContain(tree.mspCaller.clientSecret);
+    expect(await page.locator('#who-person').textContent()).toBe(people.mspAnalyst.email);
+    await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe('decide-heading');
+    // The session is an HttpOnly cookie: nothing a script on the page can read or keep.
+    expect(await page.evaluate(() => document.cookie + JSON.stringify(sessionStorage) + JSON.stringify(localStorage))).not.toContain('bd_session');
+    const [cookie] = await context.cookies(t.url);
+    expect(cookie).toMatchObject({ name: 'bd_session', httpOnly: true, sameSite: 'Lax', path: '/' });
     await page.screenshot({ path: join(SCREENSHOTS, 'device-console-pending.png'), fullPage: true });
 
     await page.keyboard.press('Tab');
@@ -94,6 +109,8 @@ describe('device approval console in a browser', () => {
     await expect.poll(() => watcher.getByRole('status').textContent(), { timeout: 5000 }).toContain('Approved');
     expect(await page.getByRole('button', { name: 'Approve device' }).isDisabled()).toBe(true);
     await page.screenshot({ path: join(SCREENSHOTS, 'device-console-approved.png'), fullPage: true });
+    const decided = await t.app.db.prisma.deviceAuthorization.findFirstOrThrow({ where: { machineId: 'c0ffee-1234' } });
+    expect(decided).toMatchObject({ customerId: tree.msp.id, decidedBy: people.mspAnalyst.userId, decidedByKind: 'user' });
 
     const { statuses, accessKey } = await device;
     expect(statuses[0]).toBe('pending');
@@ -130,6 +147,7 @@ describe('device approval console in a browser', () => {
 
   it('warns a signed-in operator when the machine id is already a node of their tenant', async () => {
     problems.length = 0;
+    await context.clearCookies();
     const machineId = `enrolled-${Math.random().toString(36).slice(2)}`;
     const first = (await call(t.url, 'POST', '/rest/oauth2/device/1.0', { body: { hostname: 'original-host', machine_id: machineId } })).body;
     await call(t.url, 'POST', '/rest/oauth2/device/approve/1.0', { token: tree.childACaller.token, body: { user_code: first.user_code } });
@@ -145,14 +163,10 @@ describe('device approval console in a browser', () => {
     const page = await context.newPage();
     watchProblems(page);
     await page.goto(second.auth_url);
-    await expect.poll(() => page.getByLabel('Code').textContent()).toBe(second.user_code);
+    await expect.poll(() => page.getByLabel('Code', { exact: true }).textContent()).toBe(second.user_code);
     // Signed out, nothing is said about any tenant's nodes.
     expect(await page.locator('#enrolled-warning').isHidden()).toBe(true);
-    await page.evaluate(() => sessionStorage.clear());
-    await page.reload();
-    await page.getByLabel('Client ID').fill(tree.childACaller.clientId);
-    await page.getByLabel('Client secret').fill(tree.childACaller.clientSecret);
-    await page.getByLabel('Client secret').press('Enter');
+    await signInOn(page, people.childAAnalyst);
     const warning = page.getByRole('alert').filter({ hasText: 'already enrolled' });
     await expect.poll(() => warning.count()).toBe(1);
     expect(await warning.textContent()).toContain(node.id);
@@ -162,11 +176,30 @@ describe('device approval console in a browser', () => {
 
     // Another tenant has no such node: no warning there.
     await page.getByRole('button', { name: 'Sign out' }).click();
-    await page.getByLabel('Client ID').fill(tree.childBCaller.clientId);
-    await page.getByLabel('Client secret').fill(tree.childBCaller.clientSecret);
-    await page.getByLabel('Client secret').press('Enter');
+    await signInOn(page, people.childBAdmin);
     await expect.poll(() => page.locator('#who-tenant').textContent()).toContain(tree.childB.id);
     expect(await page.locator('#enrolled-warning').isHidden()).toBe(true);
     expect(problems).toEqual([]);
+  });
+
+  it('lets a viewer look but not decide, and says whom to ask', async () => {
+    problems.length = 0;
+    await context.clearCookies();
+    const grant = (await call(t.url, 'POST', '/rest/oauth2/device/1.0', { body: { hostname: 'viewer-sees', machine_id: 'viewer-sees-1' } })).body;
+    const page = await context.newPage();
+    watchProblems(page);
+    await page.goto(grant.auth_url);
+    await expect.poll(() => page.locator('#hostname').textContent()).toBe('viewer-sees');
+    await page.getByLabel('Email').fill(people.childBViewer.email);
+    await page.getByLabel('Password').fill('not the password at all');
+    await page.getByLabel('Password').press('Enter');
+    await expect.poll(() => page.locator('#signin-error').textContent()).toBe('The email or password is wrong');
+    await signInOn(page, people.childBViewer);
+    await expect.poll(() => page.getByRole('alert').filter({ hasText: 'may look but not decide' }).count()).toBe(1);
+    expect(await page.getByRole('button', { name: 'Approve device' }).isDisabled()).toBe(true);
+    expect(await page.getByRole('button', { name: 'Deny' }).isDisabled()).toBe(true);
+    expect(await page.getByRole('status').textContent()).toContain('Waiting for approval');
+    // The wrong password's answer is a 401, which Chromium logs; nothing else may appear.
+    expect(problems.filter((p) => !p.includes('status of 401'))).toEqual([]);
   });
 });

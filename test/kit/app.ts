@@ -26,10 +26,9 @@ export function sharedSecretsKey(dataDir: string): { SECRETS_KEY: string } {
  * documented defaults (`defaultRateLimits`).
  */
 const TEST_RATE_LIMITS = Object.fromEntries(
-  ['TOKEN_PER_ADDRESS', 'TOKEN_PER_CLIENT', 'DEVICE_START_PER_ADDRESS', 'DEVICE_LOOKUP_PER_ADDRESS', 'DEVICE_POLL_PER_ADDRESS'].map((name) => [
-    `RATE_LIMIT_${name}`,
-    '1000000000',
-  ]),
+  ['TOKEN_PER_ADDRESS', 'TOKEN_PER_CLIENT', 'DEVICE_START_PER_ADDRESS', 'DEVICE_LOOKUP_PER_ADDRESS', 'DEVICE_POLL_PER_ADDRESS', 'SIGN_IN_PER_ADDRESS'].map(
+    (name) => [`RATE_LIMIT_${name}`, '1000000000'],
+  ),
 );
 
 /**

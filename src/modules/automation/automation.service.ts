@@ -134,7 +134,7 @@ export class AutomationService {
       conditions: match.conditions as object[],
       ...action,
       secretBox: sealed ? new Uint8Array(sealed) : null,
-      createdBy: session.claims.clientId,
+      createdBy: session.actor.id,
     };
     const rule = await this.store.createRuleWithinLimit(scope, newRule, RULE_LIMITS.rulesPerTenant).catch((error) => {
       // The tenant was deleted between the tree lookup and the insert.

@@ -188,18 +188,18 @@ export class DeviceAuthService {
     // A decision is a lookup too: with any token, guessing user codes would approve strangers' devices.
     await this.limiter.take('device_lookup', origin);
     const target = await this.lookUp(lookup);
-    if (await this.store.isEnrolmentCredential(session.claims.clientId)) {
+    if (!session.person && (await this.store.isEnrolmentCredential(session.claims.clientId))) {
       throw authorizationError('Collector credentials cannot approve devices', { reason: 'enrolment_credential' });
     }
     if (!target) throw unknownCode();
     const status: 'approved' | 'denied' = action?.trim().toLowerCase() === 'deny' ? 'denied' : 'approved';
-    const decided = await this.store.decide(target.id, { status, customerId: session.customerId, decidedBy: session.claims.clientId });
+    const decided = await this.store.decide(target.id, { status, customerId: session.customerId, decidedBy: session.actor });
     if (!decided) {
       const current = await this.store.findById(target.id);
       if (!current) throw unknownCode();
       throw notPending(current.status);
     }
-    this.logger.info('device_auth.decided', { id: decided.id, status, customerId: session.customerId, clientId: session.claims.clientId });
+    this.logger.info('device_auth.decided', { id: decided.id, status, customerId: session.customerId, actor: session.actor });
     await this.announce(decided);
     await this.events.record({
       customerId: session.customerId,
@@ -211,7 +211,8 @@ export class DeviceAuthService {
         hostname: decided.hostname,
         machine_id: decided.machineId,
         node_id: decided.nodeId,
-        decided_by: session.claims.clientId,
+        decided_by: session.actor.id,
+        decided_by_kind: session.actor.kind,
       },
     });
     return { status };

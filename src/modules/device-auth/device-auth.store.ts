@@ -1,3 +1,4 @@
+import type { Actor } from '../../auth/session.js';
 import type { Prisma } from '../../infra/database.js';
 
 export type DeviceStatus = 'pending' | 'approved' | 'denied' | 'expired';
@@ -113,17 +114,18 @@ export class DeviceAuthorizationStore {
    * Approves or denies, only while pending and unexpired: one conditional UPDATE, so of two
    * racing decisions exactly one matches a row. `undefined` when this one did not.
    */
-  async decide(id: string, decision: { status: 'approved' | 'denied'; customerId: string; decidedBy: string }): Promise<DeviceAuthorizationRow | undefined> {
+  async decide(id: string, decision: { status: 'approved' | 'denied'; customerId: string; decidedBy: Actor }): Promise<DeviceAuthorizationRow | undefined> {
     const [row] = await this.prisma.$queryRawUnsafe<DeviceAuthorizationRow[]>(
       `/* device_auth.decide */
        UPDATE device_authorizations AS d
-          SET status = $2, customer_id = $3, decided_by = $4, decided_at = now()
+          SET status = $2, customer_id = $3, decided_by = $4, decided_by_kind = $5, decided_at = now()
         WHERE d.id = $1 AND d.status = 'pending' AND d.expires_at > now()
        RETURNING ${SELECT}`,
       id,
       decision.status,
       decision.customerId,
-      decision.decidedBy,
+      decision.decidedBy.id,
+      decision.decidedBy.kind,
     );
     return row;
   }

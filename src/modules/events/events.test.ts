@@ -63,6 +63,7 @@ describe('events', () => {
           machine_id: expect.stringMatching(/^m-approve-/),
           node_id: null,
           decided_by: tree.childACaller.clientId,
+          decided_by_kind: 'client',
         },
         created_at: iso,
       });

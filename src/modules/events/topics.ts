@@ -33,6 +33,10 @@ export const EVENT_TOPICS = {
     description: 'Suppressions created by an AUTHORIZED answer, and revoked: subjects detection leaves alone.',
     kinds: ['suppression_created', 'suppression_revoked'],
   },
+  sign_ins: {
+    description: "Console sign-ins of this tenant's people: succeeded, failed (wrong password or code, locked, disabled) and signed out.",
+    kinds: ['signed_in', 'sign_in_failed', 'signed_out'],
+  },
 } as const satisfies Record<string, { description: string; kinds: readonly string[] }>;
 
 export type EventTopicName = keyof typeof EVENT_TOPICS;

@@ -1,10 +1,9 @@
 import { readFileSync, statSync } from 'node:fs';
 import { basename } from 'node:path';
 import { parseArgs } from 'node:util';
-import { usageError } from '../../admin/usage.js';
-import { badRequest, notFound } from '../../errors.js';
+import { existingCustomer, usageError } from '../../admin/usage.js';
+import { badRequest } from '../../errors.js';
 import type { Database } from '../../infra/database.js';
-import { TenantStore } from '../../tenancy/tenants.store.js';
 import { MAX_FILE_BYTES, parseNetworkFile } from './networks.file.js';
 import { OwnNetworkService } from './networks.service.js';
 import { OwnNetworkStore } from './networks.store.js';
@@ -13,18 +12,12 @@ export const networksImportUsage =
   '  networks import --customer CUSTOMER_ID --file PATH [--add]   (CSV cidr,name,kind or JSON lines; replaces the list unless --add)';
 export const networksListUsage = '  networks list --customer CUSTOMER_ID';
 
-const customerOf = async (db: Database, id: string | undefined, usage: string) => {
-  if (!id?.trim()) throw usageError('--customer is required', usage);
-  if (!(await new TenantStore(db.prisma).find(id.trim()))) throw notFound('not_found', `Customer ${id.trim()} was not found`);
-  return id.trim();
-};
-
 const view = (n: { cidr: string; name: string; kind: string }) => ({ cidr: n.cidr, name: n.name, kind: n.kind });
 
 /** `networks import`: a tenant's own networks from a file, checked as the GraphQL mutations check them. */
 export async function importNetworksCommand(args: string[], db: Database) {
   const { values } = parseArgs({ args, options: { customer: { type: 'string' }, file: { type: 'string' }, add: { type: 'boolean' } } });
-  const customerId = await customerOf(db, values.customer, networksImportUsage);
+  const customerId = await existingCustomer(db, values.customer, networksImportUsage);
   if (!values.file?.trim()) throw usageError('--file is required', networksImportUsage);
   const file = parseNetworkFile(readFile(values.file), basename(values.file));
   const result = await service(db).importFile(customerId, file.networks, values.add ? 'add' : 'replace', (i) => `line ${file.lines[i]}`);
@@ -33,7 +26,7 @@ export async function importNetworksCommand(args: string[], db: Database) {
 
 export async function listNetworksCommand(args: string[], db: Database) {
   const { values } = parseArgs({ args, options: { customer: { type: 'string' } } });
-  return (await service(db).listOf(await customerOf(db, values.customer, networksListUsage))).map(view);
+  return (await service(db).listOf(await existingCustomer(db, values.customer, networksListUsage))).map(view);
 }
 
 const service = (db: Database) => new OwnNetworkService(new OwnNetworkStore(db.prisma));

@@ -1,0 +1,131 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type TestApp, startTestApp } from '../../../test/kit/app.js';
+import { graphql } from '../../../test/kit/http.js';
+import { type TestOidcProvider, browseSignOn, startOidcProvider } from '../../../test/kit/oidc-provider.js';
+import { asPerson, seedPerson, signedIn } from '../../../test/kit/people.js';
+import { seedCaller, seedTenant } from '../../../test/kit/seed.js';
+import { OIDC_CALLBACK_PATH } from './oidc.service.js';
+import { roleFor } from './oidc.service.js';
+
+const CONFIGURE = `mutation($c: String!, $i: SingleSignOnInput!) {
+  configureSingleSignOn(customerId: $c, input: $i) { issuer clientId defaultRole startUrl roleRules { group emailDomain role } }
+}`;
+const ME = '{ me { email role customer { customerId } } }';
+
+describe('single sign-on with OpenID Connect, against a real provider on loopback', () => {
+  let t: TestApp;
+  let idp: TestOidcProvider;
+  let customerId: string;
+  let adminCookie: string;
+  let startUrl: string;
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    idp = await startOidcProvider(`${t.url}${OIDC_CALLBACK_PATH}`);
+    customerId = (await seedTenant(t.app)).id;
+    adminCookie = await signedIn(t.url, await seedPerson(t.app, customerId, 'admin'));
+    const res = await asPerson(t.url, adminCookie, CONFIGURE, {
+      c: customerId,
+      i: {
+        issuer: idp.issuer,
+        clientId: idp.clientId,
+        clientSecret: idp.clientSecret,
+        roleRules: [
+          { group: 'soc-leads', role: 'admin' },
+          { emailDomain: 'Analysts.Example.com', role: 'analyst' },
+        ],
+        defaultRole: null,
+      },
+    });
+    expect(res.errors).toBeUndefined();
+    startUrl = res.data.configureSingleSignOn.startUrl;
+    expect(res.data.configureSingleSignOn).toMatchObject({
+      issuer: `${idp.issuer}/`,
+      startUrl: `${t.url}/auth/oidc/start?customer=${customerId}`,
+      roleRules: [
+        { group: 'soc-leads', emailDomain: null, role: 'admin' },
+        { group: null, emailDomain: 'analysts.example.com', role: 'analyst' },
+      ],
+    });
+  });
+  afterAll(async () => {
+    await t?.stop();
+    await idp?.stop();
+  });
+
+  it('signs a new person on with code + PKCE, creates them with the role their email domain maps to, and sets the session cookie', async () => {
+    idp.accounts.set('ana', { email: 'Ana@analysts.example.com' });
+    const { final, cookies } = await browseSignOn(startUrl, idp.issuer, 'ana');
+    expect(final.status).toBe(303);
+    expect(final.headers.get('location')).toBe('/console/');
+    expect(final.headers.get('set-cookie')).toMatch(/^bd_session=[A-Za-z0-9_-]{43}; HttpOnly; Path=\/; SameSite=Lax; Max-Age=43200$/);
+    const me = await asPerson(t.url, `bd_session=${cookies.get('bd_session')}`, ME);
+    expect(me.data.me).toEqual({ email: 'ana@analysts.example.com', role: 'analyst', customer: { customerId } });
+    const event = await t.app.db.prisma.event.findFirstOrThrow({ where: { customerId, topic: 'sign_ins', kind: 'signed_in' }, orderBy: { createdAt: 'desc' } });
+    expect(event.data).toMatchObject({ email: 'ana@analysts.example.com', method: 'oidc' });
+  });
+
+  it("gives a group's role before the domain's, and follows the provider's groups at each sign-on", async () => {
+    idp.accounts.set('lead', { email: 'lead@analysts.example.com', groups: ['soc-leads'] });
+    const first = await browseSignOn(startUrl, idp.issuer, 'lead');
+    expect((await asPerson(t.url, `bd_session=${first.cookies.get('bd_session')}`, ME)).data.me.role).toBe('admin');
+    idp.accounts.set('lead', { email: 'lead@analysts.example.com', groups: [] });
+    const second = await browseSignOn(startUrl, idp.issuer, 'lead');
+    expect((await asPerson(t.url, `bd_session=${second.cookies.get('bd_session')}`, ME)).data.me.role).toBe('analyst');
+  });
+
+  it('refuses a person no rule gives a role, an unverified email, and a replayed callback', async () => {
+    idp.accounts.set('stranger', { email: 'someone@elsewhere.example' });
+    const stranger = await browseSignOn(startUrl, idp.issuer, 'stranger');
+    expect(stranger.final.status).toBe(403);
+    expect(await stranger.final.text()).toContain('gives you no role here');
+    expect(stranger.cookies.get('bd_session')).toBeUndefined();
+
+    idp.accounts.set('unverified', { email: 'unverified@analysts.example.com', emailVerified: false });
+    const unverified = await browseSignOn(startUrl, idp.issuer, 'unverified');
+    expect(unverified.final.status).toBe(403);
+    expect(await unverified.final.text()).toContain('no verified email');
+
+    idp.accounts.set('twice', { email: 'twice@analysts.example.com' });
+    const once = await browseSignOn(startUrl, idp.issuer, 'twice');
+    expect(once.final.status).toBe(303);
+    // The callback the provider sent the browser to, again: its state was taken the first time.
+    const again = await fetch(once.url, { redirect: 'manual' });
+    expect(again.status).toBe(400);
+    expect(await again.text()).toContain('unknown, used or expired');
+  });
+
+  it('keeps the client secret out of every answer and sealed at rest; only admins read or change the settings', async () => {
+    const read = await asPerson(t.url, adminCookie, 'query($c: String!) { singleSignOn(customerId: $c) { clientId issuer } }', { c: customerId });
+    expect(read.data.singleSignOn.clientId).toBe(idp.clientId);
+    expect(JSON.stringify(read)).not.toContain(idp.clientSecret);
+    const row = await t.app.db.prisma.oidcProvider.findUniqueOrThrow({ where: { customerId } });
+    expect(Buffer.from(row.clientSecretBox).toString('latin1')).not.toContain(idp.clientSecret);
+    const analyst = await signedIn(t.url, await seedPerson(t.app, customerId, 'analyst'));
+    const refused = await asPerson(t.url, analyst, 'query($c: String!) { singleSignOn(customerId: $c) { clientId } }', { c: customerId });
+    expect(refused.errors?.[0]?.extensions?.details?.reason).toBe('insufficient_role');
+    const badIssuer = await graphql(
+      t.url,
+      CONFIGURE,
+      { c: customerId, i: { issuer: 'http://idp.example.com', clientId: 'x', clientSecret: 'y', roleRules: [] } },
+      (await seedCaller(t.app, customerId)).token,
+    );
+    expect(badIssuer.errors?.[0]).toMatchObject({ message: 'issuer must be an https URL', extensions: { code: 'invalid_request' } });
+    const noTenant = await fetch(`${t.url}/auth/oidc/start?customer=cus_nope`, { redirect: 'manual' });
+    expect(noTenant.status).toBe(404);
+  });
+
+  it('maps claims to a role: first matching rule, else the default, else none', () => {
+    const provider = {
+      roleRules: [
+        { group: 'g', role: 'admin' },
+        { email_domain: 'a.example', role: 'viewer' },
+      ],
+      defaultRole: null,
+    };
+    expect(roleFor(provider as never, 'x@a.example', ['g'])).toBe('admin');
+    expect(roleFor(provider as never, 'x@a.example', [])).toBe('viewer');
+    expect(roleFor(provider as never, 'x@b.example', [])).toBeNull();
+    expect(roleFor({ ...provider, defaultRole: 'analyst' } as never, 'x@b.example', [])).toBe('analyst');
+  });
+});

@@ -278,7 +278,7 @@ export async function createServices(config: Config, db: Database, flows: FlowEn
     users,
     signIn,
     secondFactor,
-    oidc: new OidcService(oidcStore, userStore, signIn, secretsKey, links),
+    oidc: new OidcService(oidcStore, userStore, signIn, secretsKey, links, rateLimits, config.oidcAllowPrivateIssuers),
   };
 }
 

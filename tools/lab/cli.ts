@@ -10,6 +10,8 @@ import { Cleanup } from './proc.js';
 import { formatReport } from './report.js';
 import { DEFAULT_PLAN, randomPlanOf } from './scenarios.js';
 
+const cleanup = new Cleanup();
+
 async function main(): Promise<number> {
   let options: LabOptions;
   try {
@@ -21,7 +23,6 @@ async function main(): Promise<number> {
   }
   const started = Date.now();
   const log = (line: string) => process.stderr.write(`[lab ${((Date.now() - started) / 1000).toFixed(1).padStart(5)} s] ${line}\n`);
-  const cleanup = new Cleanup();
   cleanup.onSignals();
   try {
     const result = await runLab(
@@ -51,4 +52,4 @@ async function main(): Promise<number> {
   }
 }
 
-main().then((code) => process.exit(code));
+main().then((code) => process.exit(cleanup.signalExitCode ?? code));

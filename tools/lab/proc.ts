@@ -200,7 +200,14 @@ export class Cleanup {
     return this.running;
   }
 
-  /** SIGINT/SIGTERM clean up, then exit 130/143; a second signal during cleanup is ignored. */
+  /** The exit code of the signal that stopped the lab (130 SIGINT, 143 SIGTERM), once one has. */
+  signalExitCode: number | undefined;
+
+  /**
+   * SIGINT/SIGTERM clean up, then exit 130/143; a second signal during cleanup is ignored. The
+   * lab's own failure that the cleanup's killing causes (a tool it waited on dies) exits with the
+   * signal's code too (`signalExitCode`).
+   */
   onSignals(): void {
     for (const [signal, code] of [
       ['SIGINT', 130],
@@ -208,7 +215,8 @@ export class Cleanup {
     ] as const) {
       process.on(signal, () => {
         process.stderr.write(`\n[lab] ${signal}: cleaning up\n`);
-        void this.run().finally(() => process.exit(code));
+        this.signalExitCode ??= code;
+        void this.run().finally(() => process.exit(this.signalExitCode));
       });
     }
   }

@@ -7,7 +7,7 @@
 import type { DocumentTypeDecoration } from '@graphql-typed-document-node/core';
 import type { Client } from 'graphql-ws';
 
-/** An operation typed by graphql-codegen (src/generated/console.ts) or, for the identity operations, by hand (session.ts). */
+/** An operation typed by graphql-codegen (src/generated/console.ts). */
 export type Operation<TResult, TVariables> = DocumentTypeDecoration<TResult, TVariables> & { toString(): string };
 
 const ENDPOINT = '/graphql';

@@ -1,11 +1,12 @@
 import { ConsoleInvestigationDocument } from '../../../generated/console.js';
+import type { PageProps } from '../routes.js';
 import { Link } from '../router.js';
 import { useQuery } from '../use-query.js';
 import { formatConfidence, formatDate, severityLabel } from './format.js';
 
 /** One investigation, read-only: the verdict, the at-a-glance, key findings and decision support. */
-export function InvestigationPage({ id }: { id: string }) {
-  const { state, reload } = useQuery(ConsoleInvestigationDocument, { id });
+export function InvestigationPage({ params: [id] }: PageProps) {
+  const { state, reload } = useQuery(ConsoleInvestigationDocument, { id: id! });
   const back = <Link to="/investigations">← All investigations</Link>;
   if (state.kind === 'loading') return <p role="status">Loading the investigation…</p>;
   if (state.kind === 'failed') {

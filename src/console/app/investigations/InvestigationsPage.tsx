@@ -2,7 +2,7 @@ import { type FormEvent, useEffect, useState } from 'react';
 import { ConsoleInvestigationEventsDocument, ConsoleInvestigationsDocument, type ConsoleInvestigationsQuery } from '../../../generated/console.js';
 import { subscribe } from '../api.js';
 import { Link, navigate, useLocation } from '../router.js';
-import type { Tenant } from '../session.js';
+import type { PageProps } from '../routes.js';
 import { useQuery } from '../use-query.js';
 import { formatConfidence, formatDate, severityLabel } from './format.js';
 import { DISPOSITIONS, type ListFilters, PAGE_SIZE, SORTS, listVariables, readFilters, writeFilters } from './list-query.js';
@@ -13,7 +13,7 @@ type Row = ConsoleInvestigationsQuery['investigations']['investigations'][number
  * The investigations of the person's tree, a page at a time, filtered and sorted by the server;
  * the page reloads itself when the chosen tenant records a new investigation.
  */
-export function InvestigationsPage({ tenant }: { tenant: Tenant }) {
+export function InvestigationsPage({ tenant }: PageProps) {
   const location = useLocation();
   const filters = readFilters(location.searchParams);
   const { state, reload } = useQuery(ConsoleInvestigationsDocument, listVariables(filters));

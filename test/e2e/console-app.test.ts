@@ -1,10 +1,9 @@
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestApp, startTestApp } from '../kit/app.js';
 import { base32Decode, hotp, totpStep } from '../../src/modules/users/totp.js';
-import { type ConsolePage, type TestBrowser, openBrowser, openConsolePage, seriousAxeViolations, tabTo } from '../kit/browser.js';
+import { type ConsolePage, type TestBrowser, openBrowser, openConsolePage, seriousAxeViolations, signInOnPage, tabTo } from '../kit/browser.js';
 import { PASSWORD, asPerson, linkToken, seedPerson, signedIn } from '../kit/people.js';
 import { seedTenant } from '../kit/seed.js';
 
@@ -94,17 +93,11 @@ describe('the console app (/console) in a browser', () => {
     await page.close();
   });
 
-  async function signInWith(page: Page, email: string, password: string) {
-    await page.getByLabel('Email').fill(email);
-    await page.getByLabel('Password', { exact: true }).fill(password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-  }
-
   it('signs a person in with their password, shows the console, and signs them out', async () => {
     const tenant = await seedTenant(t.app);
     const person = await seedPerson(t.app, tenant.id, 'analyst');
     const { page, problems } = await open();
-    await signInWith(page, person.email, person.password);
+    await signInOnPage(page, person.email, person.password);
     await page.getByRole('heading', { name: 'Investigations' }).waitFor({ timeout: 10_000 });
     expect(await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Investigations' }).getAttribute('aria-current')).toBe('page');
     expect(await page.locator('.shell-person').textContent()).toContain(person.email);
@@ -132,7 +125,7 @@ describe('the console app (/console) in a browser', () => {
     );
 
     const { page } = await open();
-    await signInWith(page, person.email, person.password);
+    await signInOnPage(page, person.email, person.password);
     const codeField = page.getByLabel(/Code from your authenticator app/);
     await codeField.waitFor();
     expect(await page.evaluate(() => document.activeElement?.id)).toBe('sign-in-code');
@@ -168,7 +161,7 @@ describe('the console app (/console) in a browser', () => {
     expect(problems).toEqual([]);
 
     await page.getByRole('link', { name: 'Sign in' }).click();
-    await signInWith(page, email, PASSWORD);
+    await signInOnPage(page, email, PASSWORD);
     await page.getByRole('heading', { name: 'Investigations' }).waitFor({ timeout: 10_000 });
     await page.close();
 

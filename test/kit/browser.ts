@@ -99,3 +99,10 @@ export async function tabTo(page: Page, selector: string, limit = 40): Promise<b
   }
   return false;
 }
+
+/** Signs in through the console's sign-in page (already open) with a password. */
+export async function signInOnPage(page: Page, email: string, password: string): Promise<void> {
+  await page.getByLabel('Email').fill(email);
+  await page.getByLabel('Password', { exact: true }).fill(password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+}

@@ -15,7 +15,11 @@ interface ShellProps {
 }
 
 /** The main navigation, one line a page; `role`: the least role that sees the link. */
-const NAVIGATION: { to: string; label: string; role?: UserRole }[] = [{ to: '/investigations', label: 'Investigations' }];
+const NAVIGATION: { to: string; label: string; role?: UserRole }[] = [
+  { to: '/investigations', label: 'Investigations' },
+  { to: '/people', label: 'People', role: 'admin' },
+  // One line a page, in the order the header shows them.
+];
 
 /** The link of the page shown: its path or one below it (the console's root is the investigations). */
 const isCurrent = (to: string, path: string) => path === to || path.startsWith(`${to}/`) || (path === '/' && to === NAVIGATION[0]!.to);

@@ -18,6 +18,8 @@ const page = (load: Loader, name: string) => lazy(async () => ({ default: (await
 export const ROUTES: { path: RegExp; page: ComponentType<PageProps> }[] = [
   { path: /^\/(?:investigations)?$/, page: page(() => import('./investigations/InvestigationsPage.js'), 'InvestigationsPage') },
   { path: /^\/investigations\/([^/]+)$/, page: page(() => import('./investigations/InvestigationPage.js'), 'InvestigationPage') },
+  { path: /^\/people$/, page: page(() => import('./people/PeoplePage.js'), 'PeoplePage') },
+  { path: /^\/account$/, page: page(() => import('./people/AccountPage.js'), 'AccountPage') },
 ];
 
 export function route(pathname: string): { page: ComponentType<PageProps>; params: string[] } | undefined {

@@ -2,7 +2,7 @@ import type { ConsoleInvestigationQuery } from '../../../generated/console.js';
 import { ConsoleInvestigationDocument } from '../../../generated/console.js';
 import type { PageProps } from '../routes.js';
 import { Link } from '../router.js';
-import { useQuery } from '../use-query.js';
+import { latest, useQuery } from '../use-query.js';
 import { formatConfidence, formatDate, severityLabel } from './format.js';
 import { Lineage } from './Lineage.js';
 import { TriagePanel } from './TriagePanel.js';
@@ -15,7 +15,7 @@ export function InvestigationPage({ user, params: [id] }: PageProps) {
   const { state, reload } = useQuery(ConsoleInvestigationDocument, { id: id! });
   const back = <Link to="/investigations">← All investigations</Link>;
   // While reloading after a change, the investigation stays on screen.
-  const data = state.kind === 'done' ? state.data : state.kind === 'loading' ? state.previous : undefined;
+  const data = latest(state);
   if (!data && state.kind === 'loading') return <p role="status">Loading the investigation…</p>;
   if (state.kind === 'failed') {
     return (

@@ -4,7 +4,7 @@ import { subscribe } from '../api.js';
 import type { PageProps } from '../routes.js';
 import { Link, navigate, useLocation } from '../router.js';
 import type { User } from '../session.js';
-import { useQuery } from '../use-query.js';
+import { latest, useQuery } from '../use-query.js';
 import { assigneeLabel, formatConfidence, formatDate, severityLabel } from './format.js';
 import { ANSWERS, DISPOSITIONS, type ListFilters, PAGE_SIZE, SORTS, TRIAGE_STATUSES, listVariables, readFilters, writeFilters } from './list-query.js';
 
@@ -26,7 +26,7 @@ export function InvestigationsPage({ user, tenant }: PageProps) {
     return subscribe(ConsoleInvestigationEventsDocument, { customerId: tenant.customerId }, reload, (error) => setLiveProblem(error.message));
   }, [tenant.customerId, reload]);
 
-  const page = state.kind === 'done' ? state.data.investigations : state.kind === 'loading' ? state.previous?.investigations : undefined;
+  const page = latest(state)?.investigations;
   return (
     <>
       <h1>Investigations</h1>

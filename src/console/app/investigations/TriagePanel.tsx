@@ -13,8 +13,8 @@ import {
   type TriageResolution,
   type TriageStatus,
 } from '../../../generated/console.js';
-import { type Operation, request } from '../api.js';
 import { hasRole, type User } from '../session.js';
+import { useAction } from '../use-action.js';
 import { type QueryState, useQuery } from '../use-query.js';
 import { assigneeLabel, formatDate } from './format.js';
 import { ANSWERS, TRIAGE_STATUSES } from './list-query.js';
@@ -63,24 +63,10 @@ export function TriagePanel({
   const { triage } = investigation;
   const canTriage = hasRole(user, 'analyst');
   const suppressions = useQuery(ConsoleInvestigationSuppressionsDocument, { customerId, investigationId: investigation.id });
-  const [problem, setProblem] = useState<string>();
-  const [busy, setBusy] = useState(false);
-
-  async function run<TResult, TVariables>(operation: Operation<TResult, TVariables>, variables: TVariables): Promise<boolean> {
-    setBusy(true);
-    setProblem(undefined);
-    try {
-      await request(operation, variables);
-      onChanged();
-      suppressions.reload();
-      return true;
-    } catch (error) {
-      setProblem((error as Error).message);
-      return false;
-    } finally {
-      setBusy(false);
-    }
-  }
+  const { busy, problem, run } = useAction(() => {
+    onChanged();
+    suppressions.reload();
+  });
 
   return (
     <section className="triage" aria-labelledby="triage-title">
@@ -113,19 +99,19 @@ export function TriagePanel({
           <AnswerForm
             resolved={triage.status === 'RESOLVED'}
             busy={busy}
-            onAnswer={(answer, note) => run(ConsoleAnswerInvestigationDocument, { id: investigation.id, answer, note: note || undefined })}
+            onAnswer={async (answer, note) => !!(await run(ConsoleAnswerInvestigationDocument, { id: investigation.id, answer, note: note || undefined }))}
           />
           <StatusForm
             status={triage.status}
             busy={busy}
-            onMove={(status, resolution) => run(ConsoleSetInvestigationStatusDocument, { id: investigation.id, status, resolution })}
+            onMove={async (status, resolution) => !!(await run(ConsoleSetInvestigationStatusDocument, { id: investigation.id, status, resolution }))}
           />
           <AssignForm
             user={user}
             customerId={customerId}
             assigneeId={triage.assigneeId}
             busy={busy}
-            onAssign={(userId) => run(ConsoleAssignInvestigationDocument, { id: investigation.id, userId })}
+            onAssign={async (userId) => !!(await run(ConsoleAssignInvestigationDocument, { id: investigation.id, userId }))}
           />
         </div>
       )}
@@ -141,7 +127,7 @@ export function TriagePanel({
         user={user}
         canComment={canTriage}
         busy={busy}
-        onComment={(text) => run(ConsoleCommentOnInvestigationDocument, { id: investigation.id, text })}
+        onComment={async (text) => !!(await run(ConsoleCommentOnInvestigationDocument, { id: investigation.id, text }))}
       />
       <History investigation={investigation} user={user} />
     </section>

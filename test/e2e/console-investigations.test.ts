@@ -113,4 +113,19 @@ describe('the console investigations pages in a browser', () => {
     await page.screenshot({ path: join(SCREENSHOTS, 'console-investigation-viewer.png'), fullPage: true });
     await page.close();
   });
+
+  it("switches an MSP's person to a child tenant, whose investigations alone the list then shows", async () => {
+    const msp = await seedTenant(t.app, { msp: true, name: 'The MSP' });
+    const child = await seedTenant(t.app, { parentId: msp.id, name: 'The child' });
+    await seedInvestigation(t.app.db.prisma, msp.id, { source: '10.1.1.1' });
+    await seedInvestigation(t.app.db.prisma, child.id, { source: '10.2.2.2' });
+    const page = await signedInPage(await seedPerson(t.app, msp.id, 'analyst'), '/console/investigations');
+    await rowOf(page, '10.1.1.1').waitFor();
+    expect(await rowOf(page, '10.2.2.2').count()).toBe(0);
+    await page.getByLabel('Tenant').selectOption(child.id);
+    await rowOf(page, '10.2.2.2').waitFor();
+    expect(await rowOf(page, '10.1.1.1').count()).toBe(0);
+    await page.screenshot({ path: join(SCREENSHOTS, 'console-investigations-child.png') });
+    await page.close();
+  });
 });

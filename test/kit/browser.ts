@@ -56,16 +56,17 @@ export interface ConsolePage {
 /**
  * A new tab on `path` of the server at `baseUrl`, signed out (the profile's cookies cleared), with
  * every request to another origin refused (the console must work with no internet access);
- * records what it asked for and what went wrong.
+ * records what it asked for and what went wrong. `alsoAllowed`: origins the test itself serves
+ * (an OpenID provider on loopback).
  */
-export async function openConsolePage(browser: TestBrowser, baseUrl: string, path = '/console'): Promise<ConsolePage> {
+export async function openConsolePage(browser: TestBrowser, baseUrl: string, path = '/console', alsoAllowed: string[] = []): Promise<ConsolePage> {
   await browser.context.clearCookies();
   const requested: string[] = [];
   const elsewhere: string[] = [];
   const problems: string[] = [];
   await browser.context.route('**/*', (route) => {
     const url = route.request().url();
-    if (url.startsWith(`${baseUrl}/`)) return route.continue();
+    if ([baseUrl, ...alsoAllowed].some((origin) => url.startsWith(`${origin}/`))) return route.continue();
     elsewhere.push(url);
     return route.abort();
   });

@@ -114,6 +114,23 @@ describe('the console investigations pages in a browser', () => {
     await page.close();
   });
 
+  it('lets an admin assign an investigation to an analyst, named by email in the detail and the list', async () => {
+    const id = await plant('10.88.8.8');
+    const page = await signedInPage(await seedPerson(t.app, customerId, 'admin'), `/console/investigations/${id}`);
+    await page.getByRole('heading', { name: 'Triage' }).waitFor();
+    const assignTo = page.getByLabel('Assign to');
+    await expect.poll(() => assignTo.locator('option').allTextContents()).toContain(`${analyst.email} (analyst)`);
+    // Viewers cannot be assigned, so they are not offered.
+    expect(await assignTo.locator('option').allTextContents()).not.toContain(`${viewer.email} (viewer)`);
+    await assignTo.selectOption(analyst.userId);
+    await page.getByRole('button', { name: 'Assign', exact: true }).click();
+    await expect.poll(() => page.locator('.triage .facts').textContent()).toContain(`Assigned to${analyst.email}`);
+    expect(await page.locator('.history').textContent()).toContain(`assigned it to ${analyst.email}`);
+    await page.goto(`${t.url}/console/investigations?sort=assignee`);
+    await expect.poll(() => rowOf(page, '10.88.8.8').textContent()).toContain(analyst.email);
+    await page.close();
+  });
+
   it("switches an MSP's person to a child tenant, whose investigations alone the list then shows", async () => {
     const msp = await seedTenant(t.app, { msp: true, name: 'The MSP' });
     const child = await seedTenant(t.app, { parentId: msp.id, name: 'The child' });

@@ -3,9 +3,9 @@ import { ConsoleInvestigationEventsDocument, ConsoleInvestigationsDocument, type
 import { subscribe } from '../api.js';
 import type { PageProps } from '../routes.js';
 import { Link, navigate, useLocation } from '../router.js';
-import type { User } from '../session.js';
 import { latest, useQuery } from '../use-query.js';
-import { assigneeLabel, formatConfidence, formatDate, severityLabel } from './format.js';
+import { type PeopleNames, usePeopleNames } from '../people/names.js';
+import { formatConfidence, formatDate, severityLabel } from './format.js';
 import { ANSWERS, DISPOSITIONS, type ListFilters, PAGE_SIZE, SORTS, TRIAGE_STATUSES, listVariables, readFilters, writeFilters } from './list-query.js';
 
 type Row = ConsoleInvestigationsQuery['investigations']['investigations'][number];
@@ -19,6 +19,7 @@ export function InvestigationsPage({ user, tenant }: PageProps) {
   const filters = readFilters(location.searchParams);
   const { state, reload } = useQuery(ConsoleInvestigationsDocument, listVariables(filters, { customerId: tenant.customerId, userId: user.id }));
   const [liveProblem, setLiveProblem] = useState<string>();
+  const names = usePeopleNames(user, tenant.customerId);
   const show = (next: Partial<ListFilters>) => navigate(`/investigations${writeFilters({ ...filters, page: 1, ...next })}`);
 
   useEffect(() => {
@@ -43,7 +44,7 @@ export function InvestigationsPage({ user, tenant }: PageProps) {
         )}
         {state.kind === 'loading' && !page && <p role="status">Loading investigations…</p>}
         {page && page.total === 0 && <p>No investigations match these filters.</p>}
-        {page && page.total > 0 && <Table rows={page.investigations} user={user} filters={filters} onSort={(sort) => show({ sort })} />}
+        {page && page.total > 0 && <Table rows={page.investigations} names={names} filters={filters} onSort={(sort) => show({ sort })} />}
         {page && page.total > PAGE_SIZE && (
           <Pager key={filters.page} total={page.total} offset={page.offset} filters={filters} onPage={(p) => show({ page: p })} />
         )}
@@ -100,7 +101,7 @@ function Filters({ filters, onApply }: { filters: ListFilters; onApply: (next: P
   );
 }
 
-function Table({ rows, user, filters, onSort }: { rows: Row[]; user: User; filters: ListFilters; onSort: (sort: ListFilters['sort']) => void }) {
+function Table({ rows, names, filters, onSort }: { rows: Row[]; names: PeopleNames; filters: ListFilters; onSort: (sort: ListFilters['sort']) => void }) {
   const sortHeader = (label: string, sort: ListFilters['sort']) => (
     <th scope="col" aria-sort={filters.sort === sort ? 'descending' : undefined}>
       <button type="button" className="sort" onClick={() => onSort(sort)} title={`Sort: ${SORTS[sort].toLowerCase()}`}>
@@ -143,7 +144,7 @@ function Table({ rows, user, filters, onSort }: { rows: Row[]; user: User; filte
             <td>{row.destination ?? '—'}</td>
             <td>{TRIAGE_STATUSES[row.triage.status]}</td>
             <td>{row.triage.answer ? ANSWERS[row.triage.answer] : '—'}</td>
-            <td>{assigneeLabel(row.triage.assigneeId, user)}</td>
+            <td>{names.assignee(row.triage.assigneeId)}</td>
             <td>{formatDate(row.createdAt)}</td>
           </tr>
         ))}

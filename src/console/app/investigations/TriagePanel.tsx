@@ -1,11 +1,11 @@
 import { type FormEvent, type ReactNode, useState } from 'react';
 import {
   ConsoleAnswerInvestigationDocument,
-  ConsoleAssignableUsersDocument,
   ConsoleAssignInvestigationDocument,
   ConsoleCommentOnInvestigationDocument,
   type ConsoleInvestigationSuppressionsQuery,
   ConsoleInvestigationSuppressionsDocument,
+  ConsolePeopleDocument,
   ConsoleRevokeSuppressionDocument,
   ConsoleSetInvestigationStatusDocument,
   type ConsoleTriageFragment,
@@ -13,10 +13,11 @@ import {
   type TriageResolution,
   type TriageStatus,
 } from '../../../generated/console.js';
+import { type PeopleNames, usePeopleNames } from '../people/names.js';
 import { hasRole, type User } from '../session.js';
 import { useAction } from '../use-action.js';
 import { type QueryState, useQuery } from '../use-query.js';
-import { assigneeLabel, formatDate } from './format.js';
+import { formatDate } from './format.js';
 import { ANSWERS, TRIAGE_STATUSES } from './list-query.js';
 
 /** docs/triage.md: where each status may move. */
@@ -38,11 +39,7 @@ const ANSWER_HINTS: Record<TriageAnswer, string> = {
   UNSURE: 'recorded; it stays open',
 };
 
-type Actor = { kind: string; id: string };
 type Suppression = ConsoleInvestigationSuppressionsQuery['suppressions']['suppressions'][number];
-
-const actorLabel = (actor: Actor, user: User) =>
-  actor.kind === 'user' && actor.id === user.id ? 'You' : `${actor.kind === 'client' ? 'API client' : 'User'} ${actor.id}`;
 
 /**
  * What people made of the investigation, and — for analysts and admins — the controls to answer
@@ -62,6 +59,7 @@ export function TriagePanel({
 }) {
   const { triage } = investigation;
   const canTriage = hasRole(user, 'analyst');
+  const names = usePeopleNames(user, customerId);
   const suppressions = useQuery(ConsoleInvestigationSuppressionsDocument, { customerId, investigationId: investigation.id });
   const { busy, problem, run } = useAction(() => {
     onChanged();
@@ -81,12 +79,12 @@ export function TriagePanel({
         <dt>Authorized?</dt>
         <dd>
           {triage.answer ? ANSWERS[triage.answer] : 'Not answered yet'}
-          {triage.answeredBy && ` by ${actorLabel(triage.answeredBy, user)}, ${formatDate(triage.answeredAt)}`}
+          {triage.answeredBy && ` by ${names.actor(triage.answeredBy)}, ${formatDate(triage.answeredAt)}`}
           {triage.note && <q className="quoted-note">{triage.note}</q>}
           {triage.severityRaise > 0 && ` (severity raised by ${triage.severityRaise})`}
         </dd>
         <dt>Assigned to</dt>
-        <dd>{assigneeLabel(triage.assigneeId, user)}</dd>
+        <dd>{names.assignee(triage.assigneeId)}</dd>
       </dl>
       {!canTriage && <p className="note">Your role ({user.role}) can read the triage but not change it; an analyst or admin can.</p>}
       {problem && (
@@ -117,19 +115,19 @@ export function TriagePanel({
       )}
       <SuppressionList
         state={suppressions.state}
-        user={user}
+        names={names}
         canRevoke={canTriage}
         busy={busy}
         onRevoke={(id) => void run(ConsoleRevokeSuppressionDocument, { id })}
       />
       <Comments
         investigation={investigation}
-        user={user}
+        names={names}
         canComment={canTriage}
         busy={busy}
         onComment={async (text) => !!(await run(ConsoleCommentOnInvestigationDocument, { id: investigation.id, text }))}
       />
-      <History investigation={investigation} user={user} />
+      <History investigation={investigation} names={names} />
     </section>
   );
 }
@@ -263,7 +261,7 @@ function AssignToAnyone({
   busy: boolean;
   onAssign: (userId: string | null) => Promise<boolean>;
 }) {
-  const { state } = useQuery(ConsoleAssignableUsersDocument, { customerId });
+  const { state } = useQuery(ConsolePeopleDocument, { customerId });
   const [chosen, setChosen] = useState(assigneeId ?? '');
   if (state.kind === 'failed') return <p className="problem">The tenant's people could not be listed: {state.message}</p>;
   const people = state.kind === 'done' ? state.data.users.filter((u) => u.status === 'active' && u.role !== 'viewer') : [];
@@ -295,13 +293,13 @@ function AssignToAnyone({
 
 function SuppressionList({
   state,
-  user,
+  names,
   canRevoke,
   busy,
   onRevoke,
 }: {
   state: QueryState<ConsoleInvestigationSuppressionsQuery>;
-  user: User;
+  names: PeopleNames;
   canRevoke: boolean;
   busy: boolean;
   onRevoke: (id: string) => void;
@@ -317,7 +315,7 @@ function SuppressionList({
           <li key={s.id}>
             <p>
               <strong>{s.active ? 'In force' : s.revokedAt ? `Revoked ${formatDate(s.revokedAt)}` : 'Expired'}</strong>: detection ignores {s.detector} from{' '}
-              {s.source} to {s.destination} until {formatDate(s.expiresAt)}. Created by {actorLabel(s.createdBy, user)}, {formatDate(s.createdAt)}
+              {s.source} to {s.destination} until {formatDate(s.expiresAt)}. Created by {names.actor(s.createdBy)}, {formatDate(s.createdAt)}
               {s.reason && (
                 <>
                   {' '}
@@ -339,13 +337,13 @@ function SuppressionList({
 
 function Comments({
   investigation,
-  user,
+  names,
   canComment,
   busy,
   onComment,
 }: {
   investigation: ConsoleTriageFragment;
-  user: User;
+  names: PeopleNames;
   canComment: boolean;
   busy: boolean;
   onComment: (text: string) => Promise<boolean>;
@@ -362,7 +360,7 @@ function Comments({
         {investigation.comments.edges.map(({ node }) => (
           <li key={node.id}>
             <p className="note">
-              {actorLabel(node.author, user)}, {formatDate(node.createdAt)}
+              {names.actor(node.author)}, {formatDate(node.createdAt)}
             </p>
             <p className="comment-text">{node.text}</p>
           </li>
@@ -382,7 +380,7 @@ function Comments({
 }
 
 /** One history entry in words (docs/triage.md: the `data` of each kind). */
-function describe(kind: string, data: Record<string, unknown>): string {
+function describe(kind: string, data: Record<string, unknown>, names: PeopleNames): string {
   const word = (value: unknown) => (typeof value === 'string' ? value.toLowerCase().replace(/_/g, ' ') : '');
   switch (kind) {
     case 'answered':
@@ -397,13 +395,13 @@ function describe(kind: string, data: Record<string, unknown>): string {
     case 'suppression_revoked':
       return 'revoked the suppression';
     case 'assigned':
-      return data.assignee_id ? `assigned it to ${String(data.assignee_id)}` : 'unassigned it';
+      return data.assignee_id ? `assigned it to ${names.person(String(data.assignee_id)).replace(/^You$/, 'you')}` : 'unassigned it';
     default:
       return word(kind);
   }
 }
 
-function History({ investigation, user }: { investigation: ConsoleTriageFragment; user: User }) {
+function History({ investigation, names }: { investigation: ConsoleTriageFragment; names: PeopleNames }) {
   return (
     <section aria-labelledby="history-title">
       <h3 id="history-title">History</h3>
@@ -413,8 +411,8 @@ function History({ investigation, user }: { investigation: ConsoleTriageFragment
         <ol className="history">
           {investigation.activity.edges.map(({ node }) => (
             <li key={node.id}>
-              <time dateTime={node.createdAt}>{formatDate(node.createdAt)}</time> {actorLabel(node.actor, user)}{' '}
-              {describe(node.kind, (node.data ?? {}) as Record<string, unknown>)}
+              <time dateTime={node.createdAt}>{formatDate(node.createdAt)}</time> {names.actor(node.actor)}{' '}
+              {describe(node.kind, (node.data ?? {}) as Record<string, unknown>, names)}
             </li>
           ))}
         </ol>

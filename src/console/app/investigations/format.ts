@@ -12,7 +12,3 @@ export function severityLabel(severity: number): string {
   if (severity >= 30) return 'Medium';
   return 'Low';
 }
-
-/** Who an investigation is assigned to, as the person reading sees it. */
-export const assigneeLabel = (assigneeId: string | null, user: { id: string }) =>
-  assigneeId == null ? 'Unassigned' : assigneeId === user.id ? 'You' : assigneeId;

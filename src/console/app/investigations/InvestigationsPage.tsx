@@ -140,11 +140,11 @@ function Table({ rows, names, filters, onSort }: { rows: Row[]; names: PeopleNam
             </td>
             <td>{row.detector}</td>
             <td>{row.verdict ? `${row.verdict.disposition}${formatConfidence(row.verdict.confidence)}` : row.status === 'running' ? 'analysing…' : '—'}</td>
-            <td>{row.source ?? '—'}</td>
+            <td className="nowrap">{row.source ?? '—'}</td>
             <td>{row.destination ?? '—'}</td>
-            <td>{TRIAGE_STATUSES[row.triage.status]}</td>
-            <td>{row.triage.answer ? ANSWERS[row.triage.answer] : '—'}</td>
-            <td>{names.assignee(row.triage.assigneeId)}</td>
+            <td className="nowrap">{TRIAGE_STATUSES[row.triage.status]}</td>
+            <td className="nowrap">{row.triage.answer ? ANSWERS[row.triage.answer] : '—'}</td>
+            <td className="nowrap">{names.assignee(row.triage.assigneeId)}</td>
             <td>{formatDate(row.createdAt)}</td>
           </tr>
         ))}

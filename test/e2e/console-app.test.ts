@@ -114,6 +114,21 @@ describe('the console app (/console) in a browser', () => {
     await page.close();
   });
 
+  it('leads back to sign-in, saying why, when the session ends while the page is open', async () => {
+    const tenant = await seedTenant(t.app);
+    const person = await seedPerson(t.app, tenant.id, 'viewer');
+    const { page } = await open();
+    await signInOnPage(page, person.email, person.password);
+    await page.getByRole('heading', { name: 'Investigations' }).waitFor({ timeout: 10_000 });
+    const session = (await browser.context.cookies(t.url)).find((c) => c.name === 'bd_session')!;
+    // Ended elsewhere (another tab, an admin): the page's next request is refused.
+    expect((await asPerson(t.url, `bd_session=${session.value}`, 'mutation { signOut }')).data.signOut).toBe(true);
+    await page.locator('.shell-person a').click();
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor({ timeout: 10_000 });
+    expect(await page.getByRole('alert').first().textContent()).toBe('Your session has ended. Sign in again.');
+    await page.close();
+  });
+
   it('asks for the authenticator code when the person has two-factor sign-in', async () => {
     const tenant = await seedTenant(t.app);
     const person = await seedPerson(t.app, tenant.id, 'viewer');

@@ -10,6 +10,8 @@ import { ANSWERS, DISPOSITIONS, type ListFilters, PAGE_SIZE, SORTS, TRIAGE_STATU
 
 type Row = ConsoleInvestigationsQuery['investigations']['investigations'][number];
 
+const LIVE_RELOAD_DELAY_MS = 300;
+
 /**
  * The chosen tenant's investigations, a page at a time, filtered and sorted by the server; the
  * page reloads itself when the tenant records an investigation event (a new one, an update).
@@ -24,7 +26,19 @@ export function InvestigationsPage({ user, tenant }: PageProps) {
 
   useEffect(() => {
     setLiveProblem(undefined);
-    return subscribe(ConsoleInvestigationEventsDocument, { customerId: tenant.customerId }, reload, (error) => setLiveProblem(error.message));
+    // A detection run records its investigations in a burst: one reload for each burst, not each event.
+    let pending: number | undefined;
+    const reloadSoon = () => {
+      pending ??= window.setTimeout(() => {
+        pending = undefined;
+        reload();
+      }, LIVE_RELOAD_DELAY_MS);
+    };
+    const stop = subscribe(ConsoleInvestigationEventsDocument, { customerId: tenant.customerId }, reloadSoon, (error) => setLiveProblem(error.message));
+    return () => {
+      stop();
+      window.clearTimeout(pending);
+    };
   }, [tenant.customerId, reload]);
 
   const page = latest(state)?.investigations;

@@ -1,14 +1,13 @@
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestApp, startTestApp } from '../kit/app.js';
-import { type TestBrowser, openBrowser } from '../kit/browser.js';
+import { base32Decode, hotp, totpStep } from '../../src/modules/users/totp.js';
+import { type ConsolePage, type TestBrowser, openBrowser, openConsolePage, seriousAxeViolations, signInOnPage, tabTo } from '../kit/browser.js';
+import { PASSWORD, asPerson, linkToken, seedPerson, signedIn } from '../kit/people.js';
+import { seedTenant } from '../kit/seed.js';
 
 const SCREENSHOTS = process.env.SCREENSHOT_DIR ?? tmpdir();
-const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 /** Issue #31's budget for the first load of /console, gzipped. */
 const INITIAL_DOWNLOAD_LIMIT = 300 * 1024;
 
@@ -55,25 +54,11 @@ describe('the console app (/console) in a browser', () => {
     expect(await (await fetch(`${t.url}/console/investigations/inv_1`)).text()).toBe(page);
   });
 
-  /** Opens /console with every request to another origin refused; returns what it asked this server for. */
-  async function open(): Promise<{ page: Page; requested: string[]; elsewhere: string[]; problems: string[] }> {
-    const context = browser.context;
-    const requested: string[] = [];
-    const elsewhere: string[] = [];
-    const problems: string[] = [];
-    await context.route('**/*', (route) => {
-      const url = route.request().url();
-      if (url.startsWith(`${t.url}/`)) return route.continue();
-      elsewhere.push(url);
-      return route.abort();
-    });
-    const page = await context.newPage();
-    page.on('request', (request) => requested.push(request.url()));
-    page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
-    page.on('console', (m) => m.type() === 'error' && problems.push(`console: ${m.text()}`));
-    expect((await page.goto(`${t.url}/console`))?.status()).toBe(200);
-    await page.getByRole('heading', { name: 'Sign in' }).waitFor({ timeout: 20_000 });
-    return { page, requested, elsewhere, problems };
+  /** Opens /console, signed out, and waits for the sign-in page. */
+  async function open(): Promise<ConsolePage> {
+    const opened = await openConsolePage(browser, t.url);
+    await opened.page.getByRole('heading', { name: 'Sign in' }).waitFor({ timeout: 20_000 });
+    return opened;
   }
 
   it('renders the shell and the sign-in page from this server alone, within the download budget', async () => {
@@ -83,8 +68,7 @@ describe('the console app (/console) in a browser', () => {
     expect(await page.getByLabel('Password').count()).toBe(1);
     await page.screenshot({ path: join(SCREENSHOTS, 'console-sign-in.png') });
     expect(elsewhere).toEqual([]);
-    // Without the identity work the schema has no `me`: the server's refusal is a 400 the page explains.
-    expect(problems.filter((p) => !/status of 400/.test(p))).toEqual([]);
+    expect(problems).toEqual([]);
 
     const files = [...new Set(requested)].filter((url) => !url.endsWith('/graphql'));
     let total = 0;
@@ -97,29 +81,111 @@ describe('the console app (/console) in a browser', () => {
 
   it('has no serious or critical axe-core violations, and the keyboard reaches the sign-in form', async () => {
     const { page } = await open();
-    // Evaluated through the DevTools protocol, which the page's CSP does not govern.
-    await page.evaluate(AXE_SOURCE);
-    const violations = await page.evaluate(async () => {
-      const { violations } = await (window as any).axe.run(document, { resultTypes: ['violations'] });
-      return violations.map((v: any) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n: any) => n.target.join(' ')) }));
-    });
-    expect(violations.filter((v: { impact: string }) => v.impact === 'serious' || v.impact === 'critical')).toEqual([]);
-
-    const focusedId = () => page.evaluate(() => document.activeElement?.id ?? '');
-    const reached: string[] = [];
-    for (let i = 0; i < 6 && !reached.includes('sign-in-email'); i++) {
-      await page.keyboard.press('Tab');
-      reached.push(await focusedId());
-    }
-    expect(reached).toContain('sign-in-email');
+    expect(await seriousAxeViolations(page)).toEqual([]);
+    expect(await tabTo(page, '#sign-in-email', 6)).toBe(true);
     await page.keyboard.type('analyst@example.com');
     await page.keyboard.press('Tab');
-    expect(await focusedId()).toBe('sign-in-password');
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('sign-in-password');
     await page.keyboard.type('not the password');
     await page.keyboard.press('Enter');
-    // The server's refusal (before the identity work: no `signIn`; after it: invalid_credentials) is announced.
-    await expect.poll(() => page.getByRole('alert').first().textContent(), { timeout: 10_000 }).not.toBe('');
+    await expect.poll(() => page.getByRole('alert').first().textContent(), { timeout: 10_000 }).toContain('were not accepted');
     await page.screenshot({ path: join(SCREENSHOTS, 'console-sign-in-refused.png') });
     await page.close();
+  });
+
+  it('signs a person in with their password, shows the console, and signs them out', async () => {
+    const tenant = await seedTenant(t.app);
+    const person = await seedPerson(t.app, tenant.id, 'analyst');
+    const { page, problems } = await open();
+    await signInOnPage(page, person.email, person.password);
+    await page.getByRole('heading', { name: 'Investigations' }).waitFor({ timeout: 10_000 });
+    expect(await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Investigations' }).getAttribute('aria-current')).toBe('page');
+    expect(await page.locator('.shell-person').textContent()).toContain(person.email);
+    const cookies = await browser.context.cookies(t.url);
+    expect(cookies.find((c) => c.name === 'bd_session')?.httpOnly).toBe(true);
+    await page.screenshot({ path: join(SCREENSHOTS, 'console-signed-in.png') });
+
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    // The session is over at the server: a reload shows the sign-in page again.
+    await page.reload();
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
+  it('leads back to sign-in, saying why, when the session ends while the page is open', async () => {
+    const tenant = await seedTenant(t.app);
+    const person = await seedPerson(t.app, tenant.id, 'viewer');
+    const { page } = await open();
+    await signInOnPage(page, person.email, person.password);
+    await page.getByRole('heading', { name: 'Investigations' }).waitFor({ timeout: 10_000 });
+    const session = (await browser.context.cookies(t.url)).find((c) => c.name === 'bd_session')!;
+    // Ended elsewhere (another tab, an admin): the page's next request is refused.
+    expect((await asPerson(t.url, `bd_session=${session.value}`, 'mutation { signOut }')).data.signOut).toBe(true);
+    await page.locator('.shell-person a').click();
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor({ timeout: 10_000 });
+    expect(await page.getByRole('alert').first().textContent()).toBe('Your session has ended. Sign in again.');
+    await page.close();
+  });
+
+  it('asks for the authenticator code when the person has two-factor sign-in', async () => {
+    const tenant = await seedTenant(t.app);
+    const person = await seedPerson(t.app, tenant.id, 'viewer');
+    const cookie = await signedIn(t.url, person);
+    const { secret } = (await asPerson(t.url, cookie, 'mutation { startTotpEnrolment { secret } }')).data.startTotpEnrolment;
+    const code = (step = 0n) => hotp(base32Decode(secret), totpStep(Date.now()) + step);
+    expect((await asPerson(t.url, cookie, 'mutation($c: String!) { confirmTotpEnrolment(code: $c) }', { c: code() })).data.confirmTotpEnrolment).toHaveLength(
+      10,
+    );
+
+    const { page } = await open();
+    await signInOnPage(page, person.email, person.password);
+    const codeField = page.getByLabel(/Code from your authenticator app/);
+    await codeField.waitFor();
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('sign-in-code');
+    await page.screenshot({ path: join(SCREENSHOTS, 'console-sign-in-code.png') });
+    // The next step's code: the one confirming the enrolment is spent (docs/users.md).
+    await codeField.fill(code(1n));
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Investigations' }).waitFor({ timeout: 10_000 });
+    await page.close();
+  });
+
+  it('sets a password from a link whose token stays in the page, then signs in with it', async () => {
+    const tenant = await seedTenant(t.app);
+    const email = `new-${Date.now()}@example.com`;
+    const { link } = await t.app.services.users.createForOperator({ customerId: tenant.id, email, role: 'viewer' });
+    const token = linkToken(link.url);
+    const { page, requested, problems } = await openConsolePage(browser, t.url, `/console/set-password#token=${token}`);
+    await page.getByRole('heading', { name: 'Set your password' }).waitFor({ timeout: 20_000 });
+    // Read once, then wiped from the address bar (and so from history and any later Referer).
+    expect(page.url()).toBe(`${t.url}/console/set-password`);
+    expect(await seriousAxeViolations(page)).toEqual([]);
+    await page.getByLabel('New password').fill('short');
+    await page.getByLabel('The same password again').fill('short');
+    await page.getByRole('button', { name: 'Set password' }).click();
+    // The browser's own check holds it back: at least 12 characters.
+    expect(await page.getByLabel('New password').evaluate((input: HTMLInputElement) => input.validity.tooShort || input.validity.valid === false)).toBe(true);
+    await page.getByLabel('New password').fill(PASSWORD);
+    await page.getByLabel('The same password again').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Set password' }).click();
+    await page.getByRole('heading', { name: 'Password set' }).waitFor();
+    await page.screenshot({ path: join(SCREENSHOTS, 'console-set-password.png') });
+    expect(requested.filter((url) => url.includes(token))).toEqual([]);
+    expect(problems).toEqual([]);
+
+    await page.getByRole('link', { name: 'Sign in' }).click();
+    await signInOnPage(page, email, PASSWORD);
+    await page.getByRole('heading', { name: 'Investigations' }).waitFor({ timeout: 10_000 });
+    await page.close();
+
+    // A spent link says so and what to do.
+    const again = await openConsolePage(browser, t.url, `/console/set-password#token=${token}`);
+    await again.page.getByLabel('New password').fill(PASSWORD);
+    await again.page.getByLabel('The same password again').fill(PASSWORD);
+    await again.page.getByRole('button', { name: 'Set password' }).click();
+    await expect.poll(() => again.page.getByRole('alert').textContent()).toContain('Ask an admin');
+    await again.page.close();
   });
 });

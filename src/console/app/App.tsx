@@ -1,22 +1,28 @@
-import { useCallback, useEffect, useState } from 'react';
-import { ApiError, request } from './api.js';
-import { InvestigationPage } from './investigations/InvestigationPage.js';
-import { InvestigationsPage } from './investigations/InvestigationsPage.js';
+import { Suspense, useCallback, useEffect, useState } from 'react';
+import { ConsoleMeDocument } from '../../generated/console.js';
+import { ApiError, SESSION_ENDED, request } from './api.js';
+import { route } from './routes.js';
 import { useLocation } from './router.js';
-import { MeQuery, type User } from './session.js';
+import type { User } from './session.js';
+import { SetPasswordPage } from './SetPasswordPage.js';
 import { Shell } from './Shell.js';
 import { SignInPage } from './SignInPage.js';
 import { useTenant } from './tenant.js';
 
 type SessionState = { kind: 'checking' } | { kind: 'signed-out'; problem?: string } | { kind: 'signed-in'; user: User };
 
-/** Asks the server who is signed in (the cookie), then shows the sign-in page or the console. */
+/**
+ * Asks the server who is signed in (the cookie, set by a password sign-in or by single sign-on's
+ * return to /console/), then shows the sign-in page or the console. The set-password page is
+ * for people without a session.
+ */
 export function App() {
+  const { pathname } = useLocation();
   const [session, setSession] = useState<SessionState>({ kind: 'checking' });
 
   const check = useCallback(async () => {
     try {
-      const { me } = await request(MeQuery, {});
+      const { me } = await request(ConsoleMeDocument, {});
       setSession(me ? { kind: 'signed-in', user: me } : { kind: 'signed-out' });
     } catch (error) {
       const problem = error instanceof ApiError ? error.message : String(error);
@@ -24,7 +30,20 @@ export function App() {
     }
   }, []);
   useEffect(() => void check(), [check]);
+  // A session that ends while the page is open (idle, revoked, signed out in another tab) leads back to sign-in.
+  useEffect(() => {
+    const ended = () => setSession({ kind: 'signed-out', problem: 'Your session has ended. Sign in again.' });
+    window.addEventListener(SESSION_ENDED, ended);
+    return () => window.removeEventListener(SESSION_ENDED, ended);
+  }, []);
 
+  if (pathname === '/set-password') {
+    return (
+      <Shell>
+        <SetPasswordPage />
+      </Shell>
+    );
+  }
   if (session.kind === 'checking') {
     return (
       <Shell>
@@ -35,7 +54,7 @@ export function App() {
   if (session.kind === 'signed-out') {
     return (
       <Shell>
-        <SignInPage problem={session.problem} onSignedIn={(user) => setSession({ kind: 'signed-in', user })} />
+        <SignInPage problem={session.problem} onSignedIn={() => void check()} />
       </Shell>
     );
   }
@@ -45,10 +64,19 @@ export function App() {
 function SignedIn({ user, onSignedOut }: { user: User; onSignedOut: () => void }) {
   const [tenant, setTenant] = useTenant(user);
   const { pathname } = useLocation();
-  const detail = /^\/investigations\/([^/]+)$/.exec(pathname);
+  const found = route(pathname);
   return (
     <Shell user={user} tenant={tenant} onTenantChange={setTenant} onSignedOut={onSignedOut}>
-      {detail ? <InvestigationPage id={decodeURIComponent(detail[1]!)} /> : <InvestigationsPage tenant={tenant} />}
+      <Suspense fallback={<p role="status">Loading the page…</p>}>
+        {found ? (
+          <found.page user={user} tenant={tenant} params={found.params} />
+        ) : (
+          <>
+            <h1>Page not found</h1>
+            <p>The console has no page at this address. Choose one from the navigation above.</p>
+          </>
+        )}
+      </Suspense>
     </Shell>
   );
 }

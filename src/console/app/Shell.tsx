@@ -1,7 +1,9 @@
 import { type ReactNode, useState } from 'react';
 import { request } from './api.js';
 import { Link, useLocation } from './router.js';
-import { SignOutMutation, type Tenant, type User } from './session.js';
+import { ConsoleSignOutDocument } from '../../generated/console.js';
+import { hasRole, type Tenant, type User } from './session.js';
+import type { UserRole } from '../../generated/console.js';
 
 interface ShellProps {
   children: ReactNode;
@@ -12,7 +14,15 @@ interface ShellProps {
   onSignedOut?: () => void;
 }
 
-const NAVIGATION = [{ to: '/investigations', label: 'Investigations', matches: (path: string) => path === '/' || path.startsWith('/investigations') }];
+/** The main navigation, one line a page; `role`: the least role that sees the link. */
+const NAVIGATION: { to: string; label: string; role?: UserRole }[] = [
+  { to: '/investigations', label: 'Investigations' },
+  { to: '/people', label: 'People', role: 'admin' },
+  // One line a page, in the order the header shows them.
+];
+
+/** The link of the page shown: its path or one below it (the console's root is the investigations). */
+const isCurrent = (to: string, path: string) => path === to || path.startsWith(`${to}/`) || (path === '/' && to === NAVIGATION[0]!.to);
 
 /** Every page's frame: a skip link, the header (navigation, tenant, the person), and the page in <main>. */
 export function Shell({ children, user, tenant, onTenantChange, onSignedOut }: ShellProps) {
@@ -28,9 +38,9 @@ export function Shell({ children, user, tenant, onTenantChange, onSignedOut }: S
           <>
             <nav aria-label="Main">
               <ul>
-                {NAVIGATION.map((item) => (
+                {NAVIGATION.filter((item) => !item.role || hasRole(user, item.role)).map((item) => (
                   <li key={item.to}>
-                    <Link to={item.to} aria-current={item.matches(pathname) ? 'page' : undefined}>
+                    <Link to={item.to} aria-current={isCurrent(item.to, pathname) ? 'page' : undefined}>
                       {item.label}
                     </Link>
                   </li>
@@ -72,7 +82,7 @@ function SignOut({ user, onSignedOut }: { user: User; onSignedOut?: () => void }
   const [problem, setProblem] = useState<string>();
   const signOut = async () => {
     try {
-      await request(SignOutMutation, {});
+      await request(ConsoleSignOutDocument, {});
       onSignedOut?.();
     } catch (error) {
       setProblem(`Signing out failed: ${(error as Error).message}`);
@@ -80,7 +90,9 @@ function SignOut({ user, onSignedOut }: { user: User; onSignedOut?: () => void }
   };
   return (
     <span className="shell-person">
-      <span>{user.email}</span>
+      <Link to="/account" title="Your account: password, two-factor sign-in, sessions">
+        {user.email}
+      </Link>
       <button type="button" onClick={() => void signOut()}>
         Sign out
       </button>

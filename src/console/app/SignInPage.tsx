@@ -1,17 +1,20 @@
 import { type FormEvent, useEffect, useRef, useState } from 'react';
 import { ApiError, request } from './api.js';
-import { SignInMutation, type User } from './session.js';
+import { ConsoleSignInDocument } from '../../generated/console.js';
 
 /** What each refusal means for the person, by its code (the sign-in contract); others show the server's message. */
 const REFUSALS: Record<string, string> = {
   invalid_credentials: 'That email and password (or code) were not accepted. Check them and try again.',
 };
 
+/** Six digits (spaces allowed) are the app's code; anything else is taken for a recovery code. */
+const secondFactor = (code: string) => (/^[0-9 ]{6,8}$/.test(code) ? { totpCode: code.replace(/ /g, '') } : { recoveryCode: code });
+
 /**
  * Email and password; then, for a person with two-factor sign-in, the code from their
  * authenticator app. Errors name what to do next and are announced to screen readers.
  */
-export function SignInPage({ problem, onSignedIn }: { problem?: string; onSignedIn: (user: User) => void }) {
+export function SignInPage({ problem, onSignedIn }: { problem?: string; onSignedIn: () => void }) {
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
   const [totpCode, setTotpCode] = useState('');
@@ -29,8 +32,8 @@ export function SignInPage({ problem, onSignedIn }: { problem?: string; onSigned
     setBusy(true);
     setError(undefined);
     try {
-      const { signIn } = await request(SignInMutation, { input: { email: email.trim(), password, ...(needsCode && { totpCode: totpCode.trim() }) } });
-      if (signIn.user) return onSignedIn(signIn.user);
+      const { signIn } = await request(ConsoleSignInDocument, { input: { email: email.trim(), password, ...(needsCode && secondFactor(totpCode.trim())) } });
+      if (signIn.user) return onSignedIn();
       if (signIn.secondFactorRequired) setNeedsCode(true);
     } catch (failure) {
       const code = failure instanceof ApiError ? failure.code : undefined;
@@ -50,17 +53,8 @@ export function SignInPage({ problem, onSignedIn }: { problem?: string; onSigned
         <input id="sign-in-password" type="password" autoComplete="current-password" required value={password} onChange={(e) => setPassword(e.target.value)} />
         {needsCode && (
           <>
-            <label htmlFor="sign-in-code">Code from your authenticator app</label>
-            <input
-              id="sign-in-code"
-              ref={codeInput}
-              inputMode="numeric"
-              autoComplete="one-time-code"
-              pattern="[0-9 ]{6,8}"
-              required
-              value={totpCode}
-              onChange={(e) => setTotpCode(e.target.value)}
-            />
+            <label htmlFor="sign-in-code">Code from your authenticator app (or a recovery code)</label>
+            <input id="sign-in-code" ref={codeInput} autoComplete="one-time-code" required value={totpCode} onChange={(e) => setTotpCode(e.target.value)} />
           </>
         )}
         <button type="submit" disabled={busy}>
@@ -70,6 +64,27 @@ export function SignInPage({ problem, onSignedIn }: { problem?: string; onSigned
           {error}
         </p>
       </form>
+      <SingleSignOn />
     </section>
+  );
+}
+
+/**
+ * Single sign-on starts at the server (/auth/oidc/start), which sends the browser to the
+ * organization's provider and, once signed on, back to /console/ with the session cookie set.
+ */
+function SingleSignOn() {
+  const [customer, setCustomer] = useState('');
+  const start = (event: FormEvent) => {
+    event.preventDefault();
+    location.assign(`/auth/oidc/start?customer=${encodeURIComponent(customer.trim())}`);
+  };
+  return (
+    <form className="sign-on" aria-labelledby="sign-on-title" onSubmit={start}>
+      <h2 id="sign-on-title">Single sign-on</h2>
+      <label htmlFor="sign-on-customer">Your organization's customer id</label>
+      <input id="sign-on-customer" required value={customer} onChange={(e) => setCustomer(e.target.value)} placeholder="cus_…" />
+      <button type="submit">Continue with your organization</button>
+    </form>
   );
 }

@@ -7,7 +7,7 @@
 import type { DocumentTypeDecoration } from '@graphql-typed-document-node/core';
 import type { Client } from 'graphql-ws';
 
-/** An operation typed by graphql-codegen (src/generated/console.ts) or, for the identity operations, by hand (session.ts). */
+/** An operation typed by graphql-codegen (src/generated/console.ts). */
 export type Operation<TResult, TVariables> = DocumentTypeDecoration<TResult, TVariables> & { toString(): string };
 
 const ENDPOINT = '/graphql';
@@ -33,6 +33,9 @@ function firstError(errors: GraphqlResponse<unknown>['errors']): ApiError | unde
   return first && new ApiError(first.message, first.extensions?.code);
 }
 
+/** Fired on `window` when the server answers that the session has ended (signed out elsewhere, idle, revoked). */
+export const SESSION_ENDED = 'console:session-ended';
+
 export async function request<TResult, TVariables>(operation: Operation<TResult, TVariables>, variables: TVariables, signal?: AbortSignal): Promise<TResult> {
   let response: Response;
   try {
@@ -49,6 +52,7 @@ export async function request<TResult, TVariables>(operation: Operation<TResult,
   }
   const body = (await response.json().catch(() => ({}))) as GraphqlResponse<TResult>;
   const error = firstError(body.errors);
+  if (error?.code === 'authentication_error') window.dispatchEvent(new Event(SESSION_ENDED));
   if (error) throw error;
   if (!response.ok || body.data == null) throw new ApiError(`The server answered ${response.status} without data.`, 'http');
   return body.data;

@@ -1,39 +1,13 @@
 /**
- * The person's session: `me`, `signIn`, `signOut`. Typed by hand against the shared sign-in
- * contract (issue #31, contract-30.md), not by graphql-codegen: these fields arrive in
- * schema/schema.graphql with the identity work, and codegen refuses documents the schema does not
- * have. Once they are in the schema these three move to a session.graphql beside this file.
+ * The signed-in person as the console knows them (session.graphql, typed by graphql-codegen), and
+ * what their role lets them do: the server refuses anyway, the console only hides what would fail.
  */
-import type { Operation } from './api.js';
+import type { ConsoleUserFragment, UserRole } from '../../generated/console.js';
 
-export interface Tenant {
-  customerId: string;
-  name: string | null;
-}
+export type User = ConsoleUserFragment;
+export type Tenant = User['customer'];
 
-export interface User {
-  id: string;
-  email: string;
-  role: 'viewer' | 'analyst' | 'admin';
-  customer: Tenant;
-  /** Its own tenant and, for an MSP, its children. */
-  tenants: Tenant[];
-}
+const RANK: Record<UserRole, number> = { viewer: 0, analyst: 1, admin: 2 };
 
-const typed = <TResult, TVariables>(text: string) => ({ toString: () => text }) as Operation<TResult, TVariables>;
-
-const USER_FIELDS = 'id email role customer { customerId name } tenants { customerId name }';
-
-export const MeQuery = typed<{ me: User | null }, Record<string, never>>(`query ConsoleMe { me { ${USER_FIELDS} } }`);
-
-export interface SignInInput {
-  email: string;
-  password: string;
-  totpCode?: string;
-}
-
-export const SignInMutation = typed<{ signIn: { user: User | null; secondFactorRequired: boolean } }, { input: SignInInput }>(
-  `mutation ConsoleSignIn($input: SignInInput!) { signIn(input: $input) { secondFactorRequired user { ${USER_FIELDS} } } }`,
-);
-
-export const SignOutMutation = typed<{ signOut: boolean }, Record<string, never>>('mutation ConsoleSignOut { signOut }');
+/** Whether `user` holds at least `role` (docs/users.md: each role includes the one before it). */
+export const hasRole = (user: User, role: UserRole) => RANK[user.role] >= RANK[role];

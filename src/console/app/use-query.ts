@@ -22,3 +22,6 @@ export function useQuery<TResult, TVariables>(operation: Operation<TResult, TVar
   }, [operation, key, generation]);
   return { state, reload: useCallback(() => setGeneration((g) => g + 1), []) };
 }
+
+/** The data to show: the answer, or while reloading the one before it. */
+export const latest = <T>(state: QueryState<T>): T | undefined => (state.kind === 'done' ? state.data : state.kind === 'loading' ? state.previous : undefined);

@@ -1,31 +1,47 @@
 import { type FormEvent, useEffect, useState } from 'react';
 import { ConsoleInvestigationEventsDocument, ConsoleInvestigationsDocument, type ConsoleInvestigationsQuery } from '../../../generated/console.js';
 import { subscribe } from '../api.js';
+import type { PageProps } from '../routes.js';
 import { Link, navigate, useLocation } from '../router.js';
-import type { Tenant } from '../session.js';
-import { useQuery } from '../use-query.js';
+import { latest, useQuery } from '../use-query.js';
+import { type PeopleNames, usePeopleNames } from '../people/names.js';
 import { formatConfidence, formatDate, severityLabel } from './format.js';
-import { DISPOSITIONS, type ListFilters, PAGE_SIZE, SORTS, listVariables, readFilters, writeFilters } from './list-query.js';
+import { ANSWERS, DISPOSITIONS, type ListFilters, PAGE_SIZE, SORTS, TRIAGE_STATUSES, listVariables, readFilters, writeFilters } from './list-query.js';
 
 type Row = ConsoleInvestigationsQuery['investigations']['investigations'][number];
 
+const LIVE_RELOAD_DELAY_MS = 300;
+
 /**
- * The investigations of the person's tree, a page at a time, filtered and sorted by the server;
- * the page reloads itself when the chosen tenant records a new investigation.
+ * The chosen tenant's investigations, a page at a time, filtered and sorted by the server; the
+ * page reloads itself when the tenant records an investigation event (a new one, an update).
  */
-export function InvestigationsPage({ tenant }: { tenant: Tenant }) {
+export function InvestigationsPage({ user, tenant }: PageProps) {
   const location = useLocation();
   const filters = readFilters(location.searchParams);
-  const { state, reload } = useQuery(ConsoleInvestigationsDocument, listVariables(filters));
+  const { state, reload } = useQuery(ConsoleInvestigationsDocument, listVariables(filters, { customerId: tenant.customerId, userId: user.id }));
   const [liveProblem, setLiveProblem] = useState<string>();
+  const names = usePeopleNames(user, tenant.customerId);
   const show = (next: Partial<ListFilters>) => navigate(`/investigations${writeFilters({ ...filters, page: 1, ...next })}`);
 
   useEffect(() => {
     setLiveProblem(undefined);
-    return subscribe(ConsoleInvestigationEventsDocument, { customerId: tenant.customerId }, reload, (error) => setLiveProblem(error.message));
+    // A detection run records its investigations in a burst: one reload for each burst, not each event.
+    let pending: number | undefined;
+    const reloadSoon = () => {
+      pending ??= window.setTimeout(() => {
+        pending = undefined;
+        reload();
+      }, LIVE_RELOAD_DELAY_MS);
+    };
+    const stop = subscribe(ConsoleInvestigationEventsDocument, { customerId: tenant.customerId }, reloadSoon, (error) => setLiveProblem(error.message));
+    return () => {
+      stop();
+      window.clearTimeout(pending);
+    };
   }, [tenant.customerId, reload]);
 
-  const page = state.kind === 'done' ? state.data.investigations : state.kind === 'loading' ? state.previous?.investigations : undefined;
+  const page = latest(state)?.investigations;
   return (
     <>
       <h1>Investigations</h1>
@@ -42,34 +58,46 @@ export function InvestigationsPage({ tenant }: { tenant: Tenant }) {
         )}
         {state.kind === 'loading' && !page && <p role="status">Loading investigations…</p>}
         {page && page.total === 0 && <p>No investigations match these filters.</p>}
-        {page && page.total > 0 && <Table rows={page.investigations} filters={filters} onSort={(sort) => show({ sort })} />}
-        {page && page.total > PAGE_SIZE && <Pager total={page.total} offset={page.offset} filters={filters} onPage={(p) => show({ page: p })} />}
+        {page && page.total > 0 && <Table rows={page.investigations} names={names} filters={filters} onSort={(sort) => show({ sort })} />}
+        {page && page.total > PAGE_SIZE && (
+          <Pager key={filters.page} total={page.total} offset={page.offset} filters={filters} onPage={(p) => show({ page: p })} />
+        )}
       </div>
     </>
   );
 }
 
+function Choice({ label, name, value, options }: { label: string; name: string; value: string; options: Record<string, string> }) {
+  return (
+    <label>
+      {label}
+      <select name={name} defaultValue={value}>
+        <option value="">Any</option>
+        {Object.entries(options).map(([key, text]) => (
+          <option key={key} value={key}>
+            {text}
+          </option>
+        ))}
+      </select>
+    </label>
+  );
+}
+
+const FORM_FIELDS = ['triageStatus', 'answer', 'assignee', 'disposition', 'minConfidence', 'since', 'until'] as const;
+
 function Filters({ filters, onApply }: { filters: ListFilters; onApply: (next: Partial<ListFilters>) => void }) {
   const submit = (event: FormEvent<HTMLFormElement>) => {
     event.preventDefault();
     const form = new FormData(event.currentTarget);
-    const text = (name: string) => String(form.get(name) ?? '');
-    onApply({ disposition: text('disposition'), minConfidence: text('minConfidence'), since: text('since'), until: text('until') });
+    onApply(Object.fromEntries(FORM_FIELDS.map((name) => [name, String(form.get(name) ?? '')])));
   };
   return (
     // Keyed by the query string: the fields show the filters in force after back and forward.
     <form className="filters" aria-label="Filters" onSubmit={submit} key={writeFilters(filters)}>
-      <label>
-        Verdict
-        <select name="disposition" defaultValue={filters.disposition}>
-          <option value="">Any</option>
-          {DISPOSITIONS.map((d) => (
-            <option key={d} value={d}>
-              {d}
-            </option>
-          ))}
-        </select>
-      </label>
+      <Choice label="Triage status" name="triageStatus" value={filters.triageStatus} options={TRIAGE_STATUSES} />
+      <Choice label="Answer" name="answer" value={filters.answer} options={ANSWERS} />
+      <Choice label="Assigned to" name="assignee" value={filters.assignee} options={{ me: 'Me' }} />
+      <Choice label="Verdict" name="disposition" value={filters.disposition} options={Object.fromEntries(DISPOSITIONS.map((d) => [d, d]))} />
       <label>
         Confidence at least (%)
         <input name="minConfidence" type="number" min={0} max={100} step={1} defaultValue={filters.minConfidence} />
@@ -87,10 +115,10 @@ function Filters({ filters, onApply }: { filters: ListFilters; onApply: (next: P
   );
 }
 
-function Table({ rows, filters, onSort }: { rows: Row[]; filters: ListFilters; onSort: (sort: ListFilters['sort']) => void }) {
+function Table({ rows, names, filters, onSort }: { rows: Row[]; names: PeopleNames; filters: ListFilters; onSort: (sort: ListFilters['sort']) => void }) {
   const sortHeader = (label: string, sort: ListFilters['sort']) => (
     <th scope="col" aria-sort={filters.sort === sort ? 'descending' : undefined}>
-      <button type="button" className="sort" onClick={() => onSort(sort)} title={SORTS[sort]}>
+      <button type="button" className="sort" onClick={() => onSort(sort)} title={`Sort: ${SORTS[sort].toLowerCase()}`}>
         {label}
         {filters.sort === sort ? ' ▼' : ''}
       </button>
@@ -107,6 +135,9 @@ function Table({ rows, filters, onSort }: { rows: Row[]; filters: ListFilters; o
           <th scope="col">Verdict</th>
           <th scope="col">Source</th>
           <th scope="col">Destination</th>
+          {sortHeader('Triage', 'triage_status')}
+          {sortHeader('Answer', 'answer')}
+          {sortHeader('Assignee', 'assignee')}
           {sortHeader('Created', 'recent')}
         </tr>
       </thead>
@@ -123,8 +154,11 @@ function Table({ rows, filters, onSort }: { rows: Row[]; filters: ListFilters; o
             </td>
             <td>{row.detector}</td>
             <td>{row.verdict ? `${row.verdict.disposition}${formatConfidence(row.verdict.confidence)}` : row.status === 'running' ? 'analysing…' : '—'}</td>
-            <td>{row.source ?? '—'}</td>
+            <td className="nowrap">{row.source ?? '—'}</td>
             <td>{row.destination ?? '—'}</td>
+            <td className="nowrap">{TRIAGE_STATUSES[row.triage.status]}</td>
+            <td className="nowrap">{row.triage.answer ? ANSWERS[row.triage.answer] : '—'}</td>
+            <td className="nowrap">{names.assignee(row.triage.assigneeId)}</td>
             <td>{formatDate(row.createdAt)}</td>
           </tr>
         ))}
@@ -135,17 +169,35 @@ function Table({ rows, filters, onSort }: { rows: Row[]; filters: ListFilters; o
 
 function Pager({ total, offset, filters, onPage }: { total: number; offset: number; filters: ListFilters; onPage: (page: number) => void }) {
   const pages = Math.ceil(total / PAGE_SIZE);
+  const [target, setTarget] = useState(String(filters.page));
+  const jump = (event: FormEvent) => {
+    event.preventDefault();
+    const page = Number(target);
+    if (Number.isInteger(page) && page >= 1 && page <= pages) onPage(page);
+  };
   return (
     <nav className="pager" aria-label="Pages">
+      <button type="button" disabled={filters.page <= 1} onClick={() => onPage(1)}>
+        First
+      </button>
       <button type="button" disabled={filters.page <= 1} onClick={() => onPage(filters.page - 1)}>
         Previous
       </button>
       <span>
-        {offset + 1}–{Math.min(offset + PAGE_SIZE, total)} of {total} (page {filters.page} of {pages})
+        {offset + 1}–{Math.min(offset + PAGE_SIZE, total)} of {total}
       </span>
       <button type="button" disabled={filters.page >= pages} onClick={() => onPage(filters.page + 1)}>
         Next
       </button>
+      <button type="button" disabled={filters.page >= pages} onClick={() => onPage(pages)}>
+        Last
+      </button>
+      <form onSubmit={jump}>
+        <label>
+          Page <input type="number" min={1} max={pages} value={target} onChange={(e) => setTarget(e.target.value)} className="page-number" /> of {pages}
+        </label>{' '}
+        <button type="submit">Go</button>
+      </form>
     </nav>
   );
 }

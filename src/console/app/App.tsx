@@ -2,11 +2,14 @@ import { useCallback, useEffect, useState } from 'react';
 import { ApiError, request } from './api.js';
 import { InvestigationPage } from './investigations/InvestigationPage.js';
 import { InvestigationsPage } from './investigations/InvestigationsPage.js';
+import { lazyPage } from './lazy-page.js';
 import { useLocation } from './router.js';
 import { MeQuery, type User } from './session.js';
 import { Shell } from './Shell.js';
 import { SignInPage } from './SignInPage.js';
 import { useTenant } from './tenant.js';
+
+const Fleet = lazyPage(() => import('./fleet/FleetRoutes.js').then((m) => m.FleetRoutes));
 
 type SessionState = { kind: 'checking' } | { kind: 'signed-out'; problem?: string } | { kind: 'signed-in'; user: User };
 
@@ -48,7 +51,13 @@ function SignedIn({ user, onSignedOut }: { user: User; onSignedOut: () => void }
   const detail = /^\/investigations\/([^/]+)$/.exec(pathname);
   return (
     <Shell user={user} tenant={tenant} onTenantChange={setTenant} onSignedOut={onSignedOut}>
-      {detail ? <InvestigationPage id={decodeURIComponent(detail[1]!)} /> : <InvestigationsPage tenant={tenant} />}
+      {pathname.startsWith('/fleet') ? (
+        <Fleet user={user} tenant={tenant} />
+      ) : detail ? (
+        <InvestigationPage id={decodeURIComponent(detail[1]!)} />
+      ) : (
+        <InvestigationsPage tenant={tenant} />
+      )}
     </Shell>
   );
 }

@@ -12,7 +12,10 @@ interface ShellProps {
   onSignedOut?: () => void;
 }
 
-const NAVIGATION = [{ to: '/investigations', label: 'Investigations', matches: (path: string) => path === '/' || path.startsWith('/investigations') }];
+const NAVIGATION = [
+  { to: '/investigations', label: 'Investigations', matches: (path: string) => path === '/' || path.startsWith('/investigations') },
+  { to: '/fleet', label: 'Fleet', matches: (path: string) => path.startsWith('/fleet') },
+];
 
 /** Every page's frame: a skip link, the header (navigation, tenant, the person), and the page in <main>. */
 export function Shell({ children, user, tenant, onTenantChange, onSignedOut }: ShellProps) {

@@ -1,0 +1,45 @@
+import { Link, useLocation } from '../router.js';
+import type { Tenant, User } from '../session.js';
+import { DeploymentsPage } from './DeploymentsPage.js';
+import { DevicesPage } from './DevicesPage.js';
+import { NodePage } from './NodePage.js';
+import { NodesPage } from './NodesPage.js';
+import { ProfilesPage } from './ProfilesPage.js';
+import { ProvisionPage } from './ProvisionPage.js';
+import './fleet.css';
+
+export interface FleetProps {
+  user: User;
+  tenant: Tenant;
+}
+
+const SECTIONS = [
+  { path: '/fleet', label: 'Nodes', Page: NodesPage },
+  { path: '/fleet/devices', label: 'Device approvals', Page: DevicesPage },
+  { path: '/fleet/provision', label: 'Provision a collector', Page: ProvisionPage },
+  { path: '/fleet/profiles', label: 'Profiles', Page: ProfilesPage },
+  { path: '/fleet/deployments', label: 'Deployments', Page: DeploymentsPage },
+];
+
+/** The fleet's pages under /fleet, with their own navigation; a node's detail at /fleet/nodes/<id>. */
+export function FleetRoutes(props: FleetProps) {
+  const { pathname } = useLocation();
+  const node = /^\/fleet\/nodes\/([^/]+)$/.exec(pathname);
+  const section = SECTIONS.find((s) => s.path === pathname) ?? SECTIONS[0]!;
+  return (
+    <>
+      <nav aria-label="Fleet" className="subnav">
+        <ul>
+          {SECTIONS.map((s) => (
+            <li key={s.path}>
+              <Link to={s.path} aria-current={!node && s === section ? 'page' : undefined}>
+                {s.label}
+              </Link>
+            </li>
+          ))}
+        </ul>
+      </nav>
+      {node ? <NodePage {...props} nodeId={decodeURIComponent(node[1]!)} /> : <section.Page {...props} />}
+    </>
+  );
+}

@@ -1,0 +1,183 @@
+import { type FormEvent, useState } from 'react';
+import { ConsoleCreateProfileDocument, ConsoleDeleteProfileDocument, ConsoleProfilesDocument } from '../../../generated/console.js';
+import { request } from '../api.js';
+import { can } from '../permissions.js';
+import { Problem, QueryView, useAction } from '../query-view.js';
+import { useQuery } from '../use-query.js';
+import type { FleetProps } from './FleetRoutes.js';
+
+/** The service blocks a profile turns on or off (docs/profiles.md); each has `enabled`. */
+export const SERVICES = [
+  { block: 'packet', label: 'Packet capture' },
+  { block: 'netflow', label: 'NetFlow / IPFIX' },
+  { block: 'suricata_logs', label: 'Suricata logs' },
+  { block: 'suricata_ids', label: 'Suricata IDS' },
+  { block: 'host_logs', label: 'Host logs' },
+] as const;
+
+/** The `services` object of the checked boxes: every block named, enabled or not. */
+export const servicesOf = (checked: (block: string) => boolean) => Object.fromEntries(SERVICES.map(({ block }) => [block, { enabled: checked(block) }]));
+
+const enabledServices = (services: unknown) =>
+  SERVICES.filter(({ block }) => (services as Record<string, { enabled?: boolean }> | null)?.[block]?.enabled)
+    .map((s) => s.label)
+    .join(', ') || 'server defaults';
+
+export function ProfilesPage({ user, tenant }: FleetProps) {
+  const { state, reload } = useQuery(ConsoleProfilesDocument, { first: 500 });
+  return (
+    <>
+      <h1>Profiles</h1>
+      <QueryView state={state} what="The profiles" reload={reload}>
+        {(data) => {
+          const profiles = data.profiles.edges.map((e) => e.node).filter((p) => p.customerId === tenant.customerId);
+          if (profiles.length === 0) return <p>{tenant.name ?? tenant.customerId} has no profiles: its nodes run with the server defaults.</p>;
+          return (
+            <table className="data">
+              <caption className="visually-hidden">Profiles</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Name</th>
+                  <th scope="col">Services on</th>
+                  <th scope="col">Updates</th>
+                  <th scope="col">Tags</th>
+                  {can(user, 'profiles.delete') && <th scope="col">Actions</th>}
+                </tr>
+              </thead>
+              <tbody>
+                {profiles.map((p) => (
+                  <tr key={p.profileId}>
+                    <td>
+                      {p.name}
+                      {p.description && <div className="note">{p.description}</div>}
+                    </td>
+                    <td>{enabledServices(p.services)}</td>
+                    <td>
+                      {p.updateChannel}
+                      {p.autoUpdate ? ', automatic' : ', manual'}
+                      {p.fleetStaging ? ', staged' : ''}
+                    </td>
+                    <td>{p.tags.join(', ') || '—'}</td>
+                    {can(user, 'profiles.delete') && (
+                      <td>
+                        <DeleteButton
+                          label={`Delete profile ${p.name}`}
+                          onDelete={() => request(ConsoleDeleteProfileDocument, { profileId: p.profileId }).then(reload)}
+                        />
+                      </td>
+                    )}
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          );
+        }}
+      </QueryView>
+      {can(user, 'profiles.create') && <CreateProfile customerId={tenant.customerId} onCreated={reload} />}
+    </>
+  );
+}
+
+function CreateProfile({ customerId, onCreated }: { customerId: string; onCreated: () => void }) {
+  const { busy, problem, run } = useAction();
+  const submit = async (event: FormEvent<HTMLFormElement>) => {
+    event.preventDefault();
+    const formElement = event.currentTarget;
+    const form = new FormData(formElement);
+    const text = (name: string) => String(form.get(name) ?? '').trim();
+    const input = {
+      customerId,
+      name: text('name'),
+      description: text('description') || undefined,
+      updateChannel: text('updateChannel'),
+      autoUpdate: form.has('autoUpdate'),
+      fleetStaging: form.has('fleetStaging'),
+      tags: text('tags')
+        ? text('tags')
+            .split(',')
+            .map((t) => t.trim())
+            .filter(Boolean)
+        : [],
+      services: servicesOf((block) => form.has(`service-${block}`)),
+    };
+    if (await run(() => request(ConsoleCreateProfileDocument, { input }))) {
+      formElement.reset();
+      onCreated();
+    }
+  };
+  return (
+    <section aria-labelledby="new-profile">
+      <h2 id="new-profile">New profile</h2>
+      <form className="form-grid" onSubmit={(event) => void submit(event)}>
+        <label>
+          Name
+          <input name="name" required maxLength={200} />
+        </label>
+        <label>
+          Description
+          <input name="description" maxLength={2000} />
+        </label>
+        <fieldset>
+          <legend>Services</legend>
+          {SERVICES.map(({ block, label }) => (
+            <label className="check" key={block}>
+              <input type="checkbox" name={`service-${block}`} defaultChecked={block === 'packet'} /> {label}
+            </label>
+          ))}
+        </fieldset>
+        <label>
+          Update channel
+          <select name="updateChannel" defaultValue="stable">
+            <option value="stable">stable</option>
+            <option value="dev">dev</option>
+            <option value="pinned">pinned</option>
+          </select>
+        </label>
+        <fieldset>
+          <legend>Updates and enrolment</legend>
+          <label className="check">
+            <input type="checkbox" name="autoUpdate" defaultChecked /> Update automatically
+          </label>
+          <label className="check">
+            <input type="checkbox" name="fleetStaging" /> New nodes start staged
+          </label>
+        </fieldset>
+        <label>
+          Tags (comma-separated)
+          <input name="tags" />
+        </label>
+        <div className="actions">
+          <button type="submit" disabled={busy}>
+            Create profile
+          </button>
+        </div>
+      </form>
+      <Problem text={problem && `The profile was not created: ${problem}`} />
+    </section>
+  );
+}
+
+/** A delete that asks once more before it acts: the first press arms it, the second deletes. */
+export function DeleteButton({ label, onDelete }: { label: string; onDelete: () => Promise<unknown> }) {
+  const [armed, setArmed] = useState(false);
+  const { busy, problem, run } = useAction();
+  return (
+    <span className="actions">
+      {armed ? (
+        <>
+          <button type="button" className="danger" disabled={busy} onClick={() => void run(onDelete)}>
+            Yes, {label.charAt(0).toLowerCase() + label.slice(1)}
+          </button>
+          <button type="button" onClick={() => setArmed(false)}>
+            Keep it
+          </button>
+        </>
+      ) : (
+        <button type="button" onClick={() => setArmed(true)}>
+          {label}
+        </button>
+      )}
+      <Problem text={problem && `Not deleted: ${problem}`} />
+    </span>
+  );
+}

@@ -1,15 +1,19 @@
-import { useCallback, useEffect, useState } from 'react';
+import { type ComponentType, useCallback, useEffect, useState } from 'react';
 import { ApiError, request } from './api.js';
 import { InvestigationPage } from './investigations/InvestigationPage.js';
 import { InvestigationsPage } from './investigations/InvestigationsPage.js';
 import { lazyPage } from './lazy-page.js';
 import { useLocation } from './router.js';
-import { MeQuery, type User } from './session.js';
+import { MeQuery, type Tenant, type User } from './session.js';
 import { Shell } from './Shell.js';
 import { SignInPage } from './SignInPage.js';
 import { useTenant } from './tenant.js';
 
-const Fleet = lazyPage(() => import('./fleet/FleetRoutes.js').then((m) => m.FleetRoutes));
+/** Sections by the first segment of the path, each loaded on first use; one line each. */
+const SECTIONS: Record<string, ComponentType<{ user: User; tenant: Tenant }>> = {
+  fleet: lazyPage(() => import('./fleet/FleetRoutes.js').then((m) => m.FleetRoutes)),
+  explore: lazyPage(() => import('./explore/ExploreRoutes.js').then((m) => m.ExploreRoutes)),
+};
 
 type SessionState = { kind: 'checking' } | { kind: 'signed-out'; problem?: string } | { kind: 'signed-in'; user: User };
 
@@ -49,10 +53,11 @@ function SignedIn({ user, onSignedOut }: { user: User; onSignedOut: () => void }
   const [tenant, setTenant] = useTenant(user);
   const { pathname } = useLocation();
   const detail = /^\/investigations\/([^/]+)$/.exec(pathname);
+  const Section = SECTIONS[pathname.split('/')[1]!];
   return (
     <Shell user={user} tenant={tenant} onTenantChange={setTenant} onSignedOut={onSignedOut}>
-      {pathname.startsWith('/fleet') ? (
-        <Fleet user={user} tenant={tenant} />
+      {Section ? (
+        <Section user={user} tenant={tenant} />
       ) : detail ? (
         <InvestigationPage id={decodeURIComponent(detail[1]!)} />
       ) : (

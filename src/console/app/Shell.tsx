@@ -15,6 +15,7 @@ interface ShellProps {
 const NAVIGATION = [
   { to: '/investigations', label: 'Investigations', matches: (path: string) => path === '/' || path.startsWith('/investigations') },
   { to: '/fleet', label: 'Fleet', matches: (path: string) => path.startsWith('/fleet') },
+  { to: '/explore', label: 'Explore', matches: (path: string) => path.startsWith('/explore') },
 ];
 
 /** Every page's frame: a skip link, the header (navigation, tenant, the person), and the page in <main>. */

@@ -6,6 +6,7 @@ import { type TestApp, startTestApp } from '../kit/app.js';
 import { type TestBrowser, openBrowser } from '../kit/browser.js';
 import { openSignedIn, screenshotPath, seriousViolations } from '../kit/console-page.js';
 import { type Person, seedPerson } from '../kit/people.js';
+import { flow } from '../kit/ingest.js';
 import { seedTenant } from '../kit/seed.js';
 
 /** The chart marks' colours (src/console/app/explore/Chart.tsx), as the SVG renderer writes them. */
@@ -32,6 +33,9 @@ describe('the console explore pages in a browser', () => {
     const tenant = await seedTenant(t.app);
     person = await seedPerson(t.app, tenant.id, 'viewer');
     await insertFlowBatch(t.app.flows, { customerId: tenant.id, nodeId: 'n1', batchId: 'console-explore', flows: instanceAFlows() });
+    // The last minutes, for search: 30 flows to port 443 and 10 to port 80.
+    const recent = Array.from({ length: 40 }, (_, i) => flow(i + 1, i < 30 ? {} : { dst: { ip: '93.184.216.34', port: 80 } }));
+    await insertFlowBatch(t.app.flows, { customerId: tenant.id, nodeId: 'n1', batchId: 'console-search', flows: recent });
   }, 120_000);
   afterAll(async () => {
     await browser?.close();
@@ -64,6 +68,34 @@ describe('the console explore pages in a browser', () => {
     await page.screenshot({ path: screenshotPath('console-explore-organization'), fullPage: true });
     expect(elsewhere).toEqual([]);
     expect(problems).toEqual([]);
+    await page.close();
+  });
+
+  it('searches flows: a syntax error at its position, then counts, terms and records, a row opening the whole record', async () => {
+    const { page, problems } = await openSignedIn(browser, t.url, person, `/search?q=${encodeURIComponent('dst.port eqq 443')}`);
+    const error = page.getByTestId('query-error');
+    await error.waitFor({ timeout: 20_000 });
+    // The server puts the error at `eqq` (character 10, 0-based 9); the page marks the rest from there.
+    expect(await page.getByRole('alert').first().textContent()).toMatch(/near 'eqq'.*at character 10/);
+    expect(await error.locator('mark').textContent()).toBe('eqq 443');
+    expect(await page.getByLabel('Query').evaluate((input: HTMLInputElement) => [document.activeElement === input, input.selectionStart])).toEqual([true, 9]);
+    expect(await seriousViolations(page)).toEqual([]);
+    await page.screenshot({ path: screenshotPath('console-search-error'), fullPage: true });
+
+    await page.getByLabel('Query').fill('dst.port eq 443');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await page.getByTestId('chart-terms').locator('svg').waitFor({ timeout: 20_000 });
+    expect(await page.getByText(/^30 of 40 flows match/).count()).toBe(1);
+    expect(await page.locator('table.flows tbody tr').count()).toBe(30);
+    expect(await marks(page, 'chart-terms', MARK)).toBe(1);
+    expect(await marks(page, 'chart-timeseries', MARK)).toBeGreaterThan(0);
+    expect(new URL(page.url()).searchParams.get('q')).toBe('dst.port eq 443');
+    await page.locator('table.flows tbody tr').first().getByRole('button', { name: 'Open' }).click();
+    const record = JSON.parse((await page.getByTestId('flow-record').textContent())!);
+    expect(record).toMatchObject({ dst: { ip: '93.184.216.34', port: 443 } });
+    expect(await seriousViolations(page)).toEqual([]);
+    await page.screenshot({ path: screenshotPath('console-search'), fullPage: true });
+    expect(problems.filter((p) => !/status of 400/.test(p))).toEqual([]);
     await page.close();
   });
 });

@@ -13,6 +13,7 @@ import { useTenant } from './tenant.js';
 const SECTIONS: Record<string, ComponentType<{ user: User; tenant: Tenant }>> = {
   fleet: lazyPage(() => import('./fleet/FleetRoutes.js').then((m) => m.FleetRoutes)),
   explore: lazyPage(() => import('./explore/ExploreRoutes.js').then((m) => m.ExploreRoutes)),
+  search: lazyPage(() => import('./search/SearchPage.js').then((m) => m.SearchPage)),
 };
 
 type SessionState = { kind: 'checking' } | { kind: 'signed-out'; problem?: string } | { kind: 'signed-in'; user: User };

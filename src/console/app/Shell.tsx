@@ -16,6 +16,7 @@ const NAVIGATION = [
   { to: '/investigations', label: 'Investigations', matches: (path: string) => path === '/' || path.startsWith('/investigations') },
   { to: '/fleet', label: 'Fleet', matches: (path: string) => path.startsWith('/fleet') },
   { to: '/explore', label: 'Explore', matches: (path: string) => path.startsWith('/explore') },
+  { to: '/search', label: 'Search', matches: (path: string) => path.startsWith('/search') },
 ];
 
 /** Every page's frame: a skip link, the header (navigation, tenant, the person), and the page in <main>. */

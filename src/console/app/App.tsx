@@ -14,6 +14,7 @@ const SECTIONS: Record<string, ComponentType<{ user: User; tenant: Tenant }>> = 
   fleet: lazyPage(() => import('./fleet/FleetRoutes.js').then((m) => m.FleetRoutes)),
   explore: lazyPage(() => import('./explore/ExploreRoutes.js').then((m) => m.ExploreRoutes)),
   search: lazyPage(() => import('./search/SearchPage.js').then((m) => m.SearchPage)),
+  events: lazyPage(() => import('./events/EventsRoutes.js').then((m) => m.EventsRoutes)),
 };
 
 type SessionState = { kind: 'checking' } | { kind: 'signed-out'; problem?: string } | { kind: 'signed-in'; user: User };

@@ -17,6 +17,7 @@ const NAVIGATION = [
   { to: '/fleet', label: 'Fleet', matches: (path: string) => path.startsWith('/fleet') },
   { to: '/explore', label: 'Explore', matches: (path: string) => path.startsWith('/explore') },
   { to: '/search', label: 'Search', matches: (path: string) => path.startsWith('/search') },
+  { to: '/events', label: 'Events', matches: (path: string) => path.startsWith('/events') },
 ];
 
 /** Every page's frame: a skip link, the header (navigation, tenant, the person), and the page in <main>. */

@@ -6,7 +6,7 @@ import { can } from '../permissions.js';
 import { Problem, QueryView, useAction } from '../query-view.js';
 import { useQuery } from '../use-query.js';
 import type { FleetProps } from './FleetRoutes.js';
-import { DeleteButton } from './ProfilesPage.js';
+import { DeleteButton } from '../delete-button.js';
 
 /** An MSP's child deployments: listed for everyone, created and deleted by admins. */
 export function DeploymentsPage({ user }: FleetProps) {

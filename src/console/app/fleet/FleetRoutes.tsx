@@ -1,4 +1,5 @@
-import { Link, useLocation } from '../router.js';
+import { useLocation } from '../router.js';
+import { SubNav } from '../subnav.js';
 import type { Tenant, User } from '../session.js';
 import { DeploymentsPage } from './DeploymentsPage.js';
 import { DevicesPage } from './DevicesPage.js';
@@ -28,17 +29,7 @@ export function FleetRoutes(props: FleetProps) {
   const section = SECTIONS.find((s) => s.path === pathname) ?? SECTIONS[0]!;
   return (
     <>
-      <nav aria-label="Fleet" className="subnav">
-        <ul>
-          {SECTIONS.map((s) => (
-            <li key={s.path}>
-              <Link to={s.path} aria-current={!node && s === section ? 'page' : undefined}>
-                {s.label}
-              </Link>
-            </li>
-          ))}
-        </ul>
-      </nav>
+      <SubNav label="Fleet" items={SECTIONS} current={node ? undefined : section.path} />
       {node ? <NodePage {...props} nodeId={decodeURIComponent(node[1]!)} /> : <section.Page {...props} />}
     </>
   );

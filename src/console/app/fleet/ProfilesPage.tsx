@@ -1,7 +1,8 @@
-import { type FormEvent, useState } from 'react';
+import type { FormEvent } from 'react';
 import { ConsoleCreateProfileDocument, ConsoleDeleteProfileDocument, ConsoleProfilesDocument } from '../../../generated/console.js';
 import { request } from '../api.js';
 import { can } from '../permissions.js';
+import { DeleteButton } from '../delete-button.js';
 import { Problem, QueryView, useAction } from '../query-view.js';
 import { useQuery } from '../use-query.js';
 import type { FleetProps } from './FleetRoutes.js';
@@ -154,30 +155,5 @@ function CreateProfile({ customerId, onCreated }: { customerId: string; onCreate
       </form>
       <Problem text={problem && `The profile was not created: ${problem}`} />
     </section>
-  );
-}
-
-/** A delete that asks once more before it acts: the first press arms it, the second deletes. */
-export function DeleteButton({ label, onDelete }: { label: string; onDelete: () => Promise<unknown> }) {
-  const [armed, setArmed] = useState(false);
-  const { busy, problem, run } = useAction();
-  return (
-    <span className="actions">
-      {armed ? (
-        <>
-          <button type="button" className="danger" disabled={busy} onClick={() => void run(onDelete)}>
-            Yes, {label.charAt(0).toLowerCase() + label.slice(1)}
-          </button>
-          <button type="button" onClick={() => setArmed(false)}>
-            Keep it
-          </button>
-        </>
-      ) : (
-        <button type="button" onClick={() => setArmed(true)}>
-          {label}
-        </button>
-      )}
-      <Problem text={problem && `Not deleted: ${problem}`} />
-    </span>
   );
 }

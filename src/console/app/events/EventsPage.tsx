@@ -1,0 +1,110 @@
+import { useEffect, useState } from 'react';
+import { ConsoleEventRecordsDocument, ConsoleEventTopicsDocument, ConsoleLiveEventsDocument } from '../../../generated/console.js';
+import { subscribe } from '../api.js';
+import { formatDate } from '../investigations/format.js';
+import { QueryView } from '../query-view.js';
+import { Link, useLocation } from '../router.js';
+import { useQuery } from '../use-query.js';
+import type { EventsProps } from './EventsRoutes.js';
+
+const PAGE = 50;
+
+/** The topics with their counts; the chosen topic's records, newest first, a page at a time, live. */
+export function EventsPage({ tenant }: EventsProps) {
+  const topic = useLocation().searchParams.get('topic');
+  const { state, reload } = useQuery(ConsoleEventTopicsDocument, { customerId: tenant.customerId });
+  useEffect(() => subscribe(ConsoleLiveEventsDocument, { customerId: tenant.customerId }, reload, () => undefined), [tenant.customerId, reload]);
+  return (
+    <>
+      <h1>Events</h1>
+      <QueryView state={state} what="The topics" reload={reload}>
+        {({ eventTopics }) => (
+          <table className="data topics">
+            <caption className="visually-hidden">Event topics of {tenant.name ?? tenant.customerId}</caption>
+            <thead>
+              <tr>
+                <th scope="col">Topic</th>
+                <th scope="col">What</th>
+                <th scope="col">Events</th>
+                <th scope="col">Latest</th>
+              </tr>
+            </thead>
+            <tbody>
+              {eventTopics.topics.map((t) => (
+                <tr key={t.topic}>
+                  <td>
+                    <Link to={`/events?topic=${encodeURIComponent(t.topic)}`} aria-current={t.topic === topic ? 'true' : undefined}>
+                      {t.topic}
+                    </Link>
+                  </td>
+                  <td>{t.description}</td>
+                  <td>{t.count}</td>
+                  <td>{formatDate(t.latestAt)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </QueryView>
+      {topic && <Records customerId={tenant.customerId} topic={topic} />}
+    </>
+  );
+}
+
+function Records({ customerId, topic }: { customerId: string; topic: string }) {
+  const [cursor, setCursor] = useState<string>();
+  useEffect(() => setCursor(undefined), [customerId, topic]);
+  const { state, reload } = useQuery(ConsoleEventRecordsDocument, { customerId, topic, cursor, limit: PAGE });
+  useEffect(() => subscribe(ConsoleLiveEventsDocument, { customerId, topic }, reload, () => undefined), [customerId, topic, reload]);
+  return (
+    <section aria-labelledby="records">
+      <h2 id="records">Records of {topic}</h2>
+      <QueryView state={state} what="The records" reload={reload}>
+        {({ eventRecords: page }) =>
+          page.events.length === 0 ? (
+            <p>No events on this topic yet.</p>
+          ) : (
+            <>
+              <table className="data records">
+                <caption className="visually-hidden">Events of {topic}, newest first</caption>
+                <thead>
+                  <tr>
+                    <th scope="col">When</th>
+                    <th scope="col">Kind</th>
+                    <th scope="col">Subject</th>
+                    <th scope="col">Data</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {page.events.map((e) => (
+                    <tr key={e.eventId}>
+                      <td>{formatDate(e.createdAt)}</td>
+                      <td>{e.kind}</td>
+                      <td>{e.subject ?? '—'}</td>
+                      <td>
+                        <code>{JSON.stringify(e.data)}</code>
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+              <div className="actions">
+                {cursor && (
+                  <button type="button" onClick={() => setCursor(undefined)}>
+                    Newest
+                  </button>
+                )}
+                {page.nextCursor && (
+                  <button type="button" onClick={() => setCursor(page.nextCursor!)}>
+                    Older
+                  </button>
+                )}
+                <span className="note">{page.total} events in all</span>
+              </div>
+            </>
+          )
+        }
+      </QueryView>
+    </section>
+  );
+}

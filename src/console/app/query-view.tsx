@@ -1,4 +1,4 @@
-import { type ReactNode, useState } from 'react';
+import { type FormEvent, type ReactNode, useState } from 'react';
 import type { QueryState } from './use-query.js';
 
 /** A query's three states on purpose: a status while loading, the server's reason and a retry when it failed, else the data. */
@@ -41,6 +41,24 @@ export function useAction() {
   };
   return { busy, problem, run };
 }
+
+/** A form sent as an action: `send` reads its fields; on success the form is cleared and `onDone` called. */
+export function useFormAction(send: (form: FormData) => Promise<unknown>, onDone: () => void) {
+  const { busy, problem, run } = useAction();
+  const onSubmit = (event: FormEvent<HTMLFormElement>) => {
+    event.preventDefault();
+    const element = event.currentTarget;
+    void run(() => send(new FormData(element))).then((result) => {
+      if (result === undefined) return;
+      element.reset();
+      onDone();
+    });
+  };
+  return { busy, problem, onSubmit };
+}
+
+/** A form field's text, trimmed; empty when absent. */
+export const formText = (form: FormData, name: string) => String(form.get(name) ?? '').trim();
 
 export const Problem = ({ text }: { text?: string }) =>
   text ? (

@@ -15,6 +15,7 @@ import { can } from '../permissions.js';
 import { Problem, QueryView, useAction } from '../query-view.js';
 import { useQuery } from '../use-query.js';
 import type { EventsProps } from './EventsRoutes.js';
+import { DataTable } from '../data-table.js';
 
 type Rule = ConsoleAutomationRuleFieldsFragment;
 type Topic = { topic: string; kinds: string[] };
@@ -48,23 +49,11 @@ export function AutomationPage({ user, tenant }: EventsProps) {
           automationRules.length === 0 ? (
             <p>No rules yet.</p>
           ) : (
-            <table className="data rules">
-              <caption className="visually-hidden">Automation rules</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Rule</th>
-                  <th scope="col">When</th>
-                  <th scope="col">Then</th>
-                  <th scope="col">State</th>
-                  <th scope="col">Actions</th>
-                </tr>
-              </thead>
-              <tbody>
-                {automationRules.map((rule) => (
-                  <RuleRow key={rule.ruleId} rule={rule} mayWrite={mayWrite} onEdit={() => setEditing(rule)} onChanged={rules.reload} />
-                ))}
-              </tbody>
-            </table>
+            <DataTable caption="Automation rules" columns={['Rule', 'When', 'Then', 'State', 'Actions']} className="rules">
+              {automationRules.map((rule) => (
+                <RuleRow key={rule.ruleId} rule={rule} mayWrite={mayWrite} onEdit={() => setEditing(rule)} onChanged={rules.reload} />
+              ))}
+            </DataTable>
           )
         }
       </QueryView>
@@ -151,27 +140,16 @@ function Runs({ ruleId, name }: { ruleId: string; name: string }) {
         automationRule.runs.length === 0 ? (
           <p>No runs yet: {name} has not matched an event.</p>
         ) : (
-          <table className="data runs">
-            <caption>The newest runs of {name}</caption>
-            <thead>
-              <tr>
-                <th scope="col">Started</th>
-                <th scope="col">Status</th>
-                <th scope="col">Attempts</th>
-                <th scope="col">Outcome</th>
+          <DataTable caption={<>The newest runs of {name}</>} columns={['Started', 'Status', 'Attempts', 'Outcome']} className="runs" showCaption>
+            {automationRule.runs.map((r) => (
+              <tr key={r.runId}>
+                <td>{formatDate(r.createdAt)}</td>
+                <td>{r.status}</td>
+                <td>{r.attempts}</td>
+                <td>{r.error ?? (r.responseCode ? `HTTP ${r.responseCode}` : '—')}</td>
               </tr>
-            </thead>
-            <tbody>
-              {automationRule.runs.map((r) => (
-                <tr key={r.runId}>
-                  <td>{formatDate(r.createdAt)}</td>
-                  <td>{r.status}</td>
-                  <td>{r.attempts}</td>
-                  <td>{r.error ?? (r.responseCode ? `HTTP ${r.responseCode}` : '—')}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+            ))}
+          </DataTable>
         )
       }
     </QueryView>

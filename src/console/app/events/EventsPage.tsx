@@ -6,6 +6,7 @@ import { QueryView } from '../query-view.js';
 import { Link, useLocation } from '../router.js';
 import { useQuery } from '../use-query.js';
 import type { EventsProps } from './EventsRoutes.js';
+import { DataTable } from '../data-table.js';
 
 const PAGE = 50;
 
@@ -19,31 +20,20 @@ export function EventsPage({ tenant }: EventsProps) {
       <h1>Events</h1>
       <QueryView state={state} what="The topics" reload={reload}>
         {({ eventTopics }) => (
-          <table className="data topics">
-            <caption className="visually-hidden">Event topics of {tenant.name ?? tenant.customerId}</caption>
-            <thead>
-              <tr>
-                <th scope="col">Topic</th>
-                <th scope="col">What</th>
-                <th scope="col">Events</th>
-                <th scope="col">Latest</th>
+          <DataTable caption={<>Event topics of {tenant.name ?? tenant.customerId}</>} columns={['Topic', 'What', 'Events', 'Latest']} className="topics">
+            {eventTopics.topics.map((t) => (
+              <tr key={t.topic}>
+                <td>
+                  <Link to={`/events?topic=${encodeURIComponent(t.topic)}`} aria-current={t.topic === topic ? 'true' : undefined}>
+                    {t.topic}
+                  </Link>
+                </td>
+                <td>{t.description}</td>
+                <td>{t.count}</td>
+                <td>{formatDate(t.latestAt)}</td>
               </tr>
-            </thead>
-            <tbody>
-              {eventTopics.topics.map((t) => (
-                <tr key={t.topic}>
-                  <td>
-                    <Link to={`/events?topic=${encodeURIComponent(t.topic)}`} aria-current={t.topic === topic ? 'true' : undefined}>
-                      {t.topic}
-                    </Link>
-                  </td>
-                  <td>{t.description}</td>
-                  <td>{t.count}</td>
-                  <td>{formatDate(t.latestAt)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+            ))}
+          </DataTable>
         )}
       </QueryView>
       {topic && <Records customerId={tenant.customerId} topic={topic} />}
@@ -65,29 +55,18 @@ function Records({ customerId, topic }: { customerId: string; topic: string }) {
             <p>No events on this topic yet.</p>
           ) : (
             <>
-              <table className="data records">
-                <caption className="visually-hidden">Events of {topic}, newest first</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">When</th>
-                    <th scope="col">Kind</th>
-                    <th scope="col">Subject</th>
-                    <th scope="col">Data</th>
+              <DataTable caption={<>Events of {topic}, newest first</>} columns={['When', 'Kind', 'Subject', 'Data']} className="records">
+                {page.events.map((e) => (
+                  <tr key={e.eventId}>
+                    <td>{formatDate(e.createdAt)}</td>
+                    <td>{e.kind}</td>
+                    <td>{e.subject ?? '—'}</td>
+                    <td>
+                      <code>{JSON.stringify(e.data)}</code>
+                    </td>
                   </tr>
-                </thead>
-                <tbody>
-                  {page.events.map((e) => (
-                    <tr key={e.eventId}>
-                      <td>{formatDate(e.createdAt)}</td>
-                      <td>{e.kind}</td>
-                      <td>{e.subject ?? '—'}</td>
-                      <td>
-                        <code>{JSON.stringify(e.data)}</code>
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
+                ))}
+              </DataTable>
               <div className="actions">
                 {cursor && (
                   <button type="button" onClick={() => setCursor(undefined)}>

@@ -7,6 +7,7 @@ import { Chart, type ChartOption, MARK, MARK_2 } from './Chart.js';
 import { EXPLORE_RANGES, type ExploreProps, exploreRequest } from './ExploreRoutes.js';
 import { formatBytes, formatNumber } from './format.js';
 import { RangePicker } from './RangePicker.js';
+import { DataTable } from '../data-table.js';
 
 type Answer = ConsoleExploreOrganizationQuery;
 
@@ -177,25 +178,15 @@ function Reach({ answer }: { answer: Answer['exploreOrgReach'] }) {
         />
       )}
       {answer.processes.length > 0 && (
-        <table className="data">
-          <caption>Source processes</caption>
-          <thead>
-            <tr>
-              <th scope="col">Process</th>
-              <th scope="col">Flows</th>
-              <th scope="col">Sources</th>
+        <DataTable caption="Source processes" columns={['Process', 'Flows', 'Sources']} showCaption>
+          {answer.processes.map((p) => (
+            <tr key={p.name ?? '—'}>
+              <td>{p.name ?? '(unknown)'}</td>
+              <td>{p.flows}</td>
+              <td>{p.sources}</td>
             </tr>
-          </thead>
-          <tbody>
-            {answer.processes.map((p) => (
-              <tr key={p.name ?? '—'}>
-                <td>{p.name ?? '(unknown)'}</td>
-                <td>{p.flows}</td>
-                <td>{p.sources}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          ))}
+        </DataTable>
       )}
     </Section>
   );

@@ -7,6 +7,7 @@ import { Chart, type ChartOption, MARK, MARK_2 } from './Chart.js';
 import { EXPLORE_RANGES, type ExploreProps, exploreRequest } from './ExploreRoutes.js';
 import { formatBytes } from './format.js';
 import { RangePicker } from './RangePicker.js';
+import { DataTable } from '../data-table.js';
 
 type Row = ConsoleExploreOrganizationsQuery['exploreOrganizations']['organizations'][number];
 
@@ -58,31 +59,18 @@ function Ranking({ rows, range }: { rows: Row[]; range: string }) {
         />
         <figcaption className="note">Upload (blue, left) and download (amber, right) bytes per organization.</figcaption>
       </figure>
-      <table className="data">
-        <caption className="visually-hidden">Organizations by bytes</caption>
-        <thead>
-          <tr>
-            <th scope="col">Organization</th>
-            <th scope="col">Bytes</th>
-            <th scope="col">Upload</th>
-            <th scope="col">Download</th>
-            <th scope="col">Flows</th>
-            <th scope="col">Sources</th>
+      <DataTable caption="Organizations by bytes" columns={['Organization', 'Bytes', 'Upload', 'Download', 'Flows', 'Sources']}>
+        {rows.map((row) => (
+          <tr key={orgName(row)}>
+            <td>{row.name ? <Link to={`/explore/org/${encodeURIComponent(row.name)}?range=${range}`}>{row.name}</Link> : orgName(row)}</td>
+            <td>{formatBytes(row.bytes)}</td>
+            <td>{formatBytes(row.upload)}</td>
+            <td>{formatBytes(row.download)}</td>
+            <td>{row.flows}</td>
+            <td>{row.sources}</td>
           </tr>
-        </thead>
-        <tbody>
-          {rows.map((row) => (
-            <tr key={orgName(row)}>
-              <td>{row.name ? <Link to={`/explore/org/${encodeURIComponent(row.name)}?range=${range}`}>{row.name}</Link> : orgName(row)}</td>
-              <td>{formatBytes(row.bytes)}</td>
-              <td>{formatBytes(row.upload)}</td>
-              <td>{formatBytes(row.download)}</td>
-              <td>{row.flows}</td>
-              <td>{row.sources}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+        ))}
+      </DataTable>
     </>
   );
 }

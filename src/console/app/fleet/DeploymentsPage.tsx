@@ -1,12 +1,12 @@
-import type { FormEvent } from 'react';
 import { ConsoleCreateDeploymentDocument, ConsoleDeleteDeploymentDocument, ConsoleDeploymentsDocument } from '../../../generated/console.js';
 import { request } from '../api.js';
 import { formatDate } from '../investigations/format.js';
 import { can } from '../permissions.js';
-import { Problem, QueryView, useAction } from '../query-view.js';
+import { Problem, QueryView, formText, useFormAction } from '../query-view.js';
 import { useQuery } from '../use-query.js';
 import type { FleetProps } from './FleetRoutes.js';
 import { DeleteButton } from '../delete-button.js';
+import { DataTable } from '../data-table.js';
 
 /** An MSP's child deployments: listed for everyone, created and deleted by admins. */
 export function DeploymentsPage({ user }: FleetProps) {
@@ -23,38 +23,29 @@ export function DeploymentsPage({ user }: FleetProps) {
               {children.length === 0 ? (
                 <p>No child deployments yet.</p>
               ) : (
-                <table className="data">
-                  <caption className="visually-hidden">Child deployments</caption>
-                  <thead>
-                    <tr>
-                      <th scope="col">Name</th>
-                      <th scope="col">Handle</th>
-                      <th scope="col">State</th>
-                      <th scope="col">Created</th>
-                      {can(user, 'deployments.delete') && <th scope="col">Actions</th>}
+                <DataTable
+                  caption="Child deployments"
+                  columns={['Name', 'Handle', 'State', 'Created', ...(can(user, 'deployments.delete') ? ['Actions'] : [])]}
+                >
+                  {children.map((child) => (
+                    <tr key={child.customerId}>
+                      <td>{child.name ?? child.customerId}</td>
+                      <td>{child.handle ?? '—'}</td>
+                      <td>{child.deployment.status}</td>
+                      <td>{formatDate(child.createdAt)}</td>
+                      {can(user, 'deployments.delete') && (
+                        <td>
+                          <DeleteButton
+                            label={`Delete deployment ${child.name ?? child.customerId}`}
+                            onDelete={() =>
+                              request(ConsoleDeleteDeploymentDocument, { input: { parentId: parent.customerId, customerId: child.customerId } }).then(reload)
+                            }
+                          />
+                        </td>
+                      )}
                     </tr>
-                  </thead>
-                  <tbody>
-                    {children.map((child) => (
-                      <tr key={child.customerId}>
-                        <td>{child.name ?? child.customerId}</td>
-                        <td>{child.handle ?? '—'}</td>
-                        <td>{child.deployment.status}</td>
-                        <td>{formatDate(child.createdAt)}</td>
-                        {can(user, 'deployments.delete') && (
-                          <td>
-                            <DeleteButton
-                              label={`Delete deployment ${child.name ?? child.customerId}`}
-                              onDelete={() =>
-                                request(ConsoleDeleteDeploymentDocument, { input: { parentId: parent.customerId, customerId: child.customerId } }).then(reload)
-                              }
-                            />
-                          </td>
-                        )}
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
+                  ))}
+                </DataTable>
               )}
               {can(user, 'deployments.create') && <CreateDeployment parentId={parent.customerId} onCreated={reload} />}
             </>
@@ -66,22 +57,16 @@ export function DeploymentsPage({ user }: FleetProps) {
 }
 
 function CreateDeployment({ parentId, onCreated }: { parentId: string; onCreated: () => void }) {
-  const { busy, problem, run } = useAction();
-  const submit = async (event: FormEvent<HTMLFormElement>) => {
-    event.preventDefault();
-    const formElement = event.currentTarget;
-    const form = new FormData(formElement);
-    const text = (name: string) => String(form.get(name) ?? '').trim() || undefined;
-    const input = { parentId, name: text('name'), handle: text('handle'), subdomain: text('subdomain') };
-    if (await run(() => request(ConsoleCreateDeploymentDocument, { input }))) {
-      formElement.reset();
-      onCreated();
-    }
-  };
+  const { busy, problem, onSubmit } = useFormAction((form) => {
+    const optional = (name: string) => formText(form, name) || undefined;
+    return request(ConsoleCreateDeploymentDocument, {
+      input: { parentId, name: optional('name'), handle: optional('handle'), subdomain: optional('subdomain') },
+    });
+  }, onCreated);
   return (
     <section aria-labelledby="new-deployment">
       <h2 id="new-deployment">New child deployment</h2>
-      <form className="form-grid" onSubmit={(event) => void submit(event)}>
+      <form className="form-grid" onSubmit={onSubmit}>
         <label>
           Name
           <input name="name" required maxLength={200} />

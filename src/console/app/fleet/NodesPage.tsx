@@ -7,6 +7,7 @@ import { Problem, QueryView, useAction } from '../query-view.js';
 import { Link } from '../router.js';
 import { useQuery } from '../use-query.js';
 import type { FleetProps } from './FleetRoutes.js';
+import { DataTable } from '../data-table.js';
 
 /** The node list holds one page this long; the page says when the tree has more. */
 const NODES_PAGE = 500;
@@ -45,37 +46,22 @@ export const connectionLabel = (node: ConsoleNodeRowFragment) =>
 
 function NodesTable({ nodes, mayUpdate, onUpdated }: { nodes: ConsoleNodeRowFragment[]; mayUpdate: boolean; onUpdated: () => void }) {
   return (
-    <table className="data nodes">
-      <caption className="visually-hidden">Collector nodes</caption>
-      <thead>
-        <tr>
-          <th scope="col">Node</th>
-          <th scope="col">Status</th>
-          <th scope="col">Health</th>
-          <th scope="col">Connection</th>
-          <th scope="col">Version</th>
-          <th scope="col">Profile</th>
+    <DataTable caption="Collector nodes" columns={['Node', 'Status', 'Health', 'Connection', 'Version', 'Profile']} className="nodes">
+      {nodes.map((node) => (
+        <tr key={node.nodeId}>
+          <td>
+            <Link to={`/fleet/nodes/${encodeURIComponent(node.nodeId)}`}>{node.hostname ?? node.nodeId}</Link>
+          </td>
+          <td>{node.status}</td>
+          <td className={node.health.status === 'healthy' ? 'status-ok' : node.health.status === 'unknown' ? undefined : 'status-bad'}>{healthLabel(node)}</td>
+          <td>{connectionLabel(node)}</td>
+          <td>
+            <NodeVersion node={node} mayUpdate={mayUpdate} onUpdated={onUpdated} />
+          </td>
+          <td>{node.profileName ?? '—'}</td>
         </tr>
-      </thead>
-      <tbody>
-        {nodes.map((node) => (
-          <tr key={node.nodeId}>
-            <td>
-              <Link to={`/fleet/nodes/${encodeURIComponent(node.nodeId)}`}>{node.hostname ?? node.nodeId}</Link>
-            </td>
-            <td>{node.status}</td>
-            <td className={node.health.status === 'healthy' ? 'status-ok' : node.health.status === 'unknown' ? undefined : 'status-bad'}>
-              {healthLabel(node)}
-            </td>
-            <td>{connectionLabel(node)}</td>
-            <td>
-              <NodeVersion node={node} mayUpdate={mayUpdate} onUpdated={onUpdated} />
-            </td>
-            <td>{node.profileName ?? '—'}</td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
+      ))}
+    </DataTable>
   );
 }
 

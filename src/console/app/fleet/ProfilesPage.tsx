@@ -1,11 +1,11 @@
-import type { FormEvent } from 'react';
 import { ConsoleCreateProfileDocument, ConsoleDeleteProfileDocument, ConsoleProfilesDocument } from '../../../generated/console.js';
 import { request } from '../api.js';
 import { can } from '../permissions.js';
 import { DeleteButton } from '../delete-button.js';
-import { Problem, QueryView, useAction } from '../query-view.js';
+import { Problem, QueryView, formText, useFormAction } from '../query-view.js';
 import { useQuery } from '../use-query.js';
 import type { FleetProps } from './FleetRoutes.js';
+import { DataTable } from '../data-table.js';
 
 /** The service blocks a profile turns on or off (docs/profiles.md); each has `enabled`. */
 export const SERVICES = [
@@ -34,43 +34,31 @@ export function ProfilesPage({ user, tenant }: FleetProps) {
           const profiles = data.profiles.edges.map((e) => e.node).filter((p) => p.customerId === tenant.customerId);
           if (profiles.length === 0) return <p>{tenant.name ?? tenant.customerId} has no profiles: its nodes run with the server defaults.</p>;
           return (
-            <table className="data">
-              <caption className="visually-hidden">Profiles</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Services on</th>
-                  <th scope="col">Updates</th>
-                  <th scope="col">Tags</th>
-                  {can(user, 'profiles.delete') && <th scope="col">Actions</th>}
+            <DataTable caption="Profiles" columns={['Name', 'Services on', 'Updates', 'Tags', ...(can(user, 'profiles.delete') ? ['Actions'] : [])]}>
+              {profiles.map((p) => (
+                <tr key={p.profileId}>
+                  <td>
+                    {p.name}
+                    {p.description && <div className="note">{p.description}</div>}
+                  </td>
+                  <td>{enabledServices(p.services)}</td>
+                  <td>
+                    {p.updateChannel}
+                    {p.autoUpdate ? ', automatic' : ', manual'}
+                    {p.fleetStaging ? ', staged' : ''}
+                  </td>
+                  <td>{p.tags.join(', ') || '—'}</td>
+                  {can(user, 'profiles.delete') && (
+                    <td>
+                      <DeleteButton
+                        label={`Delete profile ${p.name}`}
+                        onDelete={() => request(ConsoleDeleteProfileDocument, { profileId: p.profileId }).then(reload)}
+                      />
+                    </td>
+                  )}
                 </tr>
-              </thead>
-              <tbody>
-                {profiles.map((p) => (
-                  <tr key={p.profileId}>
-                    <td>
-                      {p.name}
-                      {p.description && <div className="note">{p.description}</div>}
-                    </td>
-                    <td>{enabledServices(p.services)}</td>
-                    <td>
-                      {p.updateChannel}
-                      {p.autoUpdate ? ', automatic' : ', manual'}
-                      {p.fleetStaging ? ', staged' : ''}
-                    </td>
-                    <td>{p.tags.join(', ') || '—'}</td>
-                    {can(user, 'profiles.delete') && (
-                      <td>
-                        <DeleteButton
-                          label={`Delete profile ${p.name}`}
-                          onDelete={() => request(ConsoleDeleteProfileDocument, { profileId: p.profileId }).then(reload)}
-                        />
-                      </td>
-                    )}
-                  </tr>
-                ))}
-              </tbody>
-            </table>
+              ))}
+            </DataTable>
           );
         }}
       </QueryView>
@@ -80,12 +68,8 @@ export function ProfilesPage({ user, tenant }: FleetProps) {
 }
 
 function CreateProfile({ customerId, onCreated }: { customerId: string; onCreated: () => void }) {
-  const { busy, problem, run } = useAction();
-  const submit = async (event: FormEvent<HTMLFormElement>) => {
-    event.preventDefault();
-    const formElement = event.currentTarget;
-    const form = new FormData(formElement);
-    const text = (name: string) => String(form.get(name) ?? '').trim();
+  const { busy, problem, onSubmit } = useFormAction((form) => {
+    const text = (name: string) => formText(form, name);
     const input = {
       customerId,
       name: text('name'),
@@ -101,15 +85,12 @@ function CreateProfile({ customerId, onCreated }: { customerId: string; onCreate
         : [],
       services: servicesOf((block) => form.has(`service-${block}`)),
     };
-    if (await run(() => request(ConsoleCreateProfileDocument, { input }))) {
-      formElement.reset();
-      onCreated();
-    }
-  };
+    return request(ConsoleCreateProfileDocument, { input });
+  }, onCreated);
   return (
     <section aria-labelledby="new-profile">
       <h2 id="new-profile">New profile</h2>
-      <form className="form-grid" onSubmit={(event) => void submit(event)}>
+      <form className="form-grid" onSubmit={onSubmit}>
         <label>
           Name
           <input name="name" required maxLength={200} />

@@ -8,6 +8,7 @@ import '../fleet/fleet.css';
 import { navigate, useLocation } from '../router.js';
 import type { Tenant } from '../session.js';
 import { COLUMNS, type SearchParams, TERMS_FIELDS, cellText, readSearch, valueAt, writeSearch } from './columns.js';
+import { DataTable } from '../data-table.js';
 
 const PAGE = 50;
 const SEARCH_RANGES: RangeKey[] = ['15m', '1h', '1d', '7d'];
@@ -178,33 +179,20 @@ function Results({ answer, search, opened, onOpen }: { answer: Answer; search: S
         <Terms terms={answer.flowAggregate[0]} field={search.terms} />
       </div>
       {records.length > 0 && (
-        <table className="data flows">
-          <caption className="visually-hidden">Matching flows, newest first; open a row for the whole record</caption>
-          <thead>
-            <tr>
-              <th scope="col">Record</th>
+        <DataTable caption="Matching flows, newest first; open a row for the whole record" columns={['Record', ...search.columns]} className="flows">
+          {records.map((record, index) => (
+            <tr key={index} className="clickable" onClick={() => onOpen(index)}>
+              <td>
+                <button type="button" onClick={() => onOpen(index)} aria-expanded={opened === index}>
+                  Open
+                </button>
+              </td>
               {search.columns.map((c) => (
-                <th scope="col" key={c}>
-                  {c}
-                </th>
+                <td key={c}>{cellText(valueAt(record, c), c)}</td>
               ))}
             </tr>
-          </thead>
-          <tbody>
-            {records.map((record, index) => (
-              <tr key={index} className="clickable" onClick={() => onOpen(index)}>
-                <td>
-                  <button type="button" onClick={() => onOpen(index)} aria-expanded={opened === index}>
-                    Open
-                  </button>
-                </td>
-                {search.columns.map((c) => (
-                  <td key={c}>{cellText(valueAt(record, c), c)}</td>
-                ))}
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          ))}
+        </DataTable>
       )}
       {opened !== undefined && records[opened] !== undefined && (
         <section aria-labelledby="flow-record" className="flow-record">

@@ -113,6 +113,11 @@ const schema = z.object({
     .enum(['true', 'false', '1', '0'])
     .default('false')
     .transform((v) => v === 'true' || v === '1'),
+  // Single sign-on providers on private or loopback addresses (and http on this machine) are refused unless this is true.
+  OIDC_ALLOW_PRIVATE_ISSUERS: z
+    .enum(['true', 'false', '1', '0'])
+    .default('false')
+    .transform((v) => v === 'true' || v === '1'),
   // Test-only knob: the first automation retry delay (it doubles per attempt).
   AUTOMATION_RETRY_BASE_MS: z.coerce.number().int().min(10).max(3_600_000).default(10_000),
   // /metrics (docs/operations.md): a bearer token it asks for, and/or a port of its own; with neither it is off.
@@ -174,6 +179,8 @@ export interface Config {
   detectionWindowMinutes: number;
   /** Let automation webhooks reach private, loopback and link-local addresses (docs/automation.md). */
   automationAllowPrivateTargets: boolean;
+  /** Let single sign-on providers be on private or loopback addresses (docs/users.md). */
+  oidcAllowPrivateIssuers: boolean;
   automationRetryBaseMs: number;
   ingestQueueFlows: number;
   ingestWorkers: number;
@@ -255,6 +262,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     detectionIntervalSeconds: e.DETECTION_INTERVAL_SECONDS,
     detectionWindowMinutes: e.DETECTION_WINDOW_MINUTES,
     automationAllowPrivateTargets: e.AUTOMATION_ALLOW_PRIVATE_TARGETS,
+    oidcAllowPrivateIssuers: e.OIDC_ALLOW_PRIVATE_ISSUERS,
     automationRetryBaseMs: e.AUTOMATION_RETRY_BASE_MS,
     ingestQueueFlows: e.INGEST_QUEUE_FLOWS,
     ingestWorkers: e.INGEST_WORKERS,

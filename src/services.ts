@@ -194,6 +194,7 @@ export async function createServices(config: Config, db: Database, flows: FlowEn
   const userSessions = new UserSessionStore(prisma);
   const signInGuard = new SignInGuard(userStore, events, config.signIn);
   const secondFactor = new SecondFactorService(userStore, secretsKey, signInGuard);
+  const users = new UserService(userStore, userSessions, links, signInGuard, tenantScopeLoader(directory));
   const signIn = new SignInService(
     userStore,
     userSessions,
@@ -260,7 +261,9 @@ export async function createServices(config: Config, db: Database, flows: FlowEn
     automationRunner,
     audit,
     investigations: new InvestigationService(new InvestigationStore(prisma), search),
-    triage: new TriageService(new TriageStore(prisma), new InvestigationStore(prisma), events),
+    triage: new TriageService(new TriageStore(prisma), new InvestigationStore(prisma), events, (userId, customerId) =>
+      users.mayTake(userId, 'investigations.triage', customerId),
+    ),
     detection: createDetectionService(
       db,
       flows,
@@ -272,10 +275,10 @@ export async function createServices(config: Config, db: Database, flows: FlowEn
       },
       { networks, events },
     ),
-    users: new UserService(userStore, userSessions, links, signInGuard),
+    users,
     signIn,
     secondFactor,
-    oidc: new OidcService(oidcStore, userStore, signIn, secretsKey, links),
+    oidc: new OidcService(oidcStore, userStore, signIn, secretsKey, links, rateLimits, config.oidcAllowPrivateIssuers),
   };
 }
 

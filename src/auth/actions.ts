@@ -224,8 +224,8 @@ export const actions = {
     scope: Scopes.searchApi,
     role: 'analyst',
     tenant: 'tree',
-    description: "Answer, move through triage and comment on investigations of the caller's tree",
-    fields: ['Mutation.answerInvestigation', 'Mutation.setInvestigationStatus', 'Mutation.commentOnInvestigation'],
+    description: "Answer, move through triage, assign and comment on investigations of the caller's tree",
+    fields: ['Mutation.answerInvestigation', 'Mutation.setInvestigationStatus', 'Mutation.assignInvestigation', 'Mutation.commentOnInvestigation'],
   },
   'suppressions.read': {
     scope: Scopes.searchApi,

@@ -26,8 +26,8 @@ export const EVENT_TOPICS = {
     kinds: ['run_succeeded', 'run_failed'],
   },
   triage: {
-    description: 'What people and API clients made of investigations: answers to "was this authorized?", status changes and comments.',
-    kinds: ['investigation_answered', 'investigation_status_changed', 'investigation_commented'],
+    description: 'What people and API clients made of investigations: answers to "was this authorized?", status changes, comments and assignments.',
+    kinds: ['investigation_answered', 'investigation_status_changed', 'investigation_commented', 'investigation_assigned'],
   },
   suppressions: {
     description: 'Suppressions created by an AUTHORIZED answer, and revoked: subjects detection leaves alone.',

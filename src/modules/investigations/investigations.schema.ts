@@ -323,6 +323,7 @@ builder.queryFields((t) => ({
       triageStatus: t.arg({ type: TriageStatusEnum, required: false }),
       answer: t.arg({ type: TriageAnswerEnum, required: false }),
       assigneeId: t.arg.string({ required: false, description: 'Assigned to this person.' }),
+      customerId: t.arg.string({ required: false, description: "One tenant of the caller's tree (404 `not_found` outside it); default: the whole tree." }),
     },
     resolve: async (_root, args, ctx) => {
       const session = await ctx.auth.requireSession();

@@ -1,9 +1,10 @@
 import DataLoader from 'dataloader';
-import type { Session } from '../../auth/session.js';
+import type { Session, TenantScope } from '../../auth/session.js';
 import { DomainError, badRequest } from '../../errors.js';
 import { parseIsoDate } from '../../flowstore/index.js';
 import type { Investigation, Node } from '../../generated/prisma/client.js';
 import { plausibleId } from '../../infra/ids.js';
+import { tenantOnly } from '../../tenancy/tenant-scope.js';
 import type { SearchService } from '../search/search.service.js';
 import { DISPOSITIONS, type Disposition, type TrafficQuery } from './investigation.model.js';
 import type { TriageAnswer, TriageStatus } from './triage.model.js';
@@ -41,11 +42,14 @@ export interface ListArgs {
   triageStatus?: TriageStatus | null;
   answer?: TriageAnswer | null;
   assigneeId?: string | null;
+  /** One tenant of the caller's tree (GraphQL only); the whole tree without it. */
+  customerId?: string | null;
 }
 
 /** A validated list query: the filter and the page. */
 export interface ListQuery {
   filter: InvestigationFilter;
+  customerId?: string;
   limit: number;
   offset: number;
 }
@@ -115,17 +119,26 @@ export class InvestigationService {
       },
       limit: Math.max(PAGE_LIMITS.min, Math.min(PAGE_LIMITS.max, given(args.limit) ? args.limit : PAGE_LIMITS.default)),
       offset: given(args.offset) ? args.offset : 0,
+      ...(given(args.customerId) ? { customerId: args.customerId } : {}),
     };
   }
 
   async list(session: Session, q: ListQuery, select: InvestigationSelection = {}): Promise<Investigation[]> {
-    session.assert('investigations.read');
-    return this.store.list(await session.tenantScope(), q.filter, q, select);
+    return this.store.list(await this.listScope(session, q), q.filter, q, select);
   }
 
   async total(session: Session, q: ListQuery): Promise<number> {
-    session.assert('investigations.read');
-    return this.store.count(await session.tenantScope(), q.filter);
+    return this.store.count(await this.listScope(session, q), q.filter);
+  }
+
+  /** The tenants a list reads: the caller's tree, or the one tenant of it the query names (404 outside). */
+  private async listScope(session: Session, q: ListQuery): Promise<TenantScope> {
+    if (q.customerId === undefined) {
+      session.assert('investigations.read');
+      return session.tenantScope();
+    }
+    await session.assertTenant('investigations.read', q.customerId);
+    return tenantOnly(q.customerId);
   }
 
   /** A finished investigation of the caller's tree, or null (missing, elsewhere, or still running). */

@@ -54,5 +54,5 @@ export function statusAfterAnswer(current: TriageStatus, answer: TriageAnswer): 
 }
 
 /** The kinds of activity entry (investigation_activity.kind). */
-export const ACTIVITY_KINDS = ['answered', 'status_changed', 'reopened', 'commented', 'suppressed', 'suppression_revoked'] as const;
+export const ACTIVITY_KINDS = ['answered', 'status_changed', 'reopened', 'commented', 'suppressed', 'suppression_revoked', 'assigned'] as const;
 export type ActivityKind = (typeof ACTIVITY_KINDS)[number];

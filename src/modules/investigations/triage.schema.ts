@@ -86,7 +86,7 @@ const ActivityRef = builder.objectRef<InvestigationActivity>('InvestigationActiv
   fields: (t) => ({
     id: t.exposeString('id'),
     kind: t.exposeString('kind', {
-      description: '`answered`, `status_changed`, `reopened`, `commented`, `suppressed` or `suppression_revoked`.',
+      description: '`answered`, `status_changed`, `reopened`, `commented`, `suppressed`, `suppression_revoked` or `assigned`.',
     }),
     actor: t.field({ type: TriageActorRef, resolve: (a) => ({ kind: a.actorKind, id: a.actorId }) }),
     data: t.field({ type: 'JSON', description: 'Per kind (docs/triage.md), snake_case keys.', resolve: (a) => a.data }),
@@ -243,6 +243,13 @@ builder.mutationFields((t) => ({
       resolution: t.arg({ type: TriageResolutionEnum, required: false }),
     },
     resolve: (select, _root, args, ctx) => changed(ctx, select, (session) => ctx.services.triage.setStatus(session, args.id, args.status, args.resolution)),
+  }),
+  assignInvestigation: t.prismaField({
+    type: 'Investigation',
+    description:
+      'Hands the investigation to a person (an active analyst or admin who sees its tenant: 400 `invalid_request` otherwise), or to nobody with `userId: null`.',
+    args: { id: t.arg.string({ required: true }), userId: t.arg.string({ required: false }) },
+    resolve: (select, _root, args, ctx) => changed(ctx, select, (session) => ctx.services.triage.assign(session, args.id, args.userId ?? null)),
   }),
   commentOnInvestigation: t.field({
     type: CommentRef,

@@ -66,6 +66,8 @@ export class TriageService {
     private readonly store: TriageStore,
     private readonly investigations: InvestigationStore,
     private readonly events: EventRecorder,
+    /** Whether a person may be handed investigations of a tenant: active, able to triage, and seeing that tenant. */
+    private readonly canTriage: (userId: string, customerId: string) => Promise<boolean>,
     private readonly now: () => Date = () => new Date(),
   ) {}
 
@@ -135,6 +137,31 @@ export class TriageService {
     });
     if (!changed) throw investigationNotFound();
     await this.recordStatus(changed.after, changed.before.triageStatus, whoActed(actor));
+    return changed.after;
+  }
+
+  /** Hands the investigation to a person who can triage it (an analyst or admin who sees its tenant), or to nobody (null). */
+  async assign(session: Session, id: string, userId: string | null): Promise<Investigation> {
+    session.assert('investigations.triage');
+    const found = await this.find(session, id);
+    if (userId !== null && !(plausibleId(userId) && (await this.canTriage(userId, found.customerId)))) {
+      throw invalid('userId', `userId must name an active analyst or admin who sees investigation ${found.id}`);
+    }
+    const actor = session.actor;
+    const changed = await this.store.change(found.customerId, found.id, (current) => ({
+      write: { assigneeId: userId },
+      actor,
+      entries: current.assigneeId === userId ? [] : [{ kind: 'assigned', data: { assignee_id: userId, previous_assignee_id: current.assigneeId } }],
+      suppression: null,
+    }));
+    if (!changed) throw investigationNotFound();
+    if (changed.before.assigneeId !== userId) {
+      await this.record(changed.after, 'triage', 'investigation_assigned', {
+        ...whoActed(actor),
+        assignee_id: userId,
+        previous_assignee_id: changed.before.assigneeId,
+      });
+    }
     return changed.after;
   }
 

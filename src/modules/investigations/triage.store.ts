@@ -33,7 +33,17 @@ export interface TriageChange {
 /** The triage columns of `investigations` a change writes. */
 export type TriageWrite = Pick<
   PrismaTypes.InvestigationUpdateManyMutationInput,
-  'triageStatus' | 'resolution' | 'resolvedAt' | 'answer' | 'answerNote' | 'answeredByKind' | 'answeredById' | 'answeredAt' | 'severity' | 'severityRaise'
+  | 'triageStatus'
+  | 'resolution'
+  | 'resolvedAt'
+  | 'answer'
+  | 'answerNote'
+  | 'answeredByKind'
+  | 'answeredById'
+  | 'answeredAt'
+  | 'severity'
+  | 'severityRaise'
+  | 'assigneeId'
 >;
 
 export interface SuppressionFilter {

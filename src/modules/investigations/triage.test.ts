@@ -4,6 +4,7 @@ import { call, graphql } from '../../../test/kit/http.js';
 import { type Caller, seedCaller, seedTree } from '../../../test/kit/seed.js';
 import { Scopes } from '../../auth/scopes.js';
 import { newId } from '../../infra/ids.js';
+import { asPerson, seedPerson, signedIn } from '../../../test/kit/people.js';
 import { seedInvestigation } from './investigations.fixtures.js';
 import { expectOneAnswerWinsTheRace } from './triage.fixtures.js';
 import { CONFIRMED_SEVERITY_STEP, TRIAGE_LIMITS } from './triage.model.js';
@@ -375,6 +376,79 @@ describe('investigation triage', () => {
       });
       const page = await call(t.url, 'GET', '/rest/investigations/1.0?limit=200', { token: tree.childACaller.token });
       expect(page.body.investigations.find((i: { id: string }) => i.id === id).triage).toEqual(one.body.triage);
+    });
+  });
+
+  describe('assignment, by people', () => {
+    const ASSIGN = `mutation ($id: String!, $userId: String) { assignInvestigation(id: $id, userId: $userId) { id triage { assigneeId } } }`;
+
+    it('hands an investigation to an analyst who sees it, records it once, and takes it back', async () => {
+      const id = await seed(tree.childA.id);
+      const analyst = await seedPerson(t.app, tree.childA.id, 'analyst');
+      // An MSP's admin sees its children's investigations, so can be handed one.
+      const mspAdmin = await seedPerson(t.app, tree.msp.id, 'admin');
+      const cookie = await signedIn(t.url, analyst);
+      const assign = (userId: string | null) => asPerson(t.url, cookie, ASSIGN, { id, userId });
+
+      expect((await assign(analyst.userId)).data.assignInvestigation.triage.assigneeId).toBe(analyst.userId);
+      expect((await assign(analyst.userId)).errors).toBeUndefined();
+      expect((await assign(mspAdmin.userId)).data.assignInvestigation.triage.assigneeId).toBe(mspAdmin.userId);
+      const mine = await asPerson(t.url, cookie, `{ investigations(assigneeId: "${mspAdmin.userId}") { investigations { id } } }`);
+      expect(mine.data.investigations.investigations.map((i: { id: string }) => i.id)).toEqual([id]);
+      expect((await assign(null)).data.assignInvestigation.triage.assigneeId).toBeNull();
+
+      const history = await gql(tree.childACaller, HISTORY, { id });
+      const assigned = history.data.investigation.activity.edges.map((e: { node: { kind: string; actor: object; data: object } }) => e.node);
+      expect(assigned).toEqual([
+        { kind: 'assigned', actor: { kind: 'user', id: analyst.userId }, data: { assignee_id: analyst.userId, previous_assignee_id: null } },
+        { kind: 'assigned', actor: { kind: 'user', id: analyst.userId }, data: { assignee_id: mspAdmin.userId, previous_assignee_id: analyst.userId } },
+        { kind: 'assigned', actor: { kind: 'user', id: analyst.userId }, data: { assignee_id: null, previous_assignee_id: mspAdmin.userId } },
+      ]);
+      expect(
+        (await eventsOf(id)).filter((e) => e.kind === 'investigation_assigned').map((e) => (e.data as { assignee_id: string | null }).assignee_id),
+      ).toEqual([analyst.userId, mspAdmin.userId, null]);
+    });
+
+    it('refuses a person who cannot triage it, and a viewer cannot assign', async () => {
+      const id = await seed(tree.childA.id);
+      const analyst = await seedPerson(t.app, tree.childA.id, 'analyst');
+      const viewer = await seedPerson(t.app, tree.childA.id, 'viewer');
+      const sibling = await seedPerson(t.app, tree.childB.id, 'analyst');
+      const stranger = await seedPerson(t.app, other.childA.id, 'admin');
+      const cookie = await signedIn(t.url, analyst);
+      for (const userId of [viewer.userId, sibling.userId, stranger.userId, 'usr_nobody']) {
+        const res = await asPerson(t.url, cookie, ASSIGN, { id, userId });
+        expect(res.errors?.[0]).toMatchObject({
+          extensions: { code: 'invalid_request' },
+          message: expect.stringMatching(/^userId must name an active analyst/),
+        });
+      }
+      const byViewer = await asPerson(t.url, await signedIn(t.url, viewer), ASSIGN, { id, userId: analyst.userId });
+      expect(byViewer.errors?.[0]?.extensions?.code).toBe('authorization_error');
+      // Another tree's investigation is not found, whoever is named.
+      const foreign = await seed(other.childA.id);
+      expect((await asPerson(t.url, cookie, ASSIGN, { id: foreign, userId: analyst.userId })).errors?.[0]?.extensions?.code).toBe('not_found');
+      expect((await t.app.db.prisma.investigation.findUniqueOrThrow({ where: { id } })).assigneeId).toBeNull();
+    });
+  });
+
+  describe('the list, one tenant at a time', () => {
+    it("narrows an MSP's list to one child, and a tenant outside the tree is not found", async () => {
+      const a = await seed(tree.childA.id);
+      const b = await seed(tree.childB.id);
+      const ids = async (caller: Caller, customerId: string) => {
+        const res = await gql(caller, `query($c: String) { investigations(customerId: $c, limit: 200) { total investigations { id customerId } } }`, {
+          c: customerId,
+        });
+        return res;
+      };
+      const childA = await ids(tree.mspCaller, tree.childA.id);
+      expect(new Set(childA.data.investigations.investigations.map((i: { customerId: string }) => i.customerId))).toEqual(new Set([tree.childA.id]));
+      expect(childA.data.investigations.investigations.map((i: { id: string }) => i.id)).toContain(a);
+      expect(childA.data.investigations.investigations.map((i: { id: string }) => i.id)).not.toContain(b);
+      expect(childA.data.investigations.total).toBe(childA.data.investigations.investigations.length);
+      expect((await ids(tree.childACaller, tree.childB.id)).errors?.[0]?.extensions?.code).toBe('not_found');
+      expect((await ids(tree.mspCaller, other.childA.id)).errors?.[0]?.extensions?.code).toBe('not_found');
     });
   });
 });

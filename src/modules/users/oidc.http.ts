@@ -5,10 +5,15 @@ import { clientAddress } from '../../infra/client-address.js';
 import type { Logger } from '../../infra/logger.js';
 import type { Services } from '../../services.js';
 import { OIDC_CALLBACK_PATH, OIDC_START_PATH } from './oidc.service.js';
-import { sessionCookieHeader } from './session-cookie.js';
+import { cookieOf, sessionCookieHeader } from './session-cookie.js';
 
 /** Where a person lands once signed on: the console. */
 const AFTER_SIGN_ON = '/console/';
+/** The cookie holding a sign-on's state in the browser that started it, for as long as a sign-on may take. */
+const STATE_COOKIE = 'bd_oidc_state';
+const STATE_SECONDS = 600;
+const stateCookie = (value: string, maxAge: number, secure: boolean) =>
+  `${STATE_COOKIE}=${value}; HttpOnly; Path=${OIDC_CALLBACK_PATH}; SameSite=Lax; Max-Age=${maxAge}${secure ? '; Secure' : ''}`;
 
 /**
  * The two browser doors of single sign-on (docs/users.md): `GET /auth/oidc/start?customer=…`
@@ -23,13 +28,16 @@ export function oidcRoute(services: Services, trustedProxies: ReadonlySet<string
     methods: ['GET'],
     serve: async (req, res, url, requestId) => {
       try {
-        if (url.pathname === OIDC_START_PATH) {
-          return redirect(res, 302, (await services.oidc.start(url.searchParams.get('customer') ?? '')).href);
-        }
         const origin = { address: clientAddress(req, trustedProxies) };
-        const signedIn = await services.oidc.callback(url, origin, req.headers['user-agent'] ?? null);
-        const { sessionMaxSeconds, secureCookies } = services.signIn.settings;
-        res.setHeader('set-cookie', sessionCookieHeader(signedIn.cookieValue, sessionMaxSeconds, secureCookies));
+        const { secureCookies, sessionMaxSeconds } = services.signIn.settings;
+        if (url.pathname === OIDC_START_PATH) {
+          const started = await services.oidc.start(url.searchParams.get('customer') ?? '', origin);
+          res.setHeader('set-cookie', stateCookie(started.state, STATE_SECONDS, secureCookies));
+          return redirect(res, 302, started.url.href);
+        }
+        const browserState = cookieOf(req.headers.cookie, STATE_COOKIE);
+        const signedIn = await services.oidc.callback(url, browserState, origin, req.headers['user-agent'] ?? null);
+        res.setHeader('set-cookie', [sessionCookieHeader(signedIn.cookieValue, sessionMaxSeconds, secureCookies), stateCookie('', 0, secureCookies)]);
         redirect(res, 303, AFTER_SIGN_ON);
       } catch (error) {
         if (!(error instanceof DomainError)) logger.error('oidc.failed', { requestId, error });

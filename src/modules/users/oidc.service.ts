@@ -6,7 +6,8 @@ import { DomainError, badRequest, notFound } from '../../errors.js';
 import type { OidcProvider, User } from '../../generated/prisma/client.js';
 import { plausibleId } from '../../infra/ids.js';
 import type { PublicLinks } from '../../infra/links.js';
-import type { RequestOrigin } from '../../infra/rate-limits.js';
+import type { RateLimiter, RequestOrigin } from '../../infra/rate-limits.js';
+import { TargetRefused, checkTarget } from '../automation/targets.js';
 import type { SecretsKey } from '../../infra/secrets-key.js';
 import { tenantOnly } from '../../tenancy/tenant-scope.js';
 import type { OidcStore, RoleRule } from './oidc.store.js';
@@ -33,8 +34,13 @@ interface OidcInput {
   defaultRole?: string | null;
 }
 
-/** An issuer is https, or http on this machine (a provider under test, or a local one). */
-function issuerUrl(issuer: string): URL {
+/**
+ * An issuer is https on a public address: a tenant's admin chooses it, and the server fetches it
+ * from inside our network, so a private one would let them probe internal services (SSRF, as for
+ * webhooks). With OIDC_ALLOW_PRIVATE_ISSUERS, private addresses too, and http on this machine (a
+ * provider inside the operator's network, or under test).
+ */
+async function issuerUrl(issuer: string, allowPrivate: boolean): Promise<URL> {
   let url: URL;
   try {
     url = new URL(issuer);
@@ -42,8 +48,15 @@ function issuerUrl(issuer: string): URL {
     throw badRequest('invalid_request', 'issuer must be a URL', { field: 'issuer' });
   }
   const loopback = ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname);
-  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && loopback)) {
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && loopback && allowPrivate)) {
     throw badRequest('invalid_request', 'issuer must be an https URL', { field: 'issuer' });
+  }
+  try {
+    await checkTarget(url, allowPrivate);
+  } catch (error) {
+    if (!(error instanceof TargetRefused)) throw error;
+    const message = error.message.replace('AUTOMATION_ALLOW_PRIVATE_TARGETS', 'OIDC_ALLOW_PRIVATE_ISSUERS');
+    throw badRequest('invalid_request', `issuer: ${message}`, { field: 'issuer' });
   }
   return url;
 }
@@ -66,12 +79,14 @@ export class OidcService {
     private readonly signIn: SignInService,
     private readonly secretsKey: SecretsKey,
     private readonly links: PublicLinks,
+    private readonly limiter: RateLimiter,
+    private readonly allowPrivateIssuers: boolean,
   ) {}
 
   /** An admin sets their tenant's provider; the provider's discovery document must answer. */
   async configure(session: Session, customerId: string, input: OidcInput): Promise<OidcProvider> {
     const scope = await session.assertTenant('users.manage', customerId);
-    const issuer = issuerUrl(input.issuer.trim());
+    const issuer = await issuerUrl(input.issuer.trim(), this.allowPrivateIssuers);
     if (!input.clientId.trim() || input.clientId.length > 500) throw badRequest('invalid_request', 'clientId is required', { field: 'clientId' });
     if (!input.clientSecret || input.clientSecret.length > 1000) throw badRequest('invalid_request', 'clientSecret is required', { field: 'clientSecret' });
     if (input.roleRules.length > MAX_RULES) throw badRequest('invalid_request', `at most ${MAX_RULES} role rules`, { field: 'roleRules' });
@@ -98,8 +113,13 @@ export class OidcService {
     return this.store.findInScope(await session.assertTenant('users.read', customerId), customerId);
   }
 
-  /** Where the person's browser goes to sign on with their tenant's provider. */
-  async start(customerId: string): Promise<URL> {
+  /**
+   * Where the person's browser goes to sign on with their tenant's provider, and the state the
+   * browser keeps (oidc.http.ts sets it in a cookie) to show the callback is its own. A start writes
+   * a row, so it counts against the address as a sign-in attempt does.
+   */
+  async start(customerId: string, origin: RequestOrigin): Promise<{ url: URL; state: string }> {
+    await this.limiter.take('sign_in', origin);
     const provider = plausibleId(customerId) ? await this.store.find(customerId) : null;
     if (!provider) throw notFound('not_found', 'This organization has no single sign-on');
     const config = await this.configOf(provider);
@@ -107,7 +127,7 @@ export class OidcService {
     const state = client.randomState();
     const nonce = client.randomNonce();
     await this.store.startLogin({ stateHash: hashState(state), customerId, codeVerifier, nonce, expiresAt: new Date(Date.now() + LOGIN_SECONDS * 1000) });
-    return client.buildAuthorizationUrl(config, {
+    const url = client.buildAuthorizationUrl(config, {
       redirect_uri: this.redirectUri(),
       scope: 'openid email profile',
       code_challenge: await client.calculatePKCECodeChallenge(codeVerifier),
@@ -115,11 +135,18 @@ export class OidcService {
       state,
       nonce,
     });
+    return { url, state };
   }
 
-  /** The provider sent the person back: the code is exchanged, the ID token checked, the person signed in. */
-  async callback(currentUrl: URL, origin: RequestOrigin, userAgent: string | null): Promise<SignedIn> {
+  /**
+   * The provider sent the person back: the code is exchanged, the ID token checked, the person
+   * signed in. `browserState` is the state this browser kept at the start: a callback link made
+   * for another browser (an attacker's own sign-on, planted to sign the victim in as the attacker)
+   * is refused before it is spent.
+   */
+  async callback(currentUrl: URL, browserState: string | null, origin: RequestOrigin, userAgent: string | null): Promise<SignedIn> {
     const state = currentUrl.searchParams.get('state');
+    if (state && state !== browserState) throw badRequest('invalid_request', 'This sign-on was not started in this browser: start again');
     const login = state && state.length <= 200 ? await this.store.takeLogin(hashState(state)) : null;
     if (!login) throw badRequest('invalid_request', 'This sign-on is unknown, used or expired: start again');
     const provider = await this.store.find(login.customerId);

@@ -20,7 +20,7 @@ describe('single sign-on with OpenID Connect, against a real provider on loopbac
   let startUrl: string;
 
   beforeAll(async () => {
-    t = await startTestApp();
+    t = await startTestApp({ env: { OIDC_ALLOW_PRIVATE_ISSUERS: 'true' } });
     idp = await startOidcProvider(`${t.url}${OIDC_CALLBACK_PATH}`);
     customerId = (await seedTenant(t.app)).id;
     adminCookie = await signedIn(t.url, await seedPerson(t.app, customerId, 'admin'));
@@ -58,7 +58,7 @@ describe('single sign-on with OpenID Connect, against a real provider on loopbac
     const { final, cookies } = await browseSignOn(startUrl, idp.issuer, 'ana');
     expect(final.status).toBe(303);
     expect(final.headers.get('location')).toBe('/console/');
-    expect(final.headers.get('set-cookie')).toMatch(/^bd_session=[A-Za-z0-9_-]{43}; HttpOnly; Path=\/; SameSite=Lax; Max-Age=43200$/);
+    expect(final.headers.getSetCookie()[0]).toMatch(/^bd_session=[A-Za-z0-9_-]{43}; HttpOnly; Path=\/; SameSite=Lax; Max-Age=43200$/);
     const me = await asPerson(t.url, `bd_session=${cookies.get('bd_session')}`, ME);
     expect(me.data.me).toEqual({ email: 'ana@analysts.example.com', role: 'analyst', customer: { customerId } });
     const event = await t.app.db.prisma.event.findFirstOrThrow({ where: { customerId, topic: 'sign_ins', kind: 'signed_in' }, orderBy: { createdAt: 'desc' } });
@@ -89,10 +89,40 @@ describe('single sign-on with OpenID Connect, against a real provider on loopbac
     idp.accounts.set('twice', { email: 'twice@analysts.example.com' });
     const once = await browseSignOn(startUrl, idp.issuer, 'twice');
     expect(once.final.status).toBe(303);
-    // The callback the provider sent the browser to, again: its state was taken the first time.
-    const again = await fetch(once.url, { redirect: 'manual' });
+    // The callback the provider sent the browser to, again, with the browser's state: taken the first time.
+    const state = new URL(once.url).searchParams.get('state');
+    const again = await fetch(once.url, { redirect: 'manual', headers: { cookie: `bd_oidc_state=${state}` } });
     expect(again.status).toBe(400);
     expect(await again.text()).toContain('unknown, used or expired');
+  });
+
+  it("refuses a callback in a browser that did not start the sign-on (an attacker's link)", async () => {
+    idp.accounts.set('attacker', { email: 'attacker@analysts.example.com' });
+    // The link to the callback an attacker's own sign-on ends with, planted on a victim's browser.
+    const link = (await browseSignOn(startUrl, idp.issuer, 'attacker')).url;
+    expect(new URL(link).pathname).toBe(OIDC_CALLBACK_PATH);
+    const victim = await fetch(link, { redirect: 'manual' });
+    expect(victim.status).toBe(400);
+    expect(await victim.text()).toContain('not started in this browser');
+    expect(victim.headers.getSetCookie().join()).not.toContain('bd_session');
+    // The start set the state cookie: HttpOnly, only sent to the callback, gone after ten minutes.
+    const started = await fetch(startUrl, { redirect: 'manual' });
+    expect(started.headers.get('set-cookie')).toMatch(/^bd_oidc_state=[A-Za-z0-9_-]+; HttpOnly; Path=\/auth\/oidc\/callback; SameSite=Lax; Max-Age=600$/);
+  });
+
+  it('refuses private and loopback issuers unless OIDC_ALLOW_PRIVATE_ISSUERS is set', async () => {
+    const strict = await startTestApp({ databaseUrl: t.config.databaseUrl });
+    try {
+      const admin = await signedIn(strict.url, await seedPerson(strict.app, customerId, 'admin'));
+      const configure = (issuer: string) =>
+        asPerson(strict.url, admin, CONFIGURE, { c: customerId, i: { issuer, clientId: 'x', clientSecret: 'y', roleRules: [] } });
+      expect((await configure(idp.issuer)).errors?.[0]?.message).toBe('issuer must be an https URL');
+      expect((await configure('https://10.1.2.3/realms/corp')).errors?.[0]?.message).toMatch(
+        /^issuer: The host 10\.1\.2\.3 resolves to a private, loopback or link-local address; .*OIDC_ALLOW_PRIVATE_ISSUERS/,
+      );
+    } finally {
+      await strict.stop();
+    }
   });
 
   it('keeps the client secret out of every answer and sealed at rest; only admins read or change the settings', async () => {

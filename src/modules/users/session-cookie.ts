@@ -1,15 +1,18 @@
 /** The cookie a person's session travels in (docs/users.md). */
 const SESSION_COOKIE = 'bd_session';
 
-/** The session cookie's value in a Cookie header, or null. */
-export function sessionCookieOf(header: string | undefined | null): string | null {
+/** The value of the cookie `name` in a Cookie header, or null. */
+export function cookieOf(header: string | undefined | null, name: string): string | null {
   if (!header) return null;
   for (const pair of header.split(';')) {
     const eq = pair.indexOf('=');
-    if (eq > 0 && pair.slice(0, eq).trim() === SESSION_COOKIE) return pair.slice(eq + 1).trim() || null;
+    if (eq > 0 && pair.slice(0, eq).trim() === name) return pair.slice(eq + 1).trim() || null;
   }
   return null;
 }
+
+/** The session cookie's value in a Cookie header, or null. */
+export const sessionCookieOf = (header: string | undefined | null) => cookieOf(header, SESSION_COOKIE);
 
 /**
  * `Set-Cookie` for a session: HttpOnly (no script reads it), SameSite=Lax (no cross-site request

@@ -5,6 +5,9 @@ import type { Config } from '../../config.js';
 import type { User } from '../../generated/prisma/client.js';
 import type { Database } from '../../infra/database.js';
 import { PublicLinks } from '../../infra/links.js';
+import { TenantDirectory } from '../../tenancy/tenant-directory.js';
+import { tenantScopeLoader } from '../../tenancy/tenant-scope.js';
+import { TenantStore } from '../../tenancy/tenants.store.js';
 import { noEvents } from '../events/events.service.js';
 import { SignInGuard } from './sign-in-guard.js';
 import { UserSessionStore } from './user-sessions.store.js';
@@ -40,6 +43,7 @@ const service = (db: Database, config: Config) => {
     new UserSessionStore(db.prisma),
     new PublicLinks(config.publicBaseUrl ?? `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`),
     new SignInGuard(store, noEvents, config.signIn),
+    tenantScopeLoader(new TenantDirectory(new TenantStore(db.prisma))),
   );
 };
 

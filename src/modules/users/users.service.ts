@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { type Role, roles } from '../../auth/actions.js';
+import { type Action, type Role, roleAllows, roles } from '../../auth/actions.js';
 import { hashSecret } from '../../auth/secrets.js';
 import type { Session, TenantScope } from '../../auth/session.js';
 import { DomainError, authenticationError, authorizationError, badRequest, notFound } from '../../errors.js';
@@ -59,7 +59,15 @@ export class UserService {
     private readonly sessions: UserSessionStore,
     private readonly links: PublicLinks,
     private readonly guard: SignInGuard,
+    private readonly loadScope: (customerId: string) => Promise<TenantScope>,
   ) {}
+
+  /** Whether a person may take `action` on the data of `customerId`: active, of a role that allows it, and seeing that tenant. */
+  async mayTake(userId: string, action: Action, customerId: string): Promise<boolean> {
+    const user = await this.store.findById(userId);
+    if (!user || user.status !== 'active' || !roleAllows(user.role as Role, action)) return false;
+    return (await this.loadScope(user.customerId)).tenantIds.has(customerId);
+  }
 
   /** The signed-in person, for `me`. */
   self(userId: string): Promise<User | null> {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminCli } from '../../../test/kit/admin-cli.js';
 import { type TestApp, startTestApp } from '../../../test/kit/app.js';
-import { graphql } from '../../../test/kit/http.js';
+import { call, graphql } from '../../../test/kit/http.js';
 import { PASSWORD, type Person, SIGN_IN, asPerson, linkToken, seedPerson, signIn, signedIn } from '../../../test/kit/people.js';
 import { seedCaller, seedTenant, seedTree } from '../../../test/kit/seed.js';
 import { Scopes } from '../../auth/scopes.js';
@@ -67,6 +67,13 @@ describe('console users and sign-in', () => {
     expect(signOutForged.errors?.[0]?.extensions?.code).toBe('csrf_header_required');
     expect((await asPerson(t.url, cookie, ME)).data.me.id).toBe(admin.userId);
     expect((await graphql(t.url, USERS, { c: tree.msp.id }, tree.mspCaller.token)).errors).toBeUndefined();
+  });
+
+  it('keeps the REST paths bearer-only: a session cookie, even with the CSRF header, is no caller there', async () => {
+    const cookie = await signedIn(t.url, admin);
+    const res = await call(t.url, 'GET', '/rest/deployments/1.0', { headers: { cookie, 'x-graphql-yoga-csrf': '1' } });
+    expect(res.status).toBe(401);
+    expect((await call(t.url, 'GET', '/rest/deployments/1.0', { token: tree.mspCaller.token })).status).toBe(200);
   });
 
   it('answers a wrong password and an unknown email alike, never naming which', async () => {

@@ -18,15 +18,16 @@ describe('the console fleet pages in a browser', () => {
   let admin: Person;
   let viewer: Person;
 
-  /** A collector enrolled into `customerId` with a provisioned key, as the installer would. */
-  async function enrol(customerId: string, machineId: string) {
+  let connected: FakeCollector;
+
+  /** A collector enrolled into `customerId` with a provisioned key, as the installer would; left connected. */
+  async function enrol(customerId: string, machineId: string): Promise<FakeCollector> {
     const provisioned = await call(t.url, 'POST', '/rest/nodes/provision/1.0', {
       token: tree.mspCaller.token,
       body: { customer_id: customerId, machine_id: machineId },
     });
     const token = await FakeCollector.exchange(t.url, provisioned.body.access_key);
-    const collector = await FakeCollector.connect(t.url, token, { machine_id: machineId, hostname: machineId, os: 'linux', arch: 'amd64', version: '0.0.1' });
-    await collector.close();
+    return FakeCollector.connect(t.url, token, { machine_id: machineId, hostname: machineId, os: 'linux', arch: 'amd64', collector_version: '0.0.1' });
   }
 
   beforeAll(async () => {
@@ -34,10 +35,11 @@ describe('the console fleet pages in a browser', () => {
     tree = await seedTree(t.app);
     admin = await seedPerson(t.app, tree.msp.id, 'admin');
     viewer = await seedPerson(t.app, tree.msp.id, 'viewer');
-    await enrol(tree.msp.id, 'msp-sensor');
-    await enrol(tree.childA.id, 'child-a-sensor');
+    connected = await enrol(tree.msp.id, 'msp-sensor');
+    await (await enrol(tree.childA.id, 'child-a-sensor')).close();
   }, 120_000);
   afterAll(async () => {
+    await connected?.close();
     await browser?.close();
     await t?.stop();
   });
@@ -61,6 +63,34 @@ describe('the console fleet pages in a browser', () => {
     expect(elsewhere).toEqual([]);
     expect(problems).toEqual([]);
     await page.getByLabel('Tenant').selectOption(tree.msp.id);
+    await page.close();
+  });
+
+  it('updates a connected node and fetches its diagnostics and recent logs from its collector (admin)', async () => {
+    const commands: Array<{ command: string; args: Record<string, unknown> }> = [];
+    connected.answer = (command) => {
+      commands.push({ command: command.name, args: command.args });
+      if (command.name === 'update') return { ok: true, data: { version: command.args.version } };
+      return {
+        ok: true,
+        data: { diagnostics: { uptime_s: 42, asked: command.args.log_lines }, recent_logs: ['capture started on eth0', 'spooler flushed 3 files'] },
+      };
+    };
+    await t.app.services.collector.publish({ file: Buffer.from('binary 9.0.0'), version: '9.0.0', channel: 'stable', os: 'linux', arch: 'amd64' });
+    const { page, problems } = await openSignedIn(browser, t.url, admin, '/fleet');
+    await page.getByRole('link', { name: 'msp-sensor' }).click();
+    await page.getByText('Update available: 9.0.0').waitFor({ timeout: 15_000 });
+    await page.getByRole('button', { name: 'Update msp-sensor' }).click();
+    await page.getByText('Update to 9.0.0 sent.').waitFor({ timeout: 15_000 });
+    expect(commands.map((c) => [c.command, c.args.version])).toEqual([['update', '9.0.0']]);
+
+    await page.getByRole('button', { name: 'Fetch diagnostics' }).click();
+    await page.getByText('The last 2 log lines').waitFor({ timeout: 15_000 });
+    expect(await page.locator('pre.logs').textContent()).toBe('capture started on eth0\nspooler flushed 3 files');
+    expect(await page.locator('pre.copyable', { hasText: 'uptime_s' }).textContent()).toContain('"asked": 200');
+    expect(await seriousViolations(page)).toEqual([]);
+    await page.screenshot({ path: screenshotPath('console-fleet-diagnostics'), fullPage: true });
+    expect(problems).toEqual([]);
     await page.close();
   });
 

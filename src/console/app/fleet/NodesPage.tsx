@@ -1,4 +1,4 @@
-import { useEffect } from 'react';
+import { useEffect, useState } from 'react';
 import { ConsoleNodesDocument, type ConsoleNodeRowFragment, ConsoleUpdateNodeDocument, ConsoleLiveEventsDocument } from '../../../generated/console.js';
 import { request, subscribe } from '../api.js';
 import { formatDate } from '../investigations/format.js';
@@ -68,9 +68,13 @@ function NodesTable({ nodes, mayUpdate, onUpdated }: { nodes: ConsoleNodeRowFrag
 /** The version and, when a newer release waits, "update available" with the update action for those allowed. */
 export function NodeVersion({ node, mayUpdate, onUpdated }: { node: ConsoleNodeRowFragment; mayUpdate: boolean; onUpdated: () => void }) {
   const { busy, problem, run } = useAction();
+  const [sent, setSent] = useState<string>();
   const update = async () => {
     const result = await run(() => request(ConsoleUpdateNodeDocument, { nodeId: node.nodeId }));
-    if (result) onUpdated();
+    if (!result) return;
+    const { updateStatus, version } = result.updateNode;
+    setSent(updateStatus === 'update_sent' ? `Update to ${version} sent.` : `Already at ${version}.`);
+    onUpdated();
   };
   return (
     <>
@@ -90,6 +94,7 @@ export function NodeVersion({ node, mayUpdate, onUpdated }: { node: ConsoleNodeR
           )}
         </span>
       )}
+      {sent && <span role="status">{sent}</span>}
       <Problem text={problem && `The update was not sent: ${problem}`} />
     </>
   );

@@ -1,4 +1,4 @@
-import '../fleet/fleet.css';
+import '../sections.css';
 import { useLocation } from '../router.js';
 import type { Tenant, User } from '../session.js';
 import { SubNav } from '../subnav.js';

@@ -1,6 +1,6 @@
 import { navigate, useLocation } from '../router.js';
 import type { Tenant } from '../session.js';
-import '../fleet/fleet.css';
+import '../sections.css';
 import { OrganizationPage } from './OrganizationPage.js';
 import { OrganizationsPage } from './OrganizationsPage.js';
 import { type RangeKey, readRange, relativeStart } from './range.js';

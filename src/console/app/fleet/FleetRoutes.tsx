@@ -7,7 +7,7 @@ import { NodePage } from './NodePage.js';
 import { NodesPage } from './NodesPage.js';
 import { ProfilesPage } from './ProfilesPage.js';
 import { ProvisionPage } from './ProvisionPage.js';
-import './fleet.css';
+import '../sections.css';
 
 export interface FleetProps {
   user: User;

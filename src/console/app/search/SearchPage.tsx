@@ -4,7 +4,7 @@ import { ApiError, request } from '../api.js';
 import { Chart, type ChartOption, MARK } from '../explore/Chart.js';
 import { RangePicker } from '../explore/RangePicker.js';
 import { RANGES, type RangeKey, relativeStart } from '../explore/range.js';
-import '../fleet/fleet.css';
+import '../sections.css';
 import { navigate, useLocation } from '../router.js';
 import type { Tenant } from '../session.js';
 import { COLUMNS, type SearchParams, TERMS_FIELDS, cellText, readSearch, valueAt, writeSearch } from './columns.js';

@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'react';
 import { ConsoleEventRecordsDocument, ConsoleEventTopicsDocument, ConsoleLiveEventsDocument } from '../../../generated/console.js';
-import { subscribe } from '../api.js';
 import { formatDate } from '../investigations/format.js';
+import { LiveProblem, useLive } from '../live.js';
 import { QueryView } from '../query-view.js';
 import { Link, useLocation } from '../router.js';
 import { useQuery } from '../use-query.js';
@@ -14,10 +14,11 @@ const PAGE = 50;
 export function EventsPage({ tenant }: EventsProps) {
   const topic = useLocation().searchParams.get('topic');
   const { state, reload } = useQuery(ConsoleEventTopicsDocument, { customerId: tenant.customerId });
-  useEffect(() => subscribe(ConsoleLiveEventsDocument, { customerId: tenant.customerId }, reload, () => undefined), [tenant.customerId, reload]);
+  const liveProblem = useLive(ConsoleLiveEventsDocument, { customerId: tenant.customerId }, reload);
   return (
     <>
       <h1>Events</h1>
+      <LiveProblem problem={liveProblem} />
       <QueryView state={state} what="The topics" reload={reload}>
         {({ eventTopics }) => (
           <DataTable caption={<>Event topics of {tenant.name ?? tenant.customerId}</>} columns={['Topic', 'What', 'Events', 'Latest']} className="topics">
@@ -45,7 +46,7 @@ function Records({ customerId, topic }: { customerId: string; topic: string }) {
   const [cursor, setCursor] = useState<string>();
   useEffect(() => setCursor(undefined), [customerId, topic]);
   const { state, reload } = useQuery(ConsoleEventRecordsDocument, { customerId, topic, cursor, limit: PAGE });
-  useEffect(() => subscribe(ConsoleLiveEventsDocument, { customerId, topic }, reload, () => undefined), [customerId, topic, reload]);
+  useLive(ConsoleLiveEventsDocument, { customerId, topic }, reload);
   return (
     <section aria-labelledby="records">
       <h2 id="records">Records of {topic}</h2>

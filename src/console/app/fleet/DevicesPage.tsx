@@ -1,7 +1,13 @@
-import { type FormEvent, useEffect, useState } from 'react';
-import { ConsoleDecideDeviceDocument, ConsoleDeviceAuthorizationDocument, ConsoleDeviceAuthorizationStatusDocument } from '../../../generated/console.js';
-import { request, subscribe } from '../api.js';
+import { type FormEvent, useCallback, useState } from 'react';
+import {
+  ConsoleDecideDeviceDocument,
+  ConsoleDeviceAuthorizationDocument,
+  ConsoleDeviceAuthorizationStatusDocument,
+  type ConsoleDeviceAuthorizationStatusSubscription,
+} from '../../../generated/console.js';
+import { request } from '../api.js';
 import { formatDate } from '../investigations/format.js';
+import { LiveProblem, useLive } from '../live.js';
 import { can } from '../permissions.js';
 import { Problem, QueryView, useAction } from '../query-view.js';
 import { navigate, useLocation } from '../router.js';
@@ -35,7 +41,7 @@ export function DevicesPage({ user, tenant }: FleetProps) {
         </label>
         <button type="submit">Look up</button>
       </form>
-      {code && <PendingDevice userCode={code} mayDecide={can(user, 'devices.approve')} />}
+      {code && <PendingDevice key={code} userCode={code} mayDecide={can(user, 'devices.approve')} />}
     </>
   );
 }
@@ -44,15 +50,8 @@ function PendingDevice({ userCode, mayDecide }: { userCode: string; mayDecide: b
   const { state, reload } = useQuery(ConsoleDeviceAuthorizationDocument, { userCode });
   const [liveStatus, setLiveStatus] = useState<string>();
   const { busy, problem, run } = useAction();
-  useEffect(() => {
-    setLiveStatus(undefined);
-    return subscribe(
-      ConsoleDeviceAuthorizationStatusDocument,
-      { userCode },
-      (data) => setLiveStatus(data.deviceAuthorizationStatus.status),
-      () => undefined,
-    );
-  }, [userCode]);
+  const onStatus = useCallback((data: ConsoleDeviceAuthorizationStatusSubscription) => setLiveStatus(data.deviceAuthorizationStatus.status), []);
+  const liveProblem = useLive(ConsoleDeviceAuthorizationStatusDocument, { userCode }, onStatus);
   const decide = async (action: 'approve' | 'deny') => {
     const result = await run(() => request(ConsoleDecideDeviceDocument, { userCode, action }));
     if (result) setLiveStatus(result.approveDeviceAuthorization.status);
@@ -92,6 +91,7 @@ function PendingDevice({ userCode, mayDecide }: { userCode: string; mayDecide: b
               </div>
             )}
             <Problem text={problem && `The decision was not recorded: ${problem}`} />
+            <LiveProblem problem={liveProblem} />
           </section>
         );
       }}

@@ -1,12 +1,13 @@
-import { useEffect, useState } from 'react';
+import { useState } from 'react';
 import {
   ConsoleNodeDiagnosticsDocument,
   ConsoleNodeDocument,
   type ConsoleNodeDiagnosticsMutation,
   ConsoleNodeStatusDocument,
 } from '../../../generated/console.js';
-import { request, subscribe } from '../api.js';
+import { request } from '../api.js';
 import { formatDate } from '../investigations/format.js';
+import { LiveProblem, useLive } from '../live.js';
 import { can } from '../permissions.js';
 import { Problem, QueryView, useAction } from '../query-view.js';
 import { Link } from '../router.js';
@@ -19,10 +20,11 @@ const LOG_LINES = 200;
 /** One node: its facts, kept live by `nodeStatus`, and (for admins) diagnostics with recent logs from the collector. */
 export function NodePage({ user, nodeId }: FleetProps & { nodeId: string }) {
   const { state, reload } = useQuery(ConsoleNodeDocument, { nodeId });
-  useEffect(() => subscribe(ConsoleNodeStatusDocument, { nodeId }, reload, () => undefined), [nodeId, reload]);
+  const liveProblem = useLive(ConsoleNodeStatusDocument, { nodeId }, reload);
   return (
     <article>
       <Link to="/fleet">← All nodes</Link>
+      <LiveProblem problem={liveProblem} />
       <QueryView state={state} what="The node" reload={reload}>
         {({ collectorNode: node }) => (
           <>

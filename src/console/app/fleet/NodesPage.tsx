@@ -1,7 +1,8 @@
-import { useEffect, useState } from 'react';
+import { useState } from 'react';
 import { ConsoleNodesDocument, type ConsoleNodeRowFragment, ConsoleUpdateNodeDocument, ConsoleLiveEventsDocument } from '../../../generated/console.js';
-import { request, subscribe } from '../api.js';
+import { request } from '../api.js';
 import { formatDate } from '../investigations/format.js';
+import { LiveProblem, useLive } from '../live.js';
 import { can } from '../permissions.js';
 import { Problem, QueryView, useAction } from '../query-view.js';
 import { Link } from '../router.js';
@@ -15,13 +16,11 @@ const NODES_PAGE = 500;
 /** The chosen tenant's nodes (an MSP's tree answers all of them; the page keeps the chosen one's), live. */
 export function NodesPage({ user, tenant }: FleetProps) {
   const { state, reload } = useQuery(ConsoleNodesDocument, { first: NODES_PAGE });
-  useEffect(
-    () => subscribe(ConsoleLiveEventsDocument, { customerId: tenant.customerId, topic: 'node_lifecycle' }, reload, () => undefined),
-    [tenant.customerId, reload],
-  );
+  const liveProblem = useLive(ConsoleLiveEventsDocument, { customerId: tenant.customerId, topic: 'node_lifecycle' }, reload);
   return (
     <>
       <h1>Nodes</h1>
+      <LiveProblem problem={liveProblem} />
       <QueryView state={state} what="The nodes" reload={reload}>
         {(data) => {
           const nodes = data.collectorNodes.edges.map((e) => e.node).filter((n) => n.customerId === tenant.customerId);

@@ -28,6 +28,16 @@ export class TenancyService {
   }
 
   /** A person's tenants: their own and, for an MSP's people, its children (what they act on). */
+  /**
+   * A person's own tenant, with no caller to check: a User is answered only to that person (me,
+   * signIn, whose session may not exist yet) or to admins of their tree, who see it anyway.
+   */
+  async tenantOfPerson(customerId: string) {
+    const tenant = await this.directory.get(customerId);
+    if (!tenant) throw notFound('not_found', `Customer ${customerId} was not found`);
+    return tenant;
+  }
+
   async treeOf(customerId: string) {
     const own = await this.directory.get(customerId);
     return own ? [own, ...(await this.directory.childrenOf(customerId))] : [];

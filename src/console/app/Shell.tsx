@@ -17,6 +17,10 @@ interface ShellProps {
 /** The main navigation, one line a page; `role`: the least role that sees the link. */
 const NAVIGATION: { to: string; label: string; role?: UserRole }[] = [
   { to: '/investigations', label: 'Investigations' },
+  { to: '/fleet', label: 'Fleet' },
+  { to: '/explore', label: 'Explore' },
+  { to: '/search', label: 'Search' },
+  { to: '/events', label: 'Events' },
   { to: '/people', label: 'People', role: 'admin' },
   // One line a page, in the order the header shows them.
 ];

@@ -18,6 +18,8 @@ export class ApiError extends Error {
   constructor(
     message: string,
     readonly code: string | undefined,
+    /** The server's `extensions.details`: e.g. `{position}` of a query-language error, `{field}` of a bad argument. */
+    readonly details?: { position?: number; field?: string },
   ) {
     super(message);
   }
@@ -25,12 +27,12 @@ export class ApiError extends Error {
 
 interface GraphqlResponse<T> {
   data?: T | null;
-  errors?: { message: string; extensions?: { code?: string } }[];
+  errors?: { message: string; extensions?: { code?: string; details?: ApiError['details'] } }[];
 }
 
 function firstError(errors: GraphqlResponse<unknown>['errors']): ApiError | undefined {
   const first = errors?.[0];
-  return first && new ApiError(first.message, first.extensions?.code);
+  return first && new ApiError(first.message, first.extensions?.code, first.extensions?.details);
 }
 
 /** Fired on `window` when the server answers that the session has ended (signed out elsewhere, idle, revoked). */

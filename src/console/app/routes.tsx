@@ -12,12 +12,17 @@ export interface PageProps {
   params: string[];
 }
 
-type Loader = () => Promise<Record<string, ComponentType<PageProps>>>;
-const page = (load: Loader, name: string) => lazy(async () => ({ default: (await load())[name]! }));
+/** A module's page by its export name, typed: `name` must name an export that is a page. */
+const page = <M extends Record<K, ComponentType<PageProps>>, K extends string>(load: () => Promise<M>, name: K) =>
+  lazy(async () => ({ default: (await load())[name] }));
 
 export const ROUTES: { path: RegExp; page: ComponentType<PageProps> }[] = [
   { path: /^\/(?:investigations)?$/, page: page(() => import('./investigations/InvestigationsPage.js'), 'InvestigationsPage') },
   { path: /^\/investigations\/([^/]+)$/, page: page(() => import('./investigations/InvestigationPage.js'), 'InvestigationPage') },
+  { path: /^\/fleet(?:\/.*)?$/, page: page(() => import('./fleet/FleetRoutes.js'), 'FleetRoutes') },
+  { path: /^\/explore(?:\/.*)?$/, page: page(() => import('./explore/ExploreRoutes.js'), 'ExploreRoutes') },
+  { path: /^\/search$/, page: page(() => import('./search/SearchPage.js'), 'SearchPage') },
+  { path: /^\/events(?:\/.*)?$/, page: page(() => import('./events/EventsRoutes.js'), 'EventsRoutes') },
   { path: /^\/people$/, page: page(() => import('./people/PeoplePage.js'), 'PeoplePage') },
   { path: /^\/account$/, page: page(() => import('./people/AccountPage.js'), 'AccountPage') },
 ];

@@ -34,7 +34,7 @@ const UserRef = builder.objectRef<User>('User').implement({
     customer: t.field({
       type: TenantRef,
       description: 'The tenant the person belongs to.',
-      resolve: async (u, _args, ctx) => ctx.services.tenancy.requireVisibleTenant(await ctx.auth.requireSession(), u.customerId),
+      resolve: (u, _args, ctx) => ctx.services.tenancy.tenantOfPerson(u.customerId),
     }),
     tenants: t.field({
       type: [TenantRef],

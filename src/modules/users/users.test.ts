@@ -37,6 +37,18 @@ describe('console users and sign-in', () => {
     const me = await asPerson(t.url, res.cookie, ME);
     expect(me.data.me).toMatchObject({ id: admin.userId, role: 'admin', status: 'active', twoFactorEnabled: false, customer: { customerId: tree.msp.id } });
     expect(me.data.me.tenants.map((x: { customerId: string }) => x.customerId).sort()).toEqual([tree.msp.id, tree.childA.id, tree.childB.id].sort());
+    // signIn's own answer names the person's tenants, though its session is not the request's yet.
+    const full = await asPerson(
+      t.url,
+      undefined,
+      'mutation($i: SignInInput!) { signIn(input: $i) { user { customer { customerId } tenants { customerId } } } }',
+      {
+        i: { email: admin.email, password: PASSWORD },
+      },
+    );
+    expect(full.errors).toBeUndefined();
+    expect(full.data.signIn.user.customer).toEqual({ customerId: tree.msp.id });
+    expect(full.data.signIn.user.tenants).toHaveLength(3);
     // Without a session, or with a bearer token, `me` is null.
     expect((await asPerson(t.url, undefined, ME)).data.me).toBeNull();
     expect((await graphql(t.url, ME, {}, tree.mspCaller.token)).data.me).toBeNull();

@@ -1,0 +1,88 @@
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type TestApp, startTestApp } from '../kit/app.js';
+import { type TestBrowser, openBrowser } from '../kit/browser.js';
+import { openSignedIn, screenshotPath, seriousViolations } from '../kit/console-page.js';
+import { type Person, seedPerson, signedIn } from '../kit/people.js';
+import { seedTenant } from '../kit/seed.js';
+
+describe('the console events and automation pages in a browser', () => {
+  let t: TestApp;
+  let browser: TestBrowser;
+  let admin: Person;
+  let viewer: Person;
+
+  beforeAll(async () => {
+    [t, browser] = await Promise.all([startTestApp(), openBrowser({ width: 1280, height: 900 })]);
+    const tenant = await seedTenant(t.app);
+    admin = await seedPerson(t.app, tenant.id, 'admin');
+    viewer = await seedPerson(t.app, tenant.id, 'viewer');
+  }, 120_000);
+  afterAll(async () => {
+    await browser?.close();
+    await t?.stop();
+  });
+
+  const ruleRow = (page: Page, name: string) => page.locator('table.rules > tbody > tr', { hasText: name }).first();
+
+  it('shows topics and their records: the sign-in just made is there', async () => {
+    const { page, elsewhere, problems } = await openSignedIn(browser, t.url, admin, '/events');
+    await page.getByRole('link', { name: 'sign_ins' }).click();
+    await expect.poll(() => page.locator('table.records tbody tr td:nth-child(2)').allTextContents(), { timeout: 15_000 }).toContain('signed_in');
+    expect(await seriousViolations(page)).toEqual([]);
+    await page.screenshot({ path: screenshotPath('console-events'), fullPage: true });
+    expect(elsewhere).toEqual([]);
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
+  it('creates, edits, disables and enables a rule, shows its runs, and deletes it after asking', async () => {
+    const { page, problems } = await openSignedIn(browser, t.url, admin, '/events/automation');
+    await page.getByRole('button', { name: 'New rule' }).click();
+    await page.getByLabel('Name', { exact: true }).fill('Sign-in watch');
+    await page.getByLabel('Topic').selectOption('sign_ins');
+    await page.getByLabel('signed_in', { exact: true }).check();
+    await page.getByLabel('Action').selectOption('collector_update');
+    await page.getByRole('button', { name: 'Create rule' }).click();
+    await expect.poll(() => ruleRow(page, 'Sign-in watch').textContent(), { timeout: 10_000 }).toMatch(/sign_ins: signed_in.*Update the collector.*on/);
+
+    await page.getByRole('button', { name: 'Edit Sign-in watch' }).click();
+    await page.getByLabel('Name', { exact: true }).fill('Sign-in audit');
+    await page.getByRole('button', { name: 'Save rule' }).click();
+    await ruleRow(page, 'Sign-in audit').waitFor();
+    await page.getByRole('button', { name: 'Disable Sign-in audit' }).click();
+    await expect.poll(() => ruleRow(page, 'Sign-in audit').locator('td').nth(3).textContent()).toBe('off');
+    await page.getByRole('button', { name: 'Enable Sign-in audit' }).click();
+    await expect.poll(() => ruleRow(page, 'Sign-in audit').locator('td').nth(3).textContent()).toBe('on');
+
+    // A sign-in elsewhere matches the rule: a run (it names no node, so it fails at once).
+    await signedIn(t.url, admin);
+    const runs = page.getByRole('button', { name: 'Runs of Sign-in audit' });
+    await expect
+      .poll(
+        async () => {
+          if ((await runs.getAttribute('aria-expanded')) === 'true') await runs.click();
+          await runs.click();
+          return page.locator('table.runs tbody tr td:nth-child(2)').allTextContents();
+        },
+        { timeout: 15_000 },
+      )
+      .toEqual([expect.stringMatching(/^(pending|running|retrying|failed)$/)]);
+    expect(await seriousViolations(page)).toEqual([]);
+    await page.screenshot({ path: screenshotPath('console-automation'), fullPage: true });
+
+    await page.getByRole('button', { name: 'Delete rule Sign-in audit' }).click();
+    await page.getByRole('button', { name: 'Yes, delete rule Sign-in audit' }).click();
+    await expect.poll(() => page.getByText('No rules yet.').count()).toBe(1);
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
+  it('shows a viewer the rules without the actions to change them', async () => {
+    const { page } = await openSignedIn(browser, t.url, viewer, '/events/automation');
+    await page.getByRole('heading', { name: 'Automation rules' }).waitFor();
+    await page.getByText('No rules yet.').waitFor();
+    expect(await page.getByRole('button', { name: 'New rule' }).count()).toBe(0);
+    await page.close();
+  });
+});

@@ -44,7 +44,7 @@ describe('the console explore pages in a browser', () => {
 
   it('draws the organizations ranking and, per organization, the heatmap, cadence CDF, transfer, reach and access', async () => {
     const { page, elsewhere, problems } = await openSignedIn(browser, t.url, person, '/explore');
-    await page.getByTestId('chart-organizations').locator('svg').waitFor({ timeout: 20_000 });
+    await page.getByTestId('chart-organizations').locator('svg').waitFor({ timeout: 60_000 });
     expect(await page.locator('table.data tbody tr td:first-child').allTextContents()).toEqual([ACME, BEAT, 'Geo Only Inc', 'My DNS']);
     // Four organizations (the collector's or geo names), a bar each for upload and for download.
     expect(await marks(page, 'chart-organizations', MARK)).toBe(4);
@@ -54,7 +54,7 @@ describe('the console explore pages in a browser', () => {
 
     await page.getByRole('link', { name: BEAT }).click();
     await page.getByRole('heading', { name: BEAT, level: 1 }).waitFor();
-    await page.getByTestId('chart-cadence').locator('svg').waitFor({ timeout: 20_000 });
+    await page.getByTestId('chart-cadence').locator('svg').waitFor({ timeout: 60_000 });
     // 22 flows in one hour: one heatmap cell.
     expect(await marks(page, 'chart-temporal', MARK)).toBe(1);
     // The CDF's five quantile points, each a filled symbol.
@@ -69,12 +69,12 @@ describe('the console explore pages in a browser', () => {
     expect(elsewhere).toEqual([]);
     expect(problems).toEqual([]);
     await page.close();
-  });
+  }, 180_000);
 
   it('searches flows: a syntax error at its position, then counts, terms and records, a row opening the whole record', async () => {
     const { page, problems } = await openSignedIn(browser, t.url, person, `/search?q=${encodeURIComponent('dst.port eqq 443')}`);
     const error = page.getByTestId('query-error');
-    await error.waitFor({ timeout: 20_000 });
+    await error.waitFor({ timeout: 60_000 });
     // The server puts the error at `eqq` (character 10, 0-based 9); the page marks the rest from there.
     expect(await page.getByRole('alert').first().textContent()).toMatch(/near 'eqq'.*at character 10/);
     expect(await error.locator('mark').textContent()).toBe('eqq 443');
@@ -84,7 +84,7 @@ describe('the console explore pages in a browser', () => {
 
     await page.getByLabel('Query').fill('dst.port eq 443');
     await page.getByRole('button', { name: 'Search' }).click();
-    await page.getByTestId('chart-terms').locator('svg').waitFor({ timeout: 20_000 });
+    await page.getByTestId('chart-terms').locator('svg').waitFor({ timeout: 60_000 });
     expect(await page.getByText(/^30 of 40 flows match/).count()).toBe(1);
     expect(await page.locator('table.flows tbody tr').count()).toBe(30);
     expect(await marks(page, 'chart-terms', MARK)).toBe(1);
@@ -97,5 +97,5 @@ describe('the console explore pages in a browser', () => {
     await page.screenshot({ path: screenshotPath('console-search'), fullPage: true });
     expect(problems.filter((p) => !/status of 400/.test(p))).toEqual([]);
     await page.close();
-  });
+  }, 180_000);
 });

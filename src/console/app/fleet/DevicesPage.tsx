@@ -34,14 +34,14 @@ export function DevicesPage({ user, tenant }: FleetProps) {
         A collector installed without a key shows a code such as ABCD-EFGH. Type it here to see the device and decide; an approved device joins{' '}
         {tenant.name ?? tenant.customerId}.
       </p>
-      <form className="filters" onSubmit={lookUp} key={code}>
+      <form className="filters" onSubmit={lookUp} key={`form:${code}`}>
         <label>
           Code shown by the device
           <input name="userCode" defaultValue={code} autoComplete="off" required placeholder="XXXX-XXXX" />
         </label>
         <button type="submit">Look up</button>
       </form>
-      {code && <PendingDevice key={code} userCode={code} mayDecide={can(user, 'devices.approve')} />}
+      {code && <PendingDevice key={`device:${code}`} userCode={code} mayDecide={can(user, 'devices.approve')} />}
     </>
   );
 }

@@ -27,35 +27,49 @@ export interface BuiltFile {
   gzipBytes: number;
 }
 
+/** Runs `work` with NODE_ENV=production, putting the caller's value back afterwards. */
+async function inProduction<T>(work: () => Promise<T>): Promise<T> {
+  const callerNodeEnv = process.env.NODE_ENV;
+  process.env.NODE_ENV = 'production';
+  try {
+    return await work();
+  } finally {
+    if (callerNodeEnv === undefined) delete process.env.NODE_ENV;
+    else process.env.NODE_ENV = callerNodeEnv;
+  }
+}
+
 /** Type-checks the app, builds it into `outDir`, and returns what it wrote. */
 export async function buildConsole(outDir = BUILD_DIR): Promise<BuiltFile[]> {
   const tsc = spawnSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', join(APP, 'tsconfig.json')], { stdio: 'inherit' });
   if (tsc.status !== 0) throw new Error('build-console: the console app does not type-check');
-  const output = await build({
-    root: APP,
-    base: '/console/',
-    configFile: false,
-    logLevel: 'warn',
-    // Always the production build of React, whatever NODE_ENV the caller runs under (vitest sets
-    // `test`, with which Vite would ship React's development build: twice the size and slower).
-    mode: 'production',
-    define: { 'process.env.NODE_ENV': JSON.stringify('production') },
-    plugins: [react()],
-    build: {
-      outDir,
-      emptyOutDir: true,
-      assetsDir: 'assets',
-      // The page's one script: no inline module-preload helper, which the CSP (script-src 'self') would refuse.
-      modulePreload: { polyfill: false },
-      target: 'es2022',
-      reportCompressedSize: false,
-      // ECharts (about 540 KB, 185 KB gzipped) is one chunk of its own, loaded only with the pages that draw charts.
-      chunkSizeWarningLimit: 600,
-      rollupOptions: {
-        output: { manualChunks: (id) => (id.includes('/node_modules/echarts/') || id.includes('/node_modules/zrender/') ? 'charts' : undefined) },
+  // Vite and the React plugin pick React's development build whenever NODE_ENV says anything but
+  // production (vitest sets `test`): twice the size, slower, and not what is served. The build
+  // runs with NODE_ENV=production, and the caller's value is put back afterwards.
+  const output = await inProduction(() =>
+    build({
+      root: APP,
+      base: '/console/',
+      configFile: false,
+      logLevel: 'warn',
+      mode: 'production',
+      plugins: [react()],
+      build: {
+        outDir,
+        emptyOutDir: true,
+        assetsDir: 'assets',
+        // The page's one script: no inline module-preload helper, which the CSP (script-src 'self') would refuse.
+        modulePreload: { polyfill: false },
+        target: 'es2022',
+        reportCompressedSize: false,
+        // ECharts (about 540 KB, 185 KB gzipped) is one chunk of its own, loaded only with the pages that draw charts.
+        chunkSizeWarningLimit: 600,
+        rollupOptions: {
+          output: { manualChunks: (id) => (id.includes('/node_modules/echarts/') || id.includes('/node_modules/zrender/') ? 'charts' : undefined) },
+        },
       },
-    },
-  });
+    }),
+  );
   const results = Array.isArray(output) ? output : [output];
   return results.flatMap((result) =>
     'output' in result

@@ -40,6 +40,12 @@ const pemFile = optionalText.transform((path, ctx) => {
 
 const rateLimit = z.coerce.number().int().min(0).max(1_000_000_000);
 
+/** A true/false switch, off unless set to `true` or `1`. */
+const flag = z
+  .enum(['true', 'false', '1', '0'])
+  .default('false')
+  .transform((v) => v === 'true' || v === '1');
+
 const schema = z.object({
   PORT: port.default(8080),
   HOST: z.string().min(1).default('127.0.0.1'),
@@ -109,15 +115,9 @@ const schema = z.object({
   DETECTION_INTERVAL_SECONDS: z.coerce.number().int().min(0).max(86_400).default(300),
   DETECTION_WINDOW_MINUTES: z.coerce.number().int().min(5).max(10_080).default(60),
   // Webhook targets on private, loopback or link-local networks are refused unless this is true.
-  AUTOMATION_ALLOW_PRIVATE_TARGETS: z
-    .enum(['true', 'false', '1', '0'])
-    .default('false')
-    .transform((v) => v === 'true' || v === '1'),
+  AUTOMATION_ALLOW_PRIVATE_TARGETS: flag,
   // Single sign-on providers on private or loopback addresses (and http on this machine) are refused unless this is true.
-  OIDC_ALLOW_PRIVATE_ISSUERS: z
-    .enum(['true', 'false', '1', '0'])
-    .default('false')
-    .transform((v) => v === 'true' || v === '1'),
+  OIDC_ALLOW_PRIVATE_ISSUERS: flag,
   // Test-only knob: the first automation retry delay (it doubles per attempt).
   AUTOMATION_RETRY_BASE_MS: z.coerce.number().int().min(10).max(3_600_000).default(10_000),
   // /metrics (docs/operations.md): a bearer token it asks for, and/or a port of its own; with neither it is off.

@@ -100,7 +100,13 @@ const resolveAll: Resolve = (host) =>
  * address is enough to refuse: the connection may pick any). Used when a rule is saved; delivery
  * repeats the check inside the connection itself (`guardedLookup`).
  */
-export async function checkTarget(url: URL, allowPrivate: boolean, resolve: Resolve = resolveAll): Promise<void> {
+export async function checkTarget(
+  url: URL,
+  allowPrivate: boolean,
+  resolve: Resolve = resolveAll,
+  /** The setting that allows private targets, named in the refusal. */
+  setting = 'AUTOMATION_ALLOW_PRIVATE_TARGETS',
+): Promise<void> {
   if (allowPrivate) return;
   const host = hostOf(url);
   let addresses: string[];
@@ -116,7 +122,7 @@ export async function checkTarget(url: URL, allowPrivate: boolean, resolve: Reso
   if (!addresses.every(isPublicAddress)) {
     throw new TargetRefused(
       'target_not_allowed',
-      `The host ${host} resolves to a private, loopback or link-local address; an administrator can allow such targets (AUTOMATION_ALLOW_PRIVATE_TARGETS)`,
+      `The host ${host} resolves to a private, loopback or link-local address; an administrator can allow such targets (${setting})`,
     );
   }
 }

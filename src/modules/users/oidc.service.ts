@@ -52,11 +52,10 @@ async function issuerUrl(issuer: string, allowPrivate: boolean): Promise<URL> {
     throw badRequest('invalid_request', 'issuer must be an https URL', { field: 'issuer' });
   }
   try {
-    await checkTarget(url, allowPrivate);
+    await checkTarget(url, allowPrivate, undefined, 'OIDC_ALLOW_PRIVATE_ISSUERS');
   } catch (error) {
     if (!(error instanceof TargetRefused)) throw error;
-    const message = error.message.replace('AUTOMATION_ALLOW_PRIVATE_TARGETS', 'OIDC_ALLOW_PRIVATE_ISSUERS');
-    throw badRequest('invalid_request', `issuer: ${message}`, { field: 'issuer' });
+    throw badRequest('invalid_request', `issuer: ${error.message}`, { field: 'issuer' });
   }
   return url;
 }

@@ -159,15 +159,20 @@ describe('collector run --ipfix-listen against the service, with real exporters'
     ))!;
     expect(found).toHaveLength(summary.sent);
 
-    /** The record of `kind` from client to server port `server`, whose packets and IP bytes are `times` tcpdump's for that direction. */
-    const expectOneWay = (flows: Flow[], kind: string, seen: Seen[], proto: 'TCP' | 'UDP', server: number, times = 1) => {
+    /**
+     * The record of `kind` from client to server port `server`, whose packets and IP bytes are one
+     * of `times` multiples of tcpdump's for that direction.
+     */
+    const expectOneWay = (flows: Flow[], kind: string, seen: Seen[], proto: 'TCP' | 'UDP', server: number, times = [1]) => {
       const want = expectedFlow(seen, proto, server);
       const { count, sum } = want.stats.volume.bytes.src;
       const record = flows.find((f) => f.meta.flow_types[0] === kind && f.dst.port === server && f.src.port === want.src.port);
-      expect(record, `${kind} ${proto} to ${server}`).toMatchObject({
-        transport: { proto },
-        stats: { volume: { bytes: { src: { count: count * times, sum: sum * times } } } },
-      });
+      expect(record, `${kind} ${proto} to ${server}`).toMatchObject({ transport: { proto } });
+      const got = record!.stats.volume.bytes.src;
+      expect(
+        times.map((n) => ({ count: count * n, sum: sum * n })),
+        `${kind} ${proto} to ${server}`,
+      ).toContainEqual({ count: got.count, sum: got.sum });
     };
     const notRelayed = found.filter((f) => !f.path[0].sensor.id.startsWith(`${exporter}/`));
     for (const kind of ['netflow_v5', 'netflow_v9', 'ipfix']) {
@@ -178,9 +183,10 @@ describe('collector run --ipfix-listen against the service, with real exporters'
     }
     for (const proto of ['TCP', 'UDP'] as const) {
       const { seen, traffic: shape } = captures.pmacctd;
-      // pmacct 1.7.7's nfprobe exports twice the packets and bytes its print plugin counts for the
-      // same savefile; nfdump reads the same doubled totals from its export.
-      expectOneWay(notRelayed, 'ipfix', seen, proto, proto === 'TCP' ? shape.tcpPort : shape.udpPort, 2);
+      // pmacctd 1.7.7 delivers a savefile's packets to its plugins twice (its own print plugin
+      // counts them twice too, and nfdump reads the same totals from the export), or once when the
+      // plugin ends before the second copy reaches it: on a loaded machine, a matter of timing.
+      expectOneWay(notRelayed, 'ipfix', seen, proto, proto === 'TCP' ? shape.tcpPort : shape.udpPort, [2, 1]);
       expectOneWay(notRelayed, 'netflow_v5', liveSeen, proto, proto === 'TCP' ? ports.tcp : ports.udp);
     }
     expect(found.find((f) => f.dst.port === ports.tcp && f.src.port === clientPorts.tcp)).toMatchObject({

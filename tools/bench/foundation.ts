@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { load } from './load.js';
-import { BENCH_RATE_LIMITS, startProcess, stopProcess } from './processes.js';
+import { BENCH_STEADY_STATE, startProcess, stopProcess } from './processes.js';
 import { adminCli } from '../../test/kit/admin-cli.js';
 import { openDatabase } from '../../src/infra/database.js';
 import { newId } from '../../src/infra/ids.js';
@@ -17,7 +17,7 @@ import { createLogger } from '../../src/infra/logger.js';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 8);
 const dataDir = mkdtempSync(join(tmpdir(), 'bd-bench-'));
-const env = { DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'warn', ...BENCH_RATE_LIMITS, DATABASE_URL: process.env.BENCH_DATABASE_URL ?? '' };
+const env = { DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'warn', ...BENCH_STEADY_STATE, DATABASE_URL: process.env.BENCH_DATABASE_URL ?? '' };
 
 const baseline = await startProcess('tools/bench/bare-yoga.ts', {});
 const server = await startProcess('src/main.ts', env);

@@ -19,7 +19,7 @@ import { adminCli } from '../../test/kit/admin-cli.js';
 import { FakeCollector } from '../../test/kit/fake-collector.js';
 import { call } from '../../test/kit/http.js';
 import { createFlowGenerator } from '../collector/flowgen/index.js';
-import { BENCH_RATE_LIMITS, startProcess, stopProcess, treeCpuSeconds } from './processes.js';
+import { BENCH_STEADY_STATE, startProcess, stopProcess, treeCpuSeconds } from './processes.js';
 
 const totalFlows = Number(process.env.BENCH_FLOWS ?? 200_000);
 const batchSize = Number(process.env.BENCH_BATCH ?? 5_000);
@@ -172,7 +172,7 @@ async function apiUnderIngest(
 
 async function endToEnd(): Promise<{ json: Rate; smallSites: Rate; api: ApiUnderIngest }> {
   const dataDir = mkdtempSync(join(tmpdir(), 'bd-bench-ingest-'));
-  const env = { DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'warn', DATABASE_URL: '', ...BENCH_RATE_LIMITS };
+  const env = { DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'warn', DATABASE_URL: '', ...BENCH_STEADY_STATE };
   const server = await startProcess('src/main.ts', env);
   const collectors: FakeCollector[] = [];
   try {

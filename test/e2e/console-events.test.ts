@@ -1,8 +1,8 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestApp, startTestApp } from '../kit/app.js';
-import { type TestBrowser, openBrowser } from '../kit/browser.js';
-import { openSignedIn, screenshotPath, seriousViolations } from '../kit/console-page.js';
+import { type TestBrowser, openBrowser, seriousAxeViolations } from '../kit/browser.js';
+import { openSignedIn, screenshotPath } from '../kit/console-page.js';
 import { type Person, seedPerson, signedIn } from '../kit/people.js';
 import { seedTenant } from '../kit/seed.js';
 
@@ -29,7 +29,7 @@ describe('the console events and automation pages in a browser', () => {
     const { page, elsewhere, problems } = await openSignedIn(browser, t.url, admin, '/events');
     await page.getByRole('link', { name: 'sign_ins' }).click();
     await expect.poll(() => page.locator('table.records tbody tr td:nth-child(2)').allTextContents(), { timeout: 15_000 }).toContain('signed_in');
-    expect(await seriousViolations(page)).toEqual([]);
+    expect(await seriousAxeViolations(page)).toEqual([]);
     await page.screenshot({ path: screenshotPath('console-events'), fullPage: true });
     expect(elsewhere).toEqual([]);
     expect(problems).toEqual([]);
@@ -68,7 +68,7 @@ describe('the console events and automation pages in a browser', () => {
         { timeout: 15_000 },
       )
       .toEqual([expect.stringMatching(/^(pending|running|retrying|failed)$/)]);
-    expect(await seriousViolations(page)).toEqual([]);
+    expect(await seriousAxeViolations(page)).toEqual([]);
     await page.screenshot({ path: screenshotPath('console-automation'), fullPage: true });
 
     await page.getByRole('button', { name: 'Delete rule Sign-in audit' }).click();

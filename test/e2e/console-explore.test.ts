@@ -3,8 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { insertFlowBatch } from '../../src/flowstore/index.js';
 import { ACME, BEAT, instanceAFlows } from '../../src/modules/explore/explore.fixtures.js';
 import { type TestApp, startTestApp } from '../kit/app.js';
-import { type TestBrowser, openBrowser } from '../kit/browser.js';
-import { openSignedIn, screenshotPath, seriousViolations } from '../kit/console-page.js';
+import { type TestBrowser, openBrowser, seriousAxeViolations } from '../kit/browser.js';
+import { openSignedIn, screenshotPath } from '../kit/console-page.js';
 import { type Person, seedPerson } from '../kit/people.js';
 import { flow } from '../kit/ingest.js';
 import { seedTenant } from '../kit/seed.js';
@@ -49,7 +49,7 @@ describe('the console explore pages in a browser', () => {
     // Four organizations (the collector's or geo names), a bar each for upload and for download.
     expect(await marks(page, 'chart-organizations', MARK)).toBe(4);
     expect(await marks(page, 'chart-organizations', MARK_2)).toBe(4);
-    expect(await seriousViolations(page)).toEqual([]);
+    expect(await seriousAxeViolations(page)).toEqual([]);
     await page.screenshot({ path: screenshotPath('console-explore-organizations'), fullPage: true });
 
     await page.getByRole('link', { name: BEAT }).click();
@@ -64,7 +64,7 @@ describe('the console explore pages in a browser', () => {
     expect(await marks(page, 'chart-transfer', MARK_2)).toBe(1);
     expect(await marks(page, 'chart-reach', MARK)).toBe(1);
     expect(await marks(page, 'chart-access-ports', MARK)).toBe(1);
-    expect(await seriousViolations(page)).toEqual([]);
+    expect(await seriousAxeViolations(page)).toEqual([]);
     await page.screenshot({ path: screenshotPath('console-explore-organization'), fullPage: true });
     expect(elsewhere).toEqual([]);
     expect(problems).toEqual([]);
@@ -79,7 +79,7 @@ describe('the console explore pages in a browser', () => {
     expect(await page.getByRole('alert').first().textContent()).toMatch(/near 'eqq'.*at character 10/);
     expect(await error.locator('mark').textContent()).toBe('eqq 443');
     expect(await page.getByLabel('Query').evaluate((input: HTMLInputElement) => [document.activeElement === input, input.selectionStart])).toEqual([true, 9]);
-    expect(await seriousViolations(page)).toEqual([]);
+    expect(await seriousAxeViolations(page)).toEqual([]);
     await page.screenshot({ path: screenshotPath('console-search-error'), fullPage: true });
 
     await page.getByLabel('Query').fill('dst.port eq 443');
@@ -93,7 +93,7 @@ describe('the console explore pages in a browser', () => {
     await page.locator('table.flows tbody tr').first().getByRole('button', { name: 'Open' }).click();
     const record = JSON.parse((await page.getByTestId('flow-record').textContent())!);
     expect(record).toMatchObject({ dst: { ip: '93.184.216.34', port: 443 } });
-    expect(await seriousViolations(page)).toEqual([]);
+    expect(await seriousAxeViolations(page)).toEqual([]);
     await page.screenshot({ path: screenshotPath('console-search'), fullPage: true });
     expect(problems.filter((p) => !/status of 400/.test(p))).toEqual([]);
     await page.close();

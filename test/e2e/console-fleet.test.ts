@@ -1,8 +1,8 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestApp, startTestApp } from '../kit/app.js';
-import { type TestBrowser, openBrowser } from '../kit/browser.js';
-import { openSignedIn, screenshotPath, seriousViolations } from '../kit/console-page.js';
+import { type TestBrowser, openBrowser, seriousAxeViolations } from '../kit/browser.js';
+import { openSignedIn, screenshotPath } from '../kit/console-page.js';
 import { FakeCollector } from '../kit/fake-collector.js';
 import { call, graphql } from '../kit/http.js';
 import { type Person, seedPerson } from '../kit/people.js';
@@ -50,7 +50,7 @@ describe('the console fleet pages in a browser', () => {
     const { page, elsewhere, problems } = await openSignedIn(browser, t.url, admin, '/fleet');
     await expect.poll(() => nodeNames(page), { timeout: 15_000 }).toEqual(['msp-sensor']);
     expect(await page.locator('table.nodes tbody td:nth-child(2)').allTextContents()).toEqual(['active']);
-    expect(await seriousViolations(page)).toEqual([]);
+    expect(await seriousAxeViolations(page)).toEqual([]);
     await page.screenshot({ path: screenshotPath('console-fleet-nodes'), fullPage: true });
 
     await page.getByLabel('Tenant').selectOption(tree.childA.id);
@@ -58,7 +58,7 @@ describe('the console fleet pages in a browser', () => {
     await page.getByRole('link', { name: 'child-a-sensor' }).click();
     await page.getByRole('heading', { name: 'child-a-sensor' }).waitFor();
     expect(await page.locator('dl.facts').textContent()).toContain('linux / amd64');
-    expect(await seriousViolations(page)).toEqual([]);
+    expect(await seriousAxeViolations(page)).toEqual([]);
     await page.screenshot({ path: screenshotPath('console-fleet-node'), fullPage: true });
     expect(elsewhere).toEqual([]);
     expect(problems).toEqual([]);
@@ -88,7 +88,7 @@ describe('the console fleet pages in a browser', () => {
     await page.getByText('The last 2 log lines').waitFor({ timeout: 15_000 });
     expect(await page.locator('pre.logs').textContent()).toBe('capture started on eth0\nspooler flushed 3 files');
     expect(await page.locator('pre.copyable', { hasText: 'uptime_s' }).textContent()).toContain('"asked": 200');
-    expect(await seriousViolations(page)).toEqual([]);
+    expect(await seriousAxeViolations(page)).toEqual([]);
     await page.screenshot({ path: screenshotPath('console-fleet-diagnostics'), fullPage: true });
     expect(problems).toEqual([]);
     await page.close();
@@ -112,7 +112,7 @@ describe('the console fleet pages in a browser', () => {
     await page.getByRole('heading', { name: 'lab-box' }).waitFor();
     expect(await page.locator('.user-code').textContent()).toBe(grant.userCode);
     expect(await page.getByTestId('device-status').textContent()).toBe('pending');
-    expect(await seriousViolations(page)).toEqual([]);
+    expect(await seriousAxeViolations(page)).toEqual([]);
     await page.screenshot({ path: screenshotPath('console-fleet-device'), fullPage: true });
     await page.getByRole('button', { name: 'Approve lab-box' }).click();
     await expect.poll(() => page.getByTestId('device-status').textContent()).toBe('approved');
@@ -127,7 +127,7 @@ describe('the console fleet pages in a browser', () => {
     await page.getByRole('button', { name: 'Create the install command' }).click();
     const command = await page.getByTestId('install-command').textContent({ timeout: 10_000 });
     expect(command).toMatch(new RegExp(`^curl -fsSL ${t.url}/rest/collector/install/1.0 \\| sudo bash -s -- \\S+\\.\\S+$`));
-    expect(await seriousViolations(page)).toEqual([]);
+    expect(await seriousAxeViolations(page)).toEqual([]);
 
     await page.getByRole('link', { name: 'Profiles' }).click();
     await page.getByLabel('Name').fill('Edge sensors');
@@ -135,7 +135,7 @@ describe('the console fleet pages in a browser', () => {
     await page.getByRole('button', { name: 'Create profile' }).click();
     const row = page.locator('table.data tr', { hasText: 'Edge sensors' });
     await expect.poll(() => row.textContent()).toContain('Packet capture, NetFlow / IPFIX');
-    expect(await seriousViolations(page)).toEqual([]);
+    expect(await seriousAxeViolations(page)).toEqual([]);
     await page.screenshot({ path: screenshotPath('console-fleet-profiles'), fullPage: true });
     await page.getByRole('button', { name: 'Delete profile Edge sensors' }).click();
     await page.getByRole('button', { name: 'Yes, delete profile Edge sensors' }).click();
@@ -147,7 +147,7 @@ describe('the console fleet pages in a browser', () => {
     await page.getByRole('button', { name: 'Create deployment' }).click();
     const child = page.locator('table.data tr', { hasText: 'Branch Office' });
     await expect.poll(() => child.count(), { timeout: 10_000 }).toBe(1);
-    expect(await seriousViolations(page)).toEqual([]);
+    expect(await seriousAxeViolations(page)).toEqual([]);
     await page.screenshot({ path: screenshotPath('console-fleet-deployments'), fullPage: true });
     await page.getByRole('button', { name: 'Delete deployment Branch Office' }).click();
     await page.getByRole('button', { name: 'Yes, delete deployment Branch Office' }).click();

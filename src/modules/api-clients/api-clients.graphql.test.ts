@@ -201,6 +201,25 @@ describe('API clients for admins', () => {
     expect(await active()).toBe(API_CLIENT_LIMITS.activePerTenant);
   });
 
+  it(`lists at most ${API_CLIENT_LIMITS.listed} clients, newest first`, async () => {
+    const tenant = await seedTenant(t.app, { parentId: tree.msp.id });
+    const base = Date.UTC(2026, 0, 1);
+    await t.app.db.prisma.apiClient.createMany({
+      data: Array.from({ length: API_CLIENT_LIMITS.listed + 1 }, (_, i) => ({
+        id: `cl_list${String(i).padStart(4, '0')}`,
+        customerId: tenant.id,
+        secretHash: hashSecret(newId('s')),
+        scopes: [Scopes.ingest],
+        kind: 'provision',
+        createdAt: new Date(base + i * 1000),
+      })),
+    });
+    const listed = (await asAdmin(LIST, { c: tenant.id })).data.apiClients.map((c: { clientId: string }) => c.clientId);
+    expect(listed).toHaveLength(API_CLIENT_LIMITS.listed);
+    expect(listed[0]).toBe(`cl_list${String(API_CLIENT_LIMITS.listed).padStart(4, '0')}`);
+    expect(listed).not.toContain('cl_list0000');
+  });
+
   it('records creations and revocations in the audit log, and never the secret there or in the logs', async () => {
     const created = (await create({ customerId: tree.childB.id, description: 'audited', scopes: [Scopes.nodeApi] })).data.createApiClient;
     await asAdmin(REVOKE, { id: created.client.clientId });

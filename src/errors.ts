@@ -86,6 +86,8 @@ export const ERROR_CODES = {
   invalid_link: 'The set-password link is unknown, used or expired',
   too_many_attempts: 'Too many failed sign-ins for the account or from the address; the message says when to try again',
   csrf_header_required: 'A request signed in with the session cookie lacks the `x-graphql-yoga-csrf` header',
+  // API clients
+  client_limit_reached: 'The tenant has as many active API clients as it may',
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

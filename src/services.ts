@@ -71,6 +71,8 @@ import { SignInService } from './modules/users/sign-in.service.js';
 import { UserSessionStore } from './modules/users/user-sessions.store.js';
 import { UserService } from './modules/users/users.service.js';
 import { UserStore } from './modules/users/users.store.js';
+import { ApiClientService } from './modules/api-clients/api-clients.service.js';
+import { ApiClientStore } from './modules/api-clients/api-clients.store.js';
 
 export interface Services {
   links: PublicLinks;
@@ -111,6 +113,8 @@ export interface Services {
   signIn: SignInService;
   secondFactor: SecondFactorService;
   oidc: OidcService;
+  /** API clients as the admins of a tree manage them (GraphQL); the admin CLI uses `clients`. */
+  apiClients: ApiClientService;
 }
 
 /** How often a server looks for tenant deletions nobody woke it for, and polls one in progress (docs/architecture.md). */
@@ -279,6 +283,7 @@ export async function createServices(config: Config, db: Database, flows: FlowEn
     signIn,
     secondFactor,
     oidc: new OidcService(oidcStore, userStore, signIn, secretsKey, links, rateLimits, config.oidcAllowPrivateIssuers),
+    apiClients: new ApiClientService(new ApiClientStore(prisma), (clientId) => credentials.forget(clientId)),
   };
 }
 

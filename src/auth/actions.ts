@@ -276,6 +276,20 @@ export const actions = {
       'Mutation.disableTotp',
     ],
   },
+  'clients.read': {
+    scope: Scopes.nodeApi,
+    role: 'admin',
+    tenant: 'tree',
+    description: 'List the API clients of a tenant of the tree: scripts, SDKs and collectors (never their secrets)',
+    fields: ['Query.apiClients'],
+  },
+  'clients.manage': {
+    scope: Scopes.nodeApi,
+    role: 'admin',
+    tenant: 'tree',
+    description: 'Create API clients for a tenant of the tree, with scopes the caller holds itself (the secret shown once), and revoke them',
+    fields: ['Mutation.createApiClient', 'Mutation.revokeApiClient'],
+  },
 } as const satisfies Record<string, ActionRule>;
 
 export type Action = keyof typeof actions;
@@ -313,3 +327,15 @@ export const publicDoors: readonly string[] = [
   'Mutation.signOut',
   'Mutation.setPassword',
 ];
+
+/**
+ * The scopes a person of `role` holds, for handing them to an API client: a client with a scope may
+ * take every action of that scope, so a role holds it only when it allows all of them. The
+ * collector's own doors (no role) count as the admin's, who provisions collector credentials.
+ */
+export function roleScopes(role: Role): Scope[] {
+  const rules: readonly ActionRule[] = Object.values(actions);
+  return Object.values(Scopes).filter((scope) =>
+    rules.filter((rule) => rule.scope === scope).every((rule) => roles.indexOf(role) >= roles.indexOf(rule.role ?? 'admin')),
+  );
+}

@@ -32,6 +32,13 @@ const view = (c: {
   revoked_at: c.revokedAt?.toISOString() ?? null,
 });
 
+/** 400 naming the scopes that are not scopes (api-spec.md section 5), and the valid ones. */
+export function checkKnownScopes(scopes: readonly string[]): void {
+  const unknown = scopes.filter((s) => !knownScopes.includes(s));
+  if (unknown.length)
+    throw badRequest('invalid_request', `unknown scopes: ${unknown.join(', ')}; valid scopes: ${knownScopes.join(', ')}`, { valid_scopes: knownScopes });
+}
+
 /** Issues and revokes client credentials; the secret is returned once and stored only hashed. */
 export class ClientService {
   constructor(
@@ -40,9 +47,7 @@ export class ClientService {
   ) {}
 
   async create(input: { customerId: string; scopes: string[]; description?: string; kind?: string }) {
-    const unknown = input.scopes.filter((s) => !knownScopes.includes(s));
-    if (unknown.length)
-      throw badRequest('invalid_request', `unknown scopes: ${unknown.join(', ')}; valid scopes: ${knownScopes.join(', ')}`, { valid_scopes: knownScopes });
+    checkKnownScopes(input.scopes);
     if (!(await this.tenants.find(input.customerId))) throw notFound('not_found', `Customer ${input.customerId} was not found`);
     const secret = generateSecret();
     const client = await this.store.create({

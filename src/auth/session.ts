@@ -1,6 +1,6 @@
 import { authorizationError, notFound } from '../errors.js';
 import { MAX_ID_LENGTH, plausibleId } from '../infra/ids.js';
-import { type Action, type Role, type TreeAction, actions, roleAllows } from './actions.js';
+import { type Action, type Role, type TreeAction, actions, roleAllows, roleScopes } from './actions.js';
 import type { TokenClaims } from './tokens.js';
 
 /** Who took an action, as events, triage and the audit log record it. */
@@ -60,6 +60,11 @@ export class Session {
   /** When the caller's credentials end (ms): the token's expiry, or the session's next idle or absolute end. */
   get expiresAt(): number {
     return this.person ? this.person.expiresAt : this.token!.expiresAt * 1000;
+  }
+
+  /** The scopes the caller holds: an API client's token's own; a person's, what its role allows (`roleScopes`). */
+  get scopes(): readonly string[] {
+    return this.person ? roleScopes(this.person.role) : this.token!.scopes;
   }
 
   /**

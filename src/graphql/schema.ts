@@ -18,6 +18,7 @@ import '../modules/audit/audit.schema.js';
 import '../modules/investigations/triage.schema.js';
 import '../modules/users/users.schema.js';
 import '../modules/users/oidc.schema.js';
+import '../modules/api-clients/api-clients.schema.js';
 
 export const schema = builder.toSchema();
 

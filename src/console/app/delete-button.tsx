@@ -1,8 +1,11 @@
 import { useState } from 'react';
 import { Problem, useAction } from './query-view.js';
 
-/** A delete that asks once more before it acts: the first press arms it, the second deletes. */
-export function DeleteButton({ label, onDelete }: { label: string; onDelete: () => Promise<unknown> }) {
+/**
+ * A delete (or a revocation) that asks once more before it acts: the first press arms it, the
+ * second acts. `failed` starts the message shown when the server refuses.
+ */
+export function DeleteButton({ label, onDelete, failed = 'Not deleted' }: { label: string; onDelete: () => Promise<unknown>; failed?: string }) {
   const [armed, setArmed] = useState(false);
   const { busy, problem, run } = useAction();
   return (
@@ -21,7 +24,7 @@ export function DeleteButton({ label, onDelete }: { label: string; onDelete: () 
           {label}
         </button>
       )}
-      <Problem text={problem && `Not deleted: ${problem}`} />
+      <Problem text={problem && `${failed}: ${problem}`} />
     </span>
   );
 }

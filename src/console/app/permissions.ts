@@ -13,6 +13,7 @@ const LEAST_ROLE = {
   'deployments.create': 'admin',
   'deployments.delete': 'admin',
   'automation.write': 'admin',
+  'clients.manage': 'admin',
 } as const;
 
 const RANK: Record<User['role'], number> = { viewer: 0, analyst: 1, admin: 2 };

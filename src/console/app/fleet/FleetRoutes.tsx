@@ -1,4 +1,5 @@
 import { useLocation } from '../router.js';
+import { ApiClientsPage } from './ApiClientsPage.js';
 import { SubNav } from '../subnav.js';
 import type { Tenant, User } from '../session.js';
 import { DeploymentsPage } from './DeploymentsPage.js';
@@ -20,6 +21,7 @@ const SECTIONS = [
   { path: '/fleet/provision', label: 'Provision a collector', Page: ProvisionPage },
   { path: '/fleet/profiles', label: 'Profiles', Page: ProfilesPage },
   { path: '/fleet/deployments', label: 'Deployments', Page: DeploymentsPage },
+  { path: '/fleet/api-clients', label: 'API clients', Page: ApiClientsPage },
 ];
 
 /** The fleet's pages under /fleet, with their own navigation; a node's detail at /fleet/nodes/<id>. */

@@ -1,8 +1,8 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestApp, startTestApp } from '../kit/app.js';
-import { type TestBrowser, openBrowser } from '../kit/browser.js';
-import { openSignedIn, screenshotPath, seriousViolations } from '../kit/console-page.js';
+import { type TestBrowser, openBrowser, seriousAxeViolations } from '../kit/browser.js';
+import { openSignedIn, screenshotPath } from '../kit/console-page.js';
 import { call, graphql } from '../kit/http.js';
 import { type Person, seedPerson } from '../kit/people.js';
 import { seedTree } from '../kit/seed.js';
@@ -58,7 +58,7 @@ describe('the console API clients page in a browser', () => {
       'Active',
       'Revoke nightly export',
     ]);
-    expect(await seriousViolations(page)).toEqual([]);
+    expect(await seriousAxeViolations(page)).toEqual([]);
     await page.screenshot({ path: screenshotPath('console-api-clients'), fullPage: true });
 
     const issued = await exchange(t.url, accessKey);
@@ -76,7 +76,7 @@ describe('the console API clients page in a browser', () => {
     await row.getByRole('button', { name: 'Yes, revoke nightly export' }).click();
     await expect.poll(() => row.locator('td:nth-child(6)').textContent(), { timeout: 15_000 }).toMatch(/^Revoked /);
     expect(await row.getByRole('button').count()).toBe(0);
-    expect(await seriousViolations(page)).toEqual([]);
+    expect(await seriousAxeViolations(page)).toEqual([]);
     await page.screenshot({ path: screenshotPath('console-api-clients-revoked'), fullPage: true });
     expect(await exchange(t.url, accessKey)).toMatchObject({ status: 401, body: { code: 'invalid_credentials' } });
     expect((await graphql(t.url, '{ viewerTenant { customerId } }', {}, token)).errors?.[0]?.extensions?.code).toBe('authentication_error');
@@ -93,7 +93,7 @@ describe('the console API clients page in a browser', () => {
     await page.getByText(`Your role, ${role}, may not manage API clients`).waitFor();
     expect(await page.getByRole('button', { name: 'Create API client' }).count()).toBe(0);
     expect(await page.getByRole('button', { name: /^Revoke/ }).count()).toBe(0);
-    expect(await seriousViolations(page)).toEqual([]);
+    expect(await seriousAxeViolations(page)).toEqual([]);
     await page.close();
   });
 });

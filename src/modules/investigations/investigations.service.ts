@@ -39,6 +39,8 @@ export interface ListArgs {
   sort?: string | null;
   /** Triage filters (GraphQL only; their enums have checked the values). */
   triageStatus?: TriageStatus | null;
+  /** true: not yet resolved; false: resolved (GraphQL only). */
+  open?: boolean | null;
   answer?: TriageAnswer | null;
   assigneeId?: string | null;
   /** One tenant of the caller's tree (GraphQL only); the whole tree without it. */
@@ -112,6 +114,7 @@ export class InvestigationService {
         ...(since ? { since } : {}),
         ...(until ? { until } : {}),
         ...(given(args.triageStatus) ? { triageStatus: args.triageStatus } : {}),
+        ...(given(args.open) ? { open: args.open } : {}),
         ...(given(args.answer) ? { answer: args.answer } : {}),
         ...(given(args.assigneeId) ? { assigneeId: args.assigneeId } : {}),
         sort: (given(args.sort) ? args.sort : 'severity') as InvestigationFilter['sort'],

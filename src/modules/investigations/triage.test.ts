@@ -358,6 +358,31 @@ describe('investigation triage', () => {
       expect(code(await gql(childACaller, '{ investigations(sort: "assignees") { total } }', {}))).toBe('invalid_request');
     });
 
+    it('lists the open investigations (not resolved), the resolved ones, and both with triageStatus', async () => {
+      const { childA, childACaller } = await seedTree(t.app);
+      const fresh = await seed(childA.id, { severity: 90 });
+      const acknowledged = await seed(childA.id, { severity: 80 });
+      const working = await seed(childA.id, { severity: 70 });
+      const authorized = await seed(childA.id, { severity: 60 });
+      await gql(childACaller, SET_STATUS, { id: acknowledged, status: 'ACKNOWLEDGED' });
+      await gql(childACaller, ANSWER, { id: working, answer: 'UNAUTHORIZED' });
+      await gql(childACaller, ANSWER, { id: authorized, answer: 'AUTHORIZED' });
+      const list = async (args: string) => {
+        const res = await gql(childACaller, `{ investigations(${args}) { total investigations { id } } }`, {});
+        expect(res.errors).toBeUndefined();
+        const ids: string[] = res.data.investigations.investigations.map((i: { id: string }) => i.id);
+        return { total: res.data.investigations.total, ids: ids.sort() };
+      };
+      expect(await list('open: true')).toEqual({ total: 3, ids: [fresh, acknowledged, working].sort() });
+      expect(await list('open: false')).toEqual({ total: 1, ids: [authorized] });
+      expect((await list('open: null')).total).toBe(4);
+      expect(await list('open: true, triageStatus: NEW')).toEqual({ total: 1, ids: [fresh] });
+      expect(await list('open: true, triageStatus: RESOLVED')).toEqual({ total: 0, ids: [] });
+      // Reopened, it is open again.
+      await gql(childACaller, SET_STATUS, { id: authorized, status: 'IN_PROGRESS' });
+      expect((await list('open: true')).ids).toContain(authorized);
+    });
+
     it('REST answers carry the triage object, in wire spelling', async () => {
       const id = await seed(tree.childA.id);
       await gql(tree.childACaller, ANSWER, { id, answer: 'AUTHORIZED', note: 'pen test' });

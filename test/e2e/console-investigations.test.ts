@@ -45,6 +45,8 @@ describe('the console investigations pages in a browser', () => {
   }
 
   const rowOf = (page: Page, source: string) => page.locator('table.investigations tbody tr', { hasText: source });
+  /** A person's name as the console shows it to analysts and viewers: their email's local part. */
+  const nameOf = (person: Person) => person.email.split('@')[0]!;
 
   it('shows a planted investigation live, is answered "authorized", leaves the open list and shows its suppression', async () => {
     // The list opens on the open investigations (any triage status but RESOLVED).
@@ -123,9 +125,10 @@ describe('the console investigations pages in a browser', () => {
     const page = await signedInPage(await seedPerson(t.app, customerId, 'admin'), `/console/investigations/${id}`);
     await page.getByRole('heading', { name: 'Triage' }).waitFor();
     const assignTo = page.getByLabel('Assign to');
-    await expect.poll(() => assignTo.locator('option').allTextContents()).toContain(`${analyst.email} (analyst)`);
+    // Offered by name (the email's local part).
+    await expect.poll(() => assignTo.locator('option').allTextContents()).toContain(nameOf(analyst));
     // Viewers cannot be assigned, so they are not offered.
-    expect(await assignTo.locator('option').allTextContents()).not.toContain(`${viewer.email} (viewer)`);
+    expect(await assignTo.locator('option').allTextContents()).not.toContain(nameOf(viewer));
     await assignTo.selectOption(analyst.userId);
     await page.getByRole('button', { name: 'Assign', exact: true }).click();
     await expect.poll(() => page.locator('.triage .facts').textContent()).toContain(`Assigned to${analyst.email}`);
@@ -166,5 +169,27 @@ describe('the console investigations pages in a browser', () => {
     await expect.poll(() => rowOf(page, '10.55.5.5').textContent(), { timeout: 10_000 }).toContain('Resolved');
     expect(page.url()).toContain('triageStatus=RESOLVED');
     await page.close();
+  });
+
+  it('lets an analyst assign by name, and shows the name to analysts and viewers in the list and the detail', async () => {
+    const id = await plant('10.44.4.4');
+    const colleague = await seedPerson(t.app, customerId, 'analyst');
+    const page = await signedInPage(analyst, `/console/investigations/${id}`);
+    await page.getByRole('heading', { name: 'Triage' }).waitFor();
+    const assignTo = page.getByLabel('Assign to');
+    await expect.poll(() => assignTo.locator('option').allTextContents()).toContain(nameOf(colleague));
+    expect(await assignTo.locator('option').allTextContents()).toContain(`${nameOf(analyst)} (you)`);
+    await assignTo.selectOption({ label: nameOf(colleague) });
+    await page.getByRole('button', { name: 'Assign', exact: true }).click();
+    await expect.poll(() => page.locator('.triage .facts').textContent()).toContain(`Assigned to${nameOf(colleague)}`);
+    expect(await page.locator('.history').textContent()).toContain(`assigned it to ${nameOf(colleague)}`);
+    expect(await seriousAxeViolations(page)).toEqual([]);
+    await page.close();
+
+    const asViewer = await signedInPage(viewer, '/console/investigations');
+    await expect.poll(() => rowOf(asViewer, '10.44.4.4').textContent(), { timeout: 10_000 }).toContain(nameOf(colleague));
+    await rowOf(asViewer, '10.44.4.4').getByRole('link').click();
+    await expect.poll(() => asViewer.locator('.triage .facts').textContent()).toContain(`Assigned to${nameOf(colleague)}`);
+    await asViewer.close();
   });
 });

@@ -186,7 +186,7 @@ function Table({ rows, names, filters, onSort }: { rows: Row[]; names: PeopleNam
             <td>{row.destination ?? '—'}</td>
             <td className="nowrap">{TRIAGE_STATUSES[row.triage.status]}</td>
             <td className="nowrap">{row.triage.answer ? ANSWERS[row.triage.answer] : '—'}</td>
-            <td className="nowrap">{names.assignee(row.triage.assigneeId)}</td>
+            <td className="nowrap">{names.assignee(row.triage.assigneeId, row.assignee)}</td>
             <td>{formatDate(row.createdAt)}</td>
           </tr>
         ))}

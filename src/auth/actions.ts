@@ -211,7 +211,7 @@ export const actions = {
     role: 'viewer',
     tenant: 'tree',
     description: "Read finished investigations of the caller's tree and replay their traffic links",
-    fields: ['Query.investigations', 'Query.investigation', 'TrafficLink.flows'],
+    fields: ['Query.investigations', 'Query.investigation', 'TrafficLink.flows', 'Investigation.assignee'],
   },
   'audit.read': {
     scope: Scopes.nodeApi,
@@ -289,6 +289,13 @@ export const actions = {
     tenant: 'tree',
     description: 'Create API clients for a tenant of the tree, with scopes the caller holds itself (the secret shown once), and revoke them',
     fields: ['Mutation.createApiClient', 'Mutation.revokeApiClient'],
+  },
+  'investigations.assignees': {
+    scope: Scopes.searchApi,
+    role: 'analyst',
+    tenant: 'tree',
+    description: 'List the people of a tenant of the tree an investigation may be assigned to: their id and name only',
+    fields: ['Query.assignablePeople'],
   },
 } as const satisfies Record<string, ActionRule>;
 

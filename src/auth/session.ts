@@ -1,6 +1,7 @@
 import { authorizationError, notFound } from '../errors.js';
 import { MAX_ID_LENGTH, plausibleId } from '../infra/ids.js';
 import { type Action, type Role, type TreeAction, actions, roleAllows, roleScopes } from './actions.js';
+import { tenantOnly } from '../tenancy/tenant-scope.js';
 import type { TokenClaims } from './tokens.js';
 
 /** Who took an action, as events, triage and the audit log record it. */
@@ -109,6 +110,19 @@ export class Session {
       throw customerNotFound(customerId);
     }
     return this.tenantScope();
+  }
+
+  /**
+   * The tenants a list reads: the caller's tree, or only the tenant of it `customerId` names
+   * (after `assertTenant`: 404 `not_found` outside the tree).
+   */
+  async listScope(action: TreeAction, customerId?: string | null): Promise<TenantScope> {
+    if (customerId === undefined || customerId === null) {
+      this.assert(action);
+      return this.tenantScope();
+    }
+    await this.assertTenant(action, customerId);
+    return tenantOnly(customerId);
   }
 
   tenantScope(): Promise<TenantScope> {

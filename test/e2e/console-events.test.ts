@@ -85,4 +85,50 @@ describe('the console events and automation pages in a browser', () => {
     expect(await page.getByRole('button', { name: 'New rule' }).count()).toBe(0);
     await page.close();
   });
+
+  it("edits a rule's conditions: adds, changes and removes rows, with the server's refusal beside the row it names", async () => {
+    const { page, problems } = await openSignedIn(browser, t.url, admin, '/events/automation');
+    await page.getByRole('button', { name: 'New rule' }).click();
+    await page.getByLabel('Name', { exact: true }).fill('Conditional');
+    await page.getByLabel('Topic').selectOption('sign_ins');
+    await page.getByLabel('Action').selectOption('collector_update');
+    await page.getByRole('button', { name: 'Add a condition' }).click();
+    await page.getByLabel('Field 1').fill('method');
+    await page.getByLabel('Value 1').fill('password');
+    await page.getByRole('button', { name: 'Add a condition' }).click();
+    await page.getByLabel('Field 2').fill('role');
+    await page.getByLabel('Operator 2').selectOption('in');
+    await page.getByLabel('Value 2').fill('admin, analyst');
+    await page.getByRole('button', { name: 'Create rule' }).click();
+    const conditions = () => ruleRow(page, 'Conditional').locator('td').nth(1).locator('.note').textContent();
+    await expect.poll(conditions, { timeout: 10_000 }).toBe('method eq "password"; role in ["admin","analyst"]');
+
+    await page.getByRole('button', { name: 'Edit Conditional' }).click();
+    expect(await page.getByLabel('Value 2').inputValue()).toBe('admin, analyst');
+    await page.getByLabel('Operator 1').selectOption('gte');
+    await page.getByLabel('Value 1').fill('lots');
+    await page.getByRole('button', { name: 'Save rule' }).click();
+    // Refused: the message shows beside the first condition, whose inputs are marked invalid.
+    const refusal = page.getByRole('group', { name: 'Condition 1' }).locator('.condition-problem');
+    await expect.poll(() => refusal.textContent(), { timeout: 10_000 }).toContain('match.conditions[0].value must be a number for gte');
+    expect(await page.getByLabel('Value 1').getAttribute('aria-invalid')).toBe('true');
+    expect(await seriousAxeViolations(page)).toEqual([]);
+    await page.screenshot({ path: screenshotPath('console-automation-conditions'), fullPage: true });
+
+    await page.getByLabel('Value 1').fill('2');
+    await page.getByRole('button', { name: 'Remove condition 2' }).click();
+    await page.getByRole('button', { name: 'Save rule' }).click();
+    await expect.poll(conditions, { timeout: 10_000 }).toBe('method gte 2');
+
+    await page.getByRole('button', { name: 'Edit Conditional' }).click();
+    await page.getByRole('button', { name: 'Remove condition 1' }).click();
+    await page.getByRole('button', { name: 'Save rule' }).click();
+    await expect.poll(() => ruleRow(page, 'Conditional').locator('td').nth(1).locator('.note').count(), { timeout: 10_000 }).toBe(0);
+    await page.getByRole('button', { name: 'Delete rule Conditional' }).click();
+    await page.getByRole('button', { name: 'Yes, delete rule Conditional' }).click();
+    await expect.poll(() => page.getByText('No rules yet.').count()).toBe(1);
+    // The browser logs the refused save; nothing else went wrong.
+    expect(problems).toEqual(['console: Failed to load resource: the server responded with a status of 400 (Bad Request)']);
+    await page.close();
+  });
 });

@@ -168,4 +168,37 @@ describe('the console fleet pages in a browser', () => {
     await page.getByText('Your role, viewer, may not provision collectors').waitFor();
     await page.close();
   });
+
+  it("asks the server for the chosen tenant's nodes and profiles only, never the whole tree", async () => {
+    const CREATE = 'mutation($input: CreateProfileInput!) { createProfile(input: $input) { profile { profileId } } }';
+    for (const [name, customerId] of [
+      ['Parent sensors', tree.msp.id],
+      ['Child A sensors', tree.childA.id],
+    ]) {
+      expect((await graphql(t.url, CREATE, { input: { name, customerId } }, tree.mspCaller.token)).errors).toBeUndefined();
+    }
+    const { page, problems } = await openSignedIn(browser, t.url, admin, '/fleet');
+    // What each list query asked for and which tenants' rows came back.
+    const answered: Array<{ operation: string; customerId: unknown; owners: string[] }> = [];
+    page.on('response', async (response) => {
+      const sent = JSON.parse(response.request().postData() ?? '{}') as { query?: string; variables?: { customerId?: string } };
+      const operation = /\bquery (ConsoleNodes|ConsoleProfiles)\b/.exec(sent.query ?? '')?.[1];
+      if (!operation) return;
+      const { data } = (await response.json()) as { data: Record<string, { edges: Array<{ node: { customerId: string } }> }> };
+      const list = data[operation === 'ConsoleNodes' ? 'collectorNodes' : 'profiles'];
+      answered.push({ operation, customerId: sent.variables?.customerId, owners: list.edges.map((e) => e.node.customerId) });
+    });
+    await expect.poll(() => nodeNames(page), { timeout: 15_000 }).toEqual(['msp-sensor']);
+    await page.getByLabel('Tenant').selectOption(tree.childA.id);
+    await expect.poll(() => nodeNames(page), { timeout: 15_000 }).toEqual(['child-a-sensor']);
+    await page.getByRole('link', { name: 'Profiles' }).click();
+    const profileNames = () => page.locator('table.data tbody tr td:first-child').allTextContents();
+    await expect.poll(profileNames, { timeout: 15_000 }).toEqual(['Child A sensors']);
+    await expect.poll(() => answered.filter((a) => a.customerId === tree.childA.id).map((a) => a.operation)).toEqual(['ConsoleNodes', 'ConsoleProfiles']);
+    for (const a of answered) expect(new Set(a.owners)).toEqual(new Set(a.owners.length ? [a.customerId] : []));
+    await page.getByLabel('Tenant').selectOption(tree.msp.id);
+    await expect.poll(profileNames, { timeout: 15_000 }).toEqual(['Parent sensors']);
+    expect(problems).toEqual([]);
+    await page.close();
+  });
 });

@@ -6,7 +6,8 @@ import { seedInvestigation } from '../../src/modules/investigations/investigatio
 import { type TestApp, startTestApp } from '../kit/app.js';
 import { type TestBrowser, openBrowser, openConsolePage, seriousAxeViolations, signInOnPage, tabTo } from '../kit/browser.js';
 import { type Person, seedPerson } from '../kit/people.js';
-import { seedTenant } from '../kit/seed.js';
+import { graphql } from '../kit/http.js';
+import { seedCaller, seedTenant } from '../kit/seed.js';
 
 const SCREENSHOTS = process.env.SCREENSHOT_DIR ?? tmpdir();
 
@@ -44,10 +45,14 @@ describe('the console investigations pages in a browser', () => {
   }
 
   const rowOf = (page: Page, source: string) => page.locator('table.investigations tbody tr', { hasText: source });
+  /** A person's name as the console shows it to analysts and viewers: their email's local part. */
+  const nameOf = (person: Person) => person.email.split('@')[0]!;
 
-  it('shows a planted investigation live, is answered "authorized", leaves the new list and shows its suppression', async () => {
-    const page = await signedInPage(analyst, '/console/investigations?triageStatus=NEW');
+  it('shows a planted investigation live, is answered "authorized", leaves the open list and shows its suppression', async () => {
+    // The list opens on the open investigations (any triage status but RESOLVED).
+    const page = await signedInPage(analyst, '/console/investigations');
     await rowOf(page, '10.20.1.1').waitFor();
+    expect(await page.locator('select[name="triageStatus"]').inputValue()).toBe('open');
     expect(await page.locator('table.investigations thead').textContent()).toMatch(/Severity.*Detector.*Verdict.*Source.*Destination.*Triage.*Assignee/);
     expect(await seriousAxeViolations(page)).toEqual([]);
     // The keyboard reaches the filters and the first investigation.
@@ -89,10 +94,11 @@ describe('the console investigations pages in a browser', () => {
     await page.screenshot({ path: join(SCREENSHOTS, 'console-investigation.png'), fullPage: true });
 
     await page.getByRole('link', { name: '← All investigations' }).click();
-    await page.goto(`${t.url}/console/investigations?triageStatus=NEW`);
+    await page.goto(`${t.url}/console/investigations`);
     await rowOf(page, '10.20.1.1').waitFor();
     expect(await rowOf(page, '10.66.6.6').count()).toBe(0);
-    await page.goto(`${t.url}/console/investigations?answer=AUTHORIZED`);
+    // Resolved, so outside the default (open) view: "any" status.
+    await page.goto(`${t.url}/console/investigations?answer=AUTHORIZED&triageStatus=any`);
     await rowOf(page, '10.66.6.6').waitFor();
 
     await rowOf(page, '10.66.6.6').getByRole('link').click();
@@ -119,9 +125,10 @@ describe('the console investigations pages in a browser', () => {
     const page = await signedInPage(await seedPerson(t.app, customerId, 'admin'), `/console/investigations/${id}`);
     await page.getByRole('heading', { name: 'Triage' }).waitFor();
     const assignTo = page.getByLabel('Assign to');
-    await expect.poll(() => assignTo.locator('option').allTextContents()).toContain(`${analyst.email} (analyst)`);
+    // Offered by name (the email's local part).
+    await expect.poll(() => assignTo.locator('option').allTextContents()).toContain(nameOf(analyst));
     // Viewers cannot be assigned, so they are not offered.
-    expect(await assignTo.locator('option').allTextContents()).not.toContain(`${viewer.email} (viewer)`);
+    expect(await assignTo.locator('option').allTextContents()).not.toContain(nameOf(viewer));
     await assignTo.selectOption(analyst.userId);
     await page.getByRole('button', { name: 'Assign', exact: true }).click();
     await expect.poll(() => page.locator('.triage .facts').textContent()).toContain(`Assigned to${analyst.email}`);
@@ -144,5 +151,45 @@ describe('the console investigations pages in a browser', () => {
     expect(await rowOf(page, '10.1.1.1').count()).toBe(0);
     await page.screenshot({ path: join(SCREENSHOTS, 'console-investigations-child.png') });
     await page.close();
+  });
+
+  it('drops an investigation from the open list, live, once someone else answers it authorized', async () => {
+    const id = await plant('10.55.5.5');
+    const page = await signedInPage(analyst, '/console/investigations');
+    await rowOf(page, '10.55.5.5').waitFor();
+    await page.evaluate(() => ((window as any).notReloaded = true));
+    const caller = await seedCaller(t.app, customerId);
+    const answered = await graphql(t.url, 'mutation ($id: String!) { answerInvestigation(id: $id, answer: AUTHORIZED) { id } }', { id }, caller.token);
+    expect(answered.errors).toBeUndefined();
+    await expect.poll(() => rowOf(page, '10.55.5.5').count(), { timeout: 10_000 }).toBe(0);
+    expect(await page.evaluate(() => (window as any).notReloaded)).toBe(true);
+    // "Resolved" (or "Any") still lists it.
+    await page.locator('select[name="triageStatus"]').selectOption('RESOLVED');
+    await page.getByRole('button', { name: 'Apply' }).click();
+    await expect.poll(() => rowOf(page, '10.55.5.5').textContent(), { timeout: 10_000 }).toContain('Resolved');
+    expect(page.url()).toContain('triageStatus=RESOLVED');
+    await page.close();
+  });
+
+  it('lets an analyst assign by name, and shows the name to analysts and viewers in the list and the detail', async () => {
+    const id = await plant('10.44.4.4');
+    const colleague = await seedPerson(t.app, customerId, 'analyst');
+    const page = await signedInPage(analyst, `/console/investigations/${id}`);
+    await page.getByRole('heading', { name: 'Triage' }).waitFor();
+    const assignTo = page.getByLabel('Assign to');
+    await expect.poll(() => assignTo.locator('option').allTextContents()).toContain(nameOf(colleague));
+    expect(await assignTo.locator('option').allTextContents()).toContain(`${nameOf(analyst)} (you)`);
+    await assignTo.selectOption({ label: nameOf(colleague) });
+    await page.getByRole('button', { name: 'Assign', exact: true }).click();
+    await expect.poll(() => page.locator('.triage .facts').textContent()).toContain(`Assigned to${nameOf(colleague)}`);
+    expect(await page.locator('.history').textContent()).toContain(`assigned it to ${nameOf(colleague)}`);
+    expect(await seriousAxeViolations(page)).toEqual([]);
+    await page.close();
+
+    const asViewer = await signedInPage(viewer, '/console/investigations');
+    await expect.poll(() => rowOf(asViewer, '10.44.4.4').textContent(), { timeout: 10_000 }).toContain(nameOf(colleague));
+    await rowOf(asViewer, '10.44.4.4').getByRole('link').click();
+    await expect.poll(() => asViewer.locator('.triage .facts').textContent()).toContain(`Assigned to${nameOf(colleague)}`);
+    await asViewer.close();
   });
 });

@@ -321,6 +321,11 @@ builder.queryFields((t) => ({
           '`severity` (default: most severe first), `recent`, `triage_status` (NEW first), `answer` (UNAUTHORIZED first, unanswered last) or `assignee` (unassigned last); ties most severe first.',
       }),
       triageStatus: t.arg({ type: TriageStatusEnum, required: false }),
+      open: t.arg.boolean({
+        required: false,
+        description:
+          'true: the investigations not yet resolved (triage status NEW, ACKNOWLEDGED or IN_PROGRESS); false: the RESOLVED ones; default: both. With `triageStatus`, both apply.',
+      }),
       answer: t.arg({ type: TriageAnswerEnum, required: false }),
       assigneeId: t.arg.string({ required: false, description: 'Assigned to this person.' }),
       customerId: t.arg.string({ required: false, description: "One tenant of the caller's tree (404 `not_found` outside it); default: the whole tree." }),

@@ -1,10 +1,9 @@
 import DataLoader from 'dataloader';
-import type { Session, TenantScope } from '../../auth/session.js';
+import type { Session } from '../../auth/session.js';
 import { DomainError, badRequest } from '../../errors.js';
 import { parseIsoDate } from '../../flowstore/index.js';
 import type { Investigation, Node } from '../../generated/prisma/client.js';
 import { plausibleId } from '../../infra/ids.js';
-import { tenantOnly } from '../../tenancy/tenant-scope.js';
 import type { SearchService } from '../search/search.service.js';
 import { DISPOSITIONS, type Disposition, type TrafficQuery } from './investigation.model.js';
 import type { TriageAnswer, TriageStatus } from './triage.model.js';
@@ -40,6 +39,8 @@ export interface ListArgs {
   sort?: string | null;
   /** Triage filters (GraphQL only; their enums have checked the values). */
   triageStatus?: TriageStatus | null;
+  /** true: not yet resolved; false: resolved (GraphQL only). */
+  open?: boolean | null;
   answer?: TriageAnswer | null;
   assigneeId?: string | null;
   /** One tenant of the caller's tree (GraphQL only); the whole tree without it. */
@@ -113,6 +114,7 @@ export class InvestigationService {
         ...(since ? { since } : {}),
         ...(until ? { until } : {}),
         ...(given(args.triageStatus) ? { triageStatus: args.triageStatus } : {}),
+        ...(given(args.open) ? { open: args.open } : {}),
         ...(given(args.answer) ? { answer: args.answer } : {}),
         ...(given(args.assigneeId) ? { assigneeId: args.assigneeId } : {}),
         sort: (given(args.sort) ? args.sort : 'severity') as InvestigationFilter['sort'],
@@ -124,21 +126,11 @@ export class InvestigationService {
   }
 
   async list(session: Session, q: ListQuery, select: InvestigationSelection = {}): Promise<Investigation[]> {
-    return this.store.list(await this.listScope(session, q), q.filter, q, select);
+    return this.store.list(await session.listScope('investigations.read', q.customerId), q.filter, q, select);
   }
 
   async total(session: Session, q: ListQuery): Promise<number> {
-    return this.store.count(await this.listScope(session, q), q.filter);
-  }
-
-  /** The tenants a list reads: the caller's tree, or the one tenant of it the query names (404 outside). */
-  private async listScope(session: Session, q: ListQuery): Promise<TenantScope> {
-    if (q.customerId === undefined) {
-      session.assert('investigations.read');
-      return session.tenantScope();
-    }
-    await session.assertTenant('investigations.read', q.customerId);
-    return tenantOnly(q.customerId);
+    return this.store.count(await session.listScope('investigations.read', q.customerId), q.filter);
   }
 
   /** A finished investigation of the caller's tree, or null (missing, elsewhere, or still running). */

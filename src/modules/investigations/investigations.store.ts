@@ -13,6 +13,8 @@ export interface InvestigationFilter {
   since?: Date;
   until?: Date;
   triageStatus?: TriageStatus;
+  /** true: not yet resolved (any triage status but `resolved`); false: resolved. */
+  open?: boolean;
   answer?: TriageAnswer;
   assigneeId?: string;
   sort: 'severity' | 'recent' | 'triage_status' | 'answer' | 'assignee';
@@ -57,6 +59,8 @@ function where(scope: TenantScope, f: InvestigationFilter): PrismaTypes.Investig
     ...(f.disposition ? { disposition: f.disposition } : {}),
     ...(f.minConfidence !== undefined ? { confidence: { gte: f.minConfidence } } : {}),
     ...(f.triageStatus ? { triageStatus: f.triageStatus } : {}),
+    // Under AND: beside an exact triageStatus, both hold.
+    ...(f.open !== undefined ? { AND: [{ triageStatus: f.open ? { not: 'resolved' } : { equals: 'resolved' } }] } : {}),
     ...(f.answer ? { answer: f.answer } : {}),
     ...(f.assigneeId ? { assigneeId: f.assigneeId } : {}),
     ...(f.since || f.until ? { createdAt: { ...(f.since ? { gte: f.since } : {}), ...(f.until ? { lte: f.until } : {}) } } : {}),

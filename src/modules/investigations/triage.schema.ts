@@ -7,6 +7,7 @@ import { badRequest, notFound } from '../../errors.js';
 import { builder } from '../../graphql/builder.js';
 import type { InvestigationSelection } from './investigations.store.js';
 import { TRIAGE_LIMITS } from './triage.model.js';
+import type { Assignee } from './triage.service.js';
 import type { Page } from './triage.store.js';
 
 // GraphQL spells the values in capitals; the database, events and services in lower case.
@@ -136,7 +137,22 @@ async function countedPage<T extends object>(args: DefaultConnectionArguments, l
   }
 }
 
+const AssigneeRef = builder.objectRef<Assignee>('Assignee').implement({
+  description: 'A person as anyone who reads an investigation may see them: an id and a name.',
+  fields: (t) => ({
+    id: t.exposeString('id', { description: 'The user id (`triage.assigneeId`).' }),
+    name: t.exposeString('name', { description: "The person's name: the local part of their email (people have no display name)." }),
+  }),
+});
+
 builder.prismaObjectFields('Investigation', (t) => ({
+  assignee: t.field({
+    type: AssigneeRef,
+    nullable: true,
+    description: "The person it is assigned to; null when unassigned, or when that person's tenant is outside the caller's tree.",
+    select: { assigneeId: true },
+    resolve: async (i, _args, ctx) => ctx.services.triage.assignee(await ctx.auth.requireSession(), i, ctx),
+  }),
   triage: t.field({
     type: TriageRef,
     select: {
@@ -193,6 +209,13 @@ const SuppressionPageRef = builder.objectRef<SuppressionPageShape>('SuppressionP
 });
 
 builder.queryFields((t) => ({
+  assignablePeople: t.field({
+    type: [AssigneeRef],
+    description:
+      'The people of a tenant of the tree its investigations may be assigned to: active analysts and admins of that tenant, by email (analyst role; 404 `not_found` outside the tree).',
+    args: { customerId: t.arg.string({ required: true }) },
+    resolve: async (_root, args, ctx) => ctx.services.triage.assignable(await ctx.auth.requireSession(), args.customerId),
+  }),
   suppressions: t.field({
     type: SuppressionPageRef,
     description: 'Suppressions of a tenant of the tree, newest first (search_api scope).',

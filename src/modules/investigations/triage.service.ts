@@ -1,3 +1,5 @@
+import DataLoader from 'dataloader';
+import { roleAllows, roles } from '../../auth/actions.js';
 import type { Actor, Session } from '../../auth/session.js';
 import { DomainError, badRequest, conflict, notFound } from '../../errors.js';
 import type { Investigation, InvestigationActivity, InvestigationComment, Suppression } from '../../generated/prisma/client.js';
@@ -17,9 +19,19 @@ import {
   raiseFor,
   statusAfterAnswer,
 } from './triage.model.js';
-import type { ActivityEntry, NewSuppression, Page, SuppressionFilter, TriageChange, TriageStore, TriageWrite } from './triage.store.js';
+import type { ActivityEntry, NewSuppression, Page, PersonRow, SuppressionFilter, TriageChange, TriageStore, TriageWrite } from './triage.store.js';
 
 const DAY_MS = 86_400_000;
+
+/** A person as triage shows them to anyone who reads the investigation: an id and a name, nothing more. */
+export interface Assignee {
+  id: string;
+  name: string;
+}
+/** People have no display name: the local part of their email stands for one. */
+const assigneeOf = (person: PersonRow): Assignee => ({ id: person.id, name: person.email.slice(0, person.email.lastIndexOf('@')) || person.email });
+/** The roles that may triage, so may be handed an investigation. */
+const TRIAGE_ROLES = roles.filter((role) => roleAllows(role, 'investigations.triage'));
 const invalid = (field: string, message: string) => badRequest('invalid_request', message, { field });
 const investigationNotFound = () => notFound('not_found', 'Investigation not found');
 /** Who acted, as event data names it. */
@@ -70,6 +82,33 @@ export class TriageService {
     private readonly canTriage: (userId: string, customerId: string) => Promise<boolean>,
     private readonly now: () => Date = () => new Date(),
   ) {}
+
+  /** Per-request loaders of assignees, keyed by the request's context object (collected with it). */
+  private readonly assigneeLoaders = new WeakMap<object, DataLoader<string, Assignee | null>>();
+
+  /**
+   * The person an investigation is assigned to, named, or null (unassigned, or a person of a tenant
+   * outside the caller's tree). A page asks for its assignees in one statement (`key`: the request).
+   */
+  async assignee(session: Session, investigation: Pick<Investigation, 'assigneeId'>, key: object): Promise<Assignee | null> {
+    session.assert('investigations.read');
+    if (!investigation.assigneeId) return null;
+    let loader = this.assigneeLoaders.get(key);
+    if (!loader) {
+      loader = new DataLoader(async (ids: readonly string[]) => {
+        const people = new Map((await this.store.peopleById(await session.tenantScope(), ids)).map((p) => [p.id, assigneeOf(p)]));
+        return ids.map((id) => people.get(id) ?? null);
+      });
+      this.assigneeLoaders.set(key, loader);
+    }
+    return loader.load(investigation.assigneeId);
+  }
+
+  /** The people of a tenant of the tree an investigation of it may be assigned to: active, of a role that triages. */
+  async assignable(session: Session, customerId: string): Promise<Assignee[]> {
+    await session.assertTenant('investigations.assignees', customerId);
+    return (await this.store.activePeopleWithRole(customerId, TRIAGE_ROLES)).map(assigneeOf);
+  }
 
   /**
    * Records the answer. AUTHORIZED resolves the investigation as `authorized` and suppresses its

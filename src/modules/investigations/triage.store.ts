@@ -58,6 +58,13 @@ export interface Page {
 }
 
 const inScope = (scope: TenantScope) => ({ customerId: { in: [...scope.tenantIds] } });
+
+/** What triage reads of a person: never more than what names them. */
+const PERSON = { id: true, email: true } as const;
+export interface PersonRow {
+  id: string;
+  email: string;
+}
 const json = (value: Record<string, unknown>) => value as PrismaTypes.InputJsonObject;
 /** The order of a thread and of a history: oldest first, the id breaking ties. */
 const OLDEST_FIRST = [{ createdAt: 'asc' as const }, { id: 'asc' as const }];
@@ -80,6 +87,20 @@ function suppressionWhere(scope: TenantScope, customerId: string, f: Suppression
  */
 export class TriageStore {
   constructor(private readonly prisma: Prisma) {}
+
+  /** These people, those of the scope's tenants only: their id and email (for a name), in one statement. */
+  peopleById(scope: TenantScope, ids: readonly string[]): Promise<PersonRow[]> {
+    return this.prisma.user.findMany({ where: { ...inScope(scope), id: { in: [...ids] } }, select: PERSON });
+  }
+
+  /** The active people of one tenant with one of these roles, by email. */
+  activePeopleWithRole(customerId: string, roles: readonly string[]): Promise<PersonRow[]> {
+    return this.prisma.user.findMany({
+      where: { customerId, status: 'active', role: { in: [...roles] } },
+      select: PERSON,
+      orderBy: [{ email: 'asc' }, { id: 'asc' }],
+    });
+  }
 
   /**
    * Makes a triage change on the investigation as it is now: `decide` is handed the row under its

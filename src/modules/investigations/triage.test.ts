@@ -5,7 +5,7 @@ import { type Caller, seedCaller, seedTree } from '../../../test/kit/seed.js';
 import { Scopes } from '../../auth/scopes.js';
 import { newId } from '../../infra/ids.js';
 import { asPerson, seedPerson, signedIn } from '../../../test/kit/people.js';
-import { seedInvestigation } from './investigations.fixtures.js';
+import { investigationRow, seedInvestigation } from './investigations.fixtures.js';
 import { expectOneAnswerWinsTheRace } from './triage.fixtures.js';
 import { CONFIRMED_SEVERITY_STEP, TRIAGE_LIMITS } from './triage.model.js';
 
@@ -358,6 +358,31 @@ describe('investigation triage', () => {
       expect(code(await gql(childACaller, '{ investigations(sort: "assignees") { total } }', {}))).toBe('invalid_request');
     });
 
+    it('lists the open investigations (not resolved), the resolved ones, and both with triageStatus', async () => {
+      const { childA, childACaller } = await seedTree(t.app);
+      const fresh = await seed(childA.id, { severity: 90 });
+      const acknowledged = await seed(childA.id, { severity: 80 });
+      const working = await seed(childA.id, { severity: 70 });
+      const authorized = await seed(childA.id, { severity: 60 });
+      await gql(childACaller, SET_STATUS, { id: acknowledged, status: 'ACKNOWLEDGED' });
+      await gql(childACaller, ANSWER, { id: working, answer: 'UNAUTHORIZED' });
+      await gql(childACaller, ANSWER, { id: authorized, answer: 'AUTHORIZED' });
+      const list = async (args: string) => {
+        const res = await gql(childACaller, `{ investigations(${args}) { total investigations { id } } }`, {});
+        expect(res.errors).toBeUndefined();
+        const ids: string[] = res.data.investigations.investigations.map((i: { id: string }) => i.id);
+        return { total: res.data.investigations.total, ids: ids.sort() };
+      };
+      expect(await list('open: true')).toEqual({ total: 3, ids: [fresh, acknowledged, working].sort() });
+      expect(await list('open: false')).toEqual({ total: 1, ids: [authorized] });
+      expect((await list('open: null')).total).toBe(4);
+      expect(await list('open: true, triageStatus: NEW')).toEqual({ total: 1, ids: [fresh] });
+      expect(await list('open: true, triageStatus: RESOLVED')).toEqual({ total: 0, ids: [] });
+      // Reopened, it is open again.
+      await gql(childACaller, SET_STATUS, { id: authorized, status: 'IN_PROGRESS' });
+      expect((await list('open: true')).ids).toContain(authorized);
+    });
+
     it('REST answers carry the triage object, in wire spelling', async () => {
       const id = await seed(tree.childA.id);
       await gql(tree.childACaller, ANSWER, { id, answer: 'AUTHORIZED', note: 'pen test' });
@@ -449,6 +474,83 @@ describe('investigation triage', () => {
       expect(childA.data.investigations.total).toBe(childA.data.investigations.investigations.length);
       expect((await ids(tree.childACaller, tree.childB.id)).errors?.[0]?.extensions?.code).toBe('not_found');
       expect((await ids(tree.mspCaller, other.childA.id)).errors?.[0]?.extensions?.code).toBe('not_found');
+    });
+  });
+
+  describe('assignee names', () => {
+    const NAMES = `query ($customerId: String) {
+      investigations(customerId: $customerId, limit: 200) { investigations { id triage { assigneeId } assignee { id name } } }
+    }`;
+    const ASSIGNABLE = 'query ($customerId: String!) { assignablePeople(customerId: $customerId) { id name } }';
+    const ASSIGN = 'mutation ($id: String!, $userId: String) { assignInvestigation(id: $id, userId: $userId) { id } }';
+    const localPart = (email: string) => email.split('@')[0];
+
+    it('names the assignee for anyone who reads the investigation, a 200-row page in one more statement', async () => {
+      const { childA } = await seedTree(t.app);
+      const [analyst, admin, viewer] = await Promise.all([
+        seedPerson(t.app, childA.id, 'analyst'),
+        seedPerson(t.app, childA.id, 'admin'),
+        seedPerson(t.app, childA.id, 'viewer'),
+      ]);
+      await t.app.db.prisma.investigation.createMany({
+        data: Array.from({ length: 200 }, (_, i) => ({
+          ...investigationRow(childA.id, { source: `10.9.${Math.floor(i / 250)}.${i % 250}` }),
+          assigneeId: i === 0 ? null : i % 2 ? analyst.userId : admin.userId,
+        })),
+      });
+      const cookie = await signedIn(t.url, viewer);
+      const statements = async (query: string) => {
+        const before = t.app.db.stats.queries;
+        const res = await asPerson(t.url, cookie, query, { customerId: childA.id });
+        expect(res.errors).toBeUndefined();
+        return { res, count: t.app.db.stats.queries - before };
+      };
+      const unnamedQuery = NAMES.replace('assignee { id name }', '');
+      await statements(unnamedQuery); // warms the process-wide tenant cache
+      const unnamed = await statements(unnamedQuery);
+      const named = await statements(NAMES);
+      const rows = named.res.data.investigations.investigations as Array<{
+        triage: { assigneeId: string | null };
+        assignee: { id: string; name: string } | null;
+      }>;
+      expect(rows).toHaveLength(200);
+      const byId = { [analyst.userId]: localPart(analyst.email), [admin.userId]: localPart(admin.email) };
+      for (const row of rows) {
+        expect(row.assignee).toEqual(row.triage.assigneeId ? { id: row.triage.assigneeId, name: byId[row.triage.assigneeId] } : null);
+      }
+      expect([unnamed.count, named.count]).toEqual([unnamed.count, unnamed.count + 1]);
+    });
+
+    it("names a person of a tenant outside the reader's tree to no one", async () => {
+      const { msp, childA, mspCaller, childACaller } = await seedTree(t.app);
+      const mspAnalyst = await seedPerson(t.app, msp.id, 'analyst');
+      const id = await seed(childA.id);
+      expect((await gql(mspCaller, ASSIGN, { id, userId: mspAnalyst.userId })).errors).toBeUndefined();
+      const read = async (caller: Caller) =>
+        (await gql(caller, '{ investigations { investigations { id assignee { id name } } } }', {})).data.investigations.investigations;
+      expect(await read(mspCaller)).toContainEqual({ id, assignee: { id: mspAnalyst.userId, name: localPart(mspAnalyst.email) } });
+      // The child's caller reads the investigation, but the MSP's people are not its to name.
+      expect(await read(childACaller)).toEqual([{ id, assignee: null }]);
+    });
+
+    it('lists the active analysts and admins of a tenant to assign to, for analysts, 404 outside the tree', async () => {
+      const { msp, childA, childB, mspCaller } = await seedTree(t.app);
+      const [analyst, admin, viewer, gone] = await Promise.all([
+        seedPerson(t.app, childA.id, 'analyst'),
+        seedPerson(t.app, childA.id, 'admin'),
+        seedPerson(t.app, childA.id, 'viewer'),
+        seedPerson(t.app, childA.id, 'analyst'),
+      ]);
+      await seedPerson(t.app, msp.id, 'analyst');
+      await t.app.db.prisma.user.update({ where: { id: gone.userId }, data: { status: 'disabled' } });
+      const expected = [analyst, admin].sort((a, b) => a.email.localeCompare(b.email)).map((p) => ({ id: p.userId, name: localPart(p.email) }));
+      const asAnalyst = await asPerson(t.url, await signedIn(t.url, analyst), ASSIGNABLE, { customerId: childA.id });
+      expect(asAnalyst.data?.assignablePeople).toEqual(expected);
+      expect((await gql(mspCaller, ASSIGNABLE, { customerId: childA.id })).data.assignablePeople).toEqual(expected);
+      const asViewer = await asPerson(t.url, await signedIn(t.url, viewer), ASSIGNABLE, { customerId: childA.id });
+      expect(asViewer.errors?.[0]?.extensions).toMatchObject({ code: 'authorization_error', details: { reason: 'insufficient_role' } });
+      expect((await asPerson(t.url, await signedIn(t.url, analyst), ASSIGNABLE, { customerId: childB.id })).errors?.[0]?.extensions?.code).toBe('not_found');
+      expect(code(await gql(other.mspCaller, ASSIGNABLE, { customerId: childA.id }))).toBe('not_found');
     });
   });
 });

@@ -113,8 +113,11 @@ builder.queryFields((t) => ({
   collectorNodes: t.connection({
     type: NodeRef,
     description: 'Control-plane-managed nodes of the caller and its children, oldest first.',
+    args: {
+      customerId: t.arg.string({ required: false, description: "One tenant of the caller's tree (404 `not_found` outside it); default: the whole tree." }),
+    },
     resolve: async (_root, args, ctx) => {
-      const listed = await ctx.services.nodes.list(await ctx.auth.requireSession());
+      const listed = await ctx.services.nodes.list(await ctx.auth.requireSession(), args.customerId);
       // The fields then read the details without awaiting (node-details.ts).
       ctx.loaders.nodeDetails.prime(listed);
       return resolveArrayConnection(

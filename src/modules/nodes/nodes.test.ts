@@ -288,6 +288,32 @@ describe('nodes and provisioning', () => {
     });
   });
 
+  it("lists one tenant of the caller's tree with collectorNodes(customerId:), 404 outside it", async () => {
+    const own = await seedTree(t.app);
+    const seed = (customerId: string, machineId: string) =>
+      t.app.db.prisma.node.create({ data: { id: newId('node'), customerId, machineId, status: 'active' } });
+    const [inMsp, inA, inB] = [await seed(own.msp.id, 'msp-1'), await seed(own.childA.id, 'a-1'), await seed(own.childB.id, 'b-1')];
+    const LIST = 'query ($customerId: String) { collectorNodes(customerId: $customerId) { edges { node { nodeId } } } }';
+    const ids = async (customerId?: string) => {
+      const res = await graphql(t.url, LIST, customerId === undefined ? {} : { customerId }, own.mspCaller.token);
+      expect(res.errors).toBeUndefined();
+      return res.data.collectorNodes.edges.map((e: { node: { nodeId: string } }) => e.node.nodeId).sort();
+    };
+    expect(await ids(own.childA.id)).toEqual([inA.id]);
+    // The parent named alone is the parent's own nodes, not its children's.
+    expect(await ids(own.msp.id)).toEqual([inMsp.id]);
+    expect(await ids()).toEqual([inMsp.id, inA.id, inB.id].sort());
+    for (const [token, customerId] of [
+      [own.mspCaller.token, other.childA.id],
+      [own.childACaller.token, own.childB.id],
+      [own.childACaller.token, own.msp.id],
+      [own.mspCaller.token, 'cus_missing'],
+    ]) {
+      const miss = await graphql(t.url, LIST, { customerId }, token);
+      expect(miss.errors?.[0]?.extensions?.code).toBe('not_found');
+    }
+  });
+
   it('lists 1,000 nodes over 20 children in one statement, their details read with them', async () => {
     const msp = await seedTenant(t.app, { msp: true });
     const caller = await seedCaller(t.app, msp.id);

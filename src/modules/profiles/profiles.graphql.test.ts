@@ -263,6 +263,33 @@ describe('GraphQL profiles follow the REST rules', () => {
     expect(res.errors?.[0].extensions).toMatchObject({ code });
   });
 
+  it("lists one tenant of the caller's tree with profiles(customerId:), 404 outside it", async () => {
+    const own = await seedTree(t.app);
+    const [inMsp, inA, inB] = await Promise.all([
+      createAs(own.mspCaller.token, { name: 'Parent' }),
+      createAs(own.mspCaller.token, { name: 'Child A', customerId: own.childA.id }),
+      createAs(own.mspCaller.token, { name: 'Child B', customerId: own.childB.id }),
+    ]);
+    const ofTenant = `query($customerId: String) { profiles(customerId: $customerId) { totalCount edges { node { profileId } } } }`;
+    const listed = async (customerId?: string) => {
+      const res = await graphql(t.url, ofTenant, customerId === undefined ? {} : { customerId }, own.mspCaller.token);
+      expect(res.errors).toBeUndefined();
+      const ids = res.data.profiles.edges.map((e: { node: { profileId: string } }) => e.node.profileId).sort();
+      return { total: res.data.profiles.totalCount, ids };
+    };
+    expect(await listed(own.childA.id)).toEqual({ total: 1, ids: [inA.profileId] });
+    expect(await listed(own.msp.id)).toEqual({ total: 1, ids: [inMsp.profileId] });
+    expect(await listed()).toEqual({ total: 3, ids: [inMsp.profileId, inA.profileId, inB.profileId].sort() });
+    for (const [token, customerId] of [
+      [own.mspCaller.token, otherTree.childA.id],
+      [own.childACaller.token, own.childB.id],
+      [own.mspCaller.token, 'cus_missing'],
+    ]) {
+      const miss = await graphql(t.url, ofTenant, { customerId }, token);
+      expect(miss.errors?.[0]?.extensions?.code).toBe('not_found');
+    }
+  });
+
   it('names the field at fault in the message', async () => {
     const res = await graphql(t.url, create, { input: { name: 'n', services: { packet: { num_workers: 'four' } } } }, tree.mspCaller.token);
     expect(res.errors?.[0].message).toBe('services.packet.num_workers must be a non-negative integer');

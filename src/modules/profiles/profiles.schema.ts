@@ -77,6 +77,9 @@ builder.queryFields((t) => ({
     {
       type: ProfileRef,
       description: 'Profiles of the caller and its child deployments, oldest first.',
+      args: {
+        customerId: t.arg.string({ required: false, description: "One tenant of the caller's tree (404 `not_found` outside it); default: the whole tree." }),
+      },
       resolve: async (_root, args, ctx, info) => {
         // Relations only: `Profile` plans includes, not selects, so every row keeps the `createdAt`
         // and `id` its cursor is made of.
@@ -84,6 +87,8 @@ builder.queryFields((t) => ({
         const page = await ctx.services.profiles.page(await ctx.auth.requireSession(), args, selection);
         const edges = page.profiles.map((profile) => ({ cursor: encodeProfileCursor(profile), node: profile }));
         return {
+          // Read by totalCount, which counts the same tenants.
+          customerId: args.customerId,
           edges,
           pageInfo: {
             hasPreviousPage: page.hasPreviousPage,
@@ -97,7 +102,7 @@ builder.queryFields((t) => ({
     {
       fields: (c) => ({
         totalCount: c.int({
-          resolve: async (_connection, _args, ctx) => ctx.services.profiles.count(await ctx.auth.requireSession()),
+          resolve: async (connection, _args, ctx) => ctx.services.profiles.count(await ctx.auth.requireSession(), connection.customerId),
         }),
       }),
     },

@@ -22,14 +22,14 @@ export class ProfileService {
   constructor(private readonly store: ProfileStore) {}
 
   /**
-   * A page of the caller's tree's profiles, oldest first, by keyset (profile-page.ts): a cursor
+   * A page of the caller's tree's profiles (or of the one tenant of it `customerId` names: 404
+   * `not_found` outside the tree), oldest first, by keyset (profile-page.ts): a cursor
    * whose profile was deleted since still marks where the page starts. 400 `invalid_request` for a
    * cursor this list did not hand out.
    */
-  async page(session: Session, args: ProfilePageArgs, query: ProfileSelection = {}): Promise<ProfilesPage> {
-    session.assert('profiles.read');
+  async page(session: Session, args: ProfilePageArgs & { customerId?: string | null }, query: ProfileSelection = {}): Promise<ProfilesPage> {
+    const scope = await session.listScope('profiles.read', args.customerId);
     const page = profilePage(args);
-    const scope = await session.tenantScope();
     const forward = page.direction === 'forward';
     // One row more than the page tells whether another page follows; the rows the cursor passed
     // (at or behind it, as they are now) tell whether one precedes.
@@ -43,9 +43,9 @@ export class ProfileService {
     return forward ? { profiles, hasPreviousPage: passed, hasNextPage: more } : { profiles, hasPreviousPage: more, hasNextPage: passed };
   }
 
-  async count(session: Session): Promise<number> {
-    session.assert('profiles.read');
-    return this.store.count(await session.tenantScope());
+  /** How many profiles the caller's tree holds, or the one tenant of it `customerId` names. */
+  async count(session: Session, customerId?: string | null): Promise<number> {
+    return this.store.count(await session.listScope('profiles.read', customerId));
   }
 
   /** A profile in the caller's tree, or null. */

@@ -16,6 +16,8 @@ import { Problem, QueryView, useAction } from '../query-view.js';
 import { useQuery } from '../use-query.js';
 import type { EventsProps } from './EventsRoutes.js';
 import { DataTable } from '../data-table.js';
+import { type ConditionRow, conditionOf, rowNamedIn, rowOf } from './condition-rows.js';
+import { ConditionsFieldset } from './ConditionsFieldset.js';
 
 type Rule = ConsoleAutomationRuleFieldsFragment;
 type Topic = { topic: string; kinds: string[] };
@@ -156,7 +158,7 @@ function Runs({ ruleId, name }: { ruleId: string; name: string }) {
   );
 }
 
-/** Creates a rule, or edits one: the topic and its kinds, the action, on or off. Conditions an edit keeps as they are. */
+/** Creates a rule, or edits one: the topic and its kinds, its conditions, the action, on or off. */
 function RuleForm({
   customerId,
   rule,
@@ -172,6 +174,7 @@ function RuleForm({
 }) {
   const [topic, setTopic] = useState(rule?.match.topic ?? topics[0]?.topic ?? '');
   const [action, setAction] = useState(rule?.action.type ?? 'webhook');
+  const [conditions, setConditions] = useState<ConditionRow[]>(() => rule?.match.conditions.map(rowOf) ?? []);
   const { busy, problem, run } = useAction();
   const kinds = topics.find((t) => t.topic === topic)?.kinds ?? [];
   const submit = async (event: FormEvent<HTMLFormElement>) => {
@@ -184,7 +187,7 @@ function RuleForm({
       match: {
         topic,
         kinds: kinds.filter((k) => form.has(`kind-${k}`)),
-        conditions: rule?.match.conditions.map(({ field, op, value }) => ({ field, op, value })) ?? [],
+        conditions: conditions.map(conditionOf),
       },
       action: { type: action, ...(action === 'webhook' ? { url: String(form.get('url') ?? '').trim() } : {}) },
     };
@@ -217,6 +220,7 @@ function RuleForm({
             </label>
           ))}
         </fieldset>
+        <ConditionsFieldset rows={conditions} onChange={setConditions} problem={problem} problemRow={rowNamedIn(problem)} />
         <label>
           Action
           <select value={action} onChange={(event) => setAction(event.target.value)}>

@@ -13,9 +13,9 @@ import { DataTable } from '../data-table.js';
 /** The node list holds one page this long; the page says when the tree has more. */
 const NODES_PAGE = 500;
 
-/** The chosen tenant's nodes (an MSP's tree answers all of them; the page keeps the chosen one's), live. */
+/** The chosen tenant's nodes, live. */
 export function NodesPage({ user, tenant }: FleetProps) {
-  const { state, reload } = useQuery(ConsoleNodesDocument, { first: NODES_PAGE });
+  const { state, reload } = useQuery(ConsoleNodesDocument, { first: NODES_PAGE, customerId: tenant.customerId });
   const liveProblem = useLive(ConsoleLiveEventsDocument, { customerId: tenant.customerId, topic: 'node_lifecycle' }, reload);
   return (
     <>
@@ -23,12 +23,16 @@ export function NodesPage({ user, tenant }: FleetProps) {
       <LiveProblem problem={liveProblem} />
       <QueryView state={state} what="The nodes" reload={reload}>
         {(data) => {
-          const nodes = data.collectorNodes.edges.map((e) => e.node).filter((n) => n.customerId === tenant.customerId);
+          const nodes = data.collectorNodes.edges.map((e) => e.node);
           if (nodes.length === 0) return <p>No collector nodes in {tenant.name ?? tenant.customerId} yet. Provision one, or approve a device.</p>;
           return (
             <>
               <NodesTable nodes={nodes} mayUpdate={can(user, 'nodes.command')} onUpdated={reload} />
-              {data.collectorNodes.pageInfo.hasNextPage && <p className="note">Only the first {NODES_PAGE} nodes of your tenants are listed.</p>}
+              {data.collectorNodes.pageInfo.hasNextPage && (
+                <p className="note">
+                  Only the first {NODES_PAGE} nodes of {tenant.name ?? tenant.customerId} are listed.
+                </p>
+              )}
             </>
           );
         }}

@@ -25,13 +25,13 @@ const enabledServices = (services: unknown) =>
     .join(', ') || 'server defaults';
 
 export function ProfilesPage({ user, tenant }: FleetProps) {
-  const { state, reload } = useQuery(ConsoleProfilesDocument, { first: 500 });
+  const { state, reload } = useQuery(ConsoleProfilesDocument, { first: 500, customerId: tenant.customerId });
   return (
     <>
       <h1>Profiles</h1>
       <QueryView state={state} what="The profiles" reload={reload}>
         {(data) => {
-          const profiles = data.profiles.edges.map((e) => e.node).filter((p) => p.customerId === tenant.customerId);
+          const profiles = data.profiles.edges.map((e) => e.node);
           if (profiles.length === 0) return <p>{tenant.name ?? tenant.customerId} has no profiles: its nodes run with the server defaults.</p>;
           return (
             <DataTable caption="Profiles" columns={['Name', 'Services on', 'Updates', 'Tags', ...(can(user, 'profiles.delete') ? ['Actions'] : [])]}>

@@ -6,11 +6,23 @@ import { Link, navigate, useLocation } from '../router.js';
 import { latest, useQuery } from '../use-query.js';
 import { type PeopleNames, usePeopleNames } from '../people/names.js';
 import { formatConfidence, formatDate, severityLabel } from './format.js';
-import { ANSWERS, DISPOSITIONS, type ListFilters, PAGE_SIZE, SORTS, TRIAGE_STATUSES, listVariables, readFilters, writeFilters } from './list-query.js';
+import {
+  ANSWERS,
+  DISPOSITIONS,
+  type ListFilters,
+  PAGE_SIZE,
+  SORTS,
+  TRIAGE_CHOICES,
+  TRIAGE_STATUSES,
+  listVariables,
+  readFilters,
+  writeFilters,
+} from './list-query.js';
 
 type Row = ConsoleInvestigationsQuery['investigations']['investigations'][number];
 
 const LIVE_RELOAD_DELAY_MS = 300;
+const LIVE_TOPICS = ['investigations', 'triage'] as const;
 
 /**
  * The chosen tenant's investigations, a page at a time, filtered and sorted by the server; the
@@ -34,9 +46,12 @@ export function InvestigationsPage({ user, tenant }: PageProps) {
         reload();
       }, LIVE_RELOAD_DELAY_MS);
     };
-    const stop = subscribe(ConsoleInvestigationEventsDocument, { customerId: tenant.customerId }, reloadSoon, (error) => setLiveProblem(error.message));
+    // Triage events too: a list of open investigations drops one once it is resolved, by anyone.
+    const stops = LIVE_TOPICS.map((topic) =>
+      subscribe(ConsoleInvestigationEventsDocument, { customerId: tenant.customerId, topic }, reloadSoon, (error) => setLiveProblem(error.message)),
+    );
     return () => {
-      stop();
+      for (const stop of stops) stop();
       window.clearTimeout(pending);
     };
   }, [tenant.customerId, reload]);
@@ -67,12 +82,25 @@ export function InvestigationsPage({ user, tenant }: PageProps) {
   );
 }
 
-function Choice({ label, name, value, options }: { label: string; name: string; value: string; options: Record<string, string> }) {
+/** A filter's select; "Any" is `anyValue` (the empty string unless the filter's default is a choice). */
+function Choice({
+  label,
+  name,
+  value,
+  options,
+  anyValue = '',
+}: {
+  label: string;
+  name: string;
+  value: string;
+  options: Record<string, string>;
+  anyValue?: string;
+}) {
   return (
     <label>
       {label}
       <select name={name} defaultValue={value}>
-        <option value="">Any</option>
+        <option value={anyValue}>Any</option>
         {Object.entries(options).map(([key, text]) => (
           <option key={key} value={key}>
             {text}
@@ -94,7 +122,7 @@ function Filters({ filters, onApply }: { filters: ListFilters; onApply: (next: P
   return (
     // Keyed by the query string: the fields show the filters in force after back and forward.
     <form className="filters" aria-label="Filters" onSubmit={submit} key={writeFilters(filters)}>
-      <Choice label="Triage status" name="triageStatus" value={filters.triageStatus} options={TRIAGE_STATUSES} />
+      <Choice label="Triage status" name="triageStatus" value={filters.triageStatus} options={TRIAGE_CHOICES} anyValue="any" />
       <Choice label="Answer" name="answer" value={filters.answer} options={ANSWERS} />
       <Choice label="Assigned to" name="assignee" value={filters.assignee} options={{ me: 'Me' }} />
       <Choice label="Verdict" name="disposition" value={filters.disposition} options={Object.fromEntries(DISPOSITIONS.map((d) => [d, d]))} />
@@ -158,7 +186,7 @@ function Table({ rows, names, filters, onSort }: { rows: Row[]; names: PeopleNam
             <td>{row.destination ?? '—'}</td>
             <td className="nowrap">{TRIAGE_STATUSES[row.triage.status]}</td>
             <td className="nowrap">{row.triage.answer ? ANSWERS[row.triage.answer] : '—'}</td>
-            <td className="nowrap">{names.assignee(row.triage.assigneeId)}</td>
+            <td className="nowrap">{names.assignee(row.triage.assigneeId, row.assignee)}</td>
             <td>{formatDate(row.createdAt)}</td>
           </tr>
         ))}

@@ -5,7 +5,7 @@ import {
   ConsoleCommentOnInvestigationDocument,
   type ConsoleInvestigationSuppressionsQuery,
   ConsoleInvestigationSuppressionsDocument,
-  ConsolePeopleDocument,
+  ConsoleAssignablePeopleDocument,
   ConsoleRevokeSuppressionDocument,
   ConsoleSetInvestigationStatusDocument,
   type ConsoleTriageFragment,
@@ -84,7 +84,7 @@ export function TriagePanel({
           {triage.severityRaise > 0 && ` (severity raised by ${triage.severityRaise})`}
         </dd>
         <dt>Assigned to</dt>
-        <dd>{names.assignee(triage.assigneeId)}</dd>
+        <dd>{names.assignee(triage.assigneeId, investigation.assignee)}</dd>
       </dl>
       {!canTriage && <p className="note">Your role ({user.role}) can read the triage but not change it; an analyst or admin can.</p>}
       {problem && (
@@ -218,7 +218,7 @@ function StatusForm({
   );
 }
 
-/** Analysts take it or let it go; admins, who may list the tenant's people, hand it to anyone who can triage. */
+/** Analysts and admins hand it to a person of the tenant who can triage, by name, take it, or let it go. */
 function AssignForm({
   user,
   customerId,
@@ -232,62 +232,45 @@ function AssignForm({
   busy: boolean;
   onAssign: (userId: string | null) => Promise<boolean>;
 }) {
+  const { state } = useQuery(ConsoleAssignablePeopleDocument, { customerId });
+  const [chosen, setChosen] = useState(assigneeId ?? '');
   return (
     <Fieldset legend="Assignment">
-      {hasRole(user, 'admin') ? (
-        <AssignToAnyone customerId={customerId} assigneeId={assigneeId} busy={busy} onAssign={onAssign} />
+      {state.kind === 'failed' ? (
+        <p className="problem">The people who can be assigned could not be listed: {state.message}</p>
       ) : (
-        <p className="inline-actions">
-          <button type="button" disabled={busy || assigneeId === user.id} onClick={() => void onAssign(user.id)}>
-            Assign to me
+        <form
+          className="inline-actions"
+          onSubmit={(event) => {
+            event.preventDefault();
+            void onAssign(chosen || null);
+          }}
+        >
+          <label>
+            Assign to{' '}
+            <select value={chosen} onChange={(e) => setChosen(e.target.value)}>
+              <option value="">Nobody</option>
+              {(state.kind === 'done' ? state.data.assignablePeople : []).map((person) => (
+                <option key={person.id} value={person.id}>
+                  {person.id === user.id ? `${person.name} (you)` : person.name}
+                </option>
+              ))}
+            </select>
+          </label>
+          <button type="submit" disabled={busy || state.kind !== 'done'}>
+            Assign
           </button>
-          <button type="button" disabled={busy || assigneeId == null} onClick={() => void onAssign(null)}>
-            Unassign
-          </button>
-        </p>
+        </form>
       )}
+      <p className="inline-actions">
+        <button type="button" disabled={busy || assigneeId === user.id} onClick={() => void onAssign(user.id)}>
+          Assign to me
+        </button>
+        <button type="button" disabled={busy || assigneeId == null} onClick={() => void onAssign(null)}>
+          Unassign
+        </button>
+      </p>
     </Fieldset>
-  );
-}
-
-function AssignToAnyone({
-  customerId,
-  assigneeId,
-  busy,
-  onAssign,
-}: {
-  customerId: string;
-  assigneeId: string | null;
-  busy: boolean;
-  onAssign: (userId: string | null) => Promise<boolean>;
-}) {
-  const { state } = useQuery(ConsolePeopleDocument, { customerId });
-  const [chosen, setChosen] = useState(assigneeId ?? '');
-  if (state.kind === 'failed') return <p className="problem">The tenant's people could not be listed: {state.message}</p>;
-  const people = state.kind === 'done' ? state.data.users.filter((u) => u.status === 'active' && u.role !== 'viewer') : [];
-  return (
-    <form
-      className="inline-actions"
-      onSubmit={(event) => {
-        event.preventDefault();
-        void onAssign(chosen || null);
-      }}
-    >
-      <label>
-        Assign to{' '}
-        <select value={chosen} onChange={(e) => setChosen(e.target.value)}>
-          <option value="">Nobody</option>
-          {people.map((person) => (
-            <option key={person.id} value={person.id}>
-              {person.email} ({person.role})
-            </option>
-          ))}
-        </select>
-      </label>
-      <button type="submit" disabled={busy || state.kind !== 'done'}>
-        Assign
-      </button>
-    </form>
   );
 }
 

@@ -4,20 +4,27 @@ import { PAGE_SIZE, listVariables, readFilters, writeFilters } from './list-quer
 const context = { customerId: 'cus_a', userId: 'usr_me' };
 
 describe("the investigations list's query string", () => {
-  it('reads defaults from an empty one and writes nothing for them', () => {
+  it('reads defaults from an empty one, the open investigations, and writes nothing for them', () => {
     const filters = readFilters(new URLSearchParams());
     expect(filters).toEqual({
       disposition: '',
       minConfidence: '',
       since: '',
       until: '',
-      triageStatus: '',
+      triageStatus: 'open',
       answer: '',
       assignee: '',
       sort: 'severity',
       page: 1,
     });
     expect(writeFilters(filters)).toBe('');
+    expect(listVariables(filters, context)).toEqual({ customerId: 'cus_a', open: true, sort: 'severity', limit: PAGE_SIZE, offset: 0 });
+  });
+
+  it('writes "any" triage status, which asks for every status', () => {
+    const filters = { ...readFilters(new URLSearchParams()), triageStatus: 'any' };
+    expect(writeFilters(filters)).toBe('?triageStatus=any');
+    expect(readFilters(new URLSearchParams('triageStatus=any'))).toEqual(filters);
     expect(listVariables(filters, context)).toEqual({ customerId: 'cus_a', sort: 'severity', limit: PAGE_SIZE, offset: 0 });
   });
 

@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'react';
-import { ConsolePeopleDocument } from '../../../generated/console.js';
+import { ConsoleAssignablePeopleDocument, ConsolePeopleDocument } from '../../../generated/console.js';
 import { request } from '../api.js';
 import { hasRole, type User } from '../session.js';
 
@@ -9,27 +9,42 @@ export interface Actor {
   id: string;
 }
 
+/** An investigation's assignee as the server names it (`Investigation.assignee`). */
+export interface Assignee {
+  id: string;
+  name: string;
+}
+
+/** The tenant's people an admin may list, by email; for an analyst, those who can triage, by name. */
+async function knownPeople(isAdmin: boolean, customerId: string, signal: AbortSignal): Promise<Map<string, string>> {
+  if (isAdmin) {
+    const { users } = await request(ConsolePeopleDocument, { customerId }, signal);
+    return new Map(users.map((person) => [person.id, person.email]));
+  }
+  const { assignablePeople } = await request(ConsoleAssignablePeopleDocument, { customerId }, signal);
+  return new Map(assignablePeople.map((person) => [person.id, person.name]));
+}
+
 /**
- * Names people by their user id: "You", or for admins (the only role that may list a tenant's
- * people) their email. Anyone else, or an admin whose list failed, sees the id: a name is a
- * convenience here, never worth an error on the page.
+ * Names people by their user id: "You"; for admins (who may list a tenant's people) their email;
+ * for analysts the name of those who can triage. Anyone else, or a list that failed, sees the id:
+ * a name is a convenience here, never worth an error on the page. An assignee comes named by the
+ * server for every role (`Investigation.assignee`), which stands in where the list has no name.
  */
 export function usePeopleNames(user: User, customerId: string) {
-  const [emails, setEmails] = useState<ReadonlyMap<string, string>>(new Map());
+  const [known, setKnown] = useState<ReadonlyMap<string, string>>(new Map());
+  const mayList = hasRole(user, 'analyst');
   const isAdmin = hasRole(user, 'admin');
   useEffect(() => {
-    if (!isAdmin) return;
+    if (!mayList) return;
     const controller = new AbortController();
-    request(ConsolePeopleDocument, { customerId }, controller.signal).then(
-      ({ users }) => setEmails(new Map(users.map((person) => [person.id, person.email]))),
-      () => undefined,
-    );
+    knownPeople(isAdmin, customerId, controller.signal).then(setKnown, () => undefined);
     return () => controller.abort();
-  }, [isAdmin, customerId]);
-  const person = (id: string) => (id === user.id ? 'You' : (emails.get(id) ?? id));
+  }, [mayList, isAdmin, customerId]);
+  const person = (id: string) => (id === user.id ? 'You' : (known.get(id) ?? id));
   return {
     person,
-    assignee: (id: string | null) => (id == null ? 'Unassigned' : person(id)),
+    assignee: (id: string | null, named?: Assignee | null) => (id == null ? 'Unassigned' : id === user.id ? 'You' : (known.get(id) ?? named?.name ?? id)),
     actor: (actor: Actor) => (actor.kind === 'user' ? person(actor.id) : `API client ${actor.id}`),
   };
 }

@@ -212,7 +212,7 @@ builder.queryFields((t) => ({
   assignablePeople: t.field({
     type: [AssigneeRef],
     description:
-      'The people of a tenant of the tree its investigations may be assigned to: active analysts and admins of that tenant, by email (analyst role; 404 `not_found` outside the tree).',
+      'The people of a tenant of the tree its investigations may be assigned to: active analysts and admins of that tenant and, asked by its MSP, of the MSP; by email (analyst role; 404 `not_found` outside the tree).',
     args: { customerId: t.arg.string({ required: true }) },
     resolve: async (_root, args, ctx) => ctx.services.triage.assignable(await ctx.auth.requireSession(), args.customerId),
   }),

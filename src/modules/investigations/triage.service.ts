@@ -104,10 +104,15 @@ export class TriageService {
     return loader.load(investigation.assigneeId);
   }
 
-  /** The people of a tenant of the tree an investigation of it may be assigned to: active, of a role that triages. */
+  /**
+   * The people an investigation of a tenant of the tree may be assigned to: active, of a role that
+   * triages, of that tenant and, when the caller's own tenant is its parent, of the caller's too
+   * (an MSP's staff work their children's investigations; a child is never shown its MSP's people).
+   */
   async assignable(session: Session, customerId: string): Promise<Assignee[]> {
     await session.assertTenant('investigations.assignees', customerId);
-    return (await this.store.activePeopleWithRole(customerId, TRIAGE_ROLES)).map(assigneeOf);
+    const tenants = customerId === session.customerId ? [customerId] : [customerId, session.customerId];
+    return (await this.store.activePeopleWithRole(tenants, TRIAGE_ROLES)).map(assigneeOf);
   }
 
   /**

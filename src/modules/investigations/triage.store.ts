@@ -94,9 +94,9 @@ export class TriageStore {
   }
 
   /** The active people of one tenant with one of these roles, by email. */
-  activePeopleWithRole(customerId: string, roles: readonly string[]): Promise<PersonRow[]> {
+  activePeopleWithRole(customerIds: readonly string[], roles: readonly string[]): Promise<PersonRow[]> {
     return this.prisma.user.findMany({
-      where: { customerId, status: 'active', role: { in: [...roles] } },
+      where: { customerId: { in: [...customerIds] }, status: 'active', role: { in: [...roles] } },
       select: PERSON,
       orderBy: [{ email: 'asc' }, { id: 'asc' }],
     });

@@ -533,7 +533,7 @@ describe('investigation triage', () => {
       expect(await read(childACaller)).toEqual([{ id, assignee: null }]);
     });
 
-    it('lists the active analysts and admins of a tenant to assign to, for analysts, 404 outside the tree', async () => {
+    it("lists the active analysts and admins of a tenant to assign to (and an MSP's own), for analysts, 404 outside the tree", async () => {
       const { msp, childA, childB, mspCaller } = await seedTree(t.app);
       const [analyst, admin, viewer, gone] = await Promise.all([
         seedPerson(t.app, childA.id, 'analyst'),
@@ -541,12 +541,16 @@ describe('investigation triage', () => {
         seedPerson(t.app, childA.id, 'viewer'),
         seedPerson(t.app, childA.id, 'analyst'),
       ]);
-      await seedPerson(t.app, msp.id, 'analyst');
+      const mspAnalyst = await seedPerson(t.app, msp.id, 'analyst');
+      await seedPerson(t.app, msp.id, 'viewer');
       await t.app.db.prisma.user.update({ where: { id: gone.userId }, data: { status: 'disabled' } });
-      const expected = [analyst, admin].sort((a, b) => a.email.localeCompare(b.email)).map((p) => ({ id: p.userId, name: localPart(p.email) }));
+      const named = (people: Array<{ userId: string; email: string }>) =>
+        people.sort((a, b) => a.email.localeCompare(b.email)).map((p) => ({ id: p.userId, name: localPart(p.email) }));
+      const expected = named([analyst, admin]);
       const asAnalyst = await asPerson(t.url, await signedIn(t.url, analyst), ASSIGNABLE, { customerId: childA.id });
       expect(asAnalyst.data?.assignablePeople).toEqual(expected);
-      expect((await gql(mspCaller, ASSIGNABLE, { customerId: childA.id })).data.assignablePeople).toEqual(expected);
+      // The MSP's caller may also hand a child's investigation to the MSP's own analysts and admins.
+      expect((await gql(mspCaller, ASSIGNABLE, { customerId: childA.id })).data.assignablePeople).toEqual(named([analyst, admin, mspAnalyst]));
       const asViewer = await asPerson(t.url, await signedIn(t.url, viewer), ASSIGNABLE, { customerId: childA.id });
       expect(asViewer.errors?.[0]?.extensions).toMatchObject({ code: 'authorization_error', details: { reason: 'insufficient_role' } });
       expect((await asPerson(t.url, await signedIn(t.url, analyst), ASSIGNABLE, { customerId: childB.id })).errors?.[0]?.extensions?.code).toBe('not_found');

@@ -159,8 +159,11 @@ export class FlowState implements RecencyNode<FlowState>, Indexed {
   private inspectedDst = 0;
   /** Set once the flow's last record is due; a fragment pointing here is no longer attributed. */
   done = false;
-  /** The packet time at which its record became due (meta.@ingest_time); -1 while counting. */
-  endMicros = -1;
+  /**
+   * The packet time at which its record became due (meta.@ingest_time); NaN while counting, a
+   * double from the start like the times it will hold (see tcp-tracker.ts on why that matters).
+   */
+  endMicros = NaN;
 
   constructor(
     readonly id: FlowIdentity,

@@ -45,7 +45,7 @@ export class Tally {
   }
 
   moments(): Moments {
-    return { count: this.count, sum: tidy(this.s1), sum_squares: tidy(this.s2), sum_cubes: tidy(this.s3) };
+    return momentsOfSums(this.count, this.s1, this.s2, this.s3);
   }
 
   /** Moments of every value shifted by c (a packet tally becomes a frame tally). */
@@ -58,6 +58,11 @@ export class Tally {
       sum_cubes: tidy(this.s3 + 3 * c * this.s2 + 3 * c * c * this.s1 + n * c * c * c),
     };
   }
+}
+
+/** The Moments of a tally's power sums (as Tally.moments gives them, for sums kept elsewhere). */
+export function momentsOfSums(count: number, s1: number, s2: number, s3: number): Moments {
+  return { count, sum: tidy(s1), sum_squares: tidy(s2), sum_cubes: tidy(s3) };
 }
 
 /** Moments of `count` samples with the given mean and standard deviation (no skew). */

@@ -89,8 +89,9 @@ export class CaptureReader {
    * As push, but each frame goes to `visit` as soon as it is read, as a span of the chunk in an
    * object reused for every frame: nothing is allocated per frame (the meter's path).
    */
-  read(chunk: Uint8Array, visit: FrameVisitor): void {
+  read(input: Uint8Array, visit: FrameVisitor): void {
     if (this.format === 'stopped') return;
+    const chunk = plainBytes(input);
     let rest = chunk;
     const carried = this.pending.length;
     if (carried > 0) {
@@ -281,6 +282,16 @@ export class CaptureReader {
     span.end = start + captured;
     return span;
   }
+}
+
+/**
+ * A Buffer (what streams hand over) as a plain Uint8Array over the same memory. Frames are read
+ * from chunks and from the joined bytes of a cut record (a Uint8Array); bytes of one class keep
+ * every byte read in the decoder monomorphic, where a second class met mid-run deoptimised the
+ * whole per-packet path (and Uint8Array.slice copies, as `pending` needs).
+ */
+function plainBytes(bytes: Uint8Array): Uint8Array {
+  return Object.getPrototypeOf(bytes) === Uint8Array.prototype ? bytes : new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
 function concat(a: Uint8Array, b: Uint8Array): Uint8Array {

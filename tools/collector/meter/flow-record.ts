@@ -3,11 +3,11 @@
 // except by what only real traffic has.
 
 import { hex16, timeHash } from '../flowgen/record.js';
-import { momentsOf, round4, round6, Tally } from '../flowgen/packets.js';
+import { momentsOf, round4, round6 } from '../flowgen/packets.js';
 import { mix32 } from '../flowgen/prng.js';
 import { dayOfWeek, flowRates, fnvDecimal, fnvText, FNV_OFFSET, packetCounts, timeOfDay } from '../flowgen/record-fields.js';
 import type { DirectionFields, FlowRecord, SensorInfo } from '../flowgen/types.js';
-import type { FlowIdentity, FlowState } from './flow-state.js';
+import { TALLY, type FlowCounters, type FlowIdentity, type FlowState } from './flow-state.js';
 import { appByPort, flagNames, icmpTypeName, transportName } from './well-known.js';
 
 export interface RecordContext {
@@ -17,8 +17,6 @@ export interface RecordContext {
   tags: readonly string[];
 }
 
-const BOTH_DIRECTIONS = new Tally();
-
 /** `exportMicros` is the packet time at which the record leaves the table: its meta.@ingest_time. */
 export function buildFlowRecord(flow: FlowState, ctx: RecordContext, exportMicros: number): FlowRecord {
   const id = flow.id;
@@ -26,13 +24,10 @@ export function buildFlowRecord(flow: FlowState, ctx: RecordContext, exportMicro
   const hints = flow.hints;
   const ts = Math.floor(c.startMicros / 1000);
   const duration = round6((c.lastMicros - c.startMicros) / 1e6);
-  const srcBytes = c.srcBytes.s1;
-  const dstBytes = c.dstBytes.s1;
-  const srcPackets = c.srcBytes.count;
-  const dstPackets = c.dstBytes.count;
-  const all = BOTH_DIRECTIONS.reset();
-  all.addTally(c.srcBytes);
-  all.addTally(c.dstBytes);
+  const srcBytes = c.sumOf(TALLY.srcBytes);
+  const dstBytes = c.sumOf(TALLY.dstBytes);
+  const srcPackets = c.countOf(TALLY.srcBytes);
+  const dstPackets = c.countOf(TALLY.dstBytes);
   const h1 = keyHash(id);
   const session = sessionHash(id);
   const fqdn = hints.tls?.sni || hostOnly(hints.http?.host);
@@ -61,7 +56,7 @@ export function buildFlowRecord(flow: FlowState, ctx: RecordContext, exportMicro
     stats: {
       connection_count: 1,
       volume: {
-        bytes: { src: c.srcBytes.moments(), dst: c.dstBytes.moments(), total: srcBytes + dstBytes },
+        bytes: { src: c.momentsOf(TALLY.srcBytes), dst: c.momentsOf(TALLY.dstBytes), total: srcBytes + dstBytes },
         packets: packetCounts(srcPackets, dstPackets),
       },
       rate: flowRates(srcBytes, dstBytes, srcPackets, dstPackets, duration),
@@ -70,11 +65,11 @@ export function buildFlowRecord(flow: FlowState, ctx: RecordContext, exportMicro
         app: momentsOf(0, 0, 0),
       },
       quality: { retrans: { packets: c.retransPackets, bytes: c.retransBytes }, fragments: c.fragments },
-      size: { packet: all.moments(), frame: c.frames.moments(), payload_entropy: c.entropy.moments() },
-      timing: { duration_secs: momentsOf(1, duration, 0), inter_arrival_secs: interArrival(c.gaps, c.minGap, c.maxGap) },
+      size: { packet: c.packetMoments(), frame: c.momentsOf(TALLY.frames), payload_entropy: c.momentsOf(TALLY.entropy) },
+      timing: { duration_secs: momentsOf(1, duration, 0), inter_arrival_secs: interArrival(c) },
     },
   };
-  if (flow.tcp !== undefined) record.tcp = { flags: flagNames(c.flags), window_length: c.window.moments() };
+  if (flow.tcp !== undefined) record.tcp = { flags: flagNames(c.flags), window_length: c.momentsOf(TALLY.window) };
   if (id.icmp !== undefined) record.icmp = { type: id.icmp.type, type_map: icmpTypeName(id.protocol, id.icmp.type), code: id.icmp.code };
   if (id.vlan !== undefined) {
     record.path[0].src_vlan = id.vlan;
@@ -87,19 +82,19 @@ export function buildFlowRecord(flow: FlowState, ctx: RecordContext, exportMicro
 }
 
 /** Gap statistics as flowgen defines them from the gaps' coefficient of variation. */
-function interArrival(gaps: Tally, minGap: number, maxGap: number): FlowRecord['stats']['timing']['inter_arrival_secs'] {
-  const n = gaps.count;
+function interArrival(c: FlowCounters): FlowRecord['stats']['timing']['inter_arrival_secs'] {
+  const n = c.countOf(TALLY.gaps);
   if (n === 0) return { mean_gap: 0, regularity: 0, consistency: 0, burstiness: 0, min_gap: 0, max_gap: 0 };
-  const mean = gaps.s1 / n;
-  const sd = Math.sqrt(Math.max(0, gaps.s2 / n - mean * mean));
+  const mean = c.sumOf(TALLY.gaps) / n;
+  const sd = Math.sqrt(Math.max(0, c.sumOfSquares(TALLY.gaps) / n - mean * mean));
   const cv = mean > 0 ? sd / mean : 0;
   return {
     mean_gap: round6(mean),
     regularity: round4(1 / (1 + cv)),
     consistency: round4(Math.exp(-cv)),
     burstiness: round4((cv - 1) / (cv + 1)),
-    min_gap: round6(minGap),
-    max_gap: round6(maxGap),
+    min_gap: round6(c.minGap),
+    max_gap: round6(c.maxGap),
   };
 }
 

@@ -2,7 +2,8 @@
 // its current record has counted so far, and the TCP and payload-inspection state that outlives
 // an active-timeout cut.
 
-import { Tally } from '../flowgen/packets.js';
+import { momentsOfSums } from '../flowgen/packets.js';
+import type { Moments } from '../flowgen/types.js';
 import type { Indexed } from './flow-index.js';
 import type { AppHints, PacketHeaders, PayloadInspector } from './packet.js';
 import { payloadEntropy } from './payload-entropy.js';
@@ -10,23 +11,33 @@ import type { RecencyNode } from './recency-list.js';
 import { isIcmpEchoReply, PROTO_TCP } from './well-known.js';
 import { TcpTracker, type TcpObservations } from './tcp-tracker.js';
 
+/** Where each tally's power sums (count, Σx, Σx², Σx³) sit in FlowCounters' array. */
+export const TALLY = { srcBytes: 0, dstBytes: 4, frames: 8, entropy: 12, window: 16, gaps: 20 } as const;
+const START = 24;
+const LAST = 25;
+const MIN_GAP = 26;
+const MAX_GAP = 27;
+const WORDS = 28;
+
+/** A value into the tally at `at`, as Tally.add(1, value) sums it. */
+function tallyAdd(sums: Float64Array, at: number, value: number): void {
+  const sq = value * value;
+  sums[at] += 1;
+  sums[at + 1] += value;
+  sums[at + 2] += sq;
+  sums[at + 3] += sq * value;
+}
+
 /**
  * What one record of a flow counts: from the first packet after the previous record was cut.
- * Counters are reused (restart) once their record is built: V8 boxes each fractional or large
- * number field, so new counters per flow would be about a kilobyte of objects to collect.
+ * The tallies and times sit in one Float64Array. As number fields of Tally objects, each sum
+ * started as a small integer and turned into a double when its first fraction or large value came
+ * (a 1,500-byte packet's cube, thousands of packets into a run); each such change altered the
+ * objects' layout and deoptimised every compiled function that read them.
+ * Counters are reused (restart) once their record is built.
  */
 export class FlowCounters implements TcpObservations {
-  startMicros = 0;
-  lastMicros = 0;
-  readonly srcBytes = new Tally();
-  readonly dstBytes = new Tally();
-  readonly frames = new Tally();
-  readonly entropy = new Tally();
-  readonly window = new Tally();
-  /** Gaps between consecutive packets, both directions, in seconds. */
-  readonly gaps = new Tally();
-  minGap = Infinity;
-  maxGap = 0;
+  private readonly sums = new Float64Array(WORDS);
   /** TCP flag bits seen in either direction. */
   flags = 0;
   fragments = 0;
@@ -38,18 +49,56 @@ export class FlowCounters implements TcpObservations {
     this.restart(startMicros);
   }
 
+  get startMicros(): number {
+    return this.sums[START];
+  }
+
+  get lastMicros(): number {
+    return this.sums[LAST];
+  }
+
+  /** Gaps between consecutive packets, both directions, in seconds: the smallest and largest. */
+  get minGap(): number {
+    return this.sums[MIN_GAP];
+  }
+
+  get maxGap(): number {
+    return this.sums[MAX_GAP];
+  }
+
+  /** How many values the tally at `at` (a TALLY offset) holds, and their sum. */
+  countOf(at: number): number {
+    return this.sums[at];
+  }
+
+  sumOf(at: number): number {
+    return this.sums[at + 1];
+  }
+
+  sumOfSquares(at: number): number {
+    return this.sums[at + 2];
+  }
+
+  momentsOf(at: number): Moments {
+    const s = this.sums;
+    return momentsOfSums(s[at], s[at + 1], s[at + 2], s[at + 3]);
+  }
+
+  /** Both directions' byte tallies as one: the packet sizes. */
+  packetMoments(): Moments {
+    const s = this.sums;
+    const src = TALLY.srcBytes;
+    const dst = TALLY.dstBytes;
+    return momentsOfSums(s[src] + s[dst], s[src + 1] + s[dst + 1], s[src + 2] + s[dst + 2], s[src + 3] + s[dst + 3]);
+  }
+
   /** Counts from zero again, for a record starting at `startMicros`. */
   restart(startMicros: number): this {
-    this.startMicros = startMicros;
-    this.lastMicros = startMicros;
-    this.srcBytes.reset();
-    this.dstBytes.reset();
-    this.frames.reset();
-    this.entropy.reset();
-    this.window.reset();
-    this.gaps.reset();
-    this.minGap = Infinity;
-    this.maxGap = 0;
+    const s = this.sums;
+    s.fill(0);
+    s[START] = startMicros;
+    s[LAST] = startMicros;
+    s[MIN_GAP] = Infinity;
     this.flags = 0;
     this.fragments = 0;
     this.retransPackets = 0;
@@ -59,21 +108,22 @@ export class FlowCounters implements TcpObservations {
   }
 
   count(p: PacketHeaders, fromSrc: boolean): void {
-    const gap = (p.tsMicros - this.lastMicros) / 1e6;
-    if (this.srcBytes.count + this.dstBytes.count > 0) {
+    const s = this.sums;
+    const last = s[LAST];
+    if (s[TALLY.srcBytes] + s[TALLY.dstBytes] > 0) {
       // Out-of-order timestamps (merged captures) count as no gap rather than a negative one.
-      const g = Math.max(gap, 0);
-      this.gaps.add(1, g);
-      if (g < this.minGap) this.minGap = g;
-      if (g > this.maxGap) this.maxGap = g;
+      const g = Math.max((p.tsMicros - last) / 1e6, 0);
+      tallyAdd(s, TALLY.gaps, g);
+      if (g < s[MIN_GAP]) s[MIN_GAP] = g;
+      if (g > s[MAX_GAP]) s[MAX_GAP] = g;
     }
-    if (p.tsMicros > this.lastMicros) this.lastMicros = p.tsMicros;
-    (fromSrc ? this.srcBytes : this.dstBytes).add(1, p.ipLength);
-    this.frames.add(1, p.wireLength);
-    if (p.capturedPayload > 1) this.entropy.add(1, Math.round(payloadEntropy(p.data, p.payloadStart, p.payloadEnd) * 1e4) / 1e4);
+    if (p.tsMicros > last) s[LAST] = p.tsMicros;
+    tallyAdd(s, fromSrc ? TALLY.srcBytes : TALLY.dstBytes, p.ipLength);
+    tallyAdd(s, TALLY.frames, p.wireLength);
+    if (p.capturedPayload > 1) tallyAdd(s, TALLY.entropy, Math.round(payloadEntropy(p.data, p.payloadStart, p.payloadEnd) * 1e4) / 1e4);
     if (p.hasTcp) {
       this.flags |= p.tcpFlags;
-      this.window.add(1, p.tcpWindow);
+      tallyAdd(s, TALLY.window, p.tcpWindow);
     }
     if (p.fragment !== 'none') this.fragments++;
   }
@@ -109,8 +159,11 @@ export class FlowState implements RecencyNode<FlowState>, Indexed {
   private inspectedDst = 0;
   /** Set once the flow's last record is due; a fragment pointing here is no longer attributed. */
   done = false;
-  /** The packet time at which its record became due (meta.@ingest_time); -1 while counting. */
-  endMicros = -1;
+  /**
+   * The packet time at which its record became due (meta.@ingest_time); NaN while counting, a
+   * double from the start like the times it will hold (see tcp-tracker.ts on why that matters).
+   */
+  endMicros = NaN;
 
   constructor(
     readonly id: FlowIdentity,

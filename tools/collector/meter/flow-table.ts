@@ -80,7 +80,8 @@ export class FlowTable {
   private readonly headers = new PacketHeaders();
   private readonly recency = new RecencyList<FlowState>();
   /** TCP flows past their end, oldest deadline first (the linger is the same for all). */
-  private closing: Array<{ flow: FlowState; deadline: number }> = [];
+  /** One array for the table's life, compacted in place (a new array in the field mid-run deoptimised the code reading it). */
+  private readonly closing: Array<{ flow: FlowState; deadline: number }> = [];
   private closingHead = 0;
   private readonly fragmentHomes = new Map<string, FragmentHome>();
   /** Counters of built records, for the next flows to restart: at most as many as flows were ever active or awaiting their record at once. */
@@ -164,7 +165,7 @@ export class FlowTable {
       if (!flow.done) this.finish(flow);
     }
     if (this.closingHead > 1024 && this.closingHead * 2 > closing.length) {
-      this.closing = closing.slice(this.closingHead);
+      closing.splice(0, this.closingHead);
       this.closingHead = 0;
     }
     for (let flow = this.recency.oldest; flow !== undefined && flow.counters.lastMicros + this.idleMicros <= nowMicros; flow = this.recency.oldest) {
@@ -176,7 +177,7 @@ export class FlowTable {
   /** flush(), handing over the flows (see advanceEnded). */
   flushEnded(): readonly FlowState[] {
     for (let flow = this.recency.oldest; flow !== undefined; flow = this.recency.oldest) this.finish(flow);
-    this.closing = [];
+    this.closing.length = 0;
     this.closingHead = 0;
     this.fragmentHomes.clear();
     return this.take();

@@ -81,8 +81,9 @@ export class PacketHeaders {
   dstPort = 0;
   hasTcp = false;
   tcpFlags = 0;
-  tcpSeq = 0;
-  tcpAck = 0;
+  /** uint32, NaN until a TCP header is read: a double from the start (see tcp-tracker.ts). */
+  tcpSeq = NaN;
+  tcpAck = NaN;
   tcpWindow = 0;
   tcpHeaderLength = 0;
   icmpType = -1;

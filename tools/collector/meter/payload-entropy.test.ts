@@ -14,4 +14,22 @@ describe('payloadEntropy', () => {
     expect(payloadEntropy(prefixThenNoise)).toBe(0);
     expect(payloadEntropy(new TextEncoder().encode('abababab'))).toBeCloseTo(1, 10);
   });
+
+  it('gives, bit for bit, the plain two-pass sum over the sample (values summed in first-occurrence order)', () => {
+    const plain = (bytes: Uint8Array): number => {
+      const n = Math.min(bytes.length, ENTROPY_SAMPLE_BYTES);
+      const counts = new Map<number, number>();
+      for (const b of bytes.subarray(0, n)) counts.set(b, (counts.get(b) ?? 0) + 1);
+      let sum = 0;
+      for (const c of counts.values()) sum += c * Math.log2(c); // a Map iterates in insertion order
+      return Math.log2(n) - sum / n;
+    };
+    let x = 12345;
+    const random = (limit: number) => ((x = Math.imul(x ^ (x >>> 13), 0x5bd1e995) >>> 0), x % limit);
+    for (let trial = 0; trial < 500; trial++) {
+      const alphabet = 1 + random(256);
+      const bytes = Uint8Array.from({ length: 2 + random(400) }, () => (random(3) === 0 ? 0 : random(alphabet)));
+      expect(payloadEntropy(bytes)).toBe(plain(bytes));
+    }
+  });
 });

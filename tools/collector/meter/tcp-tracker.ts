@@ -18,18 +18,26 @@ export interface TcpObservations {
 /** a ≤ b in sequence space (RFC 1982 serial arithmetic). */
 const seqAtMost = (a: number, b: number): boolean => ((a - b) | 0) <= 0;
 
+/**
+ * Sequence numbers are uint32 and often above 2^31, where V8 keeps a number as a double: the
+ * fields that hold them start as NaN ("none yet"), a double, so the first large one does not
+ * change the tracker's layout and deoptimise the code that reads it.
+ */
+const NONE = NaN;
+const isNone = Number.isNaN;
+
 export class TcpTracker {
   phase: TcpPhase = 'open';
-  /** End (seq + length) of the highest segment each direction sent; -1 before its first. */
-  private srcEnd = -1;
-  private dstEnd = -1;
+  /** End (seq + length) of the highest segment each direction sent; NONE before its first. */
+  private srcEnd = NONE;
+  private dstEnd = NONE;
   private synMicros = -1;
   private synAckMicros = -1;
   private rttMeasured = false;
-  private srcFinEnd = -1;
-  private dstFinEnd = -1;
+  private srcFinEnd = NONE;
+  private dstFinEnd = NONE;
   /** The sequence the last ACK must acknowledge, and who must send it. */
-  private finalAck = -1;
+  private finalAck = NONE;
   private finalAckFromSrc = false;
 
   observe(p: PacketHeaders, fromSrc: boolean, out: TcpObservations): void {
@@ -41,10 +49,10 @@ export class TcpTracker {
     const length = p.payloadLength + (syn ? 1 : 0) + (fin ? 1 : 0);
     const end = (p.tcpSeq + length) >>> 0;
     const highest = fromSrc ? this.srcEnd : this.dstEnd;
-    if (length > 0 && highest !== -1 && seqAtMost(end, highest)) {
+    if (length > 0 && !isNone(highest) && seqAtMost(end, highest)) {
       out.retransPackets++;
       out.retransBytes += p.ipLength;
-    } else if (length > 0 || highest === -1) {
+    } else if (length > 0 || isNone(highest)) {
       if (fromSrc) this.srcEnd = end;
       else this.dstEnd = end;
     }
@@ -56,16 +64,16 @@ export class TcpTracker {
       return;
     }
     if (fin) {
-      if (fromSrc && this.srcFinEnd === -1) this.srcFinEnd = end;
-      if (!fromSrc && this.dstFinEnd === -1) this.dstFinEnd = end;
-      if (this.phase === 'open' && this.srcFinEnd !== -1 && this.dstFinEnd !== -1) {
+      if (fromSrc && isNone(this.srcFinEnd)) this.srcFinEnd = end;
+      if (!fromSrc && isNone(this.dstFinEnd)) this.dstFinEnd = end;
+      if (this.phase === 'open' && !isNone(this.srcFinEnd) && !isNone(this.dstFinEnd)) {
         this.phase = 'closing';
         this.finalAck = end;
         this.finalAckFromSrc = !fromSrc;
       }
       return;
     }
-    if (this.phase === 'closing' && this.finalAck !== -1 && ack && fromSrc === this.finalAckFromSrc && p.tcpAck === this.finalAck) {
+    if (this.phase === 'closing' && !isNone(this.finalAck) && ack && fromSrc === this.finalAckFromSrc && p.tcpAck === this.finalAck) {
       this.phase = 'closed';
     }
   }

@@ -190,6 +190,8 @@ describe('the console investigations pages in a browser', () => {
     await expect.poll(() => rowOf(asViewer, '10.44.4.4').textContent(), { timeout: 10_000 }).toContain(nameOf(colleague));
     await rowOf(asViewer, '10.44.4.4').getByRole('link').click();
     await expect.poll(() => asViewer.locator('.triage .facts').textContent()).toContain(`Assigned to${nameOf(colleague)}`);
+    // The history names who acted for a viewer too, who may not list the tenant's people.
+    expect(await asViewer.locator('.history').textContent()).toContain(`${nameOf(analyst)} assigned it to`);
     await asViewer.close();
   });
 });

@@ -50,6 +50,12 @@ const TriageActorRef = builder.objectRef<ActorShape>('TriageActor').implement({
   fields: (t) => ({
     kind: t.exposeString('kind', { description: '`user` or `client`.' }),
     id: t.exposeString('id', { description: 'The user id or the client id.' }),
+    name: t.string({
+      nullable: true,
+      description:
+        "A person's email local part, an API client's description; null for one outside the reader's tree (a child is not shown its MSP's people) or a client without a description.",
+      resolve: async (actor, _args, ctx) => ctx.services.triage.actorName(await ctx.auth.requireSession(), actor, ctx),
+    }),
   }),
 });
 

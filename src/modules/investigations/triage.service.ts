@@ -83,25 +83,49 @@ export class TriageService {
     private readonly now: () => Date = () => new Date(),
   ) {}
 
-  /** Per-request loaders of assignees, keyed by the request's context object (collected with it). */
-  private readonly assigneeLoaders = new WeakMap<object, DataLoader<string, Assignee | null>>();
+  /** Per-request loaders of actors' names by `kind:id`, keyed by the request's context object (collected with it). */
+  private readonly nameLoaders = new WeakMap<object, DataLoader<string, string | null>>();
 
   /**
-   * The person an investigation is assigned to, named, or null (unassigned, or a person of a tenant
-   * outside the caller's tree). A page asks for its assignees in one statement (`key`: the request).
+   * The name of a person (their email's local part) or of an API client (its description) who
+   * acted on or is assigned to an investigation; null for one outside the caller's tree (a child
+   * is not shown its MSP's people) or a client without a description. A page's names take one
+   * statement per kind of actor on it (`key`: the request).
    */
+  private nameOf(session: Session, actor: { kind: string; id: string }, key: object): Promise<string | null> {
+    let loader = this.nameLoaders.get(key);
+    if (!loader) {
+      loader = new DataLoader(async (keys: readonly string[]) => {
+        const idsOf = (kind: string) => keys.filter((k) => k.startsWith(`${kind}:`)).map((k) => k.slice(kind.length + 1));
+        const [userIds, clientIds] = [idsOf('user'), idsOf('client')];
+        const scope = await session.tenantScope();
+        const [people, clients] = await Promise.all([
+          userIds.length ? this.store.peopleById(scope, userIds) : [],
+          clientIds.length ? this.store.clientsById(scope, clientIds) : [],
+        ]);
+        const names = new Map<string, string | null>([
+          ...people.map((p): [string, string] => [`user:${p.id}`, assigneeOf(p).name]),
+          ...clients.map((c): [string, string | null] => [`client:${c.id}`, c.description]),
+        ]);
+        return keys.map((k) => names.get(k) ?? null);
+      });
+      this.nameLoaders.set(key, loader);
+    }
+    return loader.load(`${actor.kind}:${actor.id}`);
+  }
+
+  /** The person an investigation is assigned to, named, or null (unassigned, or a person of a tenant outside the caller's tree). */
   async assignee(session: Session, investigation: Pick<Investigation, 'assigneeId'>, key: object): Promise<Assignee | null> {
     session.assert('investigations.read');
     if (!investigation.assigneeId) return null;
-    let loader = this.assigneeLoaders.get(key);
-    if (!loader) {
-      loader = new DataLoader(async (ids: readonly string[]) => {
-        const people = new Map((await this.store.peopleById(await session.tenantScope(), ids)).map((p) => [p.id, assigneeOf(p)]));
-        return ids.map((id) => people.get(id) ?? null);
-      });
-      this.assigneeLoaders.set(key, loader);
-    }
-    return loader.load(investigation.assigneeId);
+    const name = await this.nameOf(session, { kind: 'user', id: investigation.assigneeId }, key);
+    return name === null ? null : { id: investigation.assigneeId, name };
+  }
+
+  /** The name of who answered, commented, changed or suppressed (nameOf). */
+  async actorName(session: Session, actor: { kind: string; id: string }, key: object): Promise<string | null> {
+    session.assert('investigations.read');
+    return this.nameOf(session, actor, key);
   }
 
   /**

@@ -93,7 +93,12 @@ export class TriageStore {
     return this.prisma.user.findMany({ where: { ...inScope(scope), id: { in: [...ids] } }, select: PERSON });
   }
 
-  /** The active people of one tenant with one of these roles, by email. */
+  /** The API clients of the scope among `ids`, with their descriptions. */
+  clientsById(scope: TenantScope, ids: readonly string[]): Promise<Array<{ id: string; description: string | null }>> {
+    return this.prisma.apiClient.findMany({ where: { ...inScope(scope), id: { in: [...ids] } }, select: { id: true, description: true } });
+  }
+
+  /** The active people of these tenants with one of these roles, by email. */
   activePeopleWithRole(customerIds: readonly string[], roles: readonly string[]): Promise<PersonRow[]> {
     return this.prisma.user.findMany({
       where: { customerId: { in: [...customerIds] }, status: 'active', role: { in: [...roles] } },

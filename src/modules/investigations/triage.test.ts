@@ -533,6 +533,24 @@ describe('investigation triage', () => {
       expect(await read(childACaller)).toEqual([{ id, assignee: null }]);
     });
 
+    it('names who commented and answered: a person by email, an API client by description, nobody outside the tree', async () => {
+      const { msp, childA, mspCaller, childACaller } = await seedTree(t.app);
+      await t.app.db.prisma.apiClient.update({ where: { id: childACaller.clientId }, data: { description: 'nightly triage script' } });
+      const mspAnalyst = await seedPerson(t.app, msp.id, 'analyst');
+      const id = await seed(childA.id);
+      expect((await asPerson(t.url, await signedIn(t.url, mspAnalyst), COMMENT, { id, text: 'looking' })).errors).toBeUndefined();
+      expect((await gql(childACaller, ANSWER, { id, answer: 'AUTHORIZED', note: 'backup job' })).errors).toBeUndefined();
+      const NAMED = `query ($id: String!) { investigation(id: $id) {
+        triage { answeredBy { kind name } } comments { edges { node { author { kind name } } } }
+      } }`;
+      const read = async (caller: Caller) => (await gql(caller, NAMED, { id })).data.investigation;
+      const byMsp = await read(mspCaller);
+      expect(byMsp.triage.answeredBy).toEqual({ kind: 'client', name: 'nightly triage script' });
+      expect(byMsp.comments.edges[0].node.author).toEqual({ kind: 'user', name: localPart(mspAnalyst.email) });
+      // The child reads both, but its MSP's people are not its to name.
+      expect((await read(childACaller)).comments.edges[0].node.author).toEqual({ kind: 'user', name: null });
+    });
+
     it("lists the active analysts and admins of a tenant to assign to (and an MSP's own), for analysts, 404 outside the tree", async () => {
       const { msp, childA, childB, mspCaller } = await seedTree(t.app);
       const [analyst, admin, viewer, gone] = await Promise.all([

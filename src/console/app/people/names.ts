@@ -7,6 +7,8 @@ import { hasRole, type User } from '../session.js';
 export interface Actor {
   kind: string;
   id: string;
+  /** Named by the server for every reader who may know it (`TriageActor.name`). */
+  name?: string | null;
 }
 
 /** An investigation's assignee as the server names it (`Investigation.assignee`). */
@@ -28,8 +30,9 @@ async function knownPeople(isAdmin: boolean, customerId: string, signal: AbortSi
 /**
  * Names people by their user id: "You"; for admins (who may list a tenant's people) their email;
  * for analysts the name of those who can triage. Anyone else, or a list that failed, sees the id:
- * a name is a convenience here, never worth an error on the page. An assignee comes named by the
- * server for every role (`Investigation.assignee`), which stands in where the list has no name.
+ * a name is a convenience here, never worth an error on the page. Assignees and actors come named
+ * by the server for every role (`Investigation.assignee`, `TriageActor.name`), which stands in
+ * where the list has no name.
  */
 export function usePeopleNames(user: User, customerId: string) {
   const [known, setKnown] = useState<ReadonlyMap<string, string>>(new Map());
@@ -45,7 +48,8 @@ export function usePeopleNames(user: User, customerId: string) {
   return {
     person,
     assignee: (id: string | null, named?: Assignee | null) => (id == null ? 'Unassigned' : id === user.id ? 'You' : (known.get(id) ?? named?.name ?? id)),
-    actor: (actor: Actor) => (actor.kind === 'user' ? person(actor.id) : `API client ${actor.id}`),
+    actor: (actor: Actor) =>
+      actor.kind === 'user' ? (actor.id === user.id ? 'You' : (known.get(actor.id) ?? actor.name ?? actor.id)) : `API client ${actor.name ?? actor.id}`,
   };
 }
 

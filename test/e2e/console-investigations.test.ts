@@ -191,7 +191,7 @@ describe('the console investigations pages in a browser', () => {
     await rowOf(asViewer, '10.44.4.4').getByRole('link').click();
     await expect.poll(() => asViewer.locator('.triage .facts').textContent()).toContain(`Assigned to${nameOf(colleague)}`);
     // The history names who acted for a viewer too, who may not list the tenant's people.
-    expect(await asViewer.locator('.history').textContent()).toContain(`${nameOf(analyst)} assigned it to`);
+    expect(await asViewer.locator('.history').textContent()).toContain(`${nameOf(analyst)} assigned it to ${nameOf(colleague)}`);
     await asViewer.close();
   });
 });

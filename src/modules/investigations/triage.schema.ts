@@ -96,6 +96,15 @@ const ActivityRef = builder.objectRef<InvestigationActivity>('InvestigationActiv
       description: '`answered`, `status_changed`, `reopened`, `commented`, `suppressed`, `suppression_revoked` or `assigned`.',
     }),
     actor: t.field({ type: TriageActorRef, resolve: (a) => ({ kind: a.actorKind, id: a.actorId }) }),
+    assignee: t.field({
+      type: TriageActorRef,
+      nullable: true,
+      description: 'On an `assigned` entry, the person it was assigned to (`data.assignee_id`); null otherwise and when unassigned.',
+      resolve: (a) => {
+        const id = a.kind === 'assigned' ? (a.data as { assignee_id?: unknown } | null)?.assignee_id : undefined;
+        return typeof id === 'string' ? { kind: 'user', id } : null;
+      },
+    }),
     data: t.field({ type: 'JSON', description: 'Per kind (docs/triage.md), snake_case keys.', resolve: (a) => a.data }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
   }),

@@ -540,15 +540,27 @@ describe('investigation triage', () => {
       const id = await seed(childA.id);
       expect((await asPerson(t.url, await signedIn(t.url, mspAnalyst), COMMENT, { id, text: 'looking' })).errors).toBeUndefined();
       expect((await gql(childACaller, ANSWER, { id, answer: 'AUTHORIZED', note: 'backup job' })).errors).toBeUndefined();
+      expect((await gql(mspCaller, ASSIGN, { id, userId: mspAnalyst.userId })).errors).toBeUndefined();
       const NAMED = `query ($id: String!) { investigation(id: $id) {
         triage { answeredBy { kind name } } comments { edges { node { author { kind name } } } }
+        activity { edges { node { kind assignee { kind name } } } }
       } }`;
       const read = async (caller: Caller) => (await gql(caller, NAMED, { id })).data.investigation;
       const byMsp = await read(mspCaller);
       expect(byMsp.triage.answeredBy).toEqual({ kind: 'client', name: 'nightly triage script' });
       expect(byMsp.comments.edges[0].node.author).toEqual({ kind: 'user', name: localPart(mspAnalyst.email) });
-      // The child reads both, but its MSP's people are not its to name.
-      expect((await read(childACaller)).comments.edges[0].node.author).toEqual({ kind: 'user', name: null });
+      const assigned = (investigation: { activity: { edges: Array<{ node: { kind: string; assignee: unknown } }> } }) =>
+        investigation.activity.edges.filter((e) => e.node.kind === 'assigned').map((e) => e.node.assignee);
+      expect(assigned(byMsp)).toEqual([{ kind: 'user', name: localPart(mspAnalyst.email) }]);
+      // The child reads all of it, but its MSP's people are not its to name.
+      const byChild = await read(childACaller);
+      expect(byChild.comments.edges[0].node.author).toEqual({ kind: 'user', name: null });
+      expect(assigned(byChild)).toEqual([{ kind: 'user', name: null }]);
+      expect(
+        byChild.activity.edges
+          .filter((e: { node: { kind: string; assignee: unknown } }) => e.node.kind !== 'assigned')
+          .every((e: { node: { assignee: unknown } }) => e.node.assignee === null),
+      ).toBe(true);
     });
 
     it("lists the active analysts and admins of a tenant to assign to (and an MSP's own), for analysts, 404 outside the tree", async () => {

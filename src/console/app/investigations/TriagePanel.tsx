@@ -13,7 +13,7 @@ import {
   type TriageResolution,
   type TriageStatus,
 } from '../../../generated/console.js';
-import { type PeopleNames, usePeopleNames } from '../people/names.js';
+import { type Actor, type PeopleNames, usePeopleNames } from '../people/names.js';
 import { hasRole, type User } from '../session.js';
 import { useAction } from '../use-action.js';
 import { type QueryState, useQuery } from '../use-query.js';
@@ -363,7 +363,7 @@ function Comments({
 }
 
 /** One history entry in words (docs/triage.md: the `data` of each kind). */
-function describe(kind: string, data: Record<string, unknown>, names: PeopleNames): string {
+function describe(kind: string, data: Record<string, unknown>, names: PeopleNames, assignee: Actor | null): string {
   const word = (value: unknown) => (typeof value === 'string' ? value.toLowerCase().replace(/_/g, ' ') : '');
   switch (kind) {
     case 'answered':
@@ -378,7 +378,7 @@ function describe(kind: string, data: Record<string, unknown>, names: PeopleName
     case 'suppression_revoked':
       return 'revoked the suppression';
     case 'assigned':
-      return data.assignee_id ? `assigned it to ${names.person(String(data.assignee_id)).replace(/^You$/, 'you')}` : 'unassigned it';
+      return assignee ? `assigned it to ${names.actor(assignee).replace(/^You$/, 'you')}` : 'unassigned it';
     default:
       return word(kind);
   }
@@ -395,7 +395,7 @@ function History({ investigation, names }: { investigation: ConsoleTriageFragmen
           {investigation.activity.edges.map(({ node }) => (
             <li key={node.id}>
               <time dateTime={node.createdAt}>{formatDate(node.createdAt)}</time> {names.actor(node.actor)}{' '}
-              {describe(node.kind, (node.data ?? {}) as Record<string, unknown>, names)}
+              {describe(node.kind, (node.data ?? {}) as Record<string, unknown>, names, node.assignee ?? null)}
             </li>
           ))}
         </ol>

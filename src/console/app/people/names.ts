@@ -29,10 +29,9 @@ async function knownPeople(isAdmin: boolean, customerId: string, signal: AbortSi
 
 /**
  * Names people by their user id: "You"; for admins (who may list a tenant's people) their email;
- * for analysts the name of those who can triage. Anyone else, or a list that failed, sees the id:
- * a name is a convenience here, never worth an error on the page. Assignees and actors come named
- * by the server for every role (`Investigation.assignee`, `TriageActor.name`), which stands in
- * where the list has no name.
+ * for analysts the name of those who can triage. Where the list has none (a viewer, a list that
+ * failed), the name the server gives every reader (`Investigation.assignee`, `TriageActor.name`),
+ * else the id: a name is a convenience here, never worth an error on the page.
  */
 export function usePeopleNames(user: User, customerId: string) {
   const [known, setKnown] = useState<ReadonlyMap<string, string>>(new Map());
@@ -44,12 +43,11 @@ export function usePeopleNames(user: User, customerId: string) {
     knownPeople(isAdmin, customerId, controller.signal).then(setKnown, () => undefined);
     return () => controller.abort();
   }, [mayList, isAdmin, customerId]);
-  const person = (id: string) => (id === user.id ? 'You' : (known.get(id) ?? id));
+  /** A person by id: "You", the name this page could list, the server's name, else the id. */
+  const person = (id: string, named?: string | null) => (id === user.id ? 'You' : (known.get(id) ?? named ?? id));
   return {
-    person,
-    assignee: (id: string | null, named?: Assignee | null) => (id == null ? 'Unassigned' : id === user.id ? 'You' : (known.get(id) ?? named?.name ?? id)),
-    actor: (actor: Actor) =>
-      actor.kind === 'user' ? (actor.id === user.id ? 'You' : (known.get(actor.id) ?? actor.name ?? actor.id)) : `API client ${actor.name ?? actor.id}`,
+    assignee: (id: string | null, named?: Assignee | null) => (id == null ? 'Unassigned' : person(id, named?.name)),
+    actor: (actor: Actor) => (actor.kind === 'user' ? person(actor.id, actor.name) : `API client ${actor.name ?? actor.id}`),
   };
 }
 

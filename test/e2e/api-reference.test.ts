@@ -1,11 +1,7 @@
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestApp, startTestApp } from '../kit/app.js';
-import { type TestBrowser, openBrowser } from '../kit/browser.js';
-
-const SCREENSHOTS = process.env.SCREENSHOT_DIR ?? tmpdir();
+import { type TestBrowser, openBrowser, screenshotPath } from '../kit/browser.js';
 
 describe('the API reference page (/rest/docs) in a browser', () => {
   let t: TestApp;
@@ -43,7 +39,7 @@ describe('the API reference page (/rest/docs) in a browser', () => {
     // Opening an operation shows its parameters from the document.
     await page.locator('.opblock-summary-path', { hasText: '/rest/investigations/1.0/{id}' }).click();
     await expect.poll(() => page.locator('.parameters').first().textContent()).toContain('id');
-    await page.screenshot({ path: join(SCREENSHOTS, 'api-reference.png') });
+    await page.screenshot({ path: screenshotPath('api-reference') });
     expect(elsewhere).toEqual([]);
     expect(problems).toEqual([]);
   });

@@ -1,8 +1,8 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestApp, startTestApp } from '../kit/app.js';
-import { type TestBrowser, openBrowser, seriousAxeViolations } from '../kit/browser.js';
-import { openSignedIn, screenshotPath } from '../kit/console-page.js';
+import { type TestBrowser, openBrowser, seriousAxeViolations, screenshotPath } from '../kit/browser.js';
+import { openSignedIn } from '../kit/console-page.js';
 import { call, graphql } from '../kit/http.js';
 import { type Person, seedPerson } from '../kit/people.js';
 import { seedTree } from '../kit/seed.js';

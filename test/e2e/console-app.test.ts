@@ -1,13 +1,10 @@
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestApp, startTestApp } from '../kit/app.js';
 import { base32Decode, hotp, totpStep } from '../../src/modules/users/totp.js';
-import { type ConsolePage, type TestBrowser, openBrowser, openConsolePage, seriousAxeViolations, signInOnPage, tabTo } from '../kit/browser.js';
+import { type ConsolePage, type TestBrowser, openBrowser, openConsolePage, seriousAxeViolations, signInOnPage, tabTo, screenshotPath } from '../kit/browser.js';
 import { PASSWORD, asPerson, linkToken, seedPerson, signedIn } from '../kit/people.js';
 import { seedTenant } from '../kit/seed.js';
 
-const SCREENSHOTS = process.env.SCREENSHOT_DIR ?? tmpdir();
 /** Issue #31's budget for the first load of /console, gzipped. */
 const INITIAL_DOWNLOAD_LIMIT = 300 * 1024;
 
@@ -66,7 +63,7 @@ describe('the console app (/console) in a browser', () => {
     await expect.poll(() => page.locator('.shell-header').textContent()).toContain('Breach detection');
     expect(await page.getByLabel('Email').count()).toBe(1);
     expect(await page.getByLabel('Password').count()).toBe(1);
-    await page.screenshot({ path: join(SCREENSHOTS, 'console-sign-in.png') });
+    await page.screenshot({ path: screenshotPath('console-sign-in') });
     expect(elsewhere).toEqual([]);
     expect(problems).toEqual([]);
 
@@ -89,7 +86,7 @@ describe('the console app (/console) in a browser', () => {
     await page.keyboard.type('not the password');
     await page.keyboard.press('Enter');
     await expect.poll(() => page.getByRole('alert').first().textContent(), { timeout: 10_000 }).toContain('were not accepted');
-    await page.screenshot({ path: join(SCREENSHOTS, 'console-sign-in-refused.png') });
+    await page.screenshot({ path: screenshotPath('console-sign-in-refused') });
     await page.close();
   });
 
@@ -103,7 +100,7 @@ describe('the console app (/console) in a browser', () => {
     expect(await page.locator('.shell-person').textContent()).toContain(person.email);
     const cookies = await browser.context.cookies(t.url);
     expect(cookies.find((c) => c.name === 'bd_session')?.httpOnly).toBe(true);
-    await page.screenshot({ path: join(SCREENSHOTS, 'console-signed-in.png') });
+    await page.screenshot({ path: screenshotPath('console-signed-in') });
 
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByRole('heading', { name: 'Sign in' }).waitFor();
@@ -144,7 +141,7 @@ describe('the console app (/console) in a browser', () => {
     const codeField = page.getByLabel(/Code from your authenticator app/);
     await codeField.waitFor();
     expect(await page.evaluate(() => document.activeElement?.id)).toBe('sign-in-code');
-    await page.screenshot({ path: join(SCREENSHOTS, 'console-sign-in-code.png') });
+    await page.screenshot({ path: screenshotPath('console-sign-in-code') });
     // The next step's code: the one confirming the enrolment is spent (docs/users.md).
     await codeField.fill(code(1n));
     await page.getByRole('button', { name: 'Sign in' }).click();
@@ -171,7 +168,7 @@ describe('the console app (/console) in a browser', () => {
     await page.getByLabel('The same password again').fill(PASSWORD);
     await page.getByRole('button', { name: 'Set password' }).click();
     await page.getByRole('heading', { name: 'Password set' }).waitFor();
-    await page.screenshot({ path: join(SCREENSHOTS, 'console-set-password.png') });
+    await page.screenshot({ path: screenshotPath('console-set-password') });
     expect(requested.filter((url) => url.includes(token))).toEqual([]);
     expect(problems).toEqual([]);
 

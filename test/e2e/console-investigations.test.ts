@@ -1,15 +1,11 @@
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seedInvestigation } from '../../src/modules/investigations/investigations.fixtures.js';
 import { type TestApp, startTestApp } from '../kit/app.js';
-import { type TestBrowser, openBrowser, openConsolePage, seriousAxeViolations, signInOnPage, tabTo } from '../kit/browser.js';
+import { type TestBrowser, openBrowser, openConsolePage, seriousAxeViolations, signInOnPage, tabTo, screenshotPath } from '../kit/browser.js';
 import { type Person, seedPerson } from '../kit/people.js';
 import { graphql } from '../kit/http.js';
 import { seedCaller, seedTenant } from '../kit/seed.js';
-
-const SCREENSHOTS = process.env.SCREENSHOT_DIR ?? tmpdir();
 
 /** Investigations and their triage in the console, against a real server with planted investigations. */
 describe('the console investigations pages in a browser', () => {
@@ -65,7 +61,7 @@ describe('the console investigations pages in a browser', () => {
     await rowOf(page, '10.66.6.6').waitFor({ timeout: 10_000 });
     expect(await page.evaluate(() => (window as any).notReloaded)).toBe(true);
     expect(await rowOf(page, '10.66.6.6').textContent()).toContain('New');
-    await page.screenshot({ path: join(SCREENSHOTS, 'console-investigations.png'), fullPage: true });
+    await page.screenshot({ path: screenshotPath('console-investigations'), fullPage: true });
 
     await rowOf(page, '10.66.6.6').getByRole('link').click();
     await page.getByRole('heading', { name: 'Triage' }).waitFor();
@@ -91,7 +87,7 @@ describe('the console investigations pages in a browser', () => {
     await expect.poll(() => page.locator('.comments').textContent()).toContain('Checked with the backup team.');
     await page.getByRole('button', { name: 'Assign to me' }).click();
     await expect.poll(() => page.locator('.triage .facts').textContent()).toMatch(/Assigned toYou/);
-    await page.screenshot({ path: join(SCREENSHOTS, 'console-investigation.png'), fullPage: true });
+    await page.screenshot({ path: screenshotPath('console-investigation'), fullPage: true });
 
     await page.getByRole('link', { name: '← All investigations' }).click();
     await page.goto(`${t.url}/console/investigations`);
@@ -116,7 +112,7 @@ describe('the console investigations pages in a browser', () => {
       expect(await page.getByRole('button', { name: control, exact: true }).count(), control).toBe(0);
     }
     expect(await seriousAxeViolations(page)).toEqual([]);
-    await page.screenshot({ path: join(SCREENSHOTS, 'console-investigation-viewer.png'), fullPage: true });
+    await page.screenshot({ path: screenshotPath('console-investigation-viewer'), fullPage: true });
     await page.close();
   });
 
@@ -149,7 +145,7 @@ describe('the console investigations pages in a browser', () => {
     await page.getByLabel('Tenant').selectOption(child.id);
     await rowOf(page, '10.2.2.2').waitFor();
     expect(await rowOf(page, '10.1.1.1').count()).toBe(0);
-    await page.screenshot({ path: join(SCREENSHOTS, 'console-investigations-child.png') });
+    await page.screenshot({ path: screenshotPath('console-investigations-child') });
     await page.close();
   });
 

@@ -1,14 +1,10 @@
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { base32Decode, hotp, totpStep } from '../../src/modules/users/totp.js';
 import { type TestApp, startTestApp } from '../kit/app.js';
-import { type TestBrowser, openBrowser, openConsolePage, seriousAxeViolations, signInOnPage, tabTo } from '../kit/browser.js';
+import { type TestBrowser, openBrowser, openConsolePage, seriousAxeViolations, signInOnPage, tabTo, screenshotPath } from '../kit/browser.js';
 import { type Person, seedPerson, signedIn } from '../kit/people.js';
 import { seedTenant } from '../kit/seed.js';
-
-const SCREENSHOTS = process.env.SCREENSHOT_DIR ?? tmpdir();
 
 /** The people page (admins) and the person's own account, against a real server. */
 describe('the console people and account pages in a browser', () => {
@@ -49,7 +45,7 @@ describe('the console people and account pages in a browser', () => {
     const row = page.locator('table.people tbody tr', { hasText: email });
     await row.waitFor();
     expect(await seriousAxeViolations(page)).toEqual([]);
-    await page.screenshot({ path: join(SCREENSHOTS, 'console-people.png'), fullPage: true });
+    await page.screenshot({ path: screenshotPath('console-people'), fullPage: true });
 
     await row.getByLabel(`Role of ${email}`).selectOption('viewer');
     await expect.poll(() => row.getByLabel(`Role of ${email}`).inputValue()).toBe('viewer');
@@ -86,7 +82,7 @@ describe('the console people and account pages in a browser', () => {
     await codes.waitFor();
     expect((await codes.inputValue()).split('\n')).toHaveLength(10);
     await page.getByText('On: signing in asks for a code').waitFor();
-    await page.screenshot({ path: join(SCREENSHOTS, 'console-account.png'), fullPage: true });
+    await page.screenshot({ path: screenshotPath('console-account'), fullPage: true });
 
     await page.getByRole('button', { name: 'Sign out this session' }).click();
     await expect.poll(() => sessions.count()).toBe(1);

@@ -1,14 +1,10 @@
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OIDC_CALLBACK_PATH } from '../../src/modules/users/oidc.service.js';
 import { type TestApp, startTestApp } from '../kit/app.js';
-import { type TestBrowser, openBrowser, openConsolePage } from '../kit/browser.js';
+import { type TestBrowser, openBrowser, openConsolePage, screenshotPath } from '../kit/browser.js';
 import { type TestOidcProvider, startOidcProvider } from '../kit/oidc-provider.js';
 import { asPerson, seedPerson, signedIn } from '../kit/people.js';
 import { seedTenant } from '../kit/seed.js';
-
-const SCREENSHOTS = process.env.SCREENSHOT_DIR ?? tmpdir();
 
 /** Single sign-on from the console's sign-in page, through a real OpenID provider on loopback, back to the console signed in. */
 describe('the console signs a person on with OpenID Connect in a browser', () => {
@@ -54,7 +50,7 @@ describe('the console signs a person on with OpenID Connect in a browser', () =>
     expect(page.url()).toBe(`${t.url}/console/`);
     expect(await page.locator('.shell-person').textContent()).toContain('olga@example.org');
     await page.getByRole('heading', { name: 'Investigations' }).waitFor();
-    await page.screenshot({ path: join(SCREENSHOTS, 'console-after-sign-on.png') });
+    await page.screenshot({ path: screenshotPath('console-after-sign-on') });
     // The test provider's development forms ask for a web font (refused); nothing else went out.
     expect(elsewhere.filter((url) => !url.startsWith('https://fonts.googleapis.com/'))).toEqual([]);
     await page.close();

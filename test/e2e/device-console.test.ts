@@ -1,15 +1,11 @@
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { decodeJwt } from 'jose';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestApp, startTestApp } from '../kit/app.js';
-import { type TestBrowser, openBrowser } from '../kit/browser.js';
+import { type TestBrowser, openBrowser, screenshotPath } from '../kit/browser.js';
 import { call } from '../kit/http.js';
 import { type Person, seedPerson } from '../kit/people.js';
 import { seedTree } from '../kit/seed.js';
-
-const SCREENSHOTS = process.env.SCREENSHOT_DIR ?? tmpdir();
 
 /** The device side: polls at the advertised interval until it holds a key or gives up. */
 async function pollForKey(url: string, deviceCode: string, intervalSeconds: number, timeoutMs = 20_000) {
@@ -87,7 +83,7 @@ describe('device approval console in a browser', () => {
     await expect.poll(() => page.locator('#live').textContent()).toBe('Status updates live.');
     await expect.poll(() => watcher.getByRole('status').textContent()).toContain('Waiting for approval');
     expect(await page.locator('#decide').isHidden()).toBe(true);
-    await page.screenshot({ path: join(SCREENSHOTS, 'device-console-signin.png'), fullPage: true });
+    await page.screenshot({ path: screenshotPath('device-console-signin'), fullPage: true });
 
     // Keyboard only: type into the labelled fields, submit with Enter.
     await signInOn(page, people.mspAnalyst);
@@ -98,7 +94,7 @@ describe('device approval console in a browser', () => {
     expect(await page.evaluate(() => document.cookie + JSON.stringify(sessionStorage) + JSON.stringify(localStorage))).not.toContain('bd_session');
     const [cookie] = await context.cookies(t.url);
     expect(cookie).toMatchObject({ name: 'bd_session', httpOnly: true, sameSite: 'Lax', path: '/' });
-    await page.screenshot({ path: join(SCREENSHOTS, 'device-console-pending.png'), fullPage: true });
+    await page.screenshot({ path: screenshotPath('device-console-pending'), fullPage: true });
 
     await page.keyboard.press('Tab');
     await page.keyboard.press('Tab');
@@ -108,7 +104,7 @@ describe('device approval console in a browser', () => {
     await expect.poll(() => page.getByRole('status').textContent()).toContain('Approved');
     await expect.poll(() => watcher.getByRole('status').textContent(), { timeout: 5000 }).toContain('Approved');
     expect(await page.getByRole('button', { name: 'Approve device' }).isDisabled()).toBe(true);
-    await page.screenshot({ path: join(SCREENSHOTS, 'device-console-approved.png'), fullPage: true });
+    await page.screenshot({ path: screenshotPath('device-console-approved'), fullPage: true });
     const decided = await t.app.db.prisma.deviceAuthorization.findFirstOrThrow({ where: { machineId: 'c0ffee-1234' } });
     expect(decided).toMatchObject({ customerId: tree.msp.id, decidedBy: people.mspAnalyst.userId, decidedByKind: 'user' });
 
@@ -172,7 +168,7 @@ describe('device approval console in a browser', () => {
     expect(await warning.textContent()).toContain(node.id);
     expect(await warning.textContent()).toContain('original-host');
     expect(await warning.textContent()).toContain(machineId);
-    await page.screenshot({ path: join(SCREENSHOTS, 'device-console-already-enrolled.png'), fullPage: true });
+    await page.screenshot({ path: screenshotPath('device-console-already-enrolled'), fullPage: true });
 
     // Another tenant has no such node: no warning there.
     await page.getByRole('button', { name: 'Sign out' }).click();

@@ -1,11 +1,7 @@
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestApp, startTestApp } from '../kit/app.js';
-import { type TestBrowser, openBrowser } from '../kit/browser.js';
+import { type TestBrowser, openBrowser, screenshotPath } from '../kit/browser.js';
 import { seedCaller, seedTenant } from '../kit/seed.js';
-
-const SCREENSHOTS = process.env.SCREENSHOT_DIR ?? tmpdir();
 
 describe('GraphiQL at /graphql, offline', () => {
   let t: TestApp;
@@ -74,7 +70,7 @@ describe('GraphiQL at /graphql, offline', () => {
     await page.locator('.graphiql-execute-button').click();
     // No token: the server's own answer, an authentication error, shows in the result pane.
     await expect.poll(() => page.locator('.graphiql-response').textContent(), { timeout: 30_000 }).toContain('"errors"');
-    await page.screenshot({ path: join(SCREENSHOTS, 'graphiql.png') });
+    await page.screenshot({ path: screenshotPath('graphiql') });
     expect(elsewhere).toEqual([]);
     // The query without a token is refused with 401, which Chromium logs as a failed resource.
     expect(problems.filter((p) => !/status of 401/.test(p))).toEqual([]);

@@ -6,6 +6,9 @@ import { type BrowserContext, type Page, chromium } from 'playwright-core';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
+/** Where the browser tests write screenshots for a reviewer: `SCREENSHOT_DIR`, else a temporary directory. */
+export const screenshotPath = (name: string) => join(process.env.SCREENSHOT_DIR ?? tmpdir(), `${name}.png`);
+
 export interface TestBrowser {
   context: BrowserContext;
   close(): Promise<void>;

@@ -1,10 +1,5 @@
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { type ConsolePage, type TestBrowser, openConsolePage, signInOnPage } from './browser.js';
 import type { Person } from './people.js';
-
-/** Where the browser tests write screenshots for a reviewer: `SCREENSHOT_DIR`, else a temporary directory. */
-export const screenshotPath = (name: string) => join(process.env.SCREENSHOT_DIR ?? tmpdir(), `${name}.png`);
 
 /**
  * A new tab on `path` under /console (every request to another origin refused, as

@@ -110,7 +110,7 @@ export function startDaemon(name: string, argv: string[], options: { ns?: string
   const log = createWriteStream(options.logFile, { flags: 'a' });
   let kept = '';
   const keep = (d: Buffer) => {
-    log.write(d);
+    if (!log.writableEnded) log.write(d);
     kept = (kept + d.toString()).slice(-OUTPUT_KEPT);
   };
   child.stdout!.on('data', keep);
@@ -121,7 +121,9 @@ export function startDaemon(name: string, argv: string[], options: { ns?: string
       resolve(null);
     });
     child.once('exit', (code) => resolve(code));
-  }).finally(() => log.end());
+  });
+  // 'close' comes once its pipes are drained: output can still arrive after 'exit'.
+  child.once('close', () => log.end());
   let done = false;
   void exited.then(() => (done = true));
   const signalGroup = (signal: NodeJS.Signals) => {

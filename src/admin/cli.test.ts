@@ -4,6 +4,7 @@ import { adminCli } from '../../test/kit/admin-cli.js';
 import { type TestApp, startTestApp } from '../../test/kit/app.js';
 import { call } from '../../test/kit/http.js';
 import { knownScopes } from '../auth/scopes.js';
+import { API_CLIENT_LIMITS } from '../modules/api-clients/api-clients.service.js';
 import { commandNames } from './commands.js';
 
 describe('admin CLI against DATABASE_URL, while the server runs', () => {
@@ -74,6 +75,33 @@ describe('admin CLI against DATABASE_URL, while the server runs', () => {
       error: 'invalid_request',
       message: `unknown scopes: root; valid scopes: ${knownScopes.join(', ')}`,
     });
+  });
+
+  it('holds a tenant to its active API clients, as the console does, and checks the description', async () => {
+    const tenant = await adminCli(['tenant', 'create', '--name', 'Full', '--handle', 'full'], env);
+    const customerId = tenant.json.customer_id;
+    const create = (...extra: string[]) => adminCli(['client', 'create', '--customer', customerId, '--scopes', 'p.token.scope.node_api', ...extra], env);
+    expect((await create()).code).toBe(0);
+    // The rest up to the limit are planted directly: a CLI process per client would take minutes.
+    await t.app.db.prisma.apiClient.createMany({
+      data: Array.from({ length: API_CLIENT_LIMITS.activePerTenant - 1 }, (_, i) => ({
+        id: `cli_planted_${i}`,
+        customerId,
+        secretHash: new Uint8Array(32),
+        scopes: ['p.token.scope.node_api'],
+        kind: 'api',
+      })),
+    });
+    const refused = await create('--description', 'one too many');
+    expect(refused.code).toBe(1);
+    expect(JSON.parse(refused.stderr)).toMatchObject({ error: 'client_limit_reached' });
+
+    await adminCli(['client', 'revoke', '--client-id', 'cli_planted_0'], env);
+    expect((await create('--description', 'in the freed place')).json).toMatchObject({ description: 'in the freed place' });
+
+    const bidi = await create('--description', 'ops\u202e');
+    expect(bidi.code).toBe(1);
+    expect(JSON.parse(bidi.stderr)).toMatchObject({ error: 'invalid_request' });
   });
 });
 

@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { ClientService } from '../auth/clients.service.js';
+import { ClientService, clientView } from '../auth/clients.service.js';
 import { ClientStore } from '../auth/clients.store.js';
 import { KeyRing } from '../auth/keyring.js';
 import { SigningKeyStore } from '../auth/signing-keys.store.js';
@@ -10,6 +10,8 @@ import type { Config } from '../config.js';
 import type { Tenant, TenantDeletion } from '../generated/prisma/client.js';
 import type { Database } from '../infra/database.js';
 import { SecretsKey } from '../infra/secrets-key.js';
+import { ApiClientService } from '../modules/api-clients/api-clients.service.js';
+import { ApiClientStore } from '../modules/api-clients/api-clients.store.js';
 import { publishReleaseCommand, releaseUsage } from '../modules/collector/collector.admin.js';
 import { detectRunCommand, detectUsage } from '../modules/detection/detection.admin.js';
 import { importNetworksCommand, listNetworksCommand, networksImportUsage, networksListUsage } from '../modules/networks/networks.admin.js';
@@ -122,11 +124,12 @@ const commands: Record<string, Command> = {
         .split(',')
         .map((s) => s.trim())
         .filter(Boolean);
-      return clientService(db).create({
+      const { client, secret } = await new ApiClientService(new ApiClientStore(db.prisma), () => {}).createAsOperator({
         customerId: required(values, 'customer', clientCreateUsage),
         scopes,
         description: values.description,
       });
+      return { ...clientView(client), client_secret: secret };
     },
   },
   'client list': {

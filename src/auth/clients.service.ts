@@ -14,7 +14,7 @@ export interface ClientView {
   revoked_at: string | null;
 }
 
-const view = (c: {
+export const clientView = (c: {
   id: string;
   customerId: string;
   scopes: string[];
@@ -57,17 +57,17 @@ export class ClientService {
       description: input.description ?? null,
       kind: input.kind ?? 'api',
     });
-    return { ...view(client), client_secret: secret };
+    return { ...clientView(client), client_secret: secret };
   }
 
   async list(customerId: string): Promise<ClientView[]> {
-    return (await this.store.list(customerId)).map(view);
+    return (await this.store.list(customerId)).map(clientView);
   }
 
   async revoke(clientId: string): Promise<ClientView> {
     const client = await this.store.find(clientId);
     if (!client) throw notFound('not_found', `Client ${clientId} was not found`);
-    if (client.revokedAt) return view(client);
-    return view(await this.store.revoke(clientId));
+    if (client.revokedAt) return clientView(client);
+    return clientView(await this.store.revoke(clientId));
   }
 }

@@ -1,9 +1,10 @@
 import { checkKnownScopes } from '../../auth/clients.service.js';
 import { generateSecret, hashSecret } from '../../auth/secrets.js';
-import { type Session, customerNotFound } from '../../auth/session.js';
+import { type Session, type TenantScope, customerNotFound } from '../../auth/session.js';
 import { DomainError, authorizationError, badRequest, notFound } from '../../errors.js';
 import { MAX_ID_LENGTH, plausibleId } from '../../infra/ids.js';
 import { nameProblem } from '../../infra/text.js';
+import { tenantOnly } from '../../tenancy/tenant-scope.js';
 import type { ApiClientRow, ApiClientStore } from './api-clients.store.js';
 
 export const API_CLIENT_LIMITS = {
@@ -21,6 +22,7 @@ const KIND = 'api';
 /** A client just created, with its `<client_id>.<client_secret>`: the only time the secret is shown. */
 export interface CreatedApiClient {
   client: ApiClientRow;
+  secret: string;
   accessKey: string;
 }
 
@@ -65,23 +67,37 @@ export class ApiClientService {
 
   async create(session: Session, input: { customerId: string; description: string; scopes: readonly string[] }): Promise<CreatedApiClient> {
     const scope = await session.assertTenant('clients.manage', input.customerId);
-    const description = checkedDescription(input.description);
-    const scopes = checkedScopes(session, input.scopes);
+    return this.insert(scope, input.customerId, checkedDescription(input.description), checkedScopes(session, input.scopes));
+  }
+
+  /**
+   * The admin CLI's door (`client create`): an operator acts on any tenant and may grant any known
+   * scope, and the description may be left out; the tenant's limit of active clients holds as it
+   * does for an admin.
+   */
+  async createAsOperator(input: { customerId: string; description?: string; scopes: readonly string[] }): Promise<CreatedApiClient> {
+    const scopes = [...new Set(input.scopes)];
+    checkKnownScopes(scopes);
+    const description = input.description === undefined ? null : checkedDescription(input.description);
+    return this.insert(tenantOnly(input.customerId), input.customerId, description, scopes);
+  }
+
+  private async insert(scope: TenantScope, customerId: string, description: string | null, scopes: string[]): Promise<CreatedApiClient> {
     const secret = generateSecret();
     const outcome = await this.store.createUnlessFull(
       scope,
-      { customerId: input.customerId, secretHash: hashSecret(secret), scopes, description, kind: KIND },
+      { customerId, secretHash: hashSecret(secret), scopes, description, kind: KIND },
       API_CLIENT_LIMITS.activePerTenant,
     );
     if ('refused' in outcome) {
-      if (outcome.refused === 'tenant_gone') throw customerNotFound(input.customerId);
+      if (outcome.refused === 'tenant_gone') throw customerNotFound(customerId);
       throw new DomainError(
         409,
         'client_limit_reached',
         `A tenant may have at most ${API_CLIENT_LIMITS.activePerTenant} active API clients; revoke one it no longer needs`,
       );
     }
-    return { client: outcome.created, accessKey: `${outcome.created.id}.${secret}` };
+    return { client: outcome.created, secret, accessKey: `${outcome.created.id}.${secret}` };
   }
 
   /**

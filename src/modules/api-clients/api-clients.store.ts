@@ -3,6 +3,7 @@ import type { NewClient } from '../../auth/clients.store.js';
 import { generateClientId } from '../../auth/secrets.js';
 import type { ApiClient } from '../../generated/prisma/client.js';
 import type { Prisma } from '../../infra/database.js';
+import { DELETING } from '../../tenancy/tenant-deletions.store.js';
 
 /** A client as listed: its row, and the collector nodes that enrolled with it. */
 export type ApiClientRow = ApiClient & { nodes: { id: string }[] };
@@ -47,7 +48,9 @@ export class ApiClientStore {
   createUnlessFull(scope: TenantScope, client: NewClient, maxActive: number): Promise<CreateOutcome> {
     const where = { ...inScope(scope, client.customerId), kind: client.kind, revokedAt: null };
     return this.prisma.$transaction(async (tx) => {
-      const tenant = await tx.$queryRaw<unknown[]>`/* api_clients.lock_tenant */ SELECT 1 FROM tenants WHERE id = ${client.customerId} FOR NO KEY UPDATE`;
+      const tenant = await tx.$queryRaw<
+        unknown[]
+      >`/* api_clients.lock_tenant */ SELECT 1 FROM tenants WHERE id = ${client.customerId} AND deployment_status <> ${DELETING} FOR NO KEY UPDATE`;
       if (tenant.length === 0) return { refused: 'tenant_gone' } as const;
       if ((await tx.apiClient.count({ where })) >= maxActive) return { refused: 'limit_reached' } as const;
       return { created: await tx.apiClient.create({ data: { id: generateClientId(), ...client }, include: withNodes }) };

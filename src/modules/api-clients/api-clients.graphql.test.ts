@@ -11,6 +11,7 @@ import { createLogger } from '../../infra/logger.js';
 import { API_CLIENT_LIMITS } from './api-clients.service.js';
 
 const LIST = 'query($c: String!) { apiClients(customerId: $c) { clientId customerId description scopes kind nodeIds createdAt revokedAt } }';
+const FILTERED = 'query($c: String!, $kind: ApiClientKind, $active: Boolean) { apiClients(customerId: $c, kind: $kind, active: $active) { clientId } }';
 const CREATE =
   'mutation($i: CreateApiClientInput!) { createApiClient(input: $i) { accessKey client { clientId customerId description scopes kind revokedAt } } }';
 const REVOKE = 'mutation($id: String!) { revokeApiClient(clientId: $id) { clientId revokedAt } }';
@@ -201,9 +202,16 @@ describe('API clients for admins', () => {
     expect(await active()).toBe(API_CLIENT_LIMITS.activePerTenant);
   });
 
-  it(`lists at most ${API_CLIENT_LIMITS.listed} clients, newest first`, async () => {
+  it(`lists at most ${API_CLIENT_LIMITS.listed} clients, newest first; by kind and state, an admin's clients are never crowded out`, async () => {
     const tenant = await seedTenant(t.app, { parentId: tree.msp.id });
     const base = Date.UTC(2026, 0, 1);
+    // Two API clients older than a big fleet's collector credentials, one of them revoked.
+    await t.app.db.prisma.apiClient.createMany({
+      data: [
+        { id: 'cl_script', createdAt: new Date(base - 2000) },
+        { id: 'cl_retired', createdAt: new Date(base - 1000), revokedAt: new Date(base) },
+      ].map((c) => ({ ...c, customerId: tenant.id, secretHash: hashSecret(newId('s')), scopes: [Scopes.searchApi], kind: 'api' })),
+    });
     await t.app.db.prisma.apiClient.createMany({
       data: Array.from({ length: API_CLIENT_LIMITS.listed + 1 }, (_, i) => ({
         id: `cl_list${String(i).padStart(4, '0')}`,
@@ -218,6 +226,15 @@ describe('API clients for admins', () => {
     expect(listed).toHaveLength(API_CLIENT_LIMITS.listed);
     expect(listed[0]).toBe(`cl_list${String(API_CLIENT_LIMITS.listed).padStart(4, '0')}`);
     expect(listed).not.toContain('cl_list0000');
+
+    const ids = async (filter: Record<string, unknown>) =>
+      (await asAdmin(FILTERED, { c: tenant.id, ...filter })).data.apiClients.map((c: { clientId: string }) => c.clientId);
+    expect(await ids({ kind: 'api' })).toEqual(['cl_retired', 'cl_script']);
+    expect(await ids({ kind: 'api', active: true })).toEqual(['cl_script']);
+    expect(await ids({ kind: 'api', active: false })).toEqual(['cl_retired']);
+    expect(await ids({ kind: 'device' })).toEqual([]);
+    expect(await ids({ kind: 'provision', active: true })).toHaveLength(API_CLIENT_LIMITS.listed);
+    expect(code(await asAdmin(FILTERED, { c: tenant.id, kind: 'root' }))).toBe('invalid_request');
   });
 
   it('records creations and revocations in the audit log, and never the secret there or in the logs', async () => {

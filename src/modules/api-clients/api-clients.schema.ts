@@ -38,12 +38,29 @@ const CreateApiClientInput = builder.inputType('CreateApiClientInput', {
   }),
 });
 
+const ApiClientKind = builder.enumType('ApiClientKind', {
+  values: {
+    api: { value: 'api', description: 'Created by an admin or the admin CLI, for a script or an SDK.' },
+    provision: { value: 'provision', description: 'A collector enrolled with an access key from Provision a collector.' },
+    device: { value: 'device', description: 'A collector enrolled through the device flow.' },
+  } as const,
+});
+
 builder.queryFields((t) => ({
   apiClients: t.field({
     type: [ApiClientRef],
-    description: `The API clients of a tenant of the tree, revoked ones included, newest first (at most ${API_CLIENT_LIMITS.listed}). 404 \`not_found\` outside the tree.`,
-    args: { customerId: t.arg.string({ required: true }) },
-    resolve: async (_root, args, ctx) => ctx.services.apiClients.list(await ctx.auth.requireSession(), args.customerId),
+    description:
+      `The API clients of a tenant of the tree, newest first, at most ${API_CLIENT_LIMITS.listed}: of one \`kind\` when given, ` +
+      'and only the active (`active: true`) or only the revoked (`active: false`) ones when given. A tenant has at most ' +
+      `${API_CLIENT_LIMITS.activePerTenant} active clients of kind \`api\`, so that list is always whole; collectors' ` +
+      'credentials number as many as its nodes. 404 `not_found` outside the tree.',
+    args: {
+      customerId: t.arg.string({ required: true }),
+      kind: t.arg({ type: ApiClientKind, required: false }),
+      active: t.arg.boolean({ required: false }),
+    },
+    resolve: async (_root, args, ctx) =>
+      ctx.services.apiClients.list(await ctx.auth.requireSession(), args.customerId, { kind: args.kind ?? undefined, active: args.active ?? undefined }),
   }),
 }));
 

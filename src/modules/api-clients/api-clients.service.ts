@@ -5,7 +5,7 @@ import { DomainError, authorizationError, badRequest, notFound } from '../../err
 import { MAX_ID_LENGTH, plausibleId } from '../../infra/ids.js';
 import { nameProblem } from '../../infra/text.js';
 import { tenantOnly } from '../../tenancy/tenant-scope.js';
-import type { ApiClientRow, ApiClientStore } from './api-clients.store.js';
+import type { ApiClientFilter, ApiClientRow, ApiClientStore } from './api-clients.store.js';
 
 export const API_CLIENT_LIMITS = {
   /** Characters of a description, after trimming. */
@@ -60,9 +60,9 @@ export class ApiClientService {
     private readonly forgetCredential: (clientId: string) => void,
   ) {}
 
-  async list(session: Session, customerId: string): Promise<ApiClientRow[]> {
+  async list(session: Session, customerId: string, filter: ApiClientFilter = {}): Promise<ApiClientRow[]> {
     const scope = await session.assertTenant('clients.read', customerId);
-    return this.store.list(scope, customerId, API_CLIENT_LIMITS.listed);
+    return this.store.list(scope, customerId, API_CLIENT_LIMITS.listed, filter);
   }
 
   async create(session: Session, input: { customerId: string; description: string; scopes: readonly string[] }): Promise<CreatedApiClient> {

@@ -8,6 +8,12 @@ import { DELETING } from '../../tenancy/tenant-deletions.store.js';
 /** A client as listed: its row, and the collector nodes that enrolled with it. */
 export type ApiClientRow = ApiClient & { nodes: { id: string }[] };
 
+/** Which clients a list holds: of one kind (all when absent), active or revoked (both when absent). */
+export interface ApiClientFilter {
+  kind?: string;
+  active?: boolean;
+}
+
 /** What creating a client under a limit came to. */
 export type CreateOutcome = { created: ApiClientRow } | { refused: 'limit_reached' | 'tenant_gone' };
 
@@ -26,10 +32,14 @@ const inScope = (scope: TenantScope, customerId?: string) => {
 export class ApiClientStore {
   constructor(private readonly prisma: Prisma) {}
 
-  /** Newest first, at most `take`. */
-  list(scope: TenantScope, customerId: string, take: number): Promise<ApiClientRow[]> {
+  /** Newest first, at most `take`; of one kind, and only the active (or only the revoked) ones, when asked. */
+  list(scope: TenantScope, customerId: string, take: number, filter: ApiClientFilter = {}): Promise<ApiClientRow[]> {
     return this.prisma.apiClient.findMany({
-      where: inScope(scope, customerId),
+      where: {
+        ...inScope(scope, customerId),
+        ...(filter.kind ? { kind: filter.kind } : {}),
+        ...(filter.active === undefined ? {} : { revokedAt: filter.active ? null : { not: null } }),
+      },
       include: withNodes,
       orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
       take,

@@ -1,5 +1,6 @@
 import { type FormEvent, useState } from 'react';
 import {
+  type ApiClientKind,
   type ConsoleApiClientFragment,
   ConsoleApiClientsDocument,
   ConsoleCreateApiClientDocument,
@@ -35,6 +36,22 @@ const scopeName = (scope: string) => SCOPES.find((s) => s.scope === scope)?.name
 
 const KINDS: Record<string, string> = { api: 'API', provision: 'Collector (provisioned)', device: 'Collector (device flow)' };
 
+/** As the server caps a list (API_CLIENT_LIMITS.listed). */
+const LISTED_MAX = 500;
+
+/**
+ * What the list shows. A tenant's active API clients are at most 100, so the first view is whole;
+ * collectors' credentials number as many as its nodes.
+ */
+const VIEWS = {
+  active: { label: 'Active API clients', kind: 'api', active: true },
+  api: { label: 'API clients, revoked ones too', kind: 'api' },
+  provision: { label: 'Collectors enrolled with an access key', kind: 'provision' },
+  device: { label: 'Collectors enrolled by device approval', kind: 'device' },
+  all: { label: 'Every client' },
+} as const satisfies Record<string, { label: string; kind?: ApiClientKind; active?: boolean }>;
+type View = keyof typeof VIEWS;
+
 /** A key the server answered once: for whom, and the key itself. */
 interface ShownKey {
   description: string;
@@ -48,7 +65,9 @@ export function ApiClientsPage({ user, tenant }: FleetProps) {
 }
 
 function ApiClients({ tenant }: { tenant: FleetProps['tenant'] }) {
-  const { state, reload } = useQuery(ConsoleApiClientsDocument, { customerId: tenant.customerId });
+  const [view, setView] = useState<View>('active');
+  const { kind, active } = VIEWS[view] as { kind?: ApiClientKind; active?: boolean };
+  const { state, reload } = useQuery(ConsoleApiClientsDocument, { customerId: tenant.customerId, kind, active });
   const [shown, setShown] = useState<ShownKey>();
   return (
     <>
@@ -72,12 +91,33 @@ function ApiClients({ tenant }: { tenant: FleetProps['tenant'] }) {
           />
         </section>
       )}
+      <div className="filters">
+        <label>
+          Show
+          <select value={view} onChange={(event) => setView(event.target.value as View)}>
+            {Object.entries(VIEWS).map(([key, { label }]) => (
+              <option key={key} value={key}>
+                {label}
+              </option>
+            ))}
+          </select>
+        </label>
+      </div>
       <QueryView state={state} what="The API clients" reload={reload}>
         {(data) =>
           data.apiClients.length === 0 ? (
-            <p>{tenant.name ?? tenant.customerId} has no API clients yet.</p>
+            <p>
+              {tenant.name ?? tenant.customerId} has none: {VIEWS[view].label.toLowerCase()}.
+            </p>
           ) : (
-            <ClientsTable clients={data.apiClients} onRevoked={reload} />
+            <>
+              {data.apiClients.length >= LISTED_MAX && (
+                <p className="note" role="status">
+                  The newest {LISTED_MAX} are shown; choose a narrower view to see the others.
+                </p>
+              )}
+              <ClientsTable clients={data.apiClients} onRevoked={reload} />
+            </>
           )
         }
       </QueryView>

@@ -266,9 +266,10 @@ export const actions = {
     scope: null,
     role: 'viewer',
     tenant: 'own',
-    description: "A signed-in person's own account: password, sessions, second factor (people only)",
+    description: "A signed-in person's own account: display name, password, sessions, second factor (people only)",
     fields: [
       'Query.mySessions',
+      'Mutation.setMyName',
       'Mutation.revokeSession',
       'Mutation.changePassword',
       'Mutation.startTotpEnrolment',

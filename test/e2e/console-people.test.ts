@@ -37,6 +37,7 @@ describe('the console people and account pages in a browser', () => {
 
     const email = `invited-${Date.now()}@example.com`;
     await page.getByLabel('Email').fill(email);
+    await page.getByLabel('Name (optional)').fill('  Ines Invited ');
     await page.getByLabel('Role', { exact: true }).selectOption('analyst');
     await page.getByRole('button', { name: 'Invite' }).click();
     const link = page.getByLabel('One-time link');
@@ -44,6 +45,7 @@ describe('the console people and account pages in a browser', () => {
     expect(await link.inputValue()).toMatch(/\/console\/set-password#token=[\w-]+$/);
     const row = page.locator('table.people tbody tr', { hasText: email });
     await row.waitFor();
+    expect(await row.locator('td').nth(1).textContent()).toBe('Ines Invited');
     expect(await seriousAxeViolations(page)).toEqual([]);
     await page.screenshot({ path: screenshotPath('console-people'), fullPage: true });
 
@@ -73,6 +75,17 @@ describe('the console people and account pages in a browser', () => {
     const sessions = page.getByRole('region', { name: 'Your sessions' }).locator('tbody tr');
     await expect.poll(() => sessions.count()).toBe(2);
     expect(await seriousAxeViolations(page)).toEqual([]);
+
+    // Their name: saved, then shown in the header in place of their email; a bad one is refused and named.
+    expect(await page.locator('.shell-person a').textContent()).toBe(person.email);
+    await page.getByLabel(/^Your name/).fill('Vera Viewer');
+    await page.getByRole('button', { name: 'Save name' }).click();
+    await page.getByText('Your name is saved.').waitFor();
+    await expect.poll(() => page.locator('.shell-person a').textContent()).toBe('Vera Viewer');
+    await page.getByLabel(/^Your name/).fill('Vera\u202eViewer');
+    await page.getByRole('button', { name: 'Save name' }).click();
+    await expect.poll(() => page.getByRole('region', { name: 'Name' }).getByRole('alert').textContent()).toMatch(/name must not contain/);
+    expect((await t.app.db.prisma.user.findUniqueOrThrow({ where: { id: person.userId } })).name).toBe('Vera Viewer');
 
     await page.getByRole('button', { name: 'Set up two-factor sign-in' }).click();
     const secret = await page.getByLabel('Key').inputValue();

@@ -6,6 +6,8 @@ export interface TestAccount {
   email: string;
   emailVerified?: boolean;
   groups?: string[];
+  /** The `name` claim, when the account has one. */
+  name?: string;
 }
 
 export interface TestOidcProvider {
@@ -20,7 +22,7 @@ export interface TestOidcProvider {
 /**
  * A real OpenID provider (the npm `oidc-provider`) on a loopback port, with one confidential
  * client whose redirect URI is `redirectUri`, and its development sign-in and consent forms
- * (any password). ID tokens carry `email`, `email_verified` and `groups`.
+ * (any password). ID tokens carry `email`, `email_verified`, `groups` and, when the account has one, `name`.
  */
 export async function startOidcProvider(redirectUri: string): Promise<TestOidcProvider> {
   const server: Server = createServer();
@@ -33,7 +35,7 @@ export async function startOidcProvider(redirectUri: string): Promise<TestOidcPr
     clients: [
       { client_id: clientId, client_secret: clientSecret, redirect_uris: [redirectUri], response_types: ['code'], grant_types: ['authorization_code'] },
     ],
-    claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['groups'] },
+    claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['groups', 'name'] },
     conformIdTokenClaims: false,
     cookies: { keys: ['test cookie key of the oidc provider'] },
     findAccount: (_ctx, sub) => {
@@ -41,7 +43,13 @@ export async function startOidcProvider(redirectUri: string): Promise<TestOidcPr
       if (!account) return undefined;
       return {
         accountId: sub,
-        claims: () => ({ sub, email: account.email, email_verified: account.emailVerified ?? true, groups: account.groups ?? [] }),
+        claims: () => ({
+          sub,
+          email: account.email,
+          email_verified: account.emailVerified ?? true,
+          groups: account.groups ?? [],
+          ...(account.name === undefined ? {} : { name: account.name }),
+        }),
       };
     },
   });

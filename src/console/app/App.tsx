@@ -1,6 +1,6 @@
 import { Suspense, useCallback, useEffect, useState } from 'react';
 import { ConsoleMeDocument } from '../../generated/console.js';
-import { ApiError, SESSION_ENDED, request } from './api.js';
+import { ACCOUNT_CHANGED, ApiError, SESSION_ENDED, request } from './api.js';
 import { route } from './routes.js';
 import { useLocation } from './router.js';
 import type { User } from './session.js';
@@ -30,6 +30,11 @@ export function App() {
     }
   }, []);
   useEffect(() => void check(), [check]);
+  useEffect(() => {
+    const changed = () => void check();
+    window.addEventListener(ACCOUNT_CHANGED, changed);
+    return () => window.removeEventListener(ACCOUNT_CHANGED, changed);
+  }, [check]);
   // A session that ends while the page is open (idle, revoked, signed out in another tab) leads back to sign-in.
   useEffect(() => {
     const ended = () => setSession({ kind: 'signed-out', problem: 'Your session has ended. Sign in again.' });

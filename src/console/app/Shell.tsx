@@ -95,7 +95,7 @@ function SignOut({ user, onSignedOut }: { user: User; onSignedOut?: () => void }
   return (
     <span className="shell-person">
       <Link to="/account" title="Your account: password, two-factor sign-in, sessions">
-        {user.email}
+        {user.name ?? user.email}
       </Link>
       <button type="button" onClick={() => void signOut()}>
         Sign out

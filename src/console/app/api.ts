@@ -37,6 +37,8 @@ function firstError(errors: GraphqlResponse<unknown>['errors']): ApiError | unde
 
 /** Fired on `window` when the server answers that the session has ended (signed out elsewhere, idle, revoked). */
 export const SESSION_ENDED = 'console:session-ended';
+/** Dispatched on `window` when the signed-in person changed their own account (their name): the shell asks `me` again. */
+export const ACCOUNT_CHANGED = 'console:account-changed';
 
 export async function request<TResult, TVariables>(operation: Operation<TResult, TVariables>, variables: TVariables, signal?: AbortSignal): Promise<TResult> {
   let response: Response;

@@ -53,7 +53,7 @@ const TriageActorRef = builder.objectRef<ActorShape>('TriageActor').implement({
     name: t.string({
       nullable: true,
       description:
-        "A person's email local part, an API client's description; null for one outside the reader's tree (a child is not shown its MSP's people) or a client without a description.",
+        "A person's display name (else their email's local part), an API client's description; null for one outside the reader's tree (a child is not shown its MSP's people) or a client without a description.",
       resolve: async (actor, _args, ctx) => ctx.services.triage.actorName(await ctx.auth.requireSession(), actor, ctx),
     }),
   }),
@@ -156,7 +156,7 @@ const AssigneeRef = builder.objectRef<Assignee>('Assignee').implement({
   description: 'A person as anyone who reads an investigation may see them: an id and a name.',
   fields: (t) => ({
     id: t.exposeString('id', { description: 'The user id (`triage.assigneeId`).' }),
-    name: t.exposeString('name', { description: "The person's name: the local part of their email (people have no display name)." }),
+    name: t.exposeString('name', { description: "The person's display name, else the local part of their email." }),
   }),
 });
 

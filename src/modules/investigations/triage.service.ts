@@ -20,6 +20,7 @@ import {
   statusAfterAnswer,
 } from './triage.model.js';
 import type { ActivityEntry, NewSuppression, Page, PersonRow, SuppressionFilter, TriageChange, TriageStore, TriageWrite } from './triage.store.js';
+import { displayName } from '../users/users.service.js';
 
 const DAY_MS = 86_400_000;
 
@@ -28,8 +29,7 @@ export interface Assignee {
   id: string;
   name: string;
 }
-/** People have no display name: the local part of their email stands for one. */
-const assigneeOf = (person: PersonRow): Assignee => ({ id: person.id, name: person.email.slice(0, person.email.lastIndexOf('@')) || person.email });
+const assigneeOf = (person: PersonRow): Assignee => ({ id: person.id, name: displayName(person) });
 /** The roles that may triage, so may be handed an investigation. */
 const TRIAGE_ROLES = roles.filter((role) => roleAllows(role, 'investigations.triage'));
 const invalid = (field: string, message: string) => badRequest('invalid_request', message, { field });
@@ -87,7 +87,7 @@ export class TriageService {
   private readonly nameLoaders = new WeakMap<object, DataLoader<string, string | null>>();
 
   /**
-   * The name of a person (their email's local part) or of an API client (its description) who
+   * The name of a person (their display name, else their email's local part) or of an API client (its description) who
    * acted on or is assigned to an investigation; null for one outside the caller's tree (a child
    * is not shown its MSP's people) or a client without a description. A page's names take one
    * statement per kind of actor on it (`key`: the request).

@@ -60,10 +60,11 @@ export interface Page {
 const inScope = (scope: TenantScope) => ({ customerId: { in: [...scope.tenantIds] } });
 
 /** What triage reads of a person: never more than what names them. */
-const PERSON = { id: true, email: true } as const;
+const PERSON = { id: true, email: true, name: true } as const;
 export interface PersonRow {
   id: string;
   email: string;
+  name: string | null;
 }
 const json = (value: Record<string, unknown>) => value as PrismaTypes.InputJsonObject;
 /** The order of a thread and of a history: oldest first, the id breaking ties. */
@@ -88,7 +89,7 @@ function suppressionWhere(scope: TenantScope, customerId: string, f: Suppression
 export class TriageStore {
   constructor(private readonly prisma: Prisma) {}
 
-  /** These people, those of the scope's tenants only: their id and email (for a name), in one statement. */
+  /** These people, those of the scope's tenants only: their id, email and name, in one statement. */
   peopleById(scope: TenantScope, ids: readonly string[]): Promise<PersonRow[]> {
     return this.prisma.user.findMany({ where: { ...inScope(scope), id: { in: [...ids] } }, select: PERSON });
   }

@@ -505,6 +505,8 @@ describe('investigation triage', () => {
         expect(res.errors).toBeUndefined();
         return { res, count: t.app.db.stats.queries - before };
       };
+      // A person with a display name is named by it, one without by their email's local part.
+      await t.app.db.prisma.user.update({ where: { id: admin.userId }, data: { name: 'Ada Admin' } });
       const unnamedQuery = NAMES.replace('assignee { id name }', '');
       await statements(unnamedQuery); // warms the process-wide tenant cache
       const unnamed = await statements(unnamedQuery);
@@ -514,7 +516,7 @@ describe('investigation triage', () => {
         assignee: { id: string; name: string } | null;
       }>;
       expect(rows).toHaveLength(200);
-      const byId = { [analyst.userId]: localPart(analyst.email), [admin.userId]: localPart(admin.email) };
+      const byId = { [analyst.userId]: localPart(analyst.email), [admin.userId]: 'Ada Admin' };
       for (const row of rows) {
         expect(row.assignee).toEqual(row.triage.assigneeId ? { id: row.triage.assigneeId, name: byId[row.triage.assigneeId] } : null);
       }

@@ -12,7 +12,7 @@ import type { SecretsKey } from '../../infra/secrets-key.js';
 import { tenantOnly } from '../../tenancy/tenant-scope.js';
 import type { OidcStore, RoleRule } from './oidc.store.js';
 import type { SignInService, SignedIn } from './sign-in.service.js';
-import { normalEmail, parseRole } from './users.service.js';
+import { checkedName, normalEmail, parseRole } from './users.service.js';
 import type { UserStore } from './users.store.js';
 
 export const OIDC_START_PATH = '/auth/oidc/start';
@@ -171,7 +171,7 @@ export class OidcService {
     const groups = Array.isArray(claims.groups) ? claims.groups.filter((g): g is string => typeof g === 'string') : [];
     const role = roleFor(provider, email, groups);
     if (!role) throw signOnFailed('Your organization’s sign-on gives you no role here; ask an admin');
-    const user = await this.person(login.customerId, email, role);
+    const user = await this.person(login.customerId, email, role, nameClaim(claims.name));
     if (user.status !== 'active') {
       await this.signIn.refused(user, origin, 'disabled');
       throw signOnFailed('This account is disabled; ask an admin of your organization');
@@ -179,14 +179,18 @@ export class OidcService {
     return this.signIn.openSession(user, origin, userAgent, { method: 'oidc' });
   }
 
-  /** The tenant's person of that email, made or given the role the rules say. */
-  private async person(customerId: string, email: string, role: Role): Promise<User> {
+  /**
+   * The tenant's person of that email, made or given the role the rules say, and named by the
+   * sign-on's `name` claim while they have no name (one they set themself stays theirs).
+   */
+  private async person(customerId: string, email: string, role: Role, name: string | null): Promise<User> {
     const scope = tenantOnly(customerId);
     const existing = await this.users.findByEmail(email);
     if (existing && existing.customerId !== customerId) throw signOnFailed('This email belongs to a person of another organization');
-    if (!existing) return this.users.create(scope, { customerId, email, role });
-    if (existing.role === role) return existing;
-    return (await this.users.update(scope, existing.id, { role }))!;
+    if (!existing) return this.users.create(scope, { customerId, email, role, name });
+    const change = { ...(existing.role === role ? {} : { role }), ...(existing.name === null && name ? { name } : {}) };
+    if (Object.keys(change).length === 0) return existing;
+    return (await this.users.update(scope, existing.id, change))!;
   }
 
   private redirectUri(): string {
@@ -207,6 +211,16 @@ export class OidcService {
   private async discover(issuer: URL, clientId: string, clientSecret: string): Promise<client.Configuration> {
     const insecure = issuer.protocol === 'http:' ? { execute: [client.allowInsecureRequests] } : undefined;
     return client.discovery(issuer, clientId, clientSecret, undefined, { ...insecure, timeout: 10 });
+  }
+}
+
+/** The ID token's `name` claim as a display name, or null when it is absent or not one we would store. */
+function nameClaim(claim: unknown): string | null {
+  if (typeof claim !== 'string') return null;
+  try {
+    return checkedName(claim);
+  } catch {
+    return null;
   }
 }
 

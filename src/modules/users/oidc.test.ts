@@ -74,6 +74,20 @@ describe('single sign-on with OpenID Connect, against a real provider on loopbac
     expect((await asPerson(t.url, `bd_session=${second.cookies.get('bd_session')}`, ME)).data.me.role).toBe('analyst');
   });
 
+  it("names a person by the sign-on's name claim while they have none; a name they set themself stays", async () => {
+    const nameOf = async (cookies: Map<string, string>) => (await asPerson(t.url, `bd_session=${cookies.get('bd_session')}`, '{ me { name } }')).data.me.name;
+    idp.accounts.set('nia', { email: 'nia@analysts.example.com', name: 'Nia Analyst' });
+    const first = await browseSignOn(startUrl, idp.issuer, 'nia');
+    expect(await nameOf(first.cookies)).toBe('Nia Analyst');
+    await asPerson(t.url, `bd_session=${first.cookies.get('bd_session')}`, 'mutation { setMyName(name: "Nia") { name } }');
+    idp.accounts.set('nia', { email: 'nia@analysts.example.com', name: 'N. Analyst' });
+    expect(await nameOf((await browseSignOn(startUrl, idp.issuer, 'nia')).cookies)).toBe('Nia');
+
+    // A claim we would refuse as a name is left out; the sign-on itself goes on.
+    idp.accounts.set('odd', { email: 'odd@analysts.example.com', name: 'odd\u202ename' });
+    expect(await nameOf((await browseSignOn(startUrl, idp.issuer, 'odd')).cookies)).toBeNull();
+  });
+
   it('refuses a person no rule gives a role, an unverified email, and a replayed callback', async () => {
     idp.accounts.set('stranger', { email: 'someone@elsewhere.example' });
     const stranger = await browseSignOn(startUrl, idp.issuer, 'stranger');

@@ -14,7 +14,7 @@ import { UserSessionStore } from './user-sessions.store.js';
 import { type SetPasswordLink, UserService } from './users.service.js';
 import { UserStore } from './users.store.js';
 
-export const userCreateUsage = `  user create --customer CUSTOMER_ID --email EMAIL --role ROLE   (prints a one-time set-password link, valid 24 h)
+export const userCreateUsage = `  user create --customer CUSTOMER_ID --email EMAIL --role ROLE [--name NAME]   (prints a one-time set-password link, valid 24 h)
       ROLE is one of ${roles.join(', ')}`;
 export const userListUsage = '  user list --customer CUSTOMER_ID';
 export const userDisableUsage = '  user disable --email EMAIL   (signs the person out everywhere)';
@@ -24,6 +24,7 @@ const view = (u: User) => ({
   user_id: u.id,
   customer_id: u.customerId,
   email: u.email,
+  name: u.name,
   role: u.role,
   status: u.status,
   two_factor_enabled: u.totpBox !== null,
@@ -53,10 +54,18 @@ const emailOf = (values: { email?: string }, usage: string) => {
 };
 
 export async function createUserCommand(args: string[], db: Database, config: Config) {
-  const { values } = parseArgs({ args, options: { customer: { type: 'string' }, email: { type: 'string' }, role: { type: 'string' } } });
+  const { values } = parseArgs({
+    args,
+    options: { customer: { type: 'string' }, email: { type: 'string' }, role: { type: 'string' }, name: { type: 'string' } },
+  });
   const customerId = await existingCustomer(db, values.customer, userCreateUsage);
   if (!values.role?.trim()) throw usageError('--role is required', userCreateUsage);
-  const { user, link } = await service(db, config).createForOperator({ customerId, email: emailOf(values, userCreateUsage), role: values.role.trim() });
+  const { user, link } = await service(db, config).createForOperator({
+    customerId,
+    email: emailOf(values, userCreateUsage),
+    role: values.role.trim(),
+    name: values.name,
+  });
   return { ...view(user), ...linkView(link) };
 }
 

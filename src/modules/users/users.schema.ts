@@ -7,7 +7,7 @@ import { TenantRef } from '../../tenancy/tenancy.schema.js';
 import { MIN_PASSWORD_LENGTH } from './passwords.js';
 import { RECOVERY_CODE_COUNT } from './second-factor.service.js';
 import { clearedSessionCookieHeader, sessionCookieHeader } from './session-cookie.js';
-import { SET_PASSWORD_LINK_SECONDS, type UserWithLink } from './users.service.js';
+import { MAX_NAME_LENGTH, SET_PASSWORD_LINK_SECONDS, type UserWithLink } from './users.service.js';
 
 export const UserRole = builder.enumType('UserRole', {
   description: 'What a person may do, each role including the one before it (docs/users.md).',
@@ -27,6 +27,10 @@ const UserRef = builder.objectRef<User>('User').implement({
   fields: (t) => ({
     id: t.exposeString('id'),
     email: t.exposeString('email', { description: 'Lowercased.' }),
+    name: t.exposeString('name', {
+      nullable: true,
+      description: `The display name (at most ${MAX_NAME_LENGTH} characters); null when none was given: they set it themself (\`setMyName\`), or an admin inviting them, or their sign-on's \`name\` claim.`,
+    }),
     role: t.field({ type: UserRole, resolve: (u) => u.role as (typeof roles)[number] }),
     status: t.field({ type: UserStatus, resolve: (u) => u.status as 'active' | 'disabled' }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
@@ -100,6 +104,7 @@ const UserInviteInput = builder.inputType('UserInviteInput', {
     customerId: t.string({ required: true, description: 'The tenant the person joins: the caller or one of its children.' }),
     email: t.string({ required: true }),
     role: t.field({ type: UserRole, required: true }),
+    name: t.string({ required: false, description: `Their display name, at most ${MAX_NAME_LENGTH} characters; they may change it.` }),
   }),
 });
 
@@ -175,6 +180,12 @@ builder.mutationFields((t) => ({
     description: `Public: sets a password from a set-password link's token (the part after \`#token=\`); the link is spent and the person's sessions end. ${PASSWORD} 400 \`invalid_link\`.`,
     args: { token: t.arg.string({ required: true }), password: t.arg.string({ required: true }) },
     resolve: (_root, args, ctx) => ctx.services.users.setPassword(args.token, args.password),
+  }),
+  setMyName: t.field({
+    type: UserRef,
+    description: `The signed-in person's own display name, at most ${MAX_NAME_LENGTH} characters, no control or invisible characters; empty or null clears it.`,
+    args: { name: t.arg.string({ required: false }) },
+    resolve: async (_root, args, ctx) => ctx.services.users.setMyName(await ctx.auth.requireSession(), args.name),
   }),
   changePassword: t.boolean({
     description: `The signed-in person's own password; their other sessions end. ${PASSWORD}`,

@@ -5,6 +5,7 @@ import type { Session, TenantScope } from '../../auth/session.js';
 import { DomainError, authenticationError, authorizationError, badRequest, notFound } from '../../errors.js';
 import type { User } from '../../generated/prisma/client.js';
 import { plausibleId } from '../../infra/ids.js';
+import { nameProblem } from '../../infra/text.js';
 import type { PublicLinks } from '../../infra/links.js';
 import type { RequestOrigin } from '../../infra/rate-limits.js';
 import { isUniqueViolation } from '../../infra/unique-violation.js';
@@ -22,6 +23,14 @@ const MAX_EMAIL_LENGTH = 254;
 export interface SetPasswordLink {
   url: string;
   expiresAt: Date;
+}
+
+/** A person to add to a tenant; the name is optional. */
+export interface NewPerson {
+  customerId: string;
+  email: string;
+  role: string;
+  name?: string | null;
 }
 
 /** What an invitation or a reset hands back: the person, and the link to pass on to them. */
@@ -44,6 +53,23 @@ export function parseRole(role: string): Role {
     throw badRequest('invalid_request', `role must be one of ${roles.join(', ')}`, { field: 'role', valid_roles: roles });
   }
   return role as Role;
+}
+
+/** Characters of a display name, after trimming. */
+export const MAX_NAME_LENGTH = 100;
+
+/** A display name as stored: trimmed, null when empty; 400 naming `field` for one too long or with control or invisible characters. */
+export function checkedName(name: string | null | undefined, field = 'name'): string | null {
+  const trimmed = name?.trim() ?? '';
+  if (!trimmed) return null;
+  const problem = nameProblem(trimmed, MAX_NAME_LENGTH);
+  if (problem) throw badRequest('invalid_request', `${field} ${problem}`, { field });
+  return trimmed;
+}
+
+/** What a person is called where others see them: their display name, else their email's local part. */
+export function displayName(person: { name: string | null; email: string }): string {
+  return person.name ?? (person.email.slice(0, person.email.lastIndexOf('@')) || person.email);
 }
 
 const userNotFound = (id: string) => notFound('not_found', `User ${id.slice(0, 200)} was not found`);
@@ -75,11 +101,11 @@ export class UserService {
   }
 
   /** `user create` of the admin CLI: the operator may add a person to any tenant. */
-  createForOperator(input: { customerId: string; email: string; role: string }): Promise<UserWithLink> {
+  createForOperator(input: NewPerson): Promise<UserWithLink> {
     return this.create(tenantOnly(input.customerId), input);
   }
 
-  async invite(session: Session, input: { customerId: string; email: string; role: string }): Promise<UserWithLink> {
+  async invite(session: Session, input: NewPerson): Promise<UserWithLink> {
     return this.create(await session.assertTenant('users.manage', input.customerId), input);
   }
 
@@ -133,6 +159,14 @@ export class UserService {
     return true;
   }
 
+  /** A signed-in person's own display name; an empty one clears it. */
+  async setMyName(session: Session, name: string | null | undefined): Promise<User> {
+    const person = requirePerson(session);
+    const user = await this.store.update(tenantOnly(person.customerId), person.userId, { name: checkedName(name) });
+    if (!user) throw authenticationError('session_ended', 'Your account is gone');
+    return user;
+  }
+
   /**
    * A signed-in person's own password: the current one is asked again (a wrong one counts towards
    * the account's lock), and their other sessions end.
@@ -152,10 +186,11 @@ export class UserService {
     return true;
   }
 
-  private async create(scope: TenantScope, input: { customerId: string; email: string; role: string }): Promise<UserWithLink> {
+  private async create(scope: TenantScope, input: NewPerson): Promise<UserWithLink> {
     const email = normalEmail(input.email);
     const role = parseRole(input.role);
-    const user = await this.store.create(scope, { customerId: input.customerId, email, role }).catch((error: unknown) => {
+    const name = checkedName(input.name);
+    const user = await this.store.create(scope, { customerId: input.customerId, email, role, name }).catch((error: unknown) => {
       if (isUniqueViolation(error)) throw new DomainError(409, 'email_taken', `A user with the email ${email} already exists`);
       if ((error as { code?: string }).code === 'P2003') throw notFound('not_found', `Customer ${input.customerId} was not found`);
       throw error;

@@ -8,6 +8,7 @@ interface NewUser {
   /** Lowercased by the service. */
   email: string;
   role: string;
+  name?: string | null;
 }
 
 /** The tenant filter every scoped statement starts with. */
@@ -37,7 +38,7 @@ export class UserStore {
     return this.prisma.user.create({ data: { id: newId('usr'), ...user } });
   }
 
-  async update(scope: TenantScope, id: string, change: { role?: string; status?: string }): Promise<User | null> {
+  async update(scope: TenantScope, id: string, change: { role?: string; status?: string; name?: string | null }): Promise<User | null> {
     const { count } = await this.prisma.user.updateMany({ where: { ...inScope(scope), id }, data: { ...change, updatedAt: new Date() } });
     return count > 0 ? this.find(scope, id) : null;
   }

@@ -211,6 +211,40 @@ describe('console users and sign-in', () => {
     for (const secret of [PASSWORD, 'wrong wrong wrong', cookie.split('=')[1]!]) expect(stored).not.toContain(secret);
   });
 
+  it('names people: an admin inviting them, then they themselves; a bad name is refused, an empty one clears it', async () => {
+    const cookie = await signedIn(t.url, admin);
+    const NAMED = 'mutation($i: UserInviteInput!) { inviteUser(input: $i) { user { id name } } }';
+    const invited = await asPerson(t.url, cookie, NAMED, {
+      i: { customerId: tree.childB.id, email: 'named@example.com', role: 'viewer', name: '  Ana Lyst ' },
+    });
+    expect(invited.data.inviteUser.user.name).toBe('Ana Lyst');
+    const refusedInvite = await asPerson(t.url, cookie, NAMED, {
+      i: { customerId: tree.childB.id, email: 'bidi@example.com', role: 'viewer', name: 'evil\u202etxt' },
+    });
+    expect(refusedInvite.errors?.[0]?.extensions).toMatchObject({ code: 'invalid_request', details: { field: 'name' } });
+    expect(await t.app.db.prisma.user.count({ where: { email: 'bidi@example.com' } })).toBe(0);
+
+    const person = await seedPerson(t.app, tree.childA.id, 'viewer');
+    const own = await signedIn(t.url, person);
+    const SET = 'mutation($n: String) { setMyName(name: $n) { id name } }';
+    expect((await asPerson(t.url, own, '{ me { name } }')).data.me.name).toBeNull();
+    expect((await asPerson(t.url, own, SET, { n: ' Vi Ewer ' })).data.setMyName).toEqual({ id: person.userId, name: 'Vi Ewer' });
+    expect((await asPerson(t.url, own, '{ me { name } }')).data.me.name).toBe('Vi Ewer');
+    for (const bad of ['x'.repeat(101), 'tab\there', 'zero\u200bwidth']) {
+      const res = await asPerson(t.url, own, SET, { n: bad });
+      expect(res.errors?.[0]?.extensions, bad).toMatchObject({ code: 'invalid_request', details: { field: 'name' } });
+    }
+    expect((await asPerson(t.url, own, SET, { n: 'x'.repeat(100) })).data.setMyName.name).toHaveLength(100);
+    expect((await asPerson(t.url, own, SET, { n: '   ' })).data.setMyName.name).toBeNull();
+    expect((await asPerson(t.url, own, SET, { n: 'Vi' })).data.setMyName.name).toBe('Vi');
+    expect((await asPerson(t.url, own, SET, { n: null })).data.setMyName.name).toBeNull();
+    // An admin sees it on the People list; an API client has no account to name.
+    await asPerson(t.url, own, SET, { n: 'Vi Ewer' });
+    const listed = await asPerson(t.url, cookie, 'query($c: String!) { users(customerId: $c) { id name } }', { c: tree.childA.id });
+    expect(listed.data.users).toContainEqual({ id: person.userId, name: 'Vi Ewer' });
+    expect((await graphql(t.url, SET, { n: 'bot' }, tree.mspCaller.token)).errors?.[0]?.extensions?.details?.reason).toBe('people_only');
+  });
+
   it('lets a person change their own password (the current one asked again); their other sessions end', async () => {
     const person = await seedPerson(t.app, tree.childA.id, 'viewer');
     const [here, there] = [await signedIn(t.url, person), await signedIn(t.url, person)];
@@ -264,9 +298,16 @@ describe('the admin CLI: user create, list, disable, reset-password', () => {
 
   it('creates a person with a one-time link, lists, resets and disables them', async () => {
     const tenant = await seedTenant(t.app);
-    const created = await adminCli(['user', 'create', '--customer', tenant.id, '--email', 'Ops@Example.com', '--role', 'admin'], env);
+    const created = await adminCli(['user', 'create', '--customer', tenant.id, '--email', 'Ops@Example.com', '--role', 'admin', '--name', 'Op Erator'], env);
     expect(created.code, created.stderr).toBe(0);
-    expect(created.json).toMatchObject({ customer_id: tenant.id, email: 'ops@example.com', role: 'admin', status: 'active', two_factor_enabled: false });
+    expect(created.json).toMatchObject({
+      customer_id: tenant.id,
+      email: 'ops@example.com',
+      name: 'Op Erator',
+      role: 'admin',
+      status: 'active',
+      two_factor_enabled: false,
+    });
     expect(created.json.set_password_url).toMatch(/^https:\/\/console\.example\.com\/console\/set-password#token=[A-Za-z0-9_-]{43}$/);
     await t.app.services.users.setPassword(linkToken(created.json.set_password_url), PASSWORD);
     await signedIn(t.url, { userId: created.json.user_id, customerId: tenant.id, email: 'ops@example.com', password: PASSWORD });

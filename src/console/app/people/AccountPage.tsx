@@ -6,8 +6,10 @@ import {
   ConsoleConfirmTotpEnrolmentDocument,
   ConsoleDisableTotpDocument,
   ConsoleRevokeSessionDocument,
+  ConsoleSetMyNameDocument,
   ConsoleStartTotpEnrolmentDocument,
 } from '../../../generated/console.js';
+import { ACCOUNT_CHANGED } from '../api.js';
 import { formatDate } from '../investigations/format.js';
 import { OneTimeSecret } from '../OneTimeSecret.js';
 import { PASSWORD_MAX, PASSWORD_MIN } from '../SetPasswordPage.js';
@@ -16,7 +18,10 @@ import { latest, useQuery } from '../use-query.js';
 
 type Session = ConsoleAccountQuery['mySessions'][number];
 
-/** The signed-in person's own account: password, two-factor sign-in, and their sessions. */
+/** As the server checks it (MAX_NAME_LENGTH, src/modules/users/users.service.ts). */
+const NAME_MAX = 100;
+
+/** The signed-in person's own account: their name, password, two-factor sign-in, and their sessions. */
 export function AccountPage() {
   const { state, reload } = useQuery(ConsoleAccountDocument, {});
   const data = latest(state);
@@ -31,6 +36,7 @@ export function AccountPage() {
     <>
       <h1>Your account</h1>
       <p>{data.me.email}</p>
+      <NameForm name={data.me.name ?? null} onChanged={reload} />
       <PasswordForm />
       <TwoFactor enabled={data.me.twoFactorEnabled} onChanged={reload} />
       <Sessions sessions={data.mySessions} onChanged={reload} />
@@ -43,6 +49,37 @@ function Problem({ text }: { text?: string }) {
     <p role="alert" className="problem">
       {text}
     </p>
+  );
+}
+
+/** What others see of them (the header, People, triage); without one, their email's local part. */
+function NameForm({ name, onChanged }: { name: string | null; onChanged: () => void }) {
+  const { busy, problem, run } = useAction();
+  const [value, setValue] = useState(name ?? '');
+  const [done, setDone] = useState(false);
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    setDone(false);
+    const answer = await run(ConsoleSetMyNameDocument, { name: value });
+    if (!answer) return;
+    setValue(answer.setMyName.name ?? '');
+    setDone(true);
+    onChanged();
+    window.dispatchEvent(new Event(ACCOUNT_CHANGED));
+  };
+  return (
+    <section aria-labelledby="name-title" className="account-card">
+      <h2 id="name-title">Name</h2>
+      <form onSubmit={(event) => void submit(event)} className="stacked">
+        <label htmlFor="display-name">Your name, as others see it (empty: your email's first part)</label>
+        <input id="display-name" autoComplete="name" maxLength={NAME_MAX} value={value} onChange={(e) => setValue(e.target.value)} />
+        <button type="submit" disabled={busy}>
+          Save name
+        </button>
+      </form>
+      {done && <p role="status">Your name is saved.</p>}
+      <Problem text={problem} />
+    </section>
   );
 }
 

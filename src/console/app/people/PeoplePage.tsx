@@ -52,7 +52,9 @@ export function PeoplePage({ user, tenant }: PageProps) {
       <h1>People of {tenant.name ?? tenant.customerId}</h1>
       <InviteForm
         busy={busy}
-        onInvite={async (email, role) => show((await run(ConsoleInviteUserDocument, { input: { customerId: tenant.customerId, email, role } }))?.inviteUser)}
+        onInvite={async (email, role, name) =>
+          show((await run(ConsoleInviteUserDocument, { input: { customerId: tenant.customerId, email, role, name } }))?.inviteUser)
+        }
       />
       {link && (
         <section aria-labelledby="link-title" className="shown-once">
@@ -102,13 +104,15 @@ function RoleSelect({ id, value, onChange, label }: { id: string; value: UserRol
   );
 }
 
-function InviteForm({ busy, onInvite }: { busy: boolean; onInvite: (email: string, role: UserRole) => Promise<unknown> }) {
+function InviteForm({ busy, onInvite }: { busy: boolean; onInvite: (email: string, role: UserRole, name: string) => Promise<unknown> }) {
   const [email, setEmail] = useState('');
+  const [name, setName] = useState('');
   const [role, setRole] = useState<UserRole>('analyst');
   const submit = async (event: FormEvent) => {
     event.preventDefault();
-    await onInvite(email.trim(), role);
+    await onInvite(email.trim(), role, name.trim());
     setEmail('');
+    setName('');
   };
   return (
     <form className="filters" aria-labelledby="invite-title" onSubmit={(event) => void submit(event)}>
@@ -118,6 +122,10 @@ function InviteForm({ busy, onInvite }: { busy: boolean; onInvite: (email: strin
       <label>
         Email
         <input type="email" required value={email} onChange={(e) => setEmail(e.target.value)} />
+      </label>
+      <label>
+        Name (optional)
+        <input autoComplete="off" maxLength={100} value={name} onChange={(e) => setName(e.target.value)} />
       </label>
       <label>
         Role
@@ -151,6 +159,7 @@ function PeopleTable({
       <thead>
         <tr>
           <th scope="col">Email</th>
+          <th scope="col">Name</th>
           <th scope="col">Role</th>
           <th scope="col">Status</th>
           <th scope="col">Two-factor</th>
@@ -166,6 +175,7 @@ function PeopleTable({
           return (
             <tr key={person.id}>
               <td>{person.email}</td>
+              <td>{person.name ?? '—'}</td>
               <td>
                 {self || !active ? (
                   person.role

@@ -17,18 +17,18 @@ export interface Assignee {
   name: string;
 }
 
-/** The tenant's people an admin may list, by email; for an analyst, those who can triage, by name. */
+/** The tenant's people an admin may list, by name and email (email alone without a name); for an analyst, those who can triage, by name. */
 async function knownPeople(isAdmin: boolean, customerId: string, signal: AbortSignal): Promise<Map<string, string>> {
   if (isAdmin) {
     const { users } = await request(ConsolePeopleDocument, { customerId }, signal);
-    return new Map(users.map((person) => [person.id, person.email]));
+    return new Map(users.map((person) => [person.id, person.name ? `${person.name} (${person.email})` : person.email]));
   }
   const { assignablePeople } = await request(ConsoleAssignablePeopleDocument, { customerId }, signal);
   return new Map(assignablePeople.map((person) => [person.id, person.name]));
 }
 
 /**
- * Names people by their user id: "You"; for admins (who may list a tenant's people) their email;
+ * Names people by their user id: "You"; for admins (who may list a tenant's people) their name and email;
  * for analysts the name of those who can triage. Where the list has none (a viewer, a list that
  * failed), the name the server gives every reader (`Investigation.assignee`, `TriageActor.name`),
  * else the id: a name is a convenience here, never worth an error on the page.

@@ -48,6 +48,8 @@ import { InvestigationService } from './modules/investigations/investigations.se
 import { InvestigationStore } from './modules/investigations/investigations.store.js';
 import { TriageService } from './modules/investigations/triage.service.js';
 import { TriageStore } from './modules/investigations/triage.store.js';
+import { ActorNames } from './modules/users/actor-names.js';
+import { ActorNameStore } from './modules/users/actor-names.store.js';
 import { type DictionarySource, IpOrgDataset } from './flowstore/index.js';
 import { ProfileService } from './modules/profiles/profiles.service.js';
 import { ProfileStore } from './modules/profiles/profiles.store.js';
@@ -103,6 +105,8 @@ export interface Services {
   automationRunner: AutomationRunner;
   investigations: InvestigationService;
   triage: TriageService;
+  /** Names of people and API clients who acted, per request (triage, audit). */
+  actorNames: ActorNames;
   /** Its schedule is started and stopped by the server (buildApp), not by the admin CLI. */
   detection: DetectionService;
   /** Deletes expired device authorizations, ended rate-limit windows and audit entries past retention; started by the server (buildApp). */
@@ -199,6 +203,7 @@ export async function createServices(config: Config, db: Database, flows: FlowEn
   const signInGuard = new SignInGuard(userStore, events, config.signIn);
   const secondFactor = new SecondFactorService(userStore, secretsKey, signInGuard);
   const users = new UserService(userStore, userSessions, links, signInGuard, tenantScopeLoader(directory));
+  const actorNames = new ActorNames(new ActorNameStore(prisma));
   const signIn = new SignInService(
     userStore,
     userSessions,
@@ -265,9 +270,14 @@ export async function createServices(config: Config, db: Database, flows: FlowEn
     automationRunner,
     audit,
     investigations: new InvestigationService(new InvestigationStore(prisma), search),
-    triage: new TriageService(new TriageStore(prisma), new InvestigationStore(prisma), events, (userId, customerId) =>
-      users.mayTake(userId, 'investigations.triage', customerId),
+    triage: new TriageService(
+      new TriageStore(prisma),
+      new InvestigationStore(prisma),
+      events,
+      (userId, customerId) => users.mayTake(userId, 'investigations.triage', customerId),
+      actorNames,
     ),
+    actorNames,
     detection: createDetectionService(
       db,
       flows,

@@ -22,6 +22,7 @@ const NAVIGATION: { to: string; label: string; role?: UserRole }[] = [
   { to: '/search', label: 'Search' },
   { to: '/events', label: 'Events' },
   { to: '/people', label: 'People', role: 'admin' },
+  { to: '/audit', label: 'Audit log', role: 'admin' },
   // One line a page, in the order the header shows them.
 ];
 

@@ -25,6 +25,7 @@ export const ROUTES: { path: RegExp; page: ComponentType<PageProps> }[] = [
   { path: /^\/events(?:\/.*)?$/, page: page(() => import('./events/EventsRoutes.js'), 'EventsRoutes') },
   { path: /^\/people$/, page: page(() => import('./people/PeoplePage.js'), 'PeoplePage') },
   { path: /^\/account$/, page: page(() => import('./people/AccountPage.js'), 'AccountPage') },
+  { path: /^\/audit$/, page: page(() => import('./audit/AuditPage.js'), 'AuditPage') },
 ];
 
 export function route(pathname: string): { page: ComponentType<PageProps>; params: string[] } | undefined {

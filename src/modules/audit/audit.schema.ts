@@ -14,6 +14,12 @@ const AuditActorRef = builder.objectRef<Pick<AuditRow, 'actorKind' | 'actorId'>>
   fields: (t) => ({
     kind: t.field({ type: AuditActorKindRef, resolve: (a) => a.actorKind as AuditActorKind }),
     id: t.exposeString('actorId', { description: 'The client id or user id; empty for ANONYMOUS.' }),
+    name: t.string({
+      nullable: true,
+      description:
+        "A person's display name (else their email's local part), an API client's description; null for ANONYMOUS, a client without a description, or one outside the reader's tree.",
+      resolve: async (a, _args, ctx) => ctx.services.actorNames.nameOf(await ctx.auth.requireSession(), { kind: a.actorKind, id: a.actorId }, ctx),
+    }),
   }),
 });
 

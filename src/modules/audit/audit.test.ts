@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { WebSocket } from 'ws';
 import { type TestApp, startTestApp } from '../../../test/kit/app.js';
 import { call, graphql } from '../../../test/kit/http.js';
+import { seedPerson } from '../../../test/kit/people.js';
 import { type Caller, seedCaller, seedTenant, seedTree } from '../../../test/kit/seed.js';
 import { Scopes } from '../../auth/scopes.js';
 import { createLogger } from '../../infra/logger.js';
@@ -269,6 +270,42 @@ describe('the audit log', () => {
         tree.mspCaller.token,
       );
       expect(backward.errors?.[0]?.extensions?.code).toBe('invalid_request');
+    });
+
+    it('names the actors: a person by their name, a client by its description; only those of the reader’s tree', async () => {
+      const mspPerson = await seedPerson(t.app, tree.msp.id, 'admin');
+      await t.app.db.prisma.user.update({ where: { id: mspPerson.userId }, data: { name: 'Morgan Msp' } });
+      const childPerson = await seedPerson(t.app, tree.childA.id, 'admin');
+      await t.app.db.prisma.apiClient.update({ where: { id: tree.childACaller.clientId }, data: { description: 'child sync job' } });
+      const at = (minutes: number, actor: AuditEntry['actor']) => ({ ...entry(minutes, { actor }), customerId: tree.childA.id, requestId: `named${minutes}` });
+      await store.insert([
+        at(20, { kind: 'user', id: mspPerson.userId }),
+        at(21, { kind: 'user', id: childPerson.userId }),
+        at(22, { kind: 'client', id: tree.childACaller.clientId }),
+        at(23, { kind: 'anonymous', id: '' }),
+        at(24, { kind: 'user', id: 'usr_gone' }),
+      ]);
+      const NAMES = `query($c: String!, $f: DateTime!, $t: DateTime!) { auditLog(customerId: $c, filter: { from: $f, to: $t }) { edges { node { requestId actor { kind name } } } } }`;
+      const names = async (token: string) => {
+        const res = await graphql(
+          t.url,
+          NAMES,
+          { c: tree.childA.id, f: new Date(t0 + 20 * 60_000).toISOString(), t: new Date(t0 + 30 * 60_000).toISOString() },
+          token,
+        );
+        expect(res.errors).toBeUndefined();
+        return Object.fromEntries(res.data.auditLog.edges.map((e: any) => [e.node.requestId, e.node.actor.name]));
+      };
+      const childLocal = childPerson.email.split('@')[0];
+      expect(await names(tree.mspCaller.token)).toEqual({
+        named24: null,
+        named23: null,
+        named22: 'child sync job',
+        named21: childLocal,
+        named20: 'Morgan Msp',
+      });
+      // The child reads its own log, but the MSP's people are not its to name.
+      expect((await names(tree.childACaller.token)).named20).toBeNull();
     });
 
     it('shows a tenant its own entries and an MSP its children’s, and nothing outside the tree', async () => {

@@ -1,4 +1,3 @@
-import DataLoader from 'dataloader';
 import { roleAllows, roles } from '../../auth/actions.js';
 import type { Actor, Session } from '../../auth/session.js';
 import { DomainError, badRequest, conflict, notFound } from '../../errors.js';
@@ -19,7 +18,9 @@ import {
   raiseFor,
   statusAfterAnswer,
 } from './triage.model.js';
-import type { ActivityEntry, NewSuppression, Page, PersonRow, SuppressionFilter, TriageChange, TriageStore, TriageWrite } from './triage.store.js';
+import type { ActivityEntry, NewSuppression, Page, SuppressionFilter, TriageChange, TriageStore, TriageWrite } from './triage.store.js';
+import type { ActorNames } from '../users/actor-names.js';
+import type { NamedPerson } from '../users/actor-names.store.js';
 import { displayName } from '../users/users.service.js';
 
 const DAY_MS = 86_400_000;
@@ -29,7 +30,7 @@ export interface Assignee {
   id: string;
   name: string;
 }
-const assigneeOf = (person: PersonRow): Assignee => ({ id: person.id, name: displayName(person) });
+const assigneeOf = (person: NamedPerson): Assignee => ({ id: person.id, name: displayName(person) });
 /** The roles that may triage, so may be handed an investigation. */
 const TRIAGE_ROLES = roles.filter((role) => roleAllows(role, 'investigations.triage'));
 const invalid = (field: string, message: string) => badRequest('invalid_request', message, { field });
@@ -80,52 +81,22 @@ export class TriageService {
     private readonly events: EventRecorder,
     /** Whether a person may be handed investigations of a tenant: active, able to triage, and seeing that tenant. */
     private readonly canTriage: (userId: string, customerId: string) => Promise<boolean>,
+    private readonly names: ActorNames,
     private readonly now: () => Date = () => new Date(),
   ) {}
-
-  /** Per-request loaders of actors' names by `kind:id`, keyed by the request's context object (collected with it). */
-  private readonly nameLoaders = new WeakMap<object, DataLoader<string, string | null>>();
-
-  /**
-   * The name of a person (their display name, else their email's local part) or of an API client (its description) who
-   * acted on or is assigned to an investigation; null for one outside the caller's tree (a child
-   * is not shown its MSP's people) or a client without a description. A page's names take one
-   * statement per kind of actor on it (`key`: the request).
-   */
-  private nameOf(session: Session, actor: { kind: string; id: string }, key: object): Promise<string | null> {
-    let loader = this.nameLoaders.get(key);
-    if (!loader) {
-      loader = new DataLoader(async (keys: readonly string[]) => {
-        const idsOf = (kind: string) => keys.filter((k) => k.startsWith(`${kind}:`)).map((k) => k.slice(kind.length + 1));
-        const [userIds, clientIds] = [idsOf('user'), idsOf('client')];
-        const scope = await session.tenantScope();
-        const [people, clients] = await Promise.all([
-          userIds.length ? this.store.peopleById(scope, userIds) : [],
-          clientIds.length ? this.store.clientsById(scope, clientIds) : [],
-        ]);
-        const names = new Map<string, string | null>([
-          ...people.map((p): [string, string] => [`user:${p.id}`, assigneeOf(p).name]),
-          ...clients.map((c): [string, string | null] => [`client:${c.id}`, c.description]),
-        ]);
-        return keys.map((k) => names.get(k) ?? null);
-      });
-      this.nameLoaders.set(key, loader);
-    }
-    return loader.load(`${actor.kind}:${actor.id}`);
-  }
 
   /** The person an investigation is assigned to, named, or null (unassigned, or a person of a tenant outside the caller's tree). */
   async assignee(session: Session, investigation: Pick<Investigation, 'assigneeId'>, key: object): Promise<Assignee | null> {
     session.assert('investigations.read');
     if (!investigation.assigneeId) return null;
-    const name = await this.nameOf(session, { kind: 'user', id: investigation.assigneeId }, key);
+    const name = await this.names.nameOf(session, { kind: 'user', id: investigation.assigneeId }, key);
     return name === null ? null : { id: investigation.assigneeId, name };
   }
 
-  /** The name of who answered, commented, changed or suppressed (nameOf). */
+  /** The name of who answered, commented, changed or suppressed (ActorNames). */
   async actorName(session: Session, actor: { kind: string; id: string }, key: object): Promise<string | null> {
     session.assert('investigations.read');
-    return this.nameOf(session, actor, key);
+    return this.names.nameOf(session, actor, key);
   }
 
   /**

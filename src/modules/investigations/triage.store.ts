@@ -1,5 +1,6 @@
 import type { Actor, TenantScope } from '../../auth/session.js';
 import type { Investigation, InvestigationActivity, InvestigationComment, Prisma as PrismaTypes, Suppression } from '../../generated/prisma/client.js';
+import type { NamedPerson } from '../users/actor-names.store.js';
 import type { Prisma } from '../../infra/database.js';
 import { newId } from '../../infra/ids.js';
 import type { ActivityKind } from './triage.model.js';
@@ -61,11 +62,6 @@ const inScope = (scope: TenantScope) => ({ customerId: { in: [...scope.tenantIds
 
 /** What triage reads of a person: never more than what names them. */
 const PERSON = { id: true, email: true, name: true } as const;
-export interface PersonRow {
-  id: string;
-  email: string;
-  name: string | null;
-}
 const json = (value: Record<string, unknown>) => value as PrismaTypes.InputJsonObject;
 /** The order of a thread and of a history: oldest first, the id breaking ties. */
 const OLDEST_FIRST = [{ createdAt: 'asc' as const }, { id: 'asc' as const }];
@@ -89,18 +85,8 @@ function suppressionWhere(scope: TenantScope, customerId: string, f: Suppression
 export class TriageStore {
   constructor(private readonly prisma: Prisma) {}
 
-  /** These people, those of the scope's tenants only: their id, email and name, in one statement. */
-  peopleById(scope: TenantScope, ids: readonly string[]): Promise<PersonRow[]> {
-    return this.prisma.user.findMany({ where: { ...inScope(scope), id: { in: [...ids] } }, select: PERSON });
-  }
-
-  /** The API clients of the scope among `ids`, with their descriptions. */
-  clientsById(scope: TenantScope, ids: readonly string[]): Promise<Array<{ id: string; description: string | null }>> {
-    return this.prisma.apiClient.findMany({ where: { ...inScope(scope), id: { in: [...ids] } }, select: { id: true, description: true } });
-  }
-
   /** The active people of these tenants with one of these roles, by email. */
-  activePeopleWithRole(customerIds: readonly string[], roles: readonly string[]): Promise<PersonRow[]> {
+  activePeopleWithRole(customerIds: readonly string[], roles: readonly string[]): Promise<NamedPerson[]> {
     return this.prisma.user.findMany({
       where: { customerId: { in: [...customerIds] }, status: 'active', role: { in: [...roles] } },
       select: PERSON,

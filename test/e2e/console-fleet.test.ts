@@ -6,7 +6,7 @@ import { openSignedIn } from '../kit/console-page.js';
 import { FakeCollector } from '../kit/fake-collector.js';
 import { call, graphql } from '../kit/http.js';
 import { type Person, seedPerson } from '../kit/people.js';
-import { seedTree } from '../kit/seed.js';
+import { seedTenant, seedTree } from '../kit/seed.js';
 
 const START = `mutation($hostname: String, $machineId: String) { startDeviceAuthorization(hostname: $hostname, machineId: $machineId) { deviceCode userCode } }`;
 const POLL = `mutation($code: String) { pollDeviceAuthorization(deviceCode: $code) { status accessKey } }`;
@@ -166,6 +166,35 @@ describe('the console fleet pages in a browser', () => {
     expect(await page.getByRole('button', { name: 'Create profile' }).count()).toBe(0);
     await page.getByRole('link', { name: 'Provision a collector' }).click();
     await page.getByText('Your role, viewer, may not provision collectors').waitFor();
+    await page.close();
+  });
+
+  it('pages a tenant of more than 500 nodes, oldest first', async () => {
+    const big = await seedTenant(t.app, { parentId: tree.msp.id, name: 'Big fleet' });
+    const base = Date.UTC(2026, 0, 1);
+    await t.app.db.prisma.node.createMany({
+      data: Array.from({ length: 501 }, (_, i) => ({
+        id: `node_page${String(i).padStart(4, '0')}`,
+        customerId: big.id,
+        machineId: `big-${i}`,
+        hostname: `big-${String(i).padStart(4, '0')}`,
+        status: 'active',
+        createdAt: new Date(base + i * 1000),
+      })),
+    });
+    const { page, problems } = await openSignedIn(browser, t.url, admin, '/fleet');
+    await page.getByLabel('Tenant').selectOption(big.id);
+    await expect.poll(async () => (await nodeNames(page)).length, { timeout: 15_000 }).toBe(500);
+    expect((await nodeNames(page))[0]).toBe('big-0000');
+    await page.getByText('Nodes 1 to 500, oldest first').waitFor();
+    await page.getByRole('button', { name: 'Next 500' }).click();
+    await expect.poll(() => nodeNames(page), { timeout: 15_000 }).toEqual(['big-0500']);
+    await page.getByText('Nodes 501 to 501, oldest first').waitFor();
+    expect(await page.getByRole('button', { name: 'Next 500' }).count()).toBe(0);
+    await page.getByRole('button', { name: 'Previous 500' }).click();
+    await expect.poll(async () => (await nodeNames(page)).length, { timeout: 15_000 }).toBe(500);
+    expect(problems).toEqual([]);
+    await page.getByLabel('Tenant').selectOption(tree.msp.id);
     await page.close();
   });
 

@@ -1,6 +1,7 @@
-import { type FormEvent, useEffect, useState } from 'react';
+import { type FormEvent, useState } from 'react';
 import { type AuditActorKind, type AuditLogFilter, ConsoleAuditLogDocument, type ConsoleAuditLogQuery } from '../../../generated/console.js';
 import { DataTable } from '../data-table.js';
+import { PageButtons, useCursorPages } from '../pager.js';
 import { formatDate } from '../investigations/format.js';
 import { QueryView } from '../query-view.js';
 import type { PageProps } from '../routes.js';
@@ -51,11 +52,8 @@ export function AuditPage({ user, tenant }: PageProps) {
 function AuditLog({ customerId, tenantName }: { customerId: string; tenantName: string }) {
   const [fields, setFields] = useState<Fields>(NO_FILTER);
   const [filter, setFilter] = useState<AuditLogFilter>({});
-  // The cursors of the pages before this one, to go back; the last is this page's.
-  const [cursors, setCursors] = useState<string[]>([]);
-  useEffect(() => setCursors([]), [customerId, filter]);
-  const after = cursors.at(-1);
-  const { state, reload } = useQuery(ConsoleAuditLogDocument, { customerId, filter, first: PAGE, after });
+  const pages = useCursorPages([customerId, filter]);
+  const { state, reload } = useQuery(ConsoleAuditLogDocument, { customerId, filter, first: PAGE, after: pages.after });
   const field = (name: keyof Fields) => ({
     value: fields[name],
     onChange: (event: { target: { value: string } }) => setFields({ ...fields, [name]: event.target.value }),
@@ -105,22 +103,11 @@ function AuditLog({ customerId, tenantName }: { customerId: string; tenantName: 
       <QueryView state={state} what="The audit log" reload={reload}>
         {({ auditLog }) =>
           auditLog.edges.length === 0 ? (
-            <p>No entries{cursors.length ? ' further back' : ''}.</p>
+            <p>No entries{pages.before ? ' further back' : ''}.</p>
           ) : (
             <>
               <EntriesTable entries={auditLog.edges.map((edge) => edge.node)} />
-              <div className="actions">
-                {cursors.length > 0 && (
-                  <button type="button" onClick={() => setCursors(cursors.slice(0, -1))}>
-                    Newer
-                  </button>
-                )}
-                {auditLog.pageInfo.hasNextPage && auditLog.pageInfo.endCursor && (
-                  <button type="button" onClick={() => setCursors([...cursors, auditLog.pageInfo.endCursor!])}>
-                    Older
-                  </button>
-                )}
-              </div>
+              <PageButtons pages={pages} size={PAGE} shown={auditLog.edges.length} pageInfo={auditLog.pageInfo} what={['Entries', 'newest first']} />
             </>
           )
         }

@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'react';
+import { useState } from 'react';
 import { ConsoleNodesDocument, type ConsoleNodeRowFragment, ConsoleUpdateNodeDocument, ConsoleLiveEventsDocument } from '../../../generated/console.js';
 import { request } from '../api.js';
 import { formatDate } from '../investigations/format.js';
@@ -9,16 +9,15 @@ import { Link } from '../router.js';
 import { useQuery } from '../use-query.js';
 import type { FleetProps } from './FleetRoutes.js';
 import { DataTable } from '../data-table.js';
+import { PageButtons, useCursorPages } from '../pager.js';
 
 /** Nodes a page holds, oldest first; a tenant with more has further pages. */
 const NODES_PAGE = 500;
 
 /** The chosen tenant's nodes, live, a page at a time. */
 export function NodesPage({ user, tenant }: FleetProps) {
-  // The cursors of the pages before this one; the last is where this page starts.
-  const [cursors, setCursors] = useState<string[]>([]);
-  useEffect(() => setCursors([]), [tenant.customerId]);
-  const { state, reload } = useQuery(ConsoleNodesDocument, { first: NODES_PAGE, after: cursors.at(-1), customerId: tenant.customerId });
+  const pages = useCursorPages(tenant.customerId);
+  const { state, reload } = useQuery(ConsoleNodesDocument, { first: NODES_PAGE, after: pages.after, customerId: tenant.customerId });
   const liveProblem = useLive(ConsoleLiveEventsDocument, { customerId: tenant.customerId, topic: 'node_lifecycle' }, reload);
   return (
     <>
@@ -27,30 +26,12 @@ export function NodesPage({ user, tenant }: FleetProps) {
       <QueryView state={state} what="The nodes" reload={reload}>
         {(data) => {
           const nodes = data.collectorNodes.edges.map((e) => e.node);
-          if (nodes.length === 0 && cursors.length === 0)
+          if (nodes.length === 0 && pages.before === 0)
             return <p>No collector nodes in {tenant.name ?? tenant.customerId} yet. Provision one, or approve a device.</p>;
-          const { hasNextPage, endCursor } = data.collectorNodes.pageInfo;
-          const first = cursors.length * NODES_PAGE + 1;
           return (
             <>
               <NodesTable nodes={nodes} mayUpdate={can(user, 'nodes.command')} onUpdated={reload} />
-              {(cursors.length > 0 || hasNextPage) && (
-                <div className="actions">
-                  <span className="note" role="status">
-                    Nodes {first} to {first + nodes.length - 1}, oldest first
-                  </span>
-                  {cursors.length > 0 && (
-                    <button type="button" onClick={() => setCursors(cursors.slice(0, -1))}>
-                      Previous {NODES_PAGE}
-                    </button>
-                  )}
-                  {hasNextPage && endCursor && (
-                    <button type="button" onClick={() => setCursors([...cursors, endCursor])}>
-                      Next {NODES_PAGE}
-                    </button>
-                  )}
-                </div>
-              )}
+              <PageButtons pages={pages} size={NODES_PAGE} shown={nodes.length} pageInfo={data.collectorNodes.pageInfo} what={['Nodes', 'oldest first']} />
             </>
           );
         }}

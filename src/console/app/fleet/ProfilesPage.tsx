@@ -3,6 +3,7 @@ import { request } from '../api.js';
 import { can } from '../permissions.js';
 import { DeleteButton } from '../delete-button.js';
 import { Problem, QueryView, formText, useFormAction } from '../query-view.js';
+import { PageButtons, useCursorPages } from '../pager.js';
 import { useQuery } from '../use-query.js';
 import type { FleetProps } from './FleetRoutes.js';
 import { DataTable } from '../data-table.js';
@@ -24,41 +25,49 @@ const enabledServices = (services: unknown) =>
     .map((s) => s.label)
     .join(', ') || 'server defaults';
 
+/** Profiles a page holds. */
+const PROFILES_PAGE = 500;
+
 export function ProfilesPage({ user, tenant }: FleetProps) {
-  const { state, reload } = useQuery(ConsoleProfilesDocument, { first: 500, customerId: tenant.customerId });
+  const pages = useCursorPages(tenant.customerId);
+  const { state, reload } = useQuery(ConsoleProfilesDocument, { first: PROFILES_PAGE, after: pages.after, customerId: tenant.customerId });
   return (
     <>
       <h1>Profiles</h1>
       <QueryView state={state} what="The profiles" reload={reload}>
         {(data) => {
           const profiles = data.profiles.edges.map((e) => e.node);
-          if (profiles.length === 0) return <p>{tenant.name ?? tenant.customerId} has no profiles: its nodes run with the server defaults.</p>;
+          if (profiles.length === 0 && pages.before === 0)
+            return <p>{tenant.name ?? tenant.customerId} has no profiles: its nodes run with the server defaults.</p>;
           return (
-            <DataTable caption="Profiles" columns={['Name', 'Services on', 'Updates', 'Tags', ...(can(user, 'profiles.delete') ? ['Actions'] : [])]}>
-              {profiles.map((p) => (
-                <tr key={p.profileId}>
-                  <td>
-                    {p.name}
-                    {p.description && <div className="note">{p.description}</div>}
-                  </td>
-                  <td>{enabledServices(p.services)}</td>
-                  <td>
-                    {p.updateChannel}
-                    {p.autoUpdate ? ', automatic' : ', manual'}
-                    {p.fleetStaging ? ', staged' : ''}
-                  </td>
-                  <td>{p.tags.join(', ') || '—'}</td>
-                  {can(user, 'profiles.delete') && (
+            <>
+              <DataTable caption="Profiles" columns={['Name', 'Services on', 'Updates', 'Tags', ...(can(user, 'profiles.delete') ? ['Actions'] : [])]}>
+                {profiles.map((p) => (
+                  <tr key={p.profileId}>
                     <td>
-                      <DeleteButton
-                        label={`Delete profile ${p.name}`}
-                        onDelete={() => request(ConsoleDeleteProfileDocument, { profileId: p.profileId }).then(reload)}
-                      />
+                      {p.name}
+                      {p.description && <div className="note">{p.description}</div>}
                     </td>
-                  )}
-                </tr>
-              ))}
-            </DataTable>
+                    <td>{enabledServices(p.services)}</td>
+                    <td>
+                      {p.updateChannel}
+                      {p.autoUpdate ? ', automatic' : ', manual'}
+                      {p.fleetStaging ? ', staged' : ''}
+                    </td>
+                    <td>{p.tags.join(', ') || '—'}</td>
+                    {can(user, 'profiles.delete') && (
+                      <td>
+                        <DeleteButton
+                          label={`Delete profile ${p.name}`}
+                          onDelete={() => request(ConsoleDeleteProfileDocument, { profileId: p.profileId }).then(reload)}
+                        />
+                      </td>
+                    )}
+                  </tr>
+                ))}
+              </DataTable>
+              <PageButtons pages={pages} size={PROFILES_PAGE} shown={profiles.length} pageInfo={data.profiles.pageInfo} what={['Profiles', 'oldest first']} />
+            </>
           );
         }}
       </QueryView>

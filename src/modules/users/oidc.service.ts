@@ -9,10 +9,11 @@ import type { PublicLinks } from '../../infra/links.js';
 import type { RateLimiter, RequestOrigin } from '../../infra/rate-limits.js';
 import { TargetRefused, checkTarget } from '../automation/targets.js';
 import type { SecretsKey } from '../../infra/secrets-key.js';
+import { nameProblem } from '../../infra/text.js';
 import { tenantOnly } from '../../tenancy/tenant-scope.js';
 import type { OidcStore, RoleRule } from './oidc.store.js';
 import type { SignInService, SignedIn } from './sign-in.service.js';
-import { checkedName, normalEmail, parseRole } from './users.service.js';
+import { MAX_NAME_LENGTH, normalEmail, parseRole } from './users.service.js';
 import type { UserStore } from './users.store.js';
 
 export const OIDC_START_PATH = '/auth/oidc/start';
@@ -217,11 +218,8 @@ export class OidcService {
 /** The ID token's `name` claim as a display name, or null when it is absent or not one we would store. */
 function nameClaim(claim: unknown): string | null {
   if (typeof claim !== 'string') return null;
-  try {
-    return checkedName(claim);
-  } catch {
-    return null;
-  }
+  const trimmed = claim.trim();
+  return trimmed && !nameProblem(trimmed, MAX_NAME_LENGTH) ? trimmed : null;
 }
 
 /** The first rule that matches, else the default role, else none. */

@@ -58,12 +58,12 @@ export function parseRole(role: string): Role {
 /** Characters of a display name, after trimming. */
 export const MAX_NAME_LENGTH = 100;
 
-/** A display name as stored: trimmed, null when empty; 400 naming `field` for one too long or with control or invisible characters. */
-export function checkedName(name: string | null | undefined, field = 'name'): string | null {
+/** A display name as stored: trimmed, null when empty; 400 for one too long or with control or invisible characters. */
+export function checkedName(name: string | null | undefined): string | null {
   const trimmed = name?.trim() ?? '';
   if (!trimmed) return null;
   const problem = nameProblem(trimmed, MAX_NAME_LENGTH);
-  if (problem) throw badRequest('invalid_request', `${field} ${problem}`, { field });
+  if (problem) throw badRequest('invalid_request', `name ${problem}`, { field: 'name' });
   return trimmed;
 }
 

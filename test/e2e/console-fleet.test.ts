@@ -198,6 +198,25 @@ describe('the console fleet pages in a browser', () => {
     await page.close();
   });
 
+  it('pages an MSP of more than 500 child deployments', async () => {
+    const msp = await seedTenant(t.app, { msp: true, name: 'Big MSP' });
+    for (let i = 0; i < 501; i++) {
+      await t.app.services.tenants.create({ name: `Child ${String(i).padStart(4, '0')}`, handle: `big-child-${i}`, parentId: msp.id });
+    }
+    const mspAdmin = await seedPerson(t.app, msp.id, 'admin');
+    const { page, problems } = await openSignedIn(browser, t.url, mspAdmin, '/fleet/deployments');
+    const names = () => page.locator('table.data tbody tr td:first-child').allTextContents();
+    await expect.poll(async () => (await names()).length, { timeout: 15_000 }).toBe(500);
+    expect((await names())[0]).toBe('Child 0000');
+    await page.getByText('Deployments 1 to 500, oldest first').waitFor();
+    await page.getByRole('button', { name: 'Next 500' }).click();
+    await expect.poll(names, { timeout: 15_000 }).toEqual(['Child 0500']);
+    await page.getByRole('button', { name: 'Previous 500' }).click();
+    await expect.poll(async () => (await names()).length, { timeout: 15_000 }).toBe(500);
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
   it("asks the server for the chosen tenant's nodes and profiles only, never the whole tree", async () => {
     const CREATE = 'mutation($input: CreateProfileInput!) { createProfile(input: $input) { profile { profileId } } }';
     for (const [name, customerId] of [

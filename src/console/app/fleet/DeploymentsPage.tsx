@@ -3,14 +3,19 @@ import { request } from '../api.js';
 import { formatDate } from '../investigations/format.js';
 import { can } from '../permissions.js';
 import { Problem, QueryView, formText, useFormAction } from '../query-view.js';
+import { PageButtons, useCursorPages } from '../pager.js';
 import { useQuery } from '../use-query.js';
 import type { FleetProps } from './FleetRoutes.js';
 import { DeleteButton } from '../delete-button.js';
 import { DataTable } from '../data-table.js';
 
+/** Child deployments a page holds, oldest first. */
+const DEPLOYMENTS_PAGE = 500;
+
 /** An MSP's child deployments: listed for everyone, created and deleted by admins. */
 export function DeploymentsPage({ user }: FleetProps) {
-  const { state, reload } = useQuery(ConsoleDeploymentsDocument, {});
+  const pages = useCursorPages(null);
+  const { state, reload } = useQuery(ConsoleDeploymentsDocument, { first: DEPLOYMENTS_PAGE, after: pages.after });
   return (
     <>
       <h1>Deployments</h1>
@@ -20,7 +25,7 @@ export function DeploymentsPage({ user }: FleetProps) {
           const children = parent.deployments?.edges.map((e) => e.node) ?? [];
           return (
             <>
-              {children.length === 0 ? (
+              {children.length === 0 && pages.before === 0 ? (
                 <p>No child deployments yet.</p>
               ) : (
                 <DataTable
@@ -46,6 +51,15 @@ export function DeploymentsPage({ user }: FleetProps) {
                     </tr>
                   ))}
                 </DataTable>
+              )}
+              {parent.deployments && (
+                <PageButtons
+                  pages={pages}
+                  size={DEPLOYMENTS_PAGE}
+                  shown={children.length}
+                  pageInfo={parent.deployments.pageInfo}
+                  what={['Deployments', 'oldest first']}
+                />
               )}
               {can(user, 'deployments.create') && <CreateDeployment parentId={parent.customerId} onCreated={reload} />}
             </>

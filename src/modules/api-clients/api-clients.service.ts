@@ -36,11 +36,17 @@ function checkedDescription(description: string): string {
   return trimmed;
 }
 
+/** The scopes asked for, once each, each a known scope (400 naming those that are not). */
+function knownScopesOnce(scopes: readonly string[]): string[] {
+  const wanted = [...new Set(scopes)];
+  checkKnownScopes(wanted);
+  return wanted;
+}
+
 /** The scopes asked for, once each: known, and each held by the caller itself (a caller never hands out more than it has). */
 function checkedScopes(session: Session, scopes: readonly string[]): string[] {
   if (scopes.length === 0) throw badRequest('invalid_request', 'scopes must name at least one scope', { field: 'scopes' });
-  const wanted = [...new Set(scopes)];
-  checkKnownScopes(wanted);
+  const wanted = knownScopesOnce(scopes);
   const notHeld = wanted.filter((s) => !session.scopes.includes(s));
   if (notHeld.length) {
     throw authorizationError(`You cannot grant scopes you do not hold yourself: ${notHeld.join(', ')}`, { reason: 'scope_not_held', scopes: notHeld });
@@ -76,8 +82,7 @@ export class ApiClientService {
    * does for an admin.
    */
   async createAsOperator(input: { customerId: string; description?: string; scopes: readonly string[] }): Promise<CreatedApiClient> {
-    const scopes = [...new Set(input.scopes)];
-    checkKnownScopes(scopes);
+    const scopes = knownScopesOnce(input.scopes);
     const description = input.description === undefined ? null : checkedDescription(input.description);
     return this.insert(tenantOnly(input.customerId), input.customerId, description, scopes);
   }

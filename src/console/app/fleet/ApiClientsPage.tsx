@@ -43,14 +43,14 @@ const LISTED_MAX = 500;
  * What the list shows. A tenant's active API clients are at most 100, so the first view is whole;
  * collectors' credentials number as many as its nodes.
  */
-const VIEWS = {
+type View = 'active' | 'api' | 'provision' | 'device' | 'all';
+const VIEWS: Record<View, { label: string; kind?: ApiClientKind; active?: boolean }> = {
   active: { label: 'Active API clients', kind: 'api', active: true },
   api: { label: 'API clients, revoked ones too', kind: 'api' },
   provision: { label: 'Collectors enrolled with an access key', kind: 'provision' },
   device: { label: 'Collectors enrolled by device approval', kind: 'device' },
   all: { label: 'Every client' },
-} as const satisfies Record<string, { label: string; kind?: ApiClientKind; active?: boolean }>;
-type View = keyof typeof VIEWS;
+};
 
 /** A key the server answered once: for whom, and the key itself. */
 interface ShownKey {
@@ -66,7 +66,7 @@ export function ApiClientsPage({ user, tenant }: FleetProps) {
 
 function ApiClients({ tenant }: { tenant: FleetProps['tenant'] }) {
   const [view, setView] = useState<View>('active');
-  const { kind, active } = VIEWS[view] as { kind?: ApiClientKind; active?: boolean };
+  const { kind, active } = VIEWS[view];
   const { state, reload } = useQuery(ConsoleApiClientsDocument, { customerId: tenant.customerId, kind, active });
   const [shown, setShown] = useState<ShownKey>();
   return (

@@ -35,7 +35,6 @@ export interface DaySlice {
 }
 
 export const DAY_MS = 86_400_000;
-const dayOf = (row: FlowRow) => Math.floor(rowTime(row) / DAY_MS);
 
 /**
  * How far ahead of the server's clock a record may be timestamped: a collector whose clock is off
@@ -50,7 +49,7 @@ const FUTURE_TOLERANCE_MS = DAY_MS;
  * retention (the TTL, `timestamp + N days`) is deleted by ClickHouse as it is inserted, so it is
  * refused rather than acknowledged and lost; one too far ahead is refused (FUTURE_TOLERANCE_MS).
  */
-function outsideWindow(ts: number, { retentionDays, nowMs }: TimeWindow): string | undefined {
+export function outsideWindow(ts: number, { retentionDays, nowMs }: TimeWindow): string | undefined {
   if (retentionDays !== undefined && ts + retentionDays * DAY_MS <= nowMs) {
     return `${new Date(ts).toISOString()} is older than the flow store's retention of ${retentionDays} days, so it would be deleted at once`;
   }
@@ -69,7 +68,7 @@ const RECORDS_PER_STEP = 500;
 export function* convertFlows(stamp: RowStamp, flows: readonly unknown[], window: TimeWindow): Steps<ConvertedBatch> {
   const rows: (FlowRow | undefined)[] = new Array(flows.length);
   const rejected: Rejection[] = [];
-  const byDay = new Map<number, DaySlice>();
+  const days = new DaySlicer();
   for (let index = 0; index < flows.length; index++) {
     if (index % RECORDS_PER_STEP === RECORDS_PER_STEP - 1) yield;
     const flow = flows[index];
@@ -91,16 +90,28 @@ export function* convertFlows(stamp: RowStamp, flows: readonly unknown[], window
       continue;
     }
     rows[index] = row;
-    const ts = rowTime(row);
-    const day = dayOf(row);
-    const slice = byDay.get(day);
-    if (!slice) byDay.set(day, { day, indexes: [index], fromMs: ts, toMs: ts });
+    days.add(index, rowTime(row));
+  }
+  return { rows, rejected, days: days.slices() };
+}
+
+/** Kept records gathered by UTC day, whatever the batch's format. */
+export class DaySlicer {
+  private readonly byDay = new Map<number, DaySlice>();
+
+  add(index: number, ts: number): void {
+    const day = Math.floor(ts / DAY_MS);
+    const slice = this.byDay.get(day);
+    if (!slice) this.byDay.set(day, { day, indexes: [index], fromMs: ts, toMs: ts });
     else {
       slice.indexes.push(index);
       if (ts < slice.fromMs) slice.fromMs = ts;
       if (ts > slice.toMs) slice.toMs = ts;
     }
   }
-  const days = [...byDay.values()].sort((a, b) => a.day - b.day);
-  return { rows, rejected, days };
+
+  /** The slices, days in ascending order. */
+  slices(): DaySlice[] {
+    return [...this.byDay.values()].sort((a, b) => a.day - b.day);
+  }
 }

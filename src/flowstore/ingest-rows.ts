@@ -28,7 +28,7 @@ const OWN_PATHS = new Set(['id', 'node_id', 'batch_id', 'meta.customer_id']);
  * Every column ingest writes (all but those ClickHouse materializes), in the order of a FlowRow's
  * values, and their layout as one Native block (native-block.ts).
  */
-const INSERT_LAYOUT = nativeLayout([
+export const INSERT_LAYOUT = nativeLayout([
   ...COLUMNS.filter((c) => !c.materialized).map((c) => ({ name: c.column, type: c.type })),
   { name: EXTRAS_COLUMN, type: 'String' },
   { name: SOURCE_COLUMN, type: 'String' },

@@ -20,7 +20,7 @@ export interface NativeColumn {
 type Encode = (out: BlockWriter, values: readonly unknown[]) => void;
 
 /** A growing byte buffer with the few writes the format needs. */
-class BlockWriter {
+export class BlockWriter {
   buf: Buffer;
   pos = 0;
 

@@ -14,9 +14,15 @@ export interface BatchEnvelope {
   flows: number | 'absent' | 'not_array';
 }
 
+/**
+ * How a batch's body is sent: gzipped or not, JSON or one Native block (docs/collector-protocol.md
+ * 4.1), whose batch and node ids come in headers.
+ */
+export type BatchEncoding = { gzip: boolean; format: 'json' } | { gzip: boolean; format: 'native'; batch_id: string | undefined; node_id: string | undefined };
+
 /** A call from the API thread: `call` numbers it for its reply (a release has none). */
 export type IngestCall =
-  | { op: 'parse'; call: number; job: number; body: Uint8Array; gzip: boolean }
+  | { op: 'parse'; call: number; job: number; body: Uint8Array; encoding: BatchEncoding }
   | { op: 'convert'; call: number; job: number; stamp: RowStamp; window: TimeWindow }
   | { op: 'encode'; call: number; job: number; indexes: readonly number[] }
   | { op: 'release'; job: number };

@@ -24,7 +24,7 @@ const body = (value: unknown) => Buffer.from(JSON.stringify(value));
 
 describe('the ingest workers', () => {
   it('check and encode a batch as this thread would, a block per day', async () => {
-    const parsed = await workers.parse(gzipSync(body({ batch_id: 'b1', node_id: 'n9', flows })), true);
+    const parsed = await workers.parse(gzipSync(body({ batch_id: 'b1', node_id: 'n9', flows })), { gzip: true, format: 'json' });
     expect(parsed.envelope).toEqual({ batch_id: 'b1', node_id: 'n9', flows: 5 });
     const { rejected, batch } = await parsed.prepare(stamp, window, 'c1:n1:b1');
     const here = atOnce(convertFlows(stamp, flows, window));
@@ -40,15 +40,15 @@ describe('the ingest workers', () => {
   });
 
   it('tell the kinds of the envelope fields as sent', async () => {
-    const parsed = await workers.parse(body({ batch_id: 7, node_id: { id: 'x' }, flows: 'none' }), false);
+    const parsed = await workers.parse(body({ batch_id: 7, node_id: { id: 'x' }, flows: 'none' }), { gzip: false, format: 'json' });
     expect(parsed.envelope).toEqual({ batch_id: false, node_id: false, flows: 'not_array' });
     parsed.release();
-    expect((await workers.parse(body({}), false)).envelope).toEqual({ batch_id: undefined, node_id: undefined, flows: 'absent' });
+    expect((await workers.parse(body({}), { gzip: false, format: 'json' })).envelope).toEqual({ batch_id: undefined, node_id: undefined, flows: 'absent' });
   });
 
   it('refuse a body that is not a batch, as the HTTP layer would', async () => {
     const refusal = (b: Buffer, gzip: boolean) =>
-      workers.parse(b, gzip).then(
+      workers.parse(b, { gzip, format: 'json' }).then(
         () => undefined,
         (e: unknown) => e as DomainError,
       );
@@ -64,7 +64,7 @@ describe('the ingest workers', () => {
 
   it('start again after they were closed', async () => {
     await workers.close();
-    const parsed = await workers.parse(body({ batch_id: 'again', flows: [] }), false);
+    const parsed = await workers.parse(body({ batch_id: 'again', flows: [] }), { gzip: false, format: 'json' });
     expect(parsed.envelope.flows).toBe(0);
     parsed.release();
   });

@@ -11,7 +11,7 @@ import type { RowStamp } from '../../flowstore/ingest-rows.js';
 import type { PreparedBatch } from '../../flowstore/insert-queue.js';
 import { transferable } from '../../infra/transferable.js';
 import { sourceWorker } from '../../infra/source-worker.js';
-import type { BatchEnvelope, IngestCall, IngestReply, ReplyBody } from './ingest-workers.protocol.js';
+import type { BatchEncoding, BatchEnvelope, IngestCall, IngestReply, ReplyBody } from './ingest-workers.protocol.js';
 
 type Ok = ReplyBody & { ok: true };
 type CallOf<Op> = Op extends IngestCall ? (Op extends { call: number } ? Omit<Op, 'call'> : never) : never;
@@ -69,12 +69,12 @@ export class IngestWorkers {
   constructor(private readonly size: number) {}
 
   /** Decompresses (gzip) and parses a batch's body; refuses a body that is not a batch with a DomainError. */
-  async parse(body: Buffer, gzip: boolean): Promise<ParsedBatch> {
+  async parse(body: Buffer, encoding: BatchEncoding): Promise<ParsedBatch> {
     const thread = this.leastBusy();
     const job = ++this.nextJob;
     thread.jobs++;
     try {
-      const { envelope } = await thread.call({ op: 'parse', job, body, gzip }, transferable(body));
+      const { envelope } = await thread.call({ op: 'parse', job, body, encoding }, transferable(body));
       return new ParsedBatch(thread, job, envelope!);
     } catch (error) {
       thread.jobs--;

@@ -6,10 +6,10 @@ import { FlowIngestBusyError, type FlowInsertQueue } from '../../flowstore/inser
 import type { Logger } from '../../infra/logger.js';
 import type { IngestNodeStore } from './ingest-nodes.store.js';
 import type { IngestWorkers } from './ingest-workers.js';
-import type { BatchEnvelope } from './ingest-workers.protocol.js';
+import type { BatchEncoding, BatchEnvelope } from './ingest-workers.protocol.js';
 import type { IngestActivity } from './ingest.activity.js';
+import { MAX_FLOWS_PER_BATCH, batchTooLarge } from './ingest-limits.js';
 
-export const MAX_FLOWS_PER_BATCH = 10_000;
 const MAX_BATCH_ID = 128;
 /** ingest_seen_at is written at most this often per node. */
 const INGEST_SEEN_WRITE_MS = 15_000;
@@ -48,9 +48,9 @@ export class IngestService {
     }
   }
 
-  /** Ingests a batch's body as sent (gzipped when `gzip`). */
-  async ingest(session: Session, body: Buffer, gzip: boolean): Promise<IngestOutcome & { batchId: string; nodeId: string }> {
-    const parsed = await this.workers.parse(body, gzip);
+  /** Ingests a batch's body as sent. */
+  async ingest(session: Session, body: Buffer, encoding: BatchEncoding): Promise<IngestOutcome & { batchId: string; nodeId: string }> {
+    const parsed = await this.workers.parse(body, encoding);
     try {
       const { batchId, nodeId } = this.checkEnvelope(session, parsed.envelope);
       const node = await this.nodeOf(session, nodeId);
@@ -86,9 +86,7 @@ export class IngestService {
       throw badRequest('invalid_request', `batch_id must be 1-${MAX_BATCH_ID} printable ASCII characters`);
     }
     if (typeof envelope.flows !== 'number') throw badRequest('invalid_request', 'flows must be an array of flow records');
-    if (envelope.flows > MAX_FLOWS_PER_BATCH) {
-      throw new DomainError(413, 'batch_too_large', `A batch carries at most ${MAX_FLOWS_PER_BATCH} flows`);
-    }
+    if (envelope.flows > MAX_FLOWS_PER_BATCH) throw batchTooLarge();
     if (envelope.node_id === false) throw badRequest('invalid_request', 'node_id must be a string');
     return { batchId, nodeId: envelope.node_id };
   }

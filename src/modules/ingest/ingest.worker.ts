@@ -1,29 +1,33 @@
 /**
  * An ingest worker (ingest-workers.ts): decompresses and parses collectors' batches, checks their
- * records and encodes the valid ones as Native blocks, off the API thread. A batch's JSON text
- * stays here until the API thread releases it, to encode some of its records again if asked.
+ * records and encodes the valid ones as Native blocks, off the API thread. A batch (its JSON text,
+ * or its Native block as read) stays here until the API thread releases it, to encode some of its
+ * records again if asked.
  */
 import { parentPort } from 'node:worker_threads';
 import { gunzipSync } from 'node:zlib';
-import { DomainError } from '../../errors.js';
+import { DomainError, badRequest } from '../../errors.js';
 import { parseBody, tooLarge } from '../../http/kit.js';
 import { convertFlows } from '../../flowstore/ingest-convert.js';
 import { type FlowRow, type RowStamp, flowRowsBlock, flowToRow } from '../../flowstore/ingest-rows.js';
+import { NativeBatch, NativeBatchError } from '../../flowstore/native-batch.js';
 import { atOnce } from '../../flowstore/turns.js';
-import type { BatchEnvelope, IngestCall, IngestReply, ReplyBody } from './ingest-workers.protocol.js';
-import { MAX_JSON_BYTES } from './ingest-limits.js';
+import type { BatchEncoding, BatchEnvelope, IngestCall, IngestReply, ReplyBody } from './ingest-workers.protocol.js';
+import { MAX_FLOWS_PER_BATCH, MAX_JSON_BYTES, batchTooLarge } from './ingest-limits.js';
 
 const port = parentPort!;
 
 // At the API thread's priority: lowered (as the engine's threads are, chdb-thread.worker.ts), the
 // thread got so little of a machine busy with other work that a one-record batch took a second.
 
-interface Job {
-  text: Buffer;
-  /** The parsed body until its records are converted. */
-  body?: Record<string, unknown>;
-  stamp?: RowStamp;
-}
+type Job =
+  | {
+      text: Buffer;
+      /** The parsed body until its records are converted. */
+      body?: Record<string, unknown>;
+      stamp?: RowStamp;
+    }
+  | { native: NativeBatch; stamp?: RowStamp };
 
 const jobs = new Map<number, Job>();
 
@@ -34,16 +38,29 @@ port.on('message', (call: IngestCall) => {
   try {
     switch (call.op) {
       case 'parse': {
-        const text = call.gzip ? gunzipBody(call.body) : Buffer.from(call.body.buffer, call.body.byteOffset, call.body.byteLength);
-        const body = parseBody(text, 'application/json');
-        jobs.set(call.job, { text, body });
+        const bytes = call.encoding.gzip ? gunzipBody(call.body) : Buffer.from(call.body.buffer, call.body.byteOffset, call.body.byteLength);
+        if (call.encoding.format === 'native') {
+          const native = readNative(bytes);
+          jobs.set(call.job, { native });
+          return reply({ ok: true, envelope: nativeEnvelope(call.encoding, native) });
+        }
+        const body = parseBody(bytes, 'application/json');
+        jobs.set(call.job, { text: bytes, body });
         return reply({ ok: true, envelope: envelopeOf(body) });
       }
       case 'convert': {
         const job = jobOf(call.job);
+        job.stamp = call.stamp;
+        if ('native' in job) {
+          const { rejected, days } = job.native.convert(call.stamp, call.window);
+          const slices = days.map((slice) => ({ ...slice, block: ownBytes(job.native.block(call.stamp, slice.indexes)) }));
+          return reply(
+            { ok: true, converted: { rejected, slices } },
+            slices.map((s) => s.block.buffer as ArrayBuffer),
+          );
+        }
         const flows = job.body!.flows as unknown[];
         job.body = undefined;
-        job.stamp = call.stamp;
         const { rows, rejected, days } = atOnce(convertFlows(call.stamp, flows, call.window));
         const slices = days.map((slice) => ({ ...slice, block: ownBytes(flowRowsBlock(slice.indexes.map((i) => rows[i]!))) }));
         return reply(
@@ -53,6 +70,10 @@ port.on('message', (call: IngestCall) => {
       }
       case 'encode': {
         const job = jobOf(call.job);
+        if ('native' in job) {
+          const block = ownBytes(job.native.block(job.stamp!, call.indexes));
+          return reply({ ok: true, block }, [block.buffer as ArrayBuffer]);
+        }
         const flows = (JSON.parse(job.text.toString('utf8')) as { flows: Record<string, unknown>[] }).flows;
         const rows: FlowRow[] = call.indexes.map((i) => flowToRow(job.stamp!, flows[i]!, i));
         const block = ownBytes(flowRowsBlock(rows));
@@ -82,6 +103,22 @@ function gunzipBody(body: Uint8Array): Buffer {
     if ((error as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') throw tooLarge(MAX_JSON_BYTES);
     throw new DomainError(400, 'invalid_encoding', 'Request body is not valid gzip');
   }
+}
+
+function readNative(bytes: Buffer): NativeBatch {
+  try {
+    return NativeBatch.read(bytes, MAX_FLOWS_PER_BATCH, () => {
+      throw batchTooLarge();
+    });
+  } catch (error) {
+    if (error instanceof NativeBatchError) throw badRequest('invalid_request', `Native batch: ${error.message}`);
+    throw error;
+  }
+}
+
+/** A Native batch's ids come in headers: the same checks apply to them as to a JSON batch's. */
+function nativeEnvelope(encoding: Extract<BatchEncoding, { format: 'native' }>, native: NativeBatch): BatchEnvelope {
+  return { batch_id: encoding.batch_id, node_id: encoding.node_id, flows: native.rows };
 }
 
 const idOf = (v: unknown) => (typeof v === 'string' ? v : v === undefined ? undefined : false);

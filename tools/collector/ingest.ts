@@ -10,18 +10,23 @@ import { Backoff, type BackoffOptions, retryAfterMs, sleep } from './backoff.js'
 import { CredentialRejected } from './auth.js';
 import { type Fetch, errorText, joinUrl, request } from './http.js';
 import type { Logger } from './logring.js';
+import { NATIVE_CONTENT_TYPE, decodeNativeBatch, encodeNativeBatch } from './native-batch.js';
 
 export const INGEST_PATH = '/collector/ingest/1.0/flows';
-/** Per-batch limits of the protocol (16 MiB on the wire; the service also takes 64 MiB of JSON gzipped into that). */
+/** Per-batch limits of the protocol (16 MiB on the wire; the service also takes 64 MiB of body gzipped into that). */
 export const MAX_BATCH_FLOWS = 10_000;
 export const MAX_BATCH_BYTES = 16 * 1024 * 1024;
-export const MAX_BATCH_JSON_BYTES = 64 * 1024 * 1024;
+export const MAX_BATCH_UNZIPPED_BYTES = 64 * 1024 * 1024;
 /** The service's limit on batch_id: 1–128 printable ASCII characters. */
 const MAX_BATCH_ID = 128;
 
 const gzip = promisify(gzipCallback);
 
 export const DEFAULT_BATCH_FLOWS = 2_000;
+
+/** How batch bodies are written: JSON, or a ClickHouse Native block (native-batch.ts) when the flows fit one. */
+export const BATCH_FORMATS = ['json', 'native'] as const;
+export type BatchFormat = (typeof BATCH_FORMATS)[number];
 /** About 50 MB of serialized flows at ~2.5 KB each. */
 export const DEFAULT_MAX_QUEUED_FLOWS = 20_000;
 
@@ -37,6 +42,11 @@ export interface IngestOptions {
   batchIdPrefix: string;
   /** Gzip batch bodies (Content-Encoding: gzip): about a tenth of the bytes, sent and queued. Default true. */
   gzip?: boolean;
+  /**
+   * 'native': a batch goes as one ClickHouse Native block, which the service inserts without
+   * parsing JSON; a batch the format cannot express still goes as JSON. Default 'json'.
+   */
+  format?: BatchFormat;
   /** Sent as the batch's `node_id` when it returns one (legacy collectors; managed nodes are known by their credential). */
   nodeId?: () => string | undefined;
   logger: Logger;
@@ -75,6 +85,8 @@ interface Batch {
   id: string;
   /** The request body exactly as sent, every time: the same batch id always carries the same flows. */
   body: Buffer;
+  /** Its request headers (encoding; a Native batch's type, id and node id), sent with the body. */
+  headers: Record<string, string>;
   flows: number;
   /** Its latest attempt got no answer. */
   unanswered?: boolean;
@@ -110,9 +122,11 @@ export class IngestQueue {
   private readonly counters = { sent: 0, rejected: 0, dropped: 0, batches_sent: 0, retries: 0 };
   private readonly url: string;
   private readonly gzip: boolean;
+  private readonly native: boolean;
 
   constructor(private readonly options: IngestOptions) {
     this.gzip = options.gzip ?? true;
+    this.native = options.format === 'native';
     this.batchFlows = Math.max(1, Math.min(MAX_BATCH_FLOWS, options.batchFlows ?? DEFAULT_BATCH_FLOWS));
     this.maxQueuedFlows = Math.max(1, options.maxQueuedFlows ?? DEFAULT_MAX_QUEUED_FLOWS);
     this.url = joinUrl(options.baseUrl, INGEST_PATH);
@@ -174,10 +188,14 @@ export class IngestQueue {
 
   private async serialize(flows: readonly unknown[], id = `${this.options.batchIdPrefix}-${++this.seq}`): Promise<Batch[]> {
     const nodeId = this.options.nodeId?.();
-    const json = Buffer.from(JSON.stringify({ batch_id: id, ...(nodeId ? { node_id: nodeId } : {}), flows }));
-    const body = this.gzip ? await gzip(json) : json;
-    if ((body.length <= MAX_BATCH_BYTES && json.length <= MAX_BATCH_JSON_BYTES) || flows.length === 1) {
-      return [{ id, body, flows: flows.length }];
+    const block = this.native ? encodeNativeBatch(flows) : undefined;
+    const plain = block ?? Buffer.from(JSON.stringify({ batch_id: id, ...(nodeId ? { node_id: nodeId } : {}), flows }));
+    const body = this.gzip ? await gzip(plain) : plain;
+    if ((body.length <= MAX_BATCH_BYTES && plain.length <= MAX_BATCH_UNZIPPED_BYTES) || flows.length === 1) {
+      const headers: Record<string, string> = this.gzip ? { 'content-encoding': 'gzip' } : {};
+      // A Native body has no room for the batch's id and node id: headers carry them.
+      if (block) Object.assign(headers, { 'content-type': NATIVE_CONTENT_TYPE, 'x-batch-id': id }, nodeId ? { 'x-node-id': nodeId } : {});
+      return [{ id, body, headers, flows: flows.length }];
     }
     const half = Math.ceil(flows.length / 2);
     return [...(await this.serialize(flows.slice(0, half))), ...(await this.serialize(flows.slice(half)))];
@@ -218,8 +236,7 @@ export class IngestQueue {
       }
       if (outcome === 'split') {
         // Nothing of a refused batch was stored, so its halves may take new ids.
-        const json = this.gzip ? gunzipSync(batch.body) : batch.body;
-        const flows = (JSON.parse(json.toString('utf8')) as { flows: unknown[] }).flows;
+        const flows = batchFlows(batch);
         const half = Math.ceil(flows.length / 2);
         const parts = [...(await this.serialize(flows.slice(0, half), `${batch.id}.1`)), ...(await this.serialize(flows.slice(half), `${batch.id}.2`))];
         this.waiting.unshift(...parts); // same flows, still counted in queued
@@ -258,7 +275,7 @@ export class IngestQueue {
       try {
         res = await request(this.url, {
           raw: batch.body,
-          headers: this.gzip ? { 'content-encoding': 'gzip' } : undefined,
+          headers: batch.headers,
           token,
           timeoutMs: this.options.requestTimeoutMs ?? 30_000,
           fetch: this.options.fetch,
@@ -309,4 +326,11 @@ export class IngestQueue {
     }
     return 'aborted';
   }
+}
+
+/** The flows a batch carries, read back from its body. */
+function batchFlows(batch: Batch): unknown[] {
+  const plain = batch.headers['content-encoding'] === 'gzip' ? gunzipSync(batch.body) : batch.body;
+  if (batch.headers['content-type'] === NATIVE_CONTENT_TYPE) return decodeNativeBatch(plain);
+  return (JSON.parse(plain.toString('utf8')) as { flows: unknown[] }).flows;
 }

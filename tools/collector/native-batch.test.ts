@@ -6,6 +6,7 @@ import { ChdbEngine } from '../../src/flowstore/chdb-engine.js';
 import { named } from '../../src/flowstore/sql.js';
 import { createFlowGenerator } from './flowgen/index.js';
 import { MAX_NATIVE_ROWS, MAX_PATH_DEPTH, decodeNativeBatch, encodeNativeBatch, readNativeBlock } from './native-batch.js';
+import { withoutAbsent } from './testing/absent.js';
 
 const generated = (n: number) =>
   createFlowGenerator({ seed: 11, customerId: 'c1', startMs: Date.UTC(2026, 0, 5), flowsPerSecond: 50, scenarios: ['scan', 'dns-tunnel', 'beacon'] }).take(n);
@@ -42,13 +43,6 @@ function expectedRow(record: Record<string, unknown>, columns: { name: string; t
     row[name] = value ?? (type.startsWith('Array') ? [] : null);
   }
   return row;
-}
-
-/** The record without what the block cannot tell from absence (null, empty arrays). */
-function withoutAbsent(value: unknown): unknown {
-  if (Array.isArray(value) || typeof value !== 'object' || value === null) return value;
-  const entries = Object.entries(value).filter(([, v]) => v !== null && v !== undefined && !(Array.isArray(v) && v.length === 0));
-  return Object.fromEntries(entries.map(([k, v]) => [k, withoutAbsent(v)]));
 }
 
 describe('encodeNativeBatch', () => {

@@ -10,6 +10,8 @@ export const MAX_NATIVE_ROWS = 10_000;
 export const MAX_PATH_DEPTH = 64;
 /** The one path whose array of objects travels as its JSON text (its registry kind is json). */
 const JSON_PATH = 'path';
+/** Numbers are written as the host lays out typed arrays; a big-endian host sends JSON. */
+const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 
 // What a path held over the batch, as bits: one type of value (arrays: empty ones fit either
 // element type) makes a column, any other mix makes the batch JSON.
@@ -22,7 +24,11 @@ const NUMBER_ARRAY = 32;
 const EMPTY_ARRAY = 64;
 const JSON_TEXT = 128;
 
-/** A key of the records' nested objects; a leaf holds values, one per row (undefined: absent). */
+/**
+ * A key of the records' nested objects. A leaf keeps its values by row, numbers and booleans in a
+ * Float64Array (safe integers are exact there, and a Float64 column is its bytes), the rest as
+ * they are; `absent` marks the rows that lack it (a Nullable's null map).
+ */
 class PathNode {
   readonly children = new Map<string, PathNode>();
   /**
@@ -31,7 +37,9 @@ class PathNode {
    * cheaper than a map lookup.
    */
   readonly lastOrder: PathNode[] = [];
-  values: unknown[] | undefined;
+  absent: Uint8Array | undefined;
+  numbers: Float64Array | undefined;
+  items: unknown[] | undefined;
   seen = 0;
   present = 0;
 
@@ -48,7 +56,7 @@ class Inexpressible extends Error {}
 /** The records as one Native block, or undefined when the format cannot express them (send JSON). */
 export function encodeNativeBatch(records: readonly unknown[]): Buffer | undefined {
   const rows = records.length;
-  if (rows === 0 || rows > MAX_NATIVE_ROWS) return undefined;
+  if (rows === 0 || rows > MAX_NATIVE_ROWS || !LITTLE_ENDIAN) return undefined;
   const root = new PathNode('', '', 0);
   try {
     for (let row = 0; row < rows; row++) {
@@ -87,17 +95,17 @@ function walk(object: Record<string, unknown>, parent: PathNode, row: number, ro
     n++;
     switch (typeof value) {
       case 'string':
-        store(node, row, rows, value, STRING);
+        storeItem(node, row, rows, value, STRING);
         break;
       case 'boolean':
-        store(node, row, rows, value, BOOL);
+        storeNumber(node, row, rows, value ? 1 : 0, BOOL);
         break;
       case 'number':
         if (!Number.isFinite(value)) throw new Inexpressible();
-        store(node, row, rows, value, Number.isSafeInteger(value) ? INT : FLOAT);
+        storeNumber(node, row, rows, value, Number.isSafeInteger(value) ? INT : FLOAT);
         break;
       case 'object':
-        if (Array.isArray(value)) store(node, row, rows, value, jsonText ? JSON_TEXT : arrayKind(value));
+        if (Array.isArray(value)) storeItem(node, row, rows, value, jsonText ? JSON_TEXT : arrayKind(value));
         else if (isPlainObject(value)) walk(value, node, row, rows);
         else throw new Inexpressible();
         break;
@@ -114,11 +122,32 @@ function child(parent: PathNode, key: string): PathNode {
   return node;
 }
 
-function store(node: PathNode, row: number, rows: number, value: unknown, kind: number): void {
-  if (node.values === undefined) node.values = new Array(rows);
-  node.values[row] = value;
+function present(node: PathNode, row: number, rows: number, kind: number): void {
+  if (node.absent === undefined) node.absent = new Uint8Array(rows).fill(1);
+  node.absent[row] = 0;
   node.seen |= kind;
   node.present++;
+}
+
+// A path that held a number or boolean and then something else (or the reverse) is refused at
+// once; the other mixes are told apart by `seen` when the column is typed.
+
+function storeNumber(node: PathNode, row: number, rows: number, value: number, kind: number): void {
+  if (node.numbers === undefined) {
+    if (node.items !== undefined) throw new Inexpressible();
+    node.numbers = new Float64Array(rows);
+  }
+  node.numbers[row] = value;
+  present(node, row, rows, kind);
+}
+
+function storeItem(node: PathNode, row: number, rows: number, value: unknown, kind: number): void {
+  if (node.items === undefined) {
+    if (node.numbers !== undefined) throw new Inexpressible();
+    node.items = new Array(rows);
+  }
+  node.items[row] = value;
+  present(node, row, rows, kind);
 }
 
 function arrayKind(array: readonly unknown[]): number {
@@ -133,30 +162,31 @@ function arrayKind(array: readonly unknown[]): number {
 
 /** Leaves in first-seen order; a path that is a leaf in one record and an object in another has no column. */
 function collectLeaves(node: PathNode, out: PathNode[]): number {
-  let leaves = node.values ? 1 : 0;
-  if (node.values) out.push(node);
+  const leaf = node.absent !== undefined;
+  if (leaf) out.push(node);
+  let leaves = leaf ? 1 : 0;
   for (const child of node.children.values()) {
     const below = collectLeaves(child, out);
-    if (below > 0 && node.values) throw new Inexpressible();
+    if (below > 0 && leaf) throw new Inexpressible();
     leaves += below;
   }
   return leaves;
 }
 
-type Write = (out: BlockWriter, values: readonly unknown[]) => void;
+type Write = (out: BlockWriter, node: PathNode) => void;
 
 /** The Native type and writer of a column, from what its path held. */
 function columnType(node: PathNode, rows: number): { type: string; write: Write } {
   const seen = node.seen;
-  const nullable = node.present < rows;
-  const scalar = (type: string, write: Write) => (nullable ? { type: `Nullable(${type})`, write: nullableOf(write) } : { type, write });
-  if (seen === STRING) return scalar('String', writeStrings);
+  const scalar = (type: string, write: Write) => (node.present < rows ? { type: `Nullable(${type})`, write: nullableOf(write) } : { type, write });
+  if (seen === STRING) return scalar('String', (out, { items }) => writeStrings(out, items!));
   if (seen === JSON_TEXT) return scalar('String', writeJsonTexts);
-  if (seen === BOOL) return scalar('Bool', writeBools);
-  if (seen === INT) return scalar('Int64', writeInt64s);
-  if ((seen & ~(INT | FLOAT)) === 0) return scalar('Float64', writeFloat64s);
+  if (seen === BOOL) return scalar('Bool', (out, { numbers }) => out.bytes(Uint8Array.from(numbers!)));
+  if (seen === INT) return scalar('Int64', (out, { numbers }) => writeInt64s(out, numbers!));
+  if ((seen & ~(INT | FLOAT)) === 0) return scalar('Float64', (out, { numbers }) => out.bytes(numbers!));
   if ((seen & ~(STRING_ARRAY | EMPTY_ARRAY)) === 0) return { type: 'Array(String)', write: arrayOf(writeStrings) };
-  if ((seen & ~(NUMBER_ARRAY | EMPTY_ARRAY)) === 0) return { type: 'Array(Float64)', write: arrayOf(writeFloat64s) };
+  if ((seen & ~(NUMBER_ARRAY | EMPTY_ARRAY)) === 0)
+    return { type: 'Array(Float64)', write: arrayOf((out, items) => out.bytes(Float64Array.from(items as number[]))) };
   throw new Inexpressible();
 }
 
@@ -169,64 +199,51 @@ function writeBlock(columns: readonly PathNode[], rows: number): Buffer {
   for (const { node, type, write } of typed) {
     out.string(node.path);
     out.string(type);
-    write(out, node.values!);
+    write(out, node);
   }
   return out.buf.subarray(0, out.pos);
 }
 
-// Absent values (undefined) are written as the type's zero: a Nullable's map marks them, and an
-// absent array is an empty one.
+// A row that lacks the path is written as the type's zero (0, '', an empty array): a Nullable's
+// map marks it.
 
-const writeStrings: Write = (out, values) => {
-  for (let i = 0; i < values.length; i++) out.string((values[i] as string | undefined) ?? '');
+function writeStrings(out: BlockWriter, strings: readonly unknown[]): void {
+  for (let i = 0; i < strings.length; i++) out.string((strings[i] as string | undefined) ?? '');
+}
+
+const writeJsonTexts: Write = (out, { items }) => {
+  for (let i = 0; i < items!.length; i++) out.string(items![i] === undefined ? '' : JSON.stringify(items![i]));
 };
 
-const writeJsonTexts: Write = (out, values) => {
-  for (let i = 0; i < values.length; i++) out.string(values[i] === undefined ? '' : JSON.stringify(values[i]));
-};
-
-const writeBools: Write = (out, values) => {
-  out.ensure(values.length);
-  for (let i = 0; i < values.length; i++) out.buf[out.pos++] = values[i] === true ? 1 : 0;
-};
-
-// Numbers go through a typed array (host order, little endian on every platform Node runs the
-// collector on) and are copied in at once: a fraction of a write call per value.
-const writeInt64s: Write = (out, values) => {
-  const words = new Int32Array(values.length * 2);
-  for (let i = 0; i < values.length; i++) {
-    const v = (values[i] as number | undefined) ?? 0;
+/** Safe integers as 64-bit two's complement: the low and the high 32 bits of each. */
+function writeInt64s(out: BlockWriter, numbers: ArrayLike<number>): void {
+  const words = new Int32Array(numbers.length * 2);
+  for (let i = 0; i < numbers.length; i++) {
+    const v = numbers[i]!;
     words[2 * i] = v | 0;
     words[2 * i + 1] = Math.floor(v / 4_294_967_296);
   }
   out.bytes(words);
-};
-
-const writeFloat64s: Write = (out, values) => {
-  const numbers = new Float64Array(values.length);
-  for (let i = 0; i < values.length; i++) numbers[i] = (values[i] as number | undefined) ?? 0;
-  out.bytes(numbers);
-};
+}
 
 function nullableOf(write: Write): Write {
-  return (out, values) => {
-    out.ensure(values.length);
-    for (let i = 0; i < values.length; i++) out.buf[out.pos++] = values[i] === undefined ? 1 : 0;
-    write(out, values);
+  return (out, node) => {
+    out.bytes(node.absent!);
+    write(out, node);
   };
 }
 
 /** Per row the cumulative end offset (UInt64), then every row's elements as one column. */
-function arrayOf(writeElements: Write): Write {
-  return (out, values) => {
-    const ends = new Array<number>(values.length);
+function arrayOf(writeElements: (out: BlockWriter, items: readonly unknown[]) => void): Write {
+  return (out, { items }) => {
+    const arrays = items as (unknown[] | undefined)[];
+    const ends = new Float64Array(arrays.length);
     let end = 0;
-    for (let i = 0; i < values.length; i++) ends[i] = end += (values[i] as unknown[] | undefined)?.length ?? 0;
+    for (let i = 0; i < arrays.length; i++) ends[i] = end += arrays[i]?.length ?? 0;
     writeInt64s(out, ends);
-    for (let i = 0; i < values.length; i++) {
-      const items = values[i] as unknown[] | undefined;
-      if (items?.length) writeElements(out, items);
-    }
+    const elements: unknown[] = [];
+    for (const array of arrays) if (array?.length) for (const element of array) elements.push(element);
+    writeElements(out, elements);
   };
 }
 
@@ -280,7 +297,8 @@ class BlockWriter {
     this.pos += this.buf.write(s, this.pos, 'utf8');
   }
 
-  bytes(array: Int32Array | Float64Array): void {
+  /** A typed array's bytes, in host order (little endian: see LITTLE_ENDIAN). */
+  bytes(array: Uint8Array | Int32Array | Float64Array): void {
     this.ensure(array.byteLength);
     this.buf.set(new Uint8Array(array.buffer, array.byteOffset, array.byteLength), this.pos);
     this.pos += array.byteLength;

@@ -262,11 +262,23 @@ describe('IngestQueue with format native', () => {
     expect(service.stored.get('machine-run-1.2')).toEqual(flows(5, 5));
   });
 
-  it('drops a Native batch the service refuses (400) and counts its flows as failed', async () => {
-    const { queue } = await setup(() => ({ status: 400, body: { error: 'invalid_request', message: 'column src.ip: String expected' } }), native);
-    await queue.push(flows(0, 4));
+  it.each([400, 415])('sends a Native batch the service refuses (%i) again as JSON under a new id, and drops a JSON one it refuses', async (status) => {
+    const { service, queue } = await setup(
+      (call) =>
+        call.contentType === NATIVE_CONTENT_TYPE || call.batch_id === 'machine-run-2.json' ? { status, body: { error: 'invalid_request' } } : undefined,
+      native,
+    );
+    await queue.push(flows(0, 10));
+    await queue.push(flows(10, 4));
     expect(await queue.drain(5_000)).toBe(true);
-    expect(queue.stats()).toMatchObject({ sent: 0, dropped: 4, failed: 4, queued: 0 });
+    expect(service.ingestCalls.map((c) => [c.batch_id, c.contentType])).toEqual([
+      ['machine-run-1', NATIVE_CONTENT_TYPE],
+      ['machine-run-1.json', 'application/json'],
+      ['machine-run-2', NATIVE_CONTENT_TYPE],
+      ['machine-run-2.json', 'application/json'],
+    ]);
+    expect(service.stored.get('machine-run-1.json')).toEqual(flows(0, 10));
+    expect(queue.stats()).toMatchObject({ sent: 10, dropped: 4, failed: 4, queued: 0 });
   });
 });
 

@@ -101,7 +101,8 @@ export function batchIdPrefix(machineId: string, runId: string): string {
   return `${machine}-${runId}`.slice(0, MAX_BATCH_ID - 16);
 }
 
-type Outcome = 'acked' | 'dropped' | 'split' | 'aborted';
+/** 'split': refused as too large; 'as-json': a Native batch the service refused. */
+type Outcome = 'acked' | 'dropped' | 'split' | 'as-json' | 'aborted';
 
 export class QueueClosed extends Error {}
 
@@ -186,9 +187,9 @@ export class IngestQueue {
     await Promise.all(this.senders);
   }
 
-  private async serialize(flows: readonly unknown[], id = `${this.options.batchIdPrefix}-${++this.seq}`): Promise<Batch[]> {
+  private async serialize(flows: readonly unknown[], id = `${this.options.batchIdPrefix}-${++this.seq}`, native = this.native): Promise<Batch[]> {
     const nodeId = this.options.nodeId?.();
-    const block = this.native ? encodeNativeBatch(flows) : undefined;
+    const block = native ? encodeNativeBatch(flows) : undefined;
     const plain = block ?? Buffer.from(JSON.stringify({ batch_id: id, ...(nodeId ? { node_id: nodeId } : {}), flows }));
     const body = this.gzip ? await gzip(plain) : plain;
     if ((body.length <= MAX_BATCH_BYTES && plain.length <= MAX_BATCH_UNZIPPED_BYTES) || flows.length === 1) {
@@ -198,7 +199,19 @@ export class IngestQueue {
       return [{ id, body, headers, flows: flows.length }];
     }
     const half = Math.ceil(flows.length / 2);
-    return [...(await this.serialize(flows.slice(0, half))), ...(await this.serialize(flows.slice(half)))];
+    return [...(await this.serialize(flows.slice(0, half), undefined, native)), ...(await this.serialize(flows.slice(half), undefined, native))];
+  }
+
+  /**
+   * A refused batch's flows under new ids (nothing of it was stored): halved in its own format
+   * when it was too large, else as JSON.
+   */
+  private async reserialize(batch: Batch, outcome: 'split' | 'as-json'): Promise<Batch[]> {
+    const flows = batchFlows(batch);
+    if (outcome === 'as-json') return this.serialize(flows, `${batch.id}.json`, false);
+    const half = Math.ceil(flows.length / 2);
+    const native = isNative(batch);
+    return [...(await this.serialize(flows.slice(0, half), `${batch.id}.1`, native)), ...(await this.serialize(flows.slice(half), `${batch.id}.2`, native))];
   }
 
   private async room(n: number, signal?: AbortSignal): Promise<void> {
@@ -234,11 +247,8 @@ export class IngestQueue {
         this.waiting.unshift(batch); // still counted in queued: it was not sent
         return;
       }
-      if (outcome === 'split') {
-        // Nothing of a refused batch was stored, so its halves may take new ids.
-        const flows = batchFlows(batch);
-        const half = Math.ceil(flows.length / 2);
-        const parts = [...(await this.serialize(flows.slice(0, half), `${batch.id}.1`)), ...(await this.serialize(flows.slice(half), `${batch.id}.2`))];
+      if (outcome === 'split' || outcome === 'as-json') {
+        const parts = await this.reserialize(batch, outcome);
         this.waiting.unshift(...parts); // same flows, still counted in queued
         for (let i = 1; i < parts.length; i++) this.workWaiters.shift()?.();
         continue;
@@ -319,6 +329,12 @@ export class IngestQueue {
         await retry('ingest.retry', hinted !== undefined ? Math.max(hinted, 100) : step, { status: res.status, error: errorText(res) });
         continue;
       }
+      if ((res.status === 400 || res.status === 415) && isNative(batch)) {
+        // A service without Native batches, or a column whose type its path does not take (a
+        // string where it keeps numbers): JSON carries the same flows, judged one by one.
+        log.warn('ingest.native_refused', { batch_id: batch.id, flows: batch.flows, status: res.status, error: errorText(res) });
+        return 'as-json';
+      }
       // 400 and the like: this batch can never be accepted; keeping it would stop all others.
       this.counters.dropped += batch.flows;
       log.error('ingest.batch_refused', { batch_id: batch.id, flows: batch.flows, status: res.status, error: errorText(res) });
@@ -328,9 +344,11 @@ export class IngestQueue {
   }
 }
 
+const isNative = (batch: Batch) => batch.headers['content-type'] === NATIVE_CONTENT_TYPE;
+
 /** The flows a batch carries, read back from its body. */
 function batchFlows(batch: Batch): unknown[] {
   const plain = batch.headers['content-encoding'] === 'gzip' ? gunzipSync(batch.body) : batch.body;
-  if (batch.headers['content-type'] === NATIVE_CONTENT_TYPE) return decodeNativeBatch(plain);
+  if (isNative(batch)) return decodeNativeBatch(plain);
   return (JSON.parse(plain.toString('utf8')) as { flows: unknown[] }).flows;
 }

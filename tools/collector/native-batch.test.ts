@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChdbEngine } from '../../src/flowstore/chdb-engine.js';
 import { named } from '../../src/flowstore/sql.js';
 import { createFlowGenerator } from './flowgen/index.js';
-import { MAX_NATIVE_ROWS, MAX_PATH_DEPTH, decodeNativeBatch, encodeNativeBatch, readNativeBlock } from './native-batch.js';
+import { MAX_NATIVE_CELLS, MAX_NATIVE_ROWS, MAX_PATH_DEPTH, decodeNativeBatch, encodeNativeBatch, readNativeBlock } from './native-batch.js';
 import { withoutAbsent } from './testing/absent.js';
 
 const generated = (n: number) =>
@@ -91,6 +91,14 @@ describe('encodeNativeBatch', () => {
     expect(encodeNativeBatch([nested(MAX_PATH_DEPTH + 1)])).toBeUndefined();
   });
 
+  it('takes as many paths times rows as its bound, and leaves a sparser batch to JSON', () => {
+    const rows = 1000;
+    const sparse = (paths: number) =>
+      Array.from({ length: rows }, (_, i) => Object.fromEntries(Array.from({ length: paths / rows }, (_, j) => [`k${i}_${j}`, j])));
+    expect(readNativeBlock(encodeNativeBatch(sparse(MAX_NATIVE_CELLS / rows))!).columns).toHaveLength(MAX_NATIVE_CELLS / rows);
+    expect(encodeNativeBatch(sparse(MAX_NATIVE_CELLS / rows + rows))).toBeUndefined();
+  });
+
   it('writes an empty array column as Array(String), and one with numbers as Array(Float64)', () => {
     const types = (records: unknown[]) => readNativeBlock(encodeNativeBatch(records)!).columns.map((c) => c.type);
     expect(types([{ a: [] }, { a: [] }])).toEqual(['Array(String)']);
@@ -113,6 +121,7 @@ describe('encodeNativeBatch', () => {
     ['a path that is not an array', [{ path: 'sensor-1' }]],
     ['a key with a dot', [{ 'src.ip': '1.2.3.4' }]],
     ['an empty key', [{ '': 1 }]],
+    ['a key __proto__', [JSON.parse('{"a": {"__proto__": {"polluted": 1}}}')]],
     ['NaN', [{ a: 1 }, { a: Number.NaN }]],
     ['Infinity', [{ a: Infinity }]],
     ['a non-finite number in an array', [{ a: [1, -Infinity] }]],

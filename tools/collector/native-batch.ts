@@ -8,6 +8,12 @@ export const NATIVE_CONTENT_TYPE = 'application/x-clickhouse-native';
 /** The service's bounds: rows of a block, and levels of a dotted path. */
 export const MAX_NATIVE_ROWS = 10_000;
 export const MAX_PATH_DEPTH = 64;
+/**
+ * Paths times rows: a column takes memory for every row, so a batch of many paths each in a few
+ * records (sparse, unlike flows: 120 paths, nearly all in every record) would take far more as
+ * columns than as JSON. Past this the batch goes as JSON.
+ */
+export const MAX_NATIVE_CELLS = 4_000_000;
 /** The one path whose array of objects travels as its JSON text (its registry kind is json). */
 const JSON_PATH = 'path';
 /** Numbers are written as the host lays out typed arrays; a big-endian host sends JSON. */
@@ -31,6 +37,8 @@ const JSON_TEXT = 128;
  */
 class PathNode {
   readonly children = new Map<string, PathNode>();
+  /** Under the root: every path of the batch so far (leaves and objects). */
+  paths = 0;
   /**
    * The children in the order the previous record listed them: records of a batch mostly share
    * their key order, and comparing a key with the one expected there (the same string object) is
@@ -62,7 +70,7 @@ export function encodeNativeBatch(records: readonly unknown[]): Buffer | undefin
     for (let row = 0; row < rows; row++) {
       const record = records[row];
       if (!isPlainObject(record)) return undefined;
-      walk(record, root, row, rows);
+      walk(record, root, root, row, rows);
     }
     const columns: PathNode[] = [];
     collectLeaves(root, columns);
@@ -79,7 +87,7 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return proto === Object.prototype || proto === null;
 }
 
-function walk(object: Record<string, unknown>, parent: PathNode, row: number, rows: number): void {
+function walk(object: Record<string, unknown>, parent: PathNode, root: PathNode, row: number, rows: number): void {
   const order = parent.lastOrder;
   let n = 0;
   for (const key in object) {
@@ -89,7 +97,7 @@ function walk(object: Record<string, unknown>, parent: PathNode, row: number, ro
     if (jsonText && !Array.isArray(value)) throw new Inexpressible(); // JSON lets the service judge it
     let node = order[n];
     if (node === undefined || node.key !== key) {
-      node = parent.children.get(key) ?? child(parent, key);
+      node = parent.children.get(key) ?? child(parent, key, root, rows);
       order[n] = node;
     }
     n++;
@@ -106,7 +114,7 @@ function walk(object: Record<string, unknown>, parent: PathNode, row: number, ro
         break;
       case 'object':
         if (Array.isArray(value)) storeItem(node, row, rows, value, jsonText ? JSON_TEXT : arrayKind(value));
-        else if (isPlainObject(value)) walk(value, node, row, rows);
+        else if (isPlainObject(value)) walk(value, node, root, row, rows);
         else throw new Inexpressible();
         break;
       default:
@@ -115,8 +123,10 @@ function walk(object: Record<string, unknown>, parent: PathNode, row: number, ro
   }
 }
 
-function child(parent: PathNode, key: string): PathNode {
-  if (key === '' || key.includes('.') || parent.depth === MAX_PATH_DEPTH) throw new Inexpressible();
+function child(parent: PathNode, key: string, root: PathNode, rows: number): PathNode {
+  // `__proto__` would set a prototype where the service (or decodeNativeBatch) builds the record.
+  if (key === '' || key.includes('.') || key === '__proto__' || parent.depth === MAX_PATH_DEPTH) throw new Inexpressible();
+  if (++root.paths * rows > MAX_NATIVE_CELLS) throw new Inexpressible();
   const node = new PathNode(key, parent.depth === 0 ? key : `${parent.path}.${key}`, parent.depth + 1);
   parent.children.set(key, node);
   return node;
@@ -373,6 +383,7 @@ const SCALAR_READERS: Record<string, (input: BlockReader) => unknown> = {
 };
 
 function setPath(record: Record<string, unknown>, segments: readonly string[], value: unknown): void {
+  if (segments.includes('__proto__')) throw new Error(`native batch: a column named ${segments.join('.')}`);
   let object = record;
   for (let i = 0; i < segments.length - 1; i++) object = (object[segments[i]!] ??= {}) as Record<string, unknown>;
   object[segments[segments.length - 1]!] = value;

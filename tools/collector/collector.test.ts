@@ -57,6 +57,7 @@ describe('startCollector: flows', () => {
     const stats = collector.stats();
     expect(stats.ingest).toMatchObject({ queued: 0, failed: 0, sent: stats.flows.generated });
     expect(new Set(service.ingestCalls.map((c) => c.contentType))).toEqual(new Set(['application/x-clickhouse-native']));
+    expect(service.hellos[0].services.ingest).toMatchObject({ batch_flows: 1000, batch_format: 'native' });
     expect(service.storedFlows()).toBe(stats.flows.generated);
     const all = [...service.stored.values()].flat() as any[];
     expect(all.every((f) => f.meta.customer_id === 'cust_fake' && f.path[0].sensor.id === 'machine-run-1' && f.src.ip && f.dst.port >= 0)).toBe(true);

@@ -254,7 +254,7 @@ export async function startCollector(options: CollectorOptions): Promise<Running
       backfill_hours: options.backfillHours ?? 0,
       diurnal: options.diurnal ?? false,
     },
-    ingest: { batch_flows: options.batchFlows ?? DEFAULT_BATCH_FLOWS, max_queued_flows: ingest.maxQueuedFlows },
+    ingest: { batch_flows: options.batchFlows ?? DEFAULT_BATCH_FLOWS, batch_format: options.batchFormat ?? 'json', max_queued_flows: ingest.maxQueuedFlows },
     ...(metering
       ? {
           meter: {

@@ -3,10 +3,15 @@
  * validates, stamps and inserts into chDB), beside what the engine itself does with the same
  * flows, all measured in the same run on the same generated flows:
  * - end to end, gzip JSON, BENCH_BATCH-flow batches from BENCH_CONCURRENCY posters on one node;
+ * - the same flows in batches of the same size from the same posters, as gzip ClickHouse Native
+ *   blocks (Content-Type application/x-clickhouse-native, as `collector run --batch-format native`
+ *   sends them); a server that refuses them is reported (status and body), not fatal;
  * - end to end, gzip JSON, 200-flow batches from 50 collectors (one node each): many small sites;
  * - the ceiling: the engine's insert of the same rows, already encoded as Native blocks, into the
  *   same table (no parse, no validation, no HTTP);
  * - the floor: the same number of rows into a three-column table, the engine's cost per insert.
+ * And the collector's side: what writing a batch body costs per flow, JSON then gzip against Native
+ * then gzip, on the same batches.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -19,6 +24,7 @@ import { adminCli } from '../../test/kit/admin-cli.js';
 import { FakeCollector } from '../../test/kit/fake-collector.js';
 import { call } from '../../test/kit/http.js';
 import { createFlowGenerator } from '../collector/flowgen/index.js';
+import { NATIVE_CONTENT_TYPE, encodeNativeBatch } from '../collector/native-batch.js';
 import { BENCH_STEADY_STATE, startProcess, stopProcess, treeCpuSeconds } from './processes.js';
 
 const totalFlows = Number(process.env.BENCH_FLOWS ?? 200_000);
@@ -29,7 +35,22 @@ const SMALL_BATCH = 200;
 
 const flows = createFlowGenerator({ seed: 7, customerId: 'bench', startMs: Date.now() - 3_600_000, flowsPerSecond: 200, scenarios: [] }).take(totalFlows);
 const slices = (size: number) => Array.from({ length: Math.ceil(flows.length / size) }, (_, i) => flows.slice(i * size, (i + 1) * size));
-const gzipBatches = (size: number, tag: string) => slices(size).map((b, i) => gzipSync(JSON.stringify({ batch_id: `${tag}-${i}`, flows: b })));
+
+/** A request body and the headers that go with it. */
+interface Batch {
+  body: Buffer;
+  headers: Record<string, string>;
+}
+const GZIP = { 'content-encoding': 'gzip' };
+const jsonBody = (batch: readonly unknown[], id: string) => gzipSync(JSON.stringify({ batch_id: id, flows: batch }));
+function nativeBody(batch: readonly unknown[]): Buffer {
+  const block = encodeNativeBatch(batch);
+  if (!block) throw new Error('the generated flows do not encode as a Native block');
+  return gzipSync(block);
+}
+const gzipBatches = (size: number, tag: string): Batch[] => slices(size).map((b, i) => ({ body: jsonBody(b, `${tag}-${i}`), headers: GZIP }));
+const nativeBatches = (size: number, tag: string): Batch[] =>
+  slices(size).map((b, i) => ({ body: nativeBody(b), headers: { ...GZIP, 'content-type': NATIVE_CONTENT_TYPE, 'x-batch-id': `${tag}-${i}` } }));
 
 interface Poster {
   token: string;
@@ -43,8 +64,8 @@ let busyAnswers = 0;
  * connection was reset (the client's pool may hand out a kept-alive socket the server is closing
  * at that moment, as between the bench's phases). The batch id makes both safe.
  */
-async function postBatch(url: string, token: string, body: Buffer) {
-  const send = () => call(url, 'POST', '/collector/ingest/1.0/flows', { token, rawBody: body, headers: { 'content-encoding': 'gzip' } });
+async function postBatch(url: string, token: string, { body, headers }: Batch) {
+  const send = () => call(url, 'POST', '/collector/ingest/1.0/flows', { token, rawBody: body, headers });
   for (let attempt = 0; ; attempt++) {
     let res;
     try {
@@ -69,7 +90,7 @@ interface Rate {
  * Posts every body, `posters.length` at a time, each poster taking the next body; the CPU is the
  * server's (its process tree: chDB runs inside it).
  */
-async function post(url: string, serverPid: number, posters: Poster[], bodies: Buffer[]): Promise<Rate> {
+async function post(url: string, serverPid: number, posters: Poster[], bodies: Batch[]): Promise<Rate> {
   const started = performance.now();
   const cpuBefore = treeCpuSeconds(serverPid);
   let next = 0;
@@ -77,9 +98,9 @@ async function post(url: string, serverPid: number, posters: Poster[], bodies: B
   await Promise.all(
     posters.map(async ({ token }) => {
       while (next < bodies.length) {
-        const body = bodies[next++]!;
-        const res = await postBatch(url, token, body).catch((e: Error) => {
-          throw new Error(`ingest of ${body.length} bytes failed after ${((performance.now() - started) / 1000).toFixed(1)} s: ${e.message}`);
+        const batch = bodies[next++]!;
+        const res = await postBatch(url, token, batch).catch((e: Error) => {
+          throw new Error(`ingest of ${batch.body.length} bytes failed after ${((performance.now() - started) / 1000).toFixed(1)} s: ${e.message}`);
         });
         if (res.status !== 200) throw new Error(`ingest answered ${res.status}: ${JSON.stringify(res.body)}`);
         accepted += res.body.accepted;
@@ -175,7 +196,7 @@ async function apiUnderIngest(
   return { idle, loaded, idleAfter: await probe(), ingestRate };
 }
 
-async function endToEnd(): Promise<{ json: Rate; smallSites: Rate; api: ApiUnderIngest }> {
+async function endToEnd(): Promise<{ json: Rate; native: Rate | Error; smallSites: Rate; api: ApiUnderIngest }> {
   const dataDir = mkdtempSync(join(tmpdir(), 'bd-bench-ingest-'));
   const env = { DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'warn', DATABASE_URL: '', ...BENCH_STEADY_STATE };
   const server = await startProcess('src/main.ts', env);
@@ -202,11 +223,19 @@ async function endToEnd(): Promise<{ json: Rate; smallSites: Rate; api: ApiUnder
       Array.from({ length: concurrency }, () => big),
       gzipBatches(batchSize, 'big'),
     );
+    // Right after the JSON run, on the same table; a refusal (a server without Native batches) is
+    // the line's result, and the runs after it go on.
+    const native = await post(
+      server.url,
+      server.child.pid!,
+      Array.from({ length: concurrency }, () => big),
+      nativeBatches(batchSize, 'native'),
+    ).catch((error: Error) => error);
     const api = await apiUnderIngest(server.url, reader, msp.customer_id, big, json.perSecond / 2);
     const sites: Poster[] = [];
     for (let i = 0; i < SMALL_SITES; i++) sites.push(await enrol(`bench-site-${i}`));
     const smallSites = await post(server.url, server.child.pid!, sites, gzipBatches(SMALL_BATCH, 'small'));
-    return { json, smallSites, api };
+    return { json, native, smallSites, api };
   } finally {
     await Promise.all(collectors.map((c) => c.close()));
     await stopProcess(server.child);
@@ -255,6 +284,16 @@ async function engineAlone(): Promise<{ ceiling: Rate; floor: Rate }> {
   }
 }
 
+/** Microseconds per flow to write every batch's body, JSON or Native, then gzip it; bytes per flow. */
+function encodeCost(encode: (batch: readonly unknown[], n: number) => Buffer): { usPerFlow: number; bytesPerFlow: number } {
+  const batches = slices(batchSize);
+  encode(batches[0]!, 0); // compiled before it is timed
+  const started = performance.now();
+  const bytes = batches.reduce((sum, batch, n) => sum + encode(batch, n).length, 0);
+  return { usPerFlow: ((performance.now() - started) * 1000) / totalFlows, bytesPerFlow: bytes / totalFlows };
+}
+
+const encoding = { json: encodeCost((batch, n) => jsonBody(batch, `cost-${n}`)), native: encodeCost(nativeBody) };
 const e2e = await endToEnd();
 const alone = await engineAlone();
 // Against the ceiling: the wall-time rate, and the ceiling's CPU per flow over this one's (how
@@ -266,10 +305,19 @@ const line = (label: string, rate: Rate, vs?: Rate) =>
   );
 console.log(`${totalFlows} generated flows (${FLOW_ROW_COLUMNS.length} columns written into ${FLOWS_TABLE})`);
 line(`end to end, gzip JSON, ${batchSize}-flow batches, ${concurrency} posters`, e2e.json, alone.ceiling);
+const nativeLabel = `end to end, gzip Native, ${batchSize}-flow batches, ${concurrency} posters`;
+if (e2e.native instanceof Error) console.log(`${nativeLabel.padEnd(56)}not measured: ${e2e.native.message}`);
+else line(nativeLabel, e2e.native, alone.ceiling);
 line(`end to end, gzip JSON, ${SMALL_BATCH}-flow batches, ${SMALL_SITES} collectors`, e2e.smallSites, alone.ceiling);
 line(`ceiling: the engine's Native insert of the same rows`, alone.ceiling);
 line(`floor: the same rows' key columns into a narrow table`, alone.floor);
 console.log(`503 answers (batch sent again after Retry-After): ${busyAnswers}`);
+const cost = ({ usPerFlow, bytesPerFlow }: { usPerFlow: number; bytesPerFlow: number }) =>
+  `${usPerFlow.toFixed(1)} µs/flow (${bytesPerFlow.toFixed(0)} B/flow)`;
+console.log(
+  `collector-side encode of ${batchSize}-flow batches: JSON+gzip ${cost(encoding.json)}, Native+gzip ${cost(encoding.native)}: ` +
+    `${(encoding.native.usPerFlow / encoding.json.usPerFlow).toFixed(2)}× the time`,
+);
 const { idle, loaded, idleAfter, ingestRate } = e2e.api;
 const ms = (value: number) => `${value.toFixed(1).padStart(5)} ms`;
 console.log(`API while ingest runs at ${ingestRate.toFixed(0)} flows/s (half of the peak above), idle before and after it:`);

@@ -40,6 +40,7 @@ describe('parseCli', () => {
       seed: undefined,
       diurnal: false,
       batchFlows: undefined,
+      batchFormat: 'json',
       maxQueuedFlows: undefined,
       pcapFiles: [],
       captureInterfaces: [],
@@ -127,6 +128,14 @@ describe('parseCli', () => {
     expect(parseCli(['run', '--seed', 'lab-7'])).toMatchObject({ seed: 'lab-7' });
   });
 
+  it('reads --batch-format native and hands it to the collector', () => {
+    const parsed = parseCli(['run', '--base-url', 'http://h:1', '--batch-format', 'native']);
+    expect(parsed).toMatchObject({ batchFormat: 'native' });
+    expect(resolveRun(parsed as Extract<typeof parsed, { command: 'run' }>, { PROPHET_STATE_DIR: tempDir(), PROPHET_ACCESS_KEY: 'k.s' })).toMatchObject({
+      batchFormat: 'native',
+    });
+  });
+
   it('reads enroll flags', () => {
     expect(parseCli(['enroll', '--base-url', 'https://x.example', '--hostname', 'edge-1', '--machine-id', 'm-1', '--state-dir', '/s'])).toMatchObject({
       command: 'enroll',
@@ -142,6 +151,8 @@ describe('parseCli', () => {
     [['run', '--flows-per-second', 'fast'], /--flows-per-second must be a number/],
     [['run', '--seconds=-1'], /--seconds must be/],
     [['run', '--batch-flows', '20000'], /--batch-flows must be an integer from 1 to 10000/],
+    [['run', '--batch-format', 'parquet'], /--batch-format must be json or native, not "parquet"/],
+    [['run', '--batch-format', ''], /--batch-format must not be empty/],
     [['run', '--scenario', 'ransomware'], /--scenario "ransomware" is not one of/],
     [['run', '--base-url', 'ftp://x'], /must be http/],
     [['run', '--base-url', 'not a url'], /is not a URL/],

@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { type CollectorOptions, type RunningCollector, startCollector } from './collector.js';
 import { EnrollError, enroll } from './enroll.js';
+import { BATCH_FORMATS, type BatchFormat } from './ingest.js';
 import { SCENARIO_KINDS, type ScenarioKind } from './flowgen/index.js';
 import { LOG_LEVELS, type LogLevel, createLogger } from './logring.js';
 import { hostMachineId } from './machine-id.js';
@@ -31,15 +32,17 @@ Usage:
   collector run [--base-url URL] [--access-key KEY] [--flows-per-second N] [--seconds S]
                 [--backfill-hours H] [--scenario KIND]... [--seed N] [--machine-id ID]
                 [--state-dir DIR] [--hostname H] [--diurnal] [--batch-flows N]
-                [--max-queued-flows N] [--flush-timeout S] [--log-level LEVEL]
+                [--batch-format json|native] [--max-queued-flows N] [--flush-timeout S]
+                [--log-level LEVEL]
   collector run (--pcap FILE [--pcap FILE]... | --capture IFACE [--capture IFACE]...)
                 [--idle-timeout S] [--active-timeout S]
                 [--base-url URL] [--access-key KEY] [--seconds S] [--machine-id ID]
-                [--state-dir DIR] [--hostname H] [--batch-flows N] [--max-queued-flows N]
-                [--flush-timeout S] [--log-level LEVEL]
+                [--state-dir DIR] [--hostname H] [--batch-flows N] [--batch-format json|native]
+                [--max-queued-flows N] [--flush-timeout S] [--log-level LEVEL]
   collector run --ipfix-listen HOST:PORT [--base-url URL] [--access-key KEY] [--seconds S]
                 [--machine-id ID] [--state-dir DIR] [--hostname H] [--batch-flows N]
-                [--max-queued-flows N] [--flush-timeout S] [--log-level LEVEL]
+                [--batch-format json|native] [--max-queued-flows N] [--flush-timeout S]
+                [--log-level LEVEL]
   collector machine-id [--machine-id ID]
   collector version | help
 
@@ -71,6 +74,8 @@ Flags:
   --seed N                flowgen seed (default: the machine id); same seed, same flows
   --diurnal               working-week shape of the rate instead of a flat rate
   --batch-flows N         flows per ingest batch (default 2000, at most 10000)
+  --batch-format F        json (default) or native: a batch goes as one ClickHouse Native
+                          block, gzipped, when its flows fit the format, else as JSON
   --max-queued-flows N    ingest queue cap; generation waits when it is full (default 20000)
   --flush-timeout S       on stop, seconds to wait for queued flows to be acknowledged
                           (default 30); batches already sent are still waited for
@@ -121,6 +126,7 @@ const OPTIONS = {
     seed: { type: 'string' },
     diurnal: { type: 'boolean' },
     'batch-flows': { type: 'string' },
+    'batch-format': { type: 'string' },
     'max-queued-flows': { type: 'string' },
     'flush-timeout': { type: 'string' },
     pcap: { type: 'string', multiple: true },
@@ -155,6 +161,7 @@ export type ParsedCli =
       seed?: number | string;
       diurnal: boolean;
       batchFlows?: number;
+      batchFormat: BatchFormat;
       maxQueuedFlows?: number;
       flushTimeoutSeconds?: number;
       /** Capture files to meter instead of generating flows; empty for none. */
@@ -233,6 +240,7 @@ export function parseCli(argv: string[]): ParsedCli {
     seed: seed === undefined ? undefined : /^-?\d{1,15}$/.test(seed) ? Number(seed) : seed,
     diurnal: Boolean(values.diurnal),
     batchFlows: number(values, 'batch-flows', { min: 1, max: 10_000, integer: true }),
+    batchFormat: batchFormat(str('batch-format')),
     maxQueuedFlows: number(values, 'max-queued-flows', { min: 1, max: 10_000_000, integer: true }),
     flushTimeoutSeconds: number(values, 'flush-timeout', { min: 0, max: 3600 }),
     pcapFiles,
@@ -273,6 +281,12 @@ function number(values: Record<string, unknown>, name: string, limits: { min: nu
   return n;
 }
 
+function batchFormat(value = 'json'): BatchFormat {
+  if (!(BATCH_FORMATS as readonly string[]).includes(value))
+    throw new UsageError(`--batch-format must be ${BATCH_FORMATS.join(' or ')}, not ${JSON.stringify(value)}`);
+  return value as BatchFormat;
+}
+
 function scenarios(values: string[]): ScenarioKind[] {
   const out = new Set<ScenarioKind>();
   for (const item of values
@@ -310,6 +324,7 @@ export function resolveRun(parsed: Extract<ParsedCli, { command: 'run' }>, env: 
     seed: parsed.seed,
     diurnal: parsed.diurnal,
     batchFlows: parsed.batchFlows,
+    batchFormat: parsed.batchFormat,
     maxQueuedFlows: parsed.maxQueuedFlows,
     flushTimeoutMs: parsed.flushTimeoutSeconds === undefined ? undefined : parsed.flushTimeoutSeconds * 1000,
     logLevel: parsed.logLevel,

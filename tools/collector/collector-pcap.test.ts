@@ -8,6 +8,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { CollectorOptions } from './collector.js';
 import { collectorOnFakeService } from './testing/collector-on-fake.js';
 import { listenOnLoopback, startTcpdump } from './meter/testing/tcpdump.js';
+import { withoutAbsent } from './testing/absent.js';
 import type { FakeServiceOptions } from './testing/fake-service.js';
 
 let dir: string;
@@ -52,6 +53,18 @@ describe('startCollector with capture files', () => {
       flowgen: { enabled: false },
       meter: { source: 'pcap', files: 1, idle_timeout_secs: 5, active_timeout_secs: 60 },
     });
+  });
+
+  it('sends metered flows as Native batches with batchFormat native: the same flows as JSON', async () => {
+    const run = async (batchFormat: CollectorOptions['batchFormat']) => {
+      const { service, collector } = await setup({}, { pcapFiles: [capture], batchFormat });
+      await collector.done;
+      expect(service.ingestCalls.map((c) => c.contentType)).toEqual([batchFormat === 'native' ? 'application/x-clickhouse-native' : 'application/json']);
+      return ([...service.stored.values()].flat() as any[]).map(({ meta: { '@ingest_time': _, ...meta }, ...flow }) => ({ ...flow, meta }));
+    };
+    const json = await run('json');
+    expect(json).toHaveLength(2);
+    expect(await run('native')).toEqual(json.map(withoutAbsent));
   });
 
   it('waits while ingest holds the queue full, and --seconds ends the run with what was metered stored', async () => {

@@ -48,6 +48,21 @@ describe('startCollector: flows', () => {
     ).toEqual(['beacon', 'scan']);
   });
 
+  it('sends the flows as Native batches with batchFormat native, each read back whole', async () => {
+    const { service, collector } = await setup(
+      {},
+      { flowsPerSecond: 100, backfillHours: 0.02, seconds: 0, scenarios: ['dns-tunnel'], batchFlows: 1000, batchFormat: 'native' },
+    );
+    await collector.done;
+    const stats = collector.stats();
+    expect(stats.ingest).toMatchObject({ queued: 0, failed: 0, sent: stats.flows.generated });
+    expect(new Set(service.ingestCalls.map((c) => c.contentType))).toEqual(new Set(['application/x-clickhouse-native']));
+    expect(service.hellos[0].services.ingest).toMatchObject({ batch_flows: 1000, batch_format: 'native' });
+    expect(service.storedFlows()).toBe(stats.flows.generated);
+    const all = [...service.stored.values()].flat() as any[];
+    expect(all.every((f) => f.meta.customer_id === 'cust_fake' && f.path[0].sensor.id === 'machine-run-1' && f.src.ip && f.dst.port >= 0)).toBe(true);
+  });
+
   it('the same seed gives the same flows', async () => {
     const run = async () => {
       const { service, collector } = await setup({}, { flowsPerSecond: 50, backfillHours: 0.02, seconds: 0, seed: 99 });

@@ -142,6 +142,17 @@ describe('reference collector against the service', () => {
     expect(await countFlows(t, nodeId)).toBe(stats.flows.generated);
   });
 
+  // As Native batches where the service takes them, else (400, resent as JSON) as JSON: either
+  // way every flow is stored once, under the legacy node's id (X-Node-Id, or JSON's node_id).
+  it('with batchFormat native, as a legacy node: every flow stored, none twice', async () => {
+    const machineId = `e2e-native-${randomUUID()}`;
+    const collector = await provisionAndStart(machineId, { kind: 'legacy', batchFormat: 'native', flowsPerSecond: 200, backfillHours: 0.01, seconds: 0 });
+    await collector.done;
+    const stats = collector.stats();
+    expect(stats.ingest).toMatchObject({ queued: 0, failed: 0, sent: stats.flows.generated });
+    expect(await countFlows(t, collector.nodeId!)).toBe(stats.flows.generated);
+  });
+
   it('enrols through the device flow (`enroll`), then runs with the stored key', async () => {
     const stateDir = tempDir();
     const machineId = `e2e-device-${randomUUID()}`;

@@ -19,7 +19,7 @@ export interface RequestOptions {
   method?: string;
   /** Sent as JSON. */
   json?: unknown;
-  /** Sent as is, with Content-Type: application/json. */
+  /** Sent as is, with Content-Type: application/json unless `headers` name another. */
   raw?: string | Uint8Array;
   token?: string;
   headers?: Record<string, string>;
@@ -33,7 +33,7 @@ export async function request<T = any>(url: string, options: RequestOptions = {}
   let body: string | Uint8Array | undefined;
   if (options.raw !== undefined) body = options.raw;
   else if (options.json !== undefined) body = JSON.stringify(options.json);
-  if (body !== undefined) headers['content-type'] = 'application/json';
+  if (body !== undefined) headers['content-type'] ??= 'application/json';
   if (options.token) headers.authorization = `Bearer ${options.token}`;
   const timeout = AbortSignal.timeout(options.timeoutMs ?? 30_000);
   const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;

@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { TokenSource } from './auth.js';
-import { IngestQueue, batchIdPrefix } from './ingest.js';
+import { type BatchFormat, IngestQueue, batchIdPrefix } from './ingest.js';
 import { createLogger } from './logring.js';
+import { NATIVE_CONTENT_TYPE, decodeNativeBatch } from './native-batch.js';
 import { type FakeService, type IngestCall, eventually, startFakeService } from './testing/fake-service.js';
 
 const services: FakeService[] = [];
@@ -11,7 +12,16 @@ afterEach(async () => {
   for (const s of services.splice(0)) await s.close();
 });
 
-async function setup(ingest?: (call: IngestCall) => any, options: { maxQueuedFlows?: number; batchFlows?: number; concurrency?: number; gzip?: boolean } = {}) {
+interface SetupOptions {
+  maxQueuedFlows?: number;
+  batchFlows?: number;
+  concurrency?: number;
+  gzip?: boolean;
+  format?: BatchFormat;
+  nodeId?: string;
+}
+
+async function setup(ingest?: (call: IngestCall) => any, options: SetupOptions = {}) {
   const service = await startFakeService({ ingest });
   services.push(service);
   const logger = createLogger({ write: null, level: 'debug' });
@@ -26,6 +36,8 @@ async function setup(ingest?: (call: IngestCall) => any, options: { maxQueuedFlo
     maxQueuedFlows: options.maxQueuedFlows,
     concurrency: options.concurrency ?? 2,
     gzip: options.gzip,
+    format: options.format,
+    nodeId: () => options.nodeId,
   });
   queues.push(queue);
   return { service, queue, logger, tokens };
@@ -186,6 +198,87 @@ describe('IngestQueue', () => {
     forbidden = false;
     expect(await queue.drain(5_000)).toBe(true);
     expect(keys(service)).toHaveLength(5);
+  });
+});
+
+describe('IngestQueue with format native', () => {
+  const native = { format: 'native', concurrency: 1 } as const;
+
+  it('sends a batch as a Native block, its id and node id in headers, the same bytes on every retry', async () => {
+    const { service, queue } = await setup((call) => (call.n < 2 ? { status: 503, headers: { 'retry-after': '0' } } : undefined), {
+      ...native,
+      nodeId: 'node_legacy',
+    });
+    await queue.push(flows(0, 15));
+    expect(await queue.drain(5_000)).toBe(true);
+    const calls = service.ingestCalls;
+    expect(calls.map((c) => [c.batch_id, c.contentType, c.encoding, c.node_id])).toEqual([
+      ['machine-run-1', NATIVE_CONTENT_TYPE, 'gzip', 'node_legacy'],
+      ['machine-run-1', NATIVE_CONTENT_TYPE, 'gzip', 'node_legacy'],
+      ['machine-run-1', NATIVE_CONTENT_TYPE, 'gzip', 'node_legacy'],
+      ['machine-run-2', NATIVE_CONTENT_TYPE, 'gzip', 'node_legacy'],
+    ]);
+    expect(calls[1]!.raw.equals(calls[0]!.raw) && calls[2]!.raw.equals(calls[0]!.raw)).toBe(true);
+    expect(service.stored.get('machine-run-1')).toEqual(flows(0, 10));
+    expect(keys(service)).toEqual(
+      flows(0, 15)
+        .map((f) => f.key)
+        .sort(),
+    );
+    expect(queue.stats()).toMatchObject({ sent: 15, queued: 0, failed: 0, retries: 2 });
+  });
+
+  it('sends plain Native bytes when gzip is off, and no X-Node-Id without a node id', async () => {
+    const { service, queue } = await setup(undefined, { ...native, gzip: false });
+    await queue.push(flows(0, 3));
+    expect(await queue.drain(5_000)).toBe(true);
+    const [call] = service.ingestCalls;
+    expect([call!.contentType, call!.encoding, call!.node_id]).toEqual([NATIVE_CONTENT_TYPE, undefined, undefined]);
+    expect(decodeNativeBatch(call!.raw)).toEqual(flows(0, 3));
+  });
+
+  it('sends a batch the format cannot express as JSON, and the next one as Native again', async () => {
+    const { service, queue } = await setup(undefined, { ...native, nodeId: 'node_legacy' });
+    await queue.push([...flows(0, 9), { ...flows(9, 1)[0], 'dotted.key': 1 }]);
+    await queue.push(flows(10, 10));
+    expect(await queue.drain(5_000)).toBe(true);
+    expect(service.ingestCalls.map((c) => [c.batch_id, c.contentType, c.node_id])).toEqual([
+      ['machine-run-1', 'application/json', 'node_legacy'],
+      ['machine-run-2', NATIVE_CONTENT_TYPE, 'node_legacy'],
+    ]);
+    expect(keys(service)).toHaveLength(20);
+  });
+
+  it('halves a Native batch the service finds too large (413) into Native halves with new ids', async () => {
+    const { service, queue } = await setup((call) => (call.flows.length > 5 ? { status: 413, body: { error: 'payload_too_large' } } : undefined), native);
+    await queue.push(flows(0, 10));
+    expect(await queue.drain(5_000)).toBe(true);
+    expect(service.ingestCalls.map((c) => [c.batch_id, c.contentType])).toEqual([
+      ['machine-run-1', NATIVE_CONTENT_TYPE],
+      ['machine-run-1.1', NATIVE_CONTENT_TYPE],
+      ['machine-run-1.2', NATIVE_CONTENT_TYPE],
+    ]);
+    expect(service.stored.get('machine-run-1.1')).toEqual(flows(0, 5));
+    expect(service.stored.get('machine-run-1.2')).toEqual(flows(5, 5));
+  });
+
+  it.each([400, 415])('sends a Native batch the service refuses (%i) again as JSON under a new id, and drops a JSON one it refuses', async (status) => {
+    const { service, queue } = await setup(
+      (call) =>
+        call.contentType === NATIVE_CONTENT_TYPE || call.batch_id === 'machine-run-2.json' ? { status, body: { error: 'invalid_request' } } : undefined,
+      native,
+    );
+    await queue.push(flows(0, 10));
+    await queue.push(flows(10, 4));
+    expect(await queue.drain(5_000)).toBe(true);
+    expect(service.ingestCalls.map((c) => [c.batch_id, c.contentType])).toEqual([
+      ['machine-run-1', NATIVE_CONTENT_TYPE],
+      ['machine-run-1.json', 'application/json'],
+      ['machine-run-2', NATIVE_CONTENT_TYPE],
+      ['machine-run-2.json', 'application/json'],
+    ]);
+    expect(service.stored.get('machine-run-1.json')).toEqual(flows(0, 10));
+    expect(queue.stats()).toMatchObject({ sent: 10, dropped: 4, failed: 4, queued: 0 });
   });
 });
 

@@ -10,18 +10,23 @@ import { Backoff, type BackoffOptions, retryAfterMs, sleep } from './backoff.js'
 import { CredentialRejected } from './auth.js';
 import { type Fetch, errorText, joinUrl, request } from './http.js';
 import type { Logger } from './logring.js';
+import { NATIVE_CONTENT_TYPE, decodeNativeBatch, encodeNativeBatch } from './native-batch.js';
 
 export const INGEST_PATH = '/collector/ingest/1.0/flows';
-/** Per-batch limits of the protocol (16 MiB on the wire; the service also takes 64 MiB of JSON gzipped into that). */
+/** Per-batch limits of the protocol (16 MiB on the wire; the service also takes 64 MiB of body gzipped into that). */
 export const MAX_BATCH_FLOWS = 10_000;
 export const MAX_BATCH_BYTES = 16 * 1024 * 1024;
-export const MAX_BATCH_JSON_BYTES = 64 * 1024 * 1024;
+export const MAX_BATCH_UNZIPPED_BYTES = 64 * 1024 * 1024;
 /** The service's limit on batch_id: 1–128 printable ASCII characters. */
 const MAX_BATCH_ID = 128;
 
 const gzip = promisify(gzipCallback);
 
 export const DEFAULT_BATCH_FLOWS = 2_000;
+
+/** How batch bodies are written: JSON, or a ClickHouse Native block (native-batch.ts) when the flows fit one. */
+export const BATCH_FORMATS = ['json', 'native'] as const;
+export type BatchFormat = (typeof BATCH_FORMATS)[number];
 /** About 50 MB of serialized flows at ~2.5 KB each. */
 export const DEFAULT_MAX_QUEUED_FLOWS = 20_000;
 
@@ -37,6 +42,11 @@ export interface IngestOptions {
   batchIdPrefix: string;
   /** Gzip batch bodies (Content-Encoding: gzip): about a tenth of the bytes, sent and queued. Default true. */
   gzip?: boolean;
+  /**
+   * 'native': a batch goes as one ClickHouse Native block, which the service inserts without
+   * parsing JSON; a batch the format cannot express still goes as JSON. Default 'json'.
+   */
+  format?: BatchFormat;
   /** Sent as the batch's `node_id` when it returns one (legacy collectors; managed nodes are known by their credential). */
   nodeId?: () => string | undefined;
   logger: Logger;
@@ -75,6 +85,8 @@ interface Batch {
   id: string;
   /** The request body exactly as sent, every time: the same batch id always carries the same flows. */
   body: Buffer;
+  /** Its request headers (encoding; a Native batch's type, id and node id), sent with the body. */
+  headers: Record<string, string>;
   flows: number;
   /** Its latest attempt got no answer. */
   unanswered?: boolean;
@@ -89,7 +101,8 @@ export function batchIdPrefix(machineId: string, runId: string): string {
   return `${machine}-${runId}`.slice(0, MAX_BATCH_ID - 16);
 }
 
-type Outcome = 'acked' | 'dropped' | 'split' | 'aborted';
+/** 'split': refused as too large; 'as-json': a Native batch the service refused. */
+type Outcome = 'acked' | 'dropped' | 'split' | 'as-json' | 'aborted';
 
 export class QueueClosed extends Error {}
 
@@ -110,9 +123,11 @@ export class IngestQueue {
   private readonly counters = { sent: 0, rejected: 0, dropped: 0, batches_sent: 0, retries: 0 };
   private readonly url: string;
   private readonly gzip: boolean;
+  private readonly native: boolean;
 
   constructor(private readonly options: IngestOptions) {
     this.gzip = options.gzip ?? true;
+    this.native = options.format === 'native';
     this.batchFlows = Math.max(1, Math.min(MAX_BATCH_FLOWS, options.batchFlows ?? DEFAULT_BATCH_FLOWS));
     this.maxQueuedFlows = Math.max(1, options.maxQueuedFlows ?? DEFAULT_MAX_QUEUED_FLOWS);
     this.url = joinUrl(options.baseUrl, INGEST_PATH);
@@ -172,15 +187,31 @@ export class IngestQueue {
     await Promise.all(this.senders);
   }
 
-  private async serialize(flows: readonly unknown[], id = `${this.options.batchIdPrefix}-${++this.seq}`): Promise<Batch[]> {
+  private async serialize(flows: readonly unknown[], id = `${this.options.batchIdPrefix}-${++this.seq}`, native = this.native): Promise<Batch[]> {
     const nodeId = this.options.nodeId?.();
-    const json = Buffer.from(JSON.stringify({ batch_id: id, ...(nodeId ? { node_id: nodeId } : {}), flows }));
-    const body = this.gzip ? await gzip(json) : json;
-    if ((body.length <= MAX_BATCH_BYTES && json.length <= MAX_BATCH_JSON_BYTES) || flows.length === 1) {
-      return [{ id, body, flows: flows.length }];
+    const block = native ? encodeNativeBatch(flows) : undefined;
+    const plain = block ?? Buffer.from(JSON.stringify({ batch_id: id, ...(nodeId ? { node_id: nodeId } : {}), flows }));
+    const body = this.gzip ? await gzip(plain) : plain;
+    if ((body.length <= MAX_BATCH_BYTES && plain.length <= MAX_BATCH_UNZIPPED_BYTES) || flows.length === 1) {
+      const headers: Record<string, string> = this.gzip ? { 'content-encoding': 'gzip' } : {};
+      // A Native body has no room for the batch's id and node id: headers carry them.
+      if (block) Object.assign(headers, { 'content-type': NATIVE_CONTENT_TYPE, 'x-batch-id': id }, nodeId ? { 'x-node-id': nodeId } : {});
+      return [{ id, body, headers, flows: flows.length }];
     }
     const half = Math.ceil(flows.length / 2);
-    return [...(await this.serialize(flows.slice(0, half))), ...(await this.serialize(flows.slice(half)))];
+    return [...(await this.serialize(flows.slice(0, half), undefined, native)), ...(await this.serialize(flows.slice(half), undefined, native))];
+  }
+
+  /**
+   * A refused batch's flows under new ids (nothing of it was stored): halved in its own format
+   * when it was too large, else as JSON.
+   */
+  private async reserialize(batch: Batch, outcome: 'split' | 'as-json'): Promise<Batch[]> {
+    const flows = batchFlows(batch);
+    if (outcome === 'as-json') return this.serialize(flows, `${batch.id}.json`, false);
+    const half = Math.ceil(flows.length / 2);
+    const native = isNative(batch);
+    return [...(await this.serialize(flows.slice(0, half), `${batch.id}.1`, native)), ...(await this.serialize(flows.slice(half), `${batch.id}.2`, native))];
   }
 
   private async room(n: number, signal?: AbortSignal): Promise<void> {
@@ -216,12 +247,8 @@ export class IngestQueue {
         this.waiting.unshift(batch); // still counted in queued: it was not sent
         return;
       }
-      if (outcome === 'split') {
-        // Nothing of a refused batch was stored, so its halves may take new ids.
-        const json = this.gzip ? gunzipSync(batch.body) : batch.body;
-        const flows = (JSON.parse(json.toString('utf8')) as { flows: unknown[] }).flows;
-        const half = Math.ceil(flows.length / 2);
-        const parts = [...(await this.serialize(flows.slice(0, half), `${batch.id}.1`)), ...(await this.serialize(flows.slice(half), `${batch.id}.2`))];
+      if (outcome === 'split' || outcome === 'as-json') {
+        const parts = await this.reserialize(batch, outcome);
         this.waiting.unshift(...parts); // same flows, still counted in queued
         for (let i = 1; i < parts.length; i++) this.workWaiters.shift()?.();
         continue;
@@ -258,7 +285,7 @@ export class IngestQueue {
       try {
         res = await request(this.url, {
           raw: batch.body,
-          headers: this.gzip ? { 'content-encoding': 'gzip' } : undefined,
+          headers: batch.headers,
           token,
           timeoutMs: this.options.requestTimeoutMs ?? 30_000,
           fetch: this.options.fetch,
@@ -302,6 +329,12 @@ export class IngestQueue {
         await retry('ingest.retry', hinted !== undefined ? Math.max(hinted, 100) : step, { status: res.status, error: errorText(res) });
         continue;
       }
+      if ((res.status === 400 || res.status === 415) && isNative(batch)) {
+        // A service without Native batches, or a column whose type its path does not take (a
+        // string where it keeps numbers): JSON carries the same flows, judged one by one.
+        log.warn('ingest.native_refused', { batch_id: batch.id, flows: batch.flows, status: res.status, error: errorText(res) });
+        return 'as-json';
+      }
       // 400 and the like: this batch can never be accepted; keeping it would stop all others.
       this.counters.dropped += batch.flows;
       log.error('ingest.batch_refused', { batch_id: batch.id, flows: batch.flows, status: res.status, error: errorText(res) });
@@ -309,4 +342,13 @@ export class IngestQueue {
     }
     return 'aborted';
   }
+}
+
+const isNative = (batch: Batch) => batch.headers['content-type'] === NATIVE_CONTENT_TYPE;
+
+/** The flows a batch carries, read back from its body. */
+function batchFlows(batch: Batch): unknown[] {
+  const plain = batch.headers['content-encoding'] === 'gzip' ? gunzipSync(batch.body) : batch.body;
+  if (isNative(batch)) return decodeNativeBatch(plain);
+  return (JSON.parse(plain.toString('utf8')) as { flows: unknown[] }).flows;
 }

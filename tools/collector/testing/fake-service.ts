@@ -5,6 +5,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { gunzipSync } from 'node:zlib';
 import { WebSocketServer, type WebSocket } from 'ws';
+import { NATIVE_CONTENT_TYPE, decodeNativeBatch } from '../native-batch.js';
 
 export interface Reply {
   status: number;
@@ -16,8 +17,14 @@ export interface Reply {
 
 export interface IngestCall {
   batch_id: string;
+  /** JSON `node_id`, or a Native batch's X-Node-Id. */
+  node_id?: string;
   /** Content-Encoding of the request. */
   encoding?: string;
+  /** Content-Type of the request. */
+  contentType?: string;
+  /** The body as received (gzipped when it was). */
+  raw: Buffer;
   flows: unknown[];
   /** Index of the attempt in all ingest calls. */
   n: number;
@@ -61,15 +68,20 @@ function fakeJwt(payload: Record<string, unknown>): string {
   return `${part({ alg: 'none', typ: 'JWT' })}.${part(payload)}.${Buffer.from('signature-for-tests').toString('base64url')}`;
 }
 
-async function readBody(req: IncomingMessage): Promise<any> {
+async function readBody(req: IncomingMessage): Promise<{ raw: Buffer; body: any }> {
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
   const raw = Buffer.concat(chunks);
-  const text = (req.headers['content-encoding'] === 'gzip' ? gunzipSync(raw) : raw).toString('utf8');
+  const plain = req.headers['content-encoding'] === 'gzip' ? gunzipSync(raw) : raw;
+  if (req.headers['content-type'] === NATIVE_CONTENT_TYPE) {
+    // As the service reads one: the block's records, the batch's ids from the headers.
+    return { raw, body: { batch_id: req.headers['x-batch-id'], node_id: req.headers['x-node-id'], flows: decodeNativeBatch(plain) } };
+  }
+  const text = plain.toString('utf8');
   try {
-    return text ? JSON.parse(text) : undefined;
+    return { raw, body: text ? JSON.parse(text) : undefined };
   } catch {
-    return text;
+    return { raw, body: text };
   }
 }
 
@@ -97,7 +109,13 @@ export async function startFakeService(options: FakeServiceOptions = {}): Promis
 
   const server = createServer(async (req, res) => {
     const path = new URL(req.url ?? '/', 'http://x').pathname;
-    const body = await readBody(req);
+    let raw: Buffer;
+    let body: any;
+    try {
+      ({ raw, body } = await readBody(req));
+    } catch (error) {
+      return send(res, { status: 400, body: { error: 'invalid_request', message: (error as Error).message } });
+    }
     if (req.method === 'GET' && options.files?.[path]) {
       res.writeHead(200, { 'content-type': 'application/octet-stream' });
       return void res.end(options.files[path]);
@@ -115,7 +133,15 @@ export async function startFakeService(options: FakeServiceOptions = {}): Promis
     }
     if (path === '/collector/ingest/1.0/flows') {
       if (!authorized(req)) return send(res, { status: 401, body: { error: 'authentication_error' } });
-      const call: IngestCall = { batch_id: body.batch_id, flows: body.flows, n: ingestCalls.length, encoding: req.headers['content-encoding'] };
+      const call: IngestCall = {
+        batch_id: body.batch_id,
+        node_id: body.node_id,
+        flows: body.flows,
+        n: ingestCalls.length,
+        encoding: req.headers['content-encoding'],
+        contentType: req.headers['content-type'],
+        raw,
+      };
       ingestCalls.push(call);
       const override = await options.ingest?.(call);
       if (override) return send(res, override);

@@ -105,7 +105,7 @@ export class NativeBatch {
       checkPath(path, paths);
       const def = KNOWN.get(path);
       if (def && !(TAKES[def.kind].includes(column.scalar) && column.array === def.kind.endsWith('[]'))) {
-        throw new NativeBatchError(`column ${path}: a ${def.kind} field does not take ${column.type} (docs/collector-protocol.md 4.1)`);
+        throw new NativeBatchError(`column ${path}: ${def.kind} fields do not take ${column.type} (docs/collector-protocol.md 4.1)`);
       }
       fields.push({ column, path, def, json: undefined });
     }

@@ -142,15 +142,20 @@ describe('reference collector against the service', () => {
     expect(await countFlows(t, nodeId)).toBe(stats.flows.generated);
   });
 
-  // As Native batches where the service takes them, else (400, resent as JSON) as JSON: either
-  // way every flow is stored once, under the legacy node's id (X-Node-Id, or JSON's node_id).
-  it('with batchFormat native, as a legacy node: every flow stored, none twice', async () => {
+  // As Native batches, under the legacy node's id (X-Node-Id): none went again as JSON (a batch
+  // the service refuses as Native would, under `<id>.json`).
+  it('with batchFormat native, as a legacy node: every flow stored as Native, none twice', async () => {
     const machineId = `e2e-native-${randomUUID()}`;
     const collector = await provisionAndStart(machineId, { kind: 'legacy', batchFormat: 'native', flowsPerSecond: 200, backfillHours: 0.01, seconds: 0 });
     await collector.done;
     const stats = collector.stats();
     expect(stats.ingest).toMatchObject({ queued: 0, failed: 0, sent: stats.flows.generated });
     expect(await countFlows(t, collector.nodeId!)).toBe(stats.flows.generated);
+    const resent = await t.app.flows.query<{ n: number }>(
+      "/* test_resent */ SELECT count() AS n FROM flows WHERE node_id = {n:String} AND endsWith(batch_id, '.json')",
+      { n: collector.nodeId! },
+    );
+    expect(resent).toEqual([{ n: 0 }]);
   });
 
   it('enrols through the device flow (`enroll`), then runs with the stored key', async () => {

@@ -6,15 +6,18 @@
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NATIVE_BATCH_CONTENT_TYPE } from '../../flowstore/native-batch.js';
-import { nativeBatchOf } from '../../flowstore/testkit/native-batches.js';
+import { encodeNativeBlock, nativeLayout } from '../../flowstore/native-block.js';
 import { sampleFlows } from '../../flowstore/testkit/sample-flows.js';
 import { type TestApp, startTestApp } from '../../../test/kit/app.js';
 import { call } from '../../../test/kit/http.js';
 import { countFlows, enrolledCollector, flow } from '../../../test/kit/ingest.js';
 import { seedTree } from '../../../test/kit/seed.js';
+import { encodeNativeBatch } from '../../../tools/collector/native-batch.js';
 import { MAX_FLOWS_PER_BATCH } from './ingest-limits.js';
 
 const PATH = '/collector/ingest/1.0/flows';
+/** Records as the reference collector sends them in a Native batch. */
+const nativeBatchOf = (records: readonly unknown[]) => encodeNativeBatch(records)!;
 
 describe('Native ingest batches', () => {
   let t: TestApp;
@@ -82,15 +85,18 @@ describe('Native ingest batches', () => {
     expect(malformed.status).toBe(400);
     expect(malformed.body).toMatchObject({ error: 'invalid_request', message: expect.stringMatching(/^Native batch: the block ends inside column /) });
 
-    const wrongType = await postNative(token, nativeBatchOf([flow(1)], { 'dst.port': 'String' }), { 'x-batch-id': 'm-2' });
+    const timestamp = { name: '@timestamp', type: 'Int64' };
+    const portAsText = encodeNativeBlock(nativeLayout([timestamp, { name: 'dst.port', type: 'String' }]), [[Date.now(), '443']]);
+    const wrongType = await postNative(token, portAsText, { 'x-batch-id': 'm-2' });
     expect(wrongType.status).toBe(400);
+    expect(wrongType.body.message).toBe('Native batch: column dst.port: int fields do not take String (docs/collector-protocol.md 4.1)');
 
     const badId = await postNative(token, nativeBatchOf([flow(1)]), { 'x-batch-id': 'has space' });
     expect(badId.status).toBe(400);
     expect(badId.body.message).toMatch(/batch_id must be 1-128 printable ASCII characters/);
 
-    const many = Array.from({ length: MAX_FLOWS_PER_BATCH + 1 }, (_, i) => ({ '@timestamp': Date.now() - i }));
-    const tooMany = await postNative(token, nativeBatchOf(many), { 'x-batch-id': 'm-3' });
+    const many = Array.from({ length: MAX_FLOWS_PER_BATCH + 1 }, (_, i) => [Date.now() - i]);
+    const tooMany = await postNative(token, encodeNativeBlock(nativeLayout([timestamp]), many), { 'x-batch-id': 'm-3' });
     expect(tooMany.status).toBe(413);
     expect(tooMany.body.error).toBe('batch_too_large');
 

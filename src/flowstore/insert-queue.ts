@@ -86,7 +86,7 @@ export interface InsertQueueOptions {
   maxQueuedRows?: number;
 }
 
-const DEFAULT_MAX_GROUP_ROWS = 30_000;
+export const DEFAULT_MAX_GROUP_ROWS = 30_000;
 const DEFAULT_MAX_QUEUED_ROWS = 90_000;
 
 interface Flight {

@@ -12,7 +12,7 @@ import { type ColumnDef, COLUMNS, EXTRAS_COLUMN, SOURCE_COLUMN } from './columns
 import { FlowIngestError } from './errors.js';
 import { DaySlicer, type DaySlice, type Rejection, type TimeWindow, outsideWindow } from './ingest-convert.js';
 import { INSERT_LAYOUT, type RowStamp, recordId } from './ingest-rows.js';
-import { BlockWriter } from './native-block.js';
+import { BlockWriter, FIXED_WIDTH } from './native-block.js';
 import { NativeBatchError, type ReadColumn, readNativeBlock } from './native-batch-read.js';
 import { LATEST_STORED_MS } from './record-leaves.js';
 import { MAX_RECORD_DEPTH, isOutOfShape } from './record-shape.js';
@@ -441,8 +441,6 @@ function writeField(out: BlockWriter, declared: string, field: Field, indexes: r
   writeScalars(out, type, column, indexes, body, true);
 }
 
-const ZERO_WIDTH: Record<string, number> = { String: 1, UInt8: 1, Bool: 1, UInt16: 2, UInt32: 4, Int32: 4, Int64: 8, Float64: 8 };
-
 /** A column no record of the batch has: every value NULL, or its type's zero (an empty string or array). */
 function writeAbsent(out: BlockWriter, declared: string, n: number): void {
   let type = declared;
@@ -452,7 +450,7 @@ function writeAbsent(out: BlockWriter, declared: string, n: number): void {
     type = type.slice('Nullable('.length, -1);
   }
   // A zero of any of these types is all zero bytes: a String's is its length, 0; an Array's its end offset.
-  const width = type.startsWith('Array(') || type.startsWith('DateTime64(') ? 8 : ZERO_WIDTH[type];
+  const width = type === 'String' ? 1 : type === 'Int64' || type.startsWith('Array(') || type.startsWith('DateTime64(') ? 8 : FIXED_WIDTH[type]?.width;
   if (width === undefined) throw new Error(`native batch: no zero for the type ${type}`);
   out.ensure(n * width);
   out.buf.fill(0, out.pos, (out.pos += n * width));
@@ -472,32 +470,16 @@ function writeScalars(out: BlockWriter, type: string, column: ReadColumn, at: re
   }
   const numbers = column.numbers!;
   const value = (i: number) => (isNull(i) ? 0 : numbers[i]!);
-  const b = () => out.buf;
-  switch (type) {
-    case 'UInt8':
-    case 'Bool':
-      out.ensure(at.length);
-      for (const i of at) b()[out.pos++] = value(i);
-      return;
-    case 'UInt16':
-      out.ensure(at.length * 2);
-      for (const i of at) out.pos = b().writeUInt16LE(value(i), out.pos);
-      return;
-    case 'UInt32':
-      out.ensure(at.length * 4);
-      for (const i of at) out.pos = b().writeUInt32LE(value(i), out.pos);
-      return;
-    case 'Int32':
-      out.ensure(at.length * 4);
-      for (const i of at) out.pos = b().writeInt32LE(value(i), out.pos);
-      return;
-    case 'Float64':
-      out.ensure(at.length * 8);
-      for (const i of at) out.pos = b().writeDoubleLE(value(i), out.pos);
-      return;
-    default:
-      // Int64 and DateTime64(3): safe integers, checked by convert().
-      out.ensure(at.length * 8);
-      for (const i of at) out.int64(value(i));
+  const fixed = FIXED_WIDTH[type];
+  if (fixed) {
+    out.ensure(at.length * fixed.width);
+    for (const i of at) {
+      fixed.write(out.buf, value(i), out.pos);
+      out.pos += fixed.width;
+    }
+    return;
   }
+  // Int64 and DateTime64(3): safe integers, checked by convert().
+  out.ensure(at.length * 8);
+  for (const i of at) out.int64(value(i));
 }

@@ -98,15 +98,20 @@ const strings: Encode = (out, values) => {
   for (const v of values) out.string(typeof v === 'string' ? v : '');
 };
 
+/** The fixed-width types: each value's width in bytes and its write (values already checked to fit). */
+export const FIXED_WIDTH: Readonly<Record<string, { width: number; write: (buf: Buffer, v: number, pos: number) => void }>> = {
+  UInt8: { width: 1, write: (b, v, p) => b.writeUInt8(v, p) },
+  Bool: { width: 1, write: (b, v, p) => b.writeUInt8(v, p) },
+  UInt16: { width: 2, write: (b, v, p) => b.writeUInt16LE(v, p) },
+  UInt32: { width: 4, write: (b, v, p) => b.writeUInt32LE(v, p) },
+  Int32: { width: 4, write: (b, v, p) => b.writeInt32LE(v, p) },
+  Float64: { width: 8, write: (b, v, p) => b.writeDoubleLE(v, p) },
+};
+
 const BASE_ENCODERS: Record<string, Encode> = {
   String: strings,
-  UInt8: fixed(1, (b, v, p) => b.writeUInt8(v, p)),
-  Bool: fixed(1, (b, v, p) => b.writeUInt8(v, p)),
-  UInt16: fixed(2, (b, v, p) => b.writeUInt16LE(v, p)),
-  UInt32: fixed(4, (b, v, p) => b.writeUInt32LE(v, p)),
-  Int32: fixed(4, (b, v, p) => b.writeInt32LE(v, p)),
-  Float64: fixed(8, (b, v, p) => b.writeDoubleLE(v, p)),
   Int64: int64,
+  ...Object.fromEntries(Object.entries(FIXED_WIDTH).map(([type, { width, write }]) => [type, fixed(width, write)])),
 };
 
 function encoderFor(type: string): Encode {

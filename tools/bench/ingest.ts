@@ -26,7 +26,7 @@ import { adminCli } from '../../test/kit/admin-cli.js';
 import { FakeCollector } from '../../test/kit/fake-collector.js';
 import { call } from '../../test/kit/http.js';
 import { createFlowGenerator } from '../collector/flowgen/index.js';
-import { NATIVE_CONTENT_TYPE, encodeNativeBatch } from '../collector/native-batch.js';
+import { NATIVE_CONTENT_TYPE, NATIVE_GZIP_LEVEL, encodeNativeBatch } from '../collector/native-batch.js';
 import { BENCH_STEADY_STATE, startProcess, stopProcess, treeCpuSeconds } from './processes.js';
 
 const totalFlows = Number(process.env.BENCH_FLOWS ?? 200_000);
@@ -48,7 +48,7 @@ const jsonBody = (batch: readonly unknown[], id: string) => gzipSync(JSON.string
 function nativeBody(batch: readonly unknown[]): Buffer {
   const block = encodeNativeBatch(batch);
   if (!block) throw new Error('the generated flows do not encode as a Native block');
-  return gzipSync(block);
+  return gzipSync(block, { level: NATIVE_GZIP_LEVEL });
 }
 const gzipBatches = (size: number, tag: string): Batch[] => slices(size).map((b, i) => ({ body: jsonBody(b, `${tag}-${i}`), headers: GZIP }));
 const nativeBatches = (size: number, tag: string): Batch[] =>

@@ -40,7 +40,7 @@ describe('parseCli', () => {
       seed: undefined,
       diurnal: false,
       batchFlows: undefined,
-      batchFormat: 'json',
+      batchFormat: 'native',
       maxQueuedFlows: undefined,
       pcapFiles: [],
       captureInterfaces: [],
@@ -128,11 +128,11 @@ describe('parseCli', () => {
     expect(parseCli(['run', '--seed', 'lab-7'])).toMatchObject({ seed: 'lab-7' });
   });
 
-  it('reads --batch-format native and hands it to the collector', () => {
-    const parsed = parseCli(['run', '--base-url', 'http://h:1', '--batch-format', 'native']);
-    expect(parsed).toMatchObject({ batchFormat: 'native' });
+  it('reads --batch-format json and hands it to the collector', () => {
+    const parsed = parseCli(['run', '--base-url', 'http://h:1', '--batch-format', 'json']);
+    expect(parsed).toMatchObject({ batchFormat: 'json' });
     expect(resolveRun(parsed as Extract<typeof parsed, { command: 'run' }>, { PROPHET_STATE_DIR: tempDir(), PROPHET_ACCESS_KEY: 'k.s' })).toMatchObject({
-      batchFormat: 'native',
+      batchFormat: 'json',
     });
   });
 

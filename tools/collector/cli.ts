@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { type CollectorOptions, type RunningCollector, startCollector } from './collector.js';
 import { EnrollError, enroll } from './enroll.js';
-import { BATCH_FORMATS, type BatchFormat } from './ingest.js';
+import { BATCH_FORMATS, type BatchFormat, DEFAULT_BATCH_FORMAT } from './ingest.js';
 import { SCENARIO_KINDS, type ScenarioKind } from './flowgen/index.js';
 import { LOG_LEVELS, type LogLevel, createLogger } from './logring.js';
 import { hostMachineId } from './machine-id.js';
@@ -74,8 +74,8 @@ Flags:
   --seed N                flowgen seed (default: the machine id); same seed, same flows
   --diurnal               working-week shape of the rate instead of a flat rate
   --batch-flows N         flows per ingest batch (default 2000, at most 10000)
-  --batch-format F        json (default) or native: a batch goes as one ClickHouse Native
-                          block, gzipped, when its flows fit the format, else as JSON
+  --batch-format F        native (default): a batch goes as one ClickHouse Native block,
+                          gzipped, when its flows fit the format, else as JSON; or json
   --max-queued-flows N    ingest queue cap; generation waits when it is full (default 20000)
   --flush-timeout S       on stop, seconds to wait for queued flows to be acknowledged
                           (default 30); batches already sent are still waited for
@@ -281,7 +281,7 @@ function number(values: Record<string, unknown>, name: string, limits: { min: nu
   return n;
 }
 
-function batchFormat(value = 'json'): BatchFormat {
+function batchFormat(value: string = DEFAULT_BATCH_FORMAT): BatchFormat {
   if (!(BATCH_FORMATS as readonly string[]).includes(value))
     throw new UsageError(`--batch-format must be ${BATCH_FORMATS.join(' or ')}, not ${JSON.stringify(value)}`);
   return value as BatchFormat;

@@ -12,7 +12,15 @@ import { type BackfillProgress, FlowPump, type FlowSink, type FlowStats, emptyFl
 import { ProcessSockets, type ProcessSocketsStats, withHostContext } from './host/process-sockets.js';
 import type { Incident, ScenarioKind } from './flowgen/index.js';
 import { type Fetch, joinUrl } from './http.js';
-import { type BatchFormat, DEFAULT_BATCH_FLOWS, DEFAULT_MAX_QUEUED_FLOWS, IngestQueue, type IngestStats, batchIdPrefix } from './ingest.js';
+import {
+  type BatchFormat,
+  DEFAULT_BATCH_FLOWS,
+  DEFAULT_BATCH_FORMAT,
+  DEFAULT_MAX_QUEUED_FLOWS,
+  IngestQueue,
+  type IngestStats,
+  batchIdPrefix,
+} from './ingest.js';
 import { createLogger, type Logger, type LogLevel } from './logring.js';
 import { hostMachineId } from './machine-id.js';
 import { ExportIngest, type ExportIngestStats, hostPort } from './exports-ingest.js';
@@ -174,7 +182,7 @@ export async function startCollector(options: CollectorOptions): Promise<Running
     tokens,
     batchIdPrefix: batchIdPrefix(machineId, runId),
     gzip: options.gzip,
-    format: options.batchFormat,
+    format: options.batchFormat ?? DEFAULT_BATCH_FORMAT,
     // Legacy nodes share ingest clients, so their batches name the node; managed nodes are known by their key.
     nodeId: options.kind === 'legacy' ? () => control.nodeId : undefined,
     logger,
@@ -254,7 +262,11 @@ export async function startCollector(options: CollectorOptions): Promise<Running
       backfill_hours: options.backfillHours ?? 0,
       diurnal: options.diurnal ?? false,
     },
-    ingest: { batch_flows: options.batchFlows ?? DEFAULT_BATCH_FLOWS, batch_format: options.batchFormat ?? 'json', max_queued_flows: ingest.maxQueuedFlows },
+    ingest: {
+      batch_flows: options.batchFlows ?? DEFAULT_BATCH_FLOWS,
+      batch_format: options.batchFormat ?? DEFAULT_BATCH_FORMAT,
+      max_queued_flows: ingest.maxQueuedFlows,
+    },
     ...(metering
       ? {
           meter: {

@@ -5,6 +5,12 @@
 // queue needs the records again to halve a batch the service found too large.
 
 export const NATIVE_CONTENT_TYPE = 'application/x-clickhouse-native';
+/**
+ * Native blocks compress well at gzip's fastest level, their columns already grouped: on the
+ * generator's flows 273 bytes a flow against 246 at the default level 6, in a quarter of the time
+ * (7.4 against 30.6 µs a flow). JSON keeps the default: at level 1 it grows by a third.
+ */
+export const NATIVE_GZIP_LEVEL = 1;
 /** The service's bounds: rows of a block, and levels of a dotted path. */
 export const MAX_NATIVE_ROWS = 10_000;
 export const MAX_PATH_DEPTH = 64;

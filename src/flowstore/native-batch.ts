@@ -11,7 +11,7 @@
 import { type ColumnDef, COLUMNS, EXTRAS_COLUMN, SOURCE_COLUMN } from './columns.js';
 import { FlowIngestError } from './errors.js';
 import { DaySlicer, type DaySlice, type Rejection, type TimeWindow, outsideWindow } from './ingest-convert.js';
-import { INSERT_LAYOUT, type RowStamp, recordId } from './ingest-rows.js';
+import { FLOW_ROW_COLUMNS, INSERT_LAYOUT, type RowStamp, flowRowSlot, recordId } from './ingest-rows.js';
 import { BlockWriter, FIXED_WIDTH } from './native-block.js';
 import { NativeBatchError, type ReadColumn, readNativeBlock } from './native-batch-read.js';
 import { LATEST_STORED_MS } from './record-leaves.js';
@@ -64,8 +64,6 @@ interface JsonNode {
   children: JsonNode[] | undefined;
 }
 
-const INSERT_COLUMNS = INSERT_LAYOUT.columns.map((c) => c.name);
-
 export class NativeBatch {
   private readonly bySlot = new Map<number, Field>();
   private readonly source: JsonNode[];
@@ -78,7 +76,7 @@ export class NativeBatch {
     private readonly body: Buffer,
     private readonly fields: readonly Field[],
   ) {
-    for (const field of fields) if (field.def) this.bySlot.set(INSERT_COLUMNS.indexOf(field.def.column), field);
+    for (const field of fields) if (field.def) this.bySlot.set(flowRowSlot(field.def.column), field);
     const kept = fields.filter((f) => f.path !== INGEST_TIME_PATH);
     this.source = jsonTree(kept, true);
     this.extras = jsonTree(
@@ -145,11 +143,11 @@ export class NativeBatch {
     // A row takes about 3.6 times its bytes in the batch (its columns, `source` and the stamps):
     // sized so, the block is written without growing, which copied up to 40 MB for 5,000 rows.
     const out = new BlockWriter(64 * 1024 + n * (512 + Math.ceil((4 * this.body.length) / Math.max(1, this.rows))));
-    out.varUInt(INSERT_COLUMNS.length);
+    out.varUInt(FLOW_ROW_COLUMNS.length);
     out.varUInt(n);
     const each = <T>(value: (r: number) => T) => indexes.map(value);
     const json = new BlockWriter(4096);
-    for (const [c, name] of INSERT_COLUMNS.entries()) {
+    for (const [c, name] of FLOW_ROW_COLUMNS.entries()) {
       const declared = INSERT_LAYOUT.declared[c]!;
       out.string(name);
       out.string(declared);

@@ -22,7 +22,7 @@ export interface RowStamp {
 }
 
 /** Paths the ingest sets itself; values sent for them in a record are ignored. */
-const OWN_PATHS = new Set(['id', 'node_id', 'batch_id', 'meta.customer_id']);
+export const OWN_PATHS: ReadonlySet<string> = new Set(['id', 'node_id', 'batch_id', 'meta.customer_id']);
 
 /**
  * Every column ingest writes (all but those ClickHouse materializes), in the order of a FlowRow's

@@ -11,10 +11,10 @@
 import { type ColumnDef, COLUMNS, EXTRAS_COLUMN, SOURCE_COLUMN } from './columns.js';
 import { FlowIngestError } from './errors.js';
 import { DaySlicer, type DaySlice, type Rejection, type TimeWindow, outsideWindow } from './ingest-convert.js';
-import { FLOW_ROW_COLUMNS, INSERT_LAYOUT, type RowStamp, flowRowSlot, recordId } from './ingest-rows.js';
+import { FLOW_ROW_COLUMNS, INSERT_LAYOUT, OWN_PATHS, type RowStamp, flowRowSlot, recordId } from './ingest-rows.js';
 import { BlockWriter, FIXED_WIDTH } from './native-block.js';
 import { NativeBatchError, type ReadColumn, readNativeBlock } from './native-batch-read.js';
-import { LATEST_STORED_MS } from './record-leaves.js';
+import { LATEST_STORED_MS, expectedText } from './record-leaves.js';
 import { MAX_RECORD_DEPTH, isOutOfShape } from './record-shape.js';
 
 export { NativeBatchError } from './native-batch-read.js';
@@ -22,13 +22,11 @@ export { NativeBatchError } from './native-batch-read.js';
 /** The content type that selects this format on the ingest endpoint. */
 export const NATIVE_BATCH_CONTENT_TYPE = 'application/x-clickhouse-native';
 
-/** Paths the ingest sets itself: columns sent for them are ignored, as such keys of a JSON record are. */
-const OWN_PATHS = new Set(['id', 'node_id', 'batch_id', 'meta.customer_id']);
 const INGEST_TIME_PATH = 'meta.@ingest_time';
 
 /** Registry columns a batch may fill, by path. */
 const KNOWN = new Map(COLUMNS.filter((c) => c.role !== 'derived' && !OWN_PATHS.has(c.path)).map((c) => [c.path, c]));
-/** Every registry leaf's path prefixes: a sent path may not run through a leaf (`src.ip.x`). */
+/** Every registry leaf's path: a sent path may not run through one (`src.ip.x`). */
 const LEAF_PATHS = new Set(COLUMNS.filter((c) => c.role !== 'derived').map((c) => c.path));
 
 /** The types each kind of registry column takes (docs/collector-protocol.md 4.1). */
@@ -195,8 +193,6 @@ function present(column: ReadColumn, r: number): boolean {
   return !ends || ends[r]! > (r ? ends[r - 1]! : 0);
 }
 
-const got = (v: unknown) => `got ${JSON.stringify(v)?.slice(0, 80)}`;
-
 /** Refuses each record whose value of `field` its kind does not take (the JSON batch's reasons). */
 function checkField(field: Field, rows: number, body: Buffer, refuse: (r: number, path: string, reason: string) => void): void {
   const { column, def, path } = field;
@@ -221,13 +217,13 @@ function checkField(field: Field, rows: number, body: Buffer, refuse: (r: number
       for (let r = 0; r < rows; r++) {
         for (let e = r ? ends[r - 1]! : 0; e < ends[r]!; e++) {
           if (!ok(numbers[e]!)) {
-            refuse(r, path, `expected ${what}, ${got(numbers[e])}`);
+            refuse(r, path, expectedText(what, numbers[e]));
             break;
           }
         }
       }
     } else {
-      for (let r = 0; r < rows; r++) if (!column.nulls?.[r] && !ok(numbers[r]!)) refuse(r, path, `expected ${what}, ${got(numbers[r])}`);
+      for (let r = 0; r < rows; r++) if (!column.nulls?.[r] && !ok(numbers[r]!)) refuse(r, path, expectedText(what, numbers[r]));
     }
   };
   switch (kind) {

@@ -21,9 +21,12 @@ export const LATEST_STORED_MS = Date.UTC(2299, 11, 31, 23, 59, 59, 999);
  */
 const wellFormed = (s: string) => (s.isWellFormed() ? s : s.toWellFormed());
 
+/** Why a leaf's value is refused: what it should have been, and (cut short) what it was. */
+export const expectedText = (what: string, v: unknown): string => `expected ${what}, got ${JSON.stringify(v)?.slice(0, 80)}`;
+
 /** Refuses a leaf's value, naming the path and what it should have been. */
 function refuse(col: ColumnDef, v: unknown, index: number, what: string): never {
-  throw new FlowIngestError(index, col.path, `expected ${what}, got ${JSON.stringify(v)?.slice(0, 80)}`);
+  throw new FlowIngestError(index, col.path, expectedText(what, v));
 }
 
 /** The value a leaf's column stores; throws FlowIngestError when it has none. */

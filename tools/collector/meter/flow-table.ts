@@ -88,6 +88,12 @@ export class FlowTable {
   private readonly spareCounters: FlowCounters[] = [];
   private ended: FlowState[] = [];
   private clock = 0;
+  /**
+   * No record is due before this packet time: a lower bound on every closing deadline and idle
+   * deadline in the table. Deadlines only move later (a flow's last packet time never goes back),
+   * so advanceEnded() skips its scans for the many packets that come before it.
+   */
+  private nextDue = Infinity;
   private readonly counts: FlowTableCounts = { packets: 0, flows: 0, records: 0, active: 0, evicted: 0, activeCuts: 0, fragments: 0, dropped: {} };
 
   constructor(options: FlowTableOptions) {
@@ -139,7 +145,11 @@ export class FlowTable {
 
     const phase = flow.tcp?.phase;
     if (phase === 'closed' || isDnsAnswer(flow, fromSrc)) this.finish(flow);
-    else if (wasOpen && phase === 'closing') this.closing.push({ flow, deadline: p.tsMicros + this.lingerMicros });
+    else if (wasOpen && phase === 'closing') {
+      const deadline = p.tsMicros + this.lingerMicros;
+      this.closing.push({ flow, deadline });
+      if (deadline < this.nextDue) this.nextDue = deadline;
+    }
   }
 
   /** Records due by `nowMicros` (packet time): ended TCP flows past their linger, idle flows. */
@@ -159,6 +169,7 @@ export class FlowTable {
    */
   advanceEnded(nowMicros: number): readonly FlowState[] {
     if (nowMicros > this.clock) this.clock = nowMicros;
+    if (nowMicros < this.nextDue) return this.take();
     const closing = this.closing;
     while (this.closingHead < closing.length && closing[this.closingHead].deadline <= nowMicros) {
       const { flow } = closing[this.closingHead++];
@@ -171,6 +182,9 @@ export class FlowTable {
     for (let flow = this.recency.oldest; flow !== undefined && flow.counters.lastMicros + this.idleMicros <= nowMicros; flow = this.recency.oldest) {
       this.finish(flow);
     }
+    const oldest = this.recency.oldest;
+    const idleDue = oldest === undefined ? Infinity : oldest.counters.lastMicros + this.idleMicros;
+    this.nextDue = this.closingHead < closing.length ? Math.min(closing[this.closingHead].deadline, idleDue) : idleDue;
     return this.take();
   }
 
@@ -179,6 +193,7 @@ export class FlowTable {
     for (let flow = this.recency.oldest; flow !== undefined; flow = this.recency.oldest) this.finish(flow);
     this.closing.length = 0;
     this.closingHead = 0;
+    this.nextDue = Infinity;
     this.fragmentHomes.clear();
     return this.take();
   }
@@ -200,6 +215,7 @@ export class FlowTable {
       this.finish(this.recency.oldest!);
     }
     this.counts.flows++;
+    if (p.tsMicros + this.idleMicros < this.nextDue) this.nextDue = p.tsMicros + this.idleMicros;
     const id = identityOf(p);
     return new FlowState(id, srcFirst !== id.flipped, this.countersFrom(p.tsMicros));
   }

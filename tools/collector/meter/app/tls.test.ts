@@ -98,6 +98,16 @@ describe('JA4', () => {
     expect(ja4(binaryAlpn)).toBe(`t11i0102ad_${truncatedSha256('002f')}_${truncatedSha256('000a')}`);
   });
 
+  it('names no protocol for an empty ALPN value; JA4 reads that first value as empty', () => {
+    const alpn = [0x00, 0x10, 0x00, 0x06, 0x00, 0x04, 0x00, 0x02, 0x68, 0x32]; // "" and "h2"
+    const body = [0x03, 0x03, ...new Array(32).fill(7), 0, 0x00, 0x02, 0x13, 0x01, 0x01, 0x00, 0x00, alpn.length, ...alpn];
+    const handshake = [0x01, 0, 0, body.length, ...body];
+    const record = Uint8Array.from([0x16, 0x03, 0x01, 0, handshake.length, ...handshake]);
+    expect(fromClient(record, 8443)).toEqual({
+      hints: { app_name: 'HTTPS', tls: { version: 'TLS 1.2', alpn: ['h2'], ja4: `t12i010100_${truncatedSha256('1301')}_${truncatedSha256('')}` } },
+    });
+  });
+
   it('reads a ClientHello that has no extensions (allowed before TLS 1.3) as whole', () => {
     const body = [0x03, 0x01, ...new Array(32).fill(7), 0, 0x00, 0x02, 0x00, 0x2f, 0x01, 0x00];
     const handshake = [0x01, 0, 0, body.length, ...body];

@@ -76,7 +76,8 @@ function clientHelloInspection(reader: ByteReader): Inspection {
   const offered = complete || hello.supportedVersions.length > 0 ? highestVersion(hello) : undefined;
   if (offered !== undefined && VERSION_NAMES[offered]) tls.version = VERSION_NAMES[offered];
   if (hello.sni !== undefined) tls.sni = hello.sni;
-  if (hello.alpn.length > 0) tls.alpn = hello.alpn.map(alpnText);
+  const alpn = alpnNames(hello.alpn);
+  if (alpn.length > 0) tls.alpn = alpn;
   if (complete) tls.ja4 = ja4(hello);
   const hints: AppHints = { tls };
   return complete ? { hints } : { hints, problem: 'tls.truncated' };
@@ -123,7 +124,7 @@ function serverHelloInspection(reader: ByteReader): Inspection {
     if (data.short) break;
     if (type === EXT_SUPPORTED_VERSIONS)
       selectedVersion = data.u16(); // TLS 1.3 negotiates here (RFC 8446 §4.2.1)
-    else if (type === EXT_ALPN) alpn = readAlpn(data).map(alpnText);
+    else if (type === EXT_ALPN) alpn = alpnNames(readAlpn(data));
   }
   if (extensions.remaining > 0) reader.short = true;
   // As in the ClientHello, a cut hello's legacy version says nothing about a selection past the cut.
@@ -156,8 +157,14 @@ function readAlpn(data: ByteReader): Uint8Array[] {
   return protocols;
 }
 
-function alpnText(protocol: Uint8Array): string {
-  return printable(protocol, 0, protocol.length);
+/**
+ * The protocols as text, without empty ones: RFC 7301 names are 1 to 255 bytes, so an empty one
+ * is malformed and names no protocol (JA4 still reads the raw first value: `00` when it is empty).
+ */
+function alpnNames(protocols: readonly Uint8Array[]): string[] {
+  const names: string[] = [];
+  for (const protocol of protocols) if (protocol.length > 0) names.push(printable(protocol, 0, protocol.length));
+  return names;
 }
 
 function readU16List(data: ByteReader, byteLength: number): number[] {

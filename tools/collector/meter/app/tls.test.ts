@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inspect } from './index.js';
 import { freePort, packetWith, type Recording, runTool, startTool, stopTool, tcpRelay } from './testing/loopback.js';
-import { type ClientHello, ja4, truncatedSha256 } from './tls.js';
+import { type ClientHello, isGrease, ja4, truncatedSha256 } from './tls.js';
 
 let dir: string;
 let server: ChildProcess;
@@ -96,6 +96,24 @@ describe('JA4', () => {
     expect(ja4(bare)).toBe(`t11i010000_${truncatedSha256('002f')}_000000000000`);
     const binaryAlpn = { ...bare, extensions: [0x0010, 0x000a], alpn: [Uint8Array.from([0xab, 0x61, 0xcd])] };
     expect(ja4(binaryAlpn)).toBe(`t11i0102ad_${truncatedSha256('002f')}_${truncatedSha256('000a')}`);
+  });
+
+  it('hashes long lists (past its first buffer) as their text, sorted by hex and without GREASE', () => {
+    const values = Array.from({ length: 500 }, (_, i) => (i * 40503 + 17) & 0xffff);
+    const hello: ClientHello = {
+      version: 0x0303,
+      ciphers: values,
+      extensions: values.slice(0, 300),
+      alpn: [],
+      supportedVersions: [],
+      signatureAlgorithms: values.slice(0, 400),
+    };
+    const hex = (list: number[]) => list.filter((v) => !isGrease(v)).map((v) => v.toString(16).padStart(4, '0'));
+    const extensions = hex(values.slice(0, 300).filter((e) => e !== 0x0000 && e !== 0x0010)).sort();
+    expect(ja4(hello).split('_').slice(1)).toEqual([
+      truncatedSha256(hex(values).sort().join(',')),
+      truncatedSha256(`${extensions.join(',')}_${hex(values.slice(0, 400)).join(',')}`),
+    ]);
   });
 
   it('names no protocol for an empty ALPN value; JA4 reads that first value as empty', () => {

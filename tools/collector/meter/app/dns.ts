@@ -5,7 +5,7 @@
 
 import type { AppHints } from '../packet.js';
 import { formatIPv6 } from '../address.js';
-import { ByteReader, type Inspection, printable } from './inspection.js';
+import { appendPrintable, appendText, asciiText, ByteReader, type Inspection } from './inspection.js';
 
 /** Type names as flowgen and Suricata spell them; others as RFC 3597's `TYPEnnn`. */
 const RR_TYPES: Record<number, string> = {
@@ -41,6 +41,7 @@ const HEADER_LENGTH = 12;
 /** Pointer hops per name: a name has at most 127 labels, each reachable by one pointer. */
 const MAX_POINTER_HOPS = 127;
 const MAX_NAME_LENGTH = 255;
+const DOT = 0x2e;
 /** Enough for a CNAME chain and its addresses; a flow record is no place for a zone transfer. */
 export const MAX_ANSWERS = 16;
 /** Records looked at for those answers (others, such as RRSIGs, are skipped over). */
@@ -110,9 +111,11 @@ function nameProblem(reader: ByteReader): string {
 
 function answerText(type: number, rdata: ByteReader): string | undefined {
   const length = rdata.end - rdata.pos;
-  if (type === 1 && length === 4) return Array.from(rdata.bytes.subarray(rdata.pos, rdata.end)).join('.');
-  if (type === 28 && length === 16) return formatIPv6(rdata.bytes, rdata.pos);
-  if (type === 5) return readName(new ByteReader(rdata.bytes, rdata.pos)); // may point anywhere before it
+  const b = rdata.bytes;
+  const at = rdata.pos;
+  if (type === 1 && length === 4) return `${b[at]}.${b[at + 1]}.${b[at + 2]}.${b[at + 3]}`;
+  if (type === 28 && length === 16) return formatIPv6(b, at);
+  if (type === 5) return readName(new ByteReader(b, at)); // may point anywhere before it
   return undefined;
 }
 
@@ -129,7 +132,7 @@ export function readName(reader: ByteReader): string | undefined {
   let lowestPointerFrom = pos;
   let wireLength = 0;
   let hops = 0;
-  const labels: string[] = [];
+  let textLength = 0; // of the name's text so far, in the shared text buffer
   for (;;) {
     if (pos >= reader.end) {
       reader.short = true;
@@ -160,9 +163,10 @@ export function readName(reader: ByteReader): string | undefined {
       reader.short = true;
       return undefined;
     }
-    labels.push(printable(bytes, pos + 1, pos + 1 + length, true));
+    if (textLength > 0) textLength = appendText(DOT, textLength);
+    textLength = appendPrintable(bytes, pos + 1, pos + 1 + length, true, textLength);
     pos += 1 + length;
   }
   reader.pos = resumeAt >= 0 ? resumeAt : pos;
-  return labels.length === 0 ? '.' : labels.join('.');
+  return textLength === 0 ? '.' : asciiText(textLength);
 }

@@ -77,11 +77,50 @@ export class ByteReader {
 
 /** Printable ASCII as is; anything else as a `\DDD` escape (dig's presentation format). */
 export function printable(bytes: Uint8Array, start: number, end: number, escapeDot = false): string {
-  let text = '';
-  for (let i = start; i < end; i++) {
-    const b = bytes[i];
-    if (b > 0x20 && b < 0x7f && b !== 0x5c && !(escapeDot && b === 0x2e)) text += String.fromCharCode(b);
-    else text += '\\' + b.toString().padStart(3, '0');
+  return asciiText(appendPrintable(bytes, start, end, escapeDot, 0));
+}
+
+// Text is written as bytes into one growing buffer and made a string once: built a character at
+// a time, a DNS name's labels were about a third of reading a response.
+let textBytes = new Uint8Array(1024);
+
+/** printable()'s bytes written into the text buffer from `at`; returns where they end. */
+export function appendPrintable(bytes: Uint8Array, start: number, end: number, escapeDot: boolean, at: number): number {
+  const most = at + 4 * (end - start);
+  if (most > textBytes.length) {
+    const grown = new Uint8Array(2 * most);
+    grown.set(textBytes.subarray(0, at));
+    textBytes = grown;
   }
-  return text;
+  const out = textBytes;
+  for (let i = start; i < end; i++) {
+    const b = bytes[i]!;
+    if (b > 0x20 && b < 0x7f && b !== 0x5c && !(escapeDot && b === 0x2e)) {
+      out[at++] = b;
+    } else {
+      out[at++] = 0x5c;
+      out[at++] = 0x30 + Math.floor(b / 100);
+      out[at++] = 0x30 + (Math.floor(b / 10) % 10);
+      out[at++] = 0x30 + (b % 10);
+    }
+  }
+  return at;
+}
+
+/** Appends one byte of text (a separator such as the dot between DNS labels) at `at`; returns the end. */
+export function appendText(byte: number, at: number): number {
+  if (at >= textBytes.length) {
+    const grown = new Uint8Array(2 * (at + 1));
+    grown.set(textBytes.subarray(0, at));
+    textBytes = grown;
+  }
+  textBytes[at] = byte;
+  return at + 1;
+}
+
+/** The first `length` bytes of the text buffer (ASCII) as a string. */
+export function asciiText(length: number): string {
+  const bytes = textBytes.subarray(0, length);
+  // apply() takes a few hundred arguments cheaply; longer text (a hostile SNI) goes through Buffer.
+  return length <= 256 ? String.fromCharCode.apply(null, bytes as unknown as number[]) : Buffer.from(bytes.buffer, 0, length).toString('latin1');
 }

@@ -116,6 +116,26 @@ describe('JA4', () => {
     ]);
   });
 
+  it('keeps a long SNI whole, escaping the bytes that are not printable', () => {
+    const name = [...Buffer.from('a'.repeat(100)), ...new Array(300).fill(1)];
+    const serverName = [
+      0x00,
+      0x00,
+      (name.length + 5) >> 8,
+      (name.length + 5) & 255,
+      (name.length + 3) >> 8,
+      (name.length + 3) & 255,
+      0,
+      name.length >> 8,
+      name.length & 255,
+      ...name,
+    ];
+    const body = [0x03, 0x03, ...new Array(32).fill(7), 0, 0x00, 0x02, 0x13, 0x01, 0x01, 0x00, serverName.length >> 8, serverName.length & 255, ...serverName];
+    const handshake = [0x01, 0, body.length >> 8, body.length & 255, ...body];
+    const record = Uint8Array.from([0x16, 0x03, 0x01, handshake.length >> 8, handshake.length & 255, ...handshake]);
+    expect(fromClient(record, 8443).hints?.tls?.sni).toBe(`${'a'.repeat(100)}${'\\001'.repeat(300)}`);
+  });
+
   it('names no protocol for an empty ALPN value; JA4 reads that first value as empty', () => {
     const alpn = [0x00, 0x10, 0x00, 0x06, 0x00, 0x04, 0x00, 0x02, 0x68, 0x32]; // "" and "h2"
     const body = [0x03, 0x03, ...new Array(32).fill(7), 0, 0x00, 0x02, 0x13, 0x01, 0x01, 0x00, 0x00, alpn.length, ...alpn];

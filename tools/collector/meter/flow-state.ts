@@ -217,20 +217,11 @@ export class FlowState implements RecencyNode<FlowState>, Indexed {
     if (fromSrc ? this.inspectedSrc >= perDirection : this.inspectedDst >= perDirection) return;
     if (fromSrc) this.inspectedSrc++;
     else this.inspectedDst++;
-    if (!anyMayFind(inspectors, p, fromSrc)) return; // it counts as shown: the inspectors would say nothing
-    // Inspectors take a packet of their own; the flow's address text spares formatting it again.
-    const { srcIp, dstIp } = this.id;
-    const packet = fromSrc ? p.toDecodedPacket(srcIp, dstIp) : p.toDecodedPacket(dstIp, srcIp);
     for (const inspector of inspectors) {
-      const found = inspector(packet, fromSrc);
+      const found = inspector(p, fromSrc);
       if (found !== undefined) mergeHints(this.hints, found, !fromSrc);
     }
   }
-}
-
-function anyMayFind(inspectors: readonly PayloadInspector[], p: PacketHeaders, fromSrc: boolean): boolean {
-  for (const inspector of inspectors) if (inspector.mayFind === undefined || inspector.mayFind(p, fromSrc)) return true;
-  return false;
 }
 
 type HintGroup = 'dns' | 'tls' | 'http';

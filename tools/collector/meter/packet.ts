@@ -98,15 +98,15 @@ export class PacketHeaders {
     return this.payloadEnd - this.payloadStart;
   }
 
-  /** A DecodedPacket of its own (the address text may be passed when already known). */
-  toDecodedPacket(src = formatAddress(this.addresses, 0, this.ipVersion), dst = formatAddress(this.addresses, 4, this.ipVersion)): DecodedPacket {
+  /** A DecodedPacket of its own. */
+  toDecodedPacket(): DecodedPacket {
     return {
       tsMicros: this.tsMicros,
       wireLength: this.wireLength,
       vlan: this.vlan < 0 ? undefined : this.vlan,
       ipVersion: this.ipVersion,
-      src,
-      dst,
+      src: formatAddress(this.addresses, 0, this.ipVersion),
+      dst: formatAddress(this.addresses, 4, this.ipVersion),
       protocol: this.protocol,
       ttl: this.ttl,
       ipLength: this.ipLength,
@@ -176,16 +176,9 @@ export interface AppHints {
 }
 
 /**
- * Looks at one packet's payload; `fromInitiator` is true when it travels in the flow's src → dst
- * direction. Returns nothing when the payload says nothing it recognises. Pure and bounded: it
- * never throws on hostile bytes.
+ * Looks at one packet's payload, `headers.data[payloadStart, payloadEnd)`; `fromInitiator` is
+ * true when it travels in the flow's src → dst direction. Returns nothing when the payload says
+ * nothing it recognises. Pure and bounded: it never throws on hostile bytes, and it keeps no view
+ * of the headers' bytes (the next frame overwrites them).
  */
-export interface PayloadInspector {
-  (packet: DecodedPacket, fromInitiator: boolean): AppHints | undefined;
-  /**
-   * Optional, cheap: false only when the inspector would return nothing (and count nothing) for
-   * the payload of these headers. The flow table asks before it makes a DecodedPacket, which
-   * most inspected payloads (a server's data, a datagram of an unknown protocol) need not cost.
-   */
-  mayFind?(headers: PacketHeaders, fromInitiator: boolean): boolean;
-}
+export type PayloadInspector = (headers: PacketHeaders, fromInitiator: boolean) => AppHints | undefined;

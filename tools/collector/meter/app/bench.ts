@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { DecodedPacket } from '../packet.js';
+import type { PacketHeaders } from '../packet.js';
 import { inspect } from './index.js';
 import { freePort, packetWith, runTool, startTool, stopTool, tcpRelay, udpRelay } from './testing/loopback.js';
 
@@ -59,7 +59,7 @@ async function dnsResponse(): Promise<Buffer> {
   }
 }
 
-function rate(label: string, packet: DecodedPacket, fromInitiator: boolean): void {
+function rate(label: string, packet: PacketHeaders, fromInitiator: boolean): void {
   const hints = inspect(packet, fromInitiator).hints;
   if (hints === undefined) throw new Error(`${label}: nothing recognised`);
   for (let i = 0; i < 20_000; i++) inspect(packet, fromInitiator); // warm up
@@ -70,7 +70,7 @@ function rate(label: string, packet: DecodedPacket, fromInitiator: boolean): voi
     count += 1000;
   }
   const seconds = Number(process.hrtime.bigint() - start) / 1e9;
-  console.log(`${label}: ${Math.round(count / seconds).toLocaleString('en')} inspections/s (${packet.payload.length} bytes) ${JSON.stringify(hints)}`);
+  console.log(`${label}: ${Math.round(count / seconds).toLocaleString('en')} inspections/s (${packet.capturedPayload} bytes) ${JSON.stringify(hints)}`);
 }
 
 const hello = await clientHello();

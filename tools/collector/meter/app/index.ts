@@ -1,7 +1,7 @@
 // The payload inspector the flow table calls: picks the protocol by port (DNS) or by the
 // payload's first bytes (TLS, SSH, HTTP), and counts what it could not read.
 
-import type { AppHints, DecodedPacket, DropCounts, PacketHeaders, PayloadInspector } from '../packet.js';
+import type { DropCounts, PacketHeaders, PayloadInspector } from '../packet.js';
 import { inspectDns } from './dns.js';
 import { inspectHttp, looksLikeHttpRequest } from './http.js';
 import type { Inspection } from './inspection.js';
@@ -31,25 +31,28 @@ function inspectorFor(protocol: number, srcPort: number, dstPort: number, bytes:
 }
 
 /** Inspects one packet's payload, saying why it stopped when the bytes were cut or malformed. */
-export function inspect(packet: DecodedPacket, fromInitiator: boolean): Inspection {
-  const payload = packet.payload;
-  switch (inspectorFor(packet.protocol, packet.srcPort ?? -1, packet.dstPort ?? -1, payload, 0, payload.length, fromInitiator)) {
+export function inspect(h: PacketHeaders, fromInitiator: boolean): Inspection {
+  const srcPort = h.hasPorts ? h.srcPort : -1;
+  const dstPort = h.hasPorts ? h.dstPort : -1;
+  // Most payloads shown (a server's data, a datagram of an unknown protocol) stop here, before
+  // a view of their bytes is made.
+  switch (inspectorFor(h.protocol, srcPort, dstPort, h.data, h.payloadStart, h.payloadEnd, fromInitiator)) {
     case 'dns':
-      return inspectDns(payload, packet.protocol === TCP);
+      return inspectDns(payloadOf(h), h.protocol === TCP);
     case 'tls':
-      return withTlsAppName(inspectTls(payload), packet, fromInitiator);
+      return withTlsAppName(inspectTls(payloadOf(h)), srcPort, dstPort, fromInitiator);
     case 'ssh':
       return { hints: { app_name: 'SSH' } };
     case 'http':
-      return inspectHttp(payload);
+      return inspectHttp(payloadOf(h));
     default:
       return NOTHING;
   }
 }
 
-/** False when inspect() would find nothing: the flow table then makes no DecodedPacket (packet.ts). */
-function mayFind(h: PacketHeaders, fromInitiator: boolean): boolean {
-  return inspectorFor(h.protocol, h.srcPort, h.dstPort, h.data, h.payloadStart, h.payloadEnd, fromInitiator) !== undefined;
+/** The captured payload as a plain view of the frame's bytes (a Buffer's subarray costs more). */
+function payloadOf(h: PacketHeaders): Uint8Array {
+  return new Uint8Array(h.data.buffer, h.data.byteOffset + h.payloadStart, h.payloadEnd - h.payloadStart);
 }
 
 /**
@@ -57,10 +60,10 @@ function mayFind(h: PacketHeaders, fromInitiator: boolean): boolean {
  * said only by the ClientHello: a TLS 1.3 ServerHello hides its ALPN, so its silence must not
  * overwrite the client's "HTTPS".
  */
-function withTlsAppName(inspection: Inspection, packet: DecodedPacket, fromInitiator: boolean): Inspection {
+function withTlsAppName(inspection: Inspection, srcPort: number, dstPort: number, fromInitiator: boolean): Inspection {
   const hints = inspection.hints;
   if (hints?.tls === undefined) return inspection;
-  const https = packet.srcPort === HTTPS_PORT || packet.dstPort === HTTPS_PORT || (hints.tls.alpn ?? []).some((p) => HTTP_ALPN.has(p));
+  const https = srcPort === HTTPS_PORT || dstPort === HTTPS_PORT || (hints.tls.alpn ?? []).some((p) => HTTP_ALPN.has(p));
   if (https) hints.app_name = 'HTTPS';
   else if (fromInitiator) hints.app_name = 'TLS';
   return inspection;
@@ -68,15 +71,12 @@ function withTlsAppName(inspection: Inspection, packet: DecodedPacket, fromIniti
 
 /** The inspector as the flow table uses it: hints out, problems counted into `drops`. */
 export function countingInspector(drops: DropCounts): PayloadInspector {
-  const counting = (packet: DecodedPacket, fromInitiator: boolean): AppHints | undefined => {
-    const { hints, problem } = inspect(packet, fromInitiator);
+  return (headers, fromInitiator) => {
+    const { hints, problem } = inspect(headers, fromInitiator);
     if (problem !== undefined) drops[problem] = (drops[problem] ?? 0) + 1;
     return hints;
   };
-  return Object.assign(counting, { mayFind });
 }
 
 /** The inspector without counting. */
-export const inspectPayload: PayloadInspector = Object.assign((packet: DecodedPacket, fromInitiator: boolean) => inspect(packet, fromInitiator).hints, {
-  mayFind,
-});
+export const inspectPayload: PayloadInspector = (headers, fromInitiator) => inspect(headers, fromInitiator).hints;

@@ -4,7 +4,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createSocket } from 'node:dgram';
 import { createConnection, createServer, type AddressInfo } from 'node:net';
-import type { DecodedPacket } from '../../packet.js';
+import { PacketHeaders } from '../../packet.js';
 
 const LOOPBACK = '127.0.0.1';
 
@@ -135,9 +135,9 @@ export async function udpRelay(targetPort: number): Promise<Recording> {
   };
 }
 
-/** A packet as the decoder would hand it over, carrying `payload` between the given ports. */
-export function packetWith(payload: Uint8Array, ports: { protocol: 6 | 17; srcPort: number; dstPort: number }): DecodedPacket {
-  return {
+/** A packet's headers as the decoder would fill them, carrying `payload` between the given ports. */
+export function packetWith(payload: Uint8Array, ports: { protocol: 6 | 17; srcPort: number; dstPort: number }): PacketHeaders {
+  return new PacketHeaders().setFrom({
     tsMicros: 0,
     wireLength: payload.length + 54,
     ipVersion: 4,
@@ -151,5 +151,5 @@ export function packetWith(payload: Uint8Array, ports: { protocol: 6 | 17; srcPo
     dstPort: ports.dstPort,
     payload,
     payloadLength: payload.length,
-  };
+  });
 }

@@ -334,6 +334,14 @@ function timesOf(f: FlowFields, ctx: MessageContext, systemInitMs: number | unde
   if (f.startUptimeMs === undefined) return { startMs: ctx.exportMs, endMs: ctx.exportMs, exportMs: ctx.exportMs };
   const boot = ctx.uptimeMs !== undefined ? ctx.exportMs - ctx.uptimeMs : systemInitMs;
   if (boot === undefined) return undefined;
-  const place = (uptime: number): number => (boot + uptime > ctx.exportMs + 1000 ? boot + uptime - UPTIME_WRAP : boot + uptime);
-  return { startMs: place(f.startUptimeMs), endMs: place(f.endUptimeMs ?? f.startUptimeMs), exportMs: ctx.exportMs };
+  return {
+    startMs: placeUptime(boot, f.startUptimeMs, ctx.exportMs),
+    endMs: placeUptime(boot, f.endUptimeMs ?? f.startUptimeMs, ctx.exportMs),
+    exportMs: ctx.exportMs,
+  };
+}
+
+/** An uptime placed by the boot time, unwrapped when it would fall more than a second after the export. */
+function placeUptime(boot: number, uptime: number, exportMs: number): number {
+  return boot + uptime > exportMs + 1000 ? boot + uptime - UPTIME_WRAP : boot + uptime;
 }

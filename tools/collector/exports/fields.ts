@@ -3,12 +3,17 @@
 // (NetFlow v9 uses the same numbers below 128). RFC 5103 reverse elements are
 // the same numbers under private enterprise 29305.
 
+import { isPrivateBytes } from '../meter/well-known.js';
+
 const REVERSE_PEN = 29305;
 
 /** The fields a flow record is built from; absent ones stay undefined. */
 export interface FlowFields {
   srcIp?: string;
   dstIp?: string;
+  /** Whether each address is private (well-known.ts's rule), judged from its bytes as it is read. */
+  srcPrivate?: boolean;
+  dstPrivate?: boolean;
   ipVersion?: number;
   srcPort?: number;
   dstPort?: number;
@@ -51,7 +56,7 @@ export function readUint(buf: Uint8Array, off: number, len: number): number {
   return n;
 }
 
-function ipv4(buf: Uint8Array, off: number): string {
+export function ipv4(buf: Uint8Array, off: number): string {
   return `${buf[off]}.${buf[off + 1]}.${buf[off + 2]}.${buf[off + 3]}`;
 }
 
@@ -116,21 +121,25 @@ export function applyField(f: FlowFields, ie: number, pen: number, buf: Uint8Arr
     case 8:
       if (len !== 4) return false;
       f.srcIp = ipv4(buf, off);
+      f.srcPrivate = isPrivateBytes(buf, off, 4);
       f.ipVersion = 4;
       return true;
     case 12:
       if (len !== 4) return false;
       f.dstIp = ipv4(buf, off);
+      f.dstPrivate = isPrivateBytes(buf, off, 4);
       f.ipVersion = 4;
       return true;
     case 27:
       if (len !== 16) return false;
       f.srcIp = ipv6(buf, off);
+      f.srcPrivate = isPrivateBytes(buf, off, 6);
       f.ipVersion = 6;
       return true;
     case 28:
       if (len !== 16) return false;
       f.dstIp = ipv6(buf, off);
+      f.dstPrivate = isPrivateBytes(buf, off, 6);
       f.ipVersion = 6;
       return true;
     case 15:

@@ -1,6 +1,7 @@
 // NetFlow v5: a fixed 24-byte header and up to 30 fixed 48-byte records.
 
-import { emptyFields, readUint, type FlowFields } from './fields.js';
+import { isPrivateBytes } from '../meter/well-known.js';
+import { emptyFields, ipv4, readUint, type FlowFields } from './fields.js';
 
 const V5_HEADER = 24;
 const V5_RECORD = 48;
@@ -33,16 +34,16 @@ export function readV5Header(b: Uint8Array): V5Header | 'truncated_header' | 'ba
   };
 }
 
-const ip = (b: Uint8Array, o: number): string => `${b[o]}.${b[o + 1]}.${b[o + 2]}.${b[o + 3]}`;
-
 /** Record `i`; its first/last stay uptime-relative for the caller to place in time. */
 export function readV5Record(b: Uint8Array, i: number): FlowFields {
   const o = V5_HEADER + i * V5_RECORD;
   const f = emptyFields();
-  f.srcIp = ip(b, o);
-  f.dstIp = ip(b, o + 4);
+  f.srcIp = ipv4(b, o);
+  f.dstIp = ipv4(b, o + 4);
+  f.srcPrivate = isPrivateBytes(b, o, 4);
+  f.dstPrivate = isPrivateBytes(b, o + 4, 4);
   f.ipVersion = 4;
-  f.nextHop = ip(b, o + 8);
+  f.nextHop = ipv4(b, o + 8);
   f.ingress = readUint(b, o + 12, 2);
   f.egress = readUint(b, o + 14, 2);
   f.packets = readUint(b, o + 16, 4);

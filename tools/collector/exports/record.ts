@@ -3,7 +3,8 @@
 // (bytes) only, and what needs per-packet values (squares and cubes, sizes,
 // RTT, inter-arrival times, entropy) is absent rather than invented.
 
-import { flagNames, icmpTypeName, isPrivateAddress, transportName } from '../meter/well-known.js';
+import { flagNames, icmpTypeName, transportName } from '../meter/well-known.js';
+import { hex16 } from '../flowgen/record.js';
 import { mix32 } from '../flowgen/prng.js';
 import { dayOfWeek, flowRates, fnvText, packetCounts, timeOfDay } from '../flowgen/record-fields.js';
 import type { DirectionFields, FlowRecord, PathEntry } from '../flowgen/types.js';
@@ -64,8 +65,8 @@ export interface RecordTimes {
   exportMs: number;
 }
 
-function endpoint(ip: string, port: number | undefined): ExportRecord['src'] {
-  const d: ExportRecord['src'] = { ip, address_type: isPrivateAddress(ip, ip.includes(':') ? 6 : 4) ? 'private' : 'public', geo: {}, ctx: {} };
+function endpoint(ip: string, port: number | undefined, isPrivate: boolean): ExportRecord['src'] {
+  const d: ExportRecord['src'] = { ip, address_type: isPrivate ? 'private' : 'public', geo: {}, ctx: {} };
   if (port !== undefined) d.port = port;
   return d;
 }
@@ -74,8 +75,6 @@ function endpoint(ip: string, port: number | undefined): ExportRecord['src'] {
 function stringHash(s: string, seed: number): number {
   return mix32(fnvText(seed, s));
 }
-
-const hex8 = (n: number): string => (n >>> 0).toString(16).padStart(8, '0');
 
 function pathEntry(f: FlowFields, kind: ExportKind, exporter: Exporter, sampling: number): ExportPathEntry {
   const name = `${exporter.address}:${exporter.port}`;
@@ -121,10 +120,10 @@ export function buildExportRecord(
   const record: ExportRecord = {
     doc_type: 'flow',
     '@timestamp': start,
-    key: hex8(h) + hex8(mix32(h ^ (start % 4294967296) ^ Math.floor(start / 4294967296))),
-    session_key: hex8(session) + hex8(mix32(session ^ 0x5bd1e995)),
-    src: endpoint(f.srcIp, f.srcPort),
-    dst: endpoint(f.dstIp, f.dstPort),
+    key: hex16(h, mix32(h ^ (start % 4294967296) ^ Math.floor(start / 4294967296))),
+    session_key: hex16(session, mix32(session ^ 0x5bd1e995)),
+    src: endpoint(f.srcIp, f.srcPort, f.srcPrivate === true),
+    dst: endpoint(f.dstIp, f.dstPort, f.dstPrivate === true),
     ip: { version: f.ipVersion ?? (f.srcIp.includes(':') ? 6 : 4) },
     transport: { proto: transportName(f.proto), proto_num: f.proto },
     path: [pathEntry(f, kind, exporter, sampling)],

@@ -3,7 +3,7 @@
 // TCP flags, and whether an address is private. The packet meter and the flow-export decoder
 // both name things this way.
 
-import { isPrivate, isPrivateIPv4 } from '../flowgen/ip.js';
+import { isPrivateIPv4 } from '../flowgen/ip.js';
 import { TcpFlag } from './packet.js';
 
 /** Service ports as flowgen's catalog uses them; the table is small on purpose (payload hints refine it). */
@@ -126,16 +126,19 @@ export function flagNames(bits: number): string[] {
   return names;
 }
 
-/** flowgen's rule for IPv4 (RFC 1918); for IPv6 unique-local fc00::/7 and link-local fe80::/10. */
-export function isPrivateAddress(ip: string, version: 4 | 6): boolean {
-  if (version === 4) return isPrivate(ip);
-  const colon = ip.indexOf(':');
-  return isPrivateIPv6Group(colon <= 0 ? 0 : parseInt(ip.slice(0, colon), 16));
-}
+// Private addresses by flowgen's rule for IPv4 (RFC 1918); for IPv6 unique-local fc00::/7 and
+// link-local fe80::/10. Judged from an address's numbers, never its text.
 
-/** isPrivateAddress of an address as words (address.ts): words[at] for IPv4, words[at..at+3] for IPv6. */
+/** Whether an address as words (address.ts) is private: words[at] for IPv4, words[at..at+3] for IPv6. */
 export function isPrivateAt(words: Uint32Array, at: number, version: 4 | 6): boolean {
   return version === 4 ? isPrivateIPv4(words[at]) : isPrivateIPv6Group(words[at] >>> 16);
+}
+
+/** Whether an address as bytes (as packets and exports carry it) is private, bytes[at..] in network order. */
+export function isPrivateBytes(bytes: Uint8Array, at: number, version: 4 | 6): boolean {
+  return version === 4
+    ? isPrivateIPv4(((bytes[at] << 24) | (bytes[at + 1] << 16) | (bytes[at + 2] << 8) | bytes[at + 3]) >>> 0)
+    : isPrivateIPv6Group((bytes[at] << 8) | bytes[at + 1]);
 }
 
 /** The rule for IPv6 needs only the first 16-bit group. */

@@ -36,9 +36,9 @@ export function inspectHttp(payload: Uint8Array): Inspection {
     const colon = line.indexOf(':');
     if (colon <= 0) continue;
     const name = line.slice(0, colon).trim().toLowerCase();
-    const value = clean(line.slice(colon + 1).trim(), MAX_HEADER_VALUE);
-    if (name === 'host' && http.host === undefined) http.host = value;
-    else if (name === 'user-agent' && http.user_agent === undefined) http.user_agent = value;
+    // Only the two kept values are cleaned: a request carries many headers, and the cleaning is a regex.
+    if (name === 'host' && http.host === undefined) http.host = headerValue(line, colon);
+    else if (name === 'user-agent' && http.user_agent === undefined) http.user_agent = headerValue(line, colon);
   }
   const hints: AppHints = { app_name: 'HTTP', http };
   if (complete < 0) return { hints, problem: 'http.truncated' }; // the request line itself is cut
@@ -59,6 +59,10 @@ function requestLine(line: string): { method: string; uri?: string; protocol?: s
 
 function latin1(bytes: Uint8Array, start: number, end: number): string {
   return Buffer.from(bytes.buffer, bytes.byteOffset + start, end - start).toString('latin1');
+}
+
+function headerValue(line: string, colon: number): string {
+  return clean(line.slice(colon + 1).trim(), MAX_HEADER_VALUE);
 }
 
 /** Control characters would corrupt logs and UIs downstream; they are dropped, and the text bounded. */

@@ -80,19 +80,35 @@ export function printable(bytes: Uint8Array, start: number, end: number, escapeD
   return asciiText(appendPrintable(bytes, start, end, escapeDot, 0));
 }
 
-// Text is written as bytes into one growing buffer and made a string once: built a character at
-// a time, a DNS name's labels were about a third of reading a response.
-let textBytes = new Uint8Array(1024);
+/**
+ * Bytes written in place and grown on demand, kept for the process: inspectors write text there
+ * (escaped names, JA4's lists) and read it once, instead of building strings piece by piece.
+ */
+export class ScratchBytes {
+  bytes: Uint8Array;
+
+  constructor(size: number) {
+    this.bytes = new Uint8Array(size);
+  }
+
+  /** The buffer, grown (keeping bytes[0, at)) if it has fewer than `more` bytes past `at`. */
+  room(at: number, more: number): Uint8Array {
+    if (at + more > this.bytes.length) {
+      const grown = new Uint8Array(2 * (at + more));
+      grown.set(this.bytes.subarray(0, at));
+      this.bytes = grown;
+    }
+    return this.bytes;
+  }
+}
+
+// Text is written as bytes and made a string once: built a character at a time, a DNS name's
+// labels were about a third of reading a response.
+const text = new ScratchBytes(1024);
 
 /** printable()'s bytes written into the text buffer from `at`; returns where they end. */
 export function appendPrintable(bytes: Uint8Array, start: number, end: number, escapeDot: boolean, at: number): number {
-  const most = at + 4 * (end - start);
-  if (most > textBytes.length) {
-    const grown = new Uint8Array(2 * most);
-    grown.set(textBytes.subarray(0, at));
-    textBytes = grown;
-  }
-  const out = textBytes;
+  const out = text.room(at, 4 * (end - start));
   for (let i = start; i < end; i++) {
     const b = bytes[i]!;
     if (b > 0x20 && b < 0x7f && b !== 0x5c && !(escapeDot && b === 0x2e)) {
@@ -109,18 +125,13 @@ export function appendPrintable(bytes: Uint8Array, start: number, end: number, e
 
 /** Appends one byte of text (a separator such as the dot between DNS labels) at `at`; returns the end. */
 export function appendText(byte: number, at: number): number {
-  if (at >= textBytes.length) {
-    const grown = new Uint8Array(2 * (at + 1));
-    grown.set(textBytes.subarray(0, at));
-    textBytes = grown;
-  }
-  textBytes[at] = byte;
+  text.room(at, 1)[at] = byte;
   return at + 1;
 }
 
 /** The first `length` bytes of the text buffer (ASCII) as a string. */
 export function asciiText(length: number): string {
-  const bytes = textBytes.subarray(0, length);
+  const bytes = text.bytes.subarray(0, length);
   // apply() takes a few hundred arguments cheaply; longer text (a hostile SNI) goes through Buffer.
   return length <= 256 ? String.fromCharCode.apply(null, bytes as unknown as number[]) : Buffer.from(bytes.buffer, 0, length).toString('latin1');
 }

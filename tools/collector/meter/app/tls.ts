@@ -5,7 +5,7 @@
 
 import { hash } from 'node:crypto';
 import type { AppHints } from '../packet.js';
-import { ByteReader, type Inspection, printable } from './inspection.js';
+import { ByteReader, type Inspection, printable, ScratchBytes } from './inspection.js';
 
 const CONTENT_HANDSHAKE = 0x16;
 const CLIENT_HELLO = 1;
@@ -191,8 +191,8 @@ export function ja4(hello: ClientHello): string {
   const version = JA4_VERSIONS[highestVersion(hello)] ?? '00';
   const sni = extensions.includes(EXT_SERVER_NAME) ? 'd' : 'i';
   const a = `t${version}${sni}${twoDigits(ciphers.length)}${twoDigits(extensions.length)}${alpnCode(hello.alpn[0])}`;
-  const bEnd = writeHexList(ciphers, true, 0); // first: it may replace listBytes with a larger buffer
-  const b = truncatedSha256(listBytes.subarray(0, bEnd));
+  const bEnd = writeHexList(ciphers, true, 0); // first: it may grow listBytes into a new buffer
+  const b = truncatedSha256(listBytes.bytes.subarray(0, bEnd));
   const signatures = hello.signatureAlgorithms.filter((s) => !isGrease(s));
   let cEnd = writeHexList(
     extensions.filter((e) => e !== EXT_SERVER_NAME && e !== EXT_ALPN),
@@ -200,10 +200,10 @@ export function ja4(hello: ClientHello): string {
     0,
   );
   if (cEnd > 0 && signatures.length > 0) {
-    listBytes[cEnd++] = UNDERSCORE;
+    listBytes.room(cEnd, 1)[cEnd++] = UNDERSCORE;
     cEnd = writeHexList(signatures, false, cEnd);
   }
-  return `${a}_${b}_${truncatedSha256(listBytes.subarray(0, cEnd))}`;
+  return `${a}_${b}_${truncatedSha256(listBytes.bytes.subarray(0, cEnd))}`;
 }
 
 /** JA4_b and JA4_c from their raw comma-separated lists, as text or its bytes ("000000000000" for an empty one). */
@@ -217,7 +217,7 @@ const HEX_DIGITS = Uint8Array.from('0123456789abcdef', (c) => c.charCodeAt(0));
 const COMMA = 0x2c;
 const UNDERSCORE = 0x5f;
 /** Five bytes a value at most: a hello's lists hold at most 32,767 (its 64 KiB). */
-let listBytes = new Uint8Array(1024);
+const listBytes = new ScratchBytes(1024);
 let sortScratch = new Uint16Array(256);
 
 /**
@@ -225,11 +225,7 @@ let sortScratch = new Uint16Array(256);
  * sorted first when asked (numeric order is the hex order JA4 sorts by); returns where it ended.
  */
 function writeHexList(values: readonly number[], sorted: boolean, at: number): number {
-  if (at + values.length * 5 > listBytes.length) {
-    const grown = new Uint8Array(2 * (at + values.length * 5));
-    grown.set(listBytes.subarray(0, at));
-    listBytes = grown;
-  }
+  const out = listBytes.room(at, values.length * 5);
   let ordered: ArrayLike<number> = values;
   if (sorted) {
     if (values.length > sortScratch.length) sortScratch = new Uint16Array(2 * values.length);
@@ -237,7 +233,6 @@ function writeHexList(values: readonly number[], sorted: boolean, at: number): n
     scratch.set(values);
     ordered = scratch.sort();
   }
-  const out = listBytes;
   for (let i = 0; i < ordered.length; i++) {
     if (i > 0) out[at++] = COMMA;
     const value = ordered[i]!;

@@ -3,6 +3,7 @@
 // (NetFlow v9 uses the same numbers below 128). RFC 5103 reverse elements are
 // the same numbers under private enterprise 29305.
 
+import { formatIPv4 } from '../meter/address.js';
 import { isPrivateBytes } from '../meter/well-known.js';
 
 const REVERSE_PEN = 29305;
@@ -54,10 +55,6 @@ export function readUint(buf: Uint8Array, off: number, len: number): number {
   let n = 0;
   for (let i = 0; i < len; i++) n = n * 256 + buf[off + i];
   return n;
-}
-
-export function ipv4(buf: Uint8Array, off: number): string {
-  return `${buf[off]}.${buf[off + 1]}.${buf[off + 2]}.${buf[off + 3]}`;
 }
 
 /** RFC 5952 text: lowercase, longest zero run (≥ 2 groups) as "::". */
@@ -120,13 +117,13 @@ export function applyField(f: FlowFields, ie: number, pen: number, buf: Uint8Arr
       return len === 2;
     case 8:
       if (len !== 4) return false;
-      f.srcIp = ipv4(buf, off);
+      f.srcIp = formatIPv4(buf, off);
       f.srcPrivate = isPrivateBytes(buf, off, 4);
       f.ipVersion = 4;
       return true;
     case 12:
       if (len !== 4) return false;
-      f.dstIp = ipv4(buf, off);
+      f.dstIp = formatIPv4(buf, off);
       f.dstPrivate = isPrivateBytes(buf, off, 4);
       f.ipVersion = 4;
       return true;
@@ -144,7 +141,7 @@ export function applyField(f: FlowFields, ie: number, pen: number, buf: Uint8Arr
       return true;
     case 15:
       if (len !== 4) return false;
-      f.nextHop = ipv4(buf, off);
+      f.nextHop = formatIPv4(buf, off);
       return true;
     case 62:
       if (len !== 16) return false;

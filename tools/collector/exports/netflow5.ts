@@ -1,7 +1,8 @@
 // NetFlow v5: a fixed 24-byte header and up to 30 fixed 48-byte records.
 
+import { formatIPv4 } from '../meter/address.js';
 import { isPrivateBytes } from '../meter/well-known.js';
-import { emptyFields, ipv4, readUint, type FlowFields } from './fields.js';
+import { emptyFields, readUint, type FlowFields } from './fields.js';
 
 const V5_HEADER = 24;
 const V5_RECORD = 48;
@@ -38,12 +39,12 @@ export function readV5Header(b: Uint8Array): V5Header | 'truncated_header' | 'ba
 export function readV5Record(b: Uint8Array, i: number): FlowFields {
   const o = V5_HEADER + i * V5_RECORD;
   const f = emptyFields();
-  f.srcIp = ipv4(b, o);
-  f.dstIp = ipv4(b, o + 4);
+  f.srcIp = formatIPv4(b, o);
+  f.dstIp = formatIPv4(b, o + 4);
   f.srcPrivate = isPrivateBytes(b, o, 4);
   f.dstPrivate = isPrivateBytes(b, o + 4, 4);
   f.ipVersion = 4;
-  f.nextHop = ipv4(b, o + 8);
+  f.nextHop = formatIPv4(b, o + 8);
   f.ingress = readUint(b, o + 12, 2);
   f.egress = readUint(b, o + 14, 2);
   f.packets = readUint(b, o + 16, 4);

@@ -1,4 +1,10 @@
-// IPv6 addresses as RFC 5952 text, the one canonical form flow records and searches compare.
+// Addresses as the one canonical text flow records and searches compare: IPv4 dotted quads, IPv6
+// as RFC 5952 writes it.
+
+/** The 4 bytes at `at` as a dotted quad. */
+export function formatIPv4(d: Uint8Array, at: number): string {
+  return `${d[at]}.${d[at + 1]}.${d[at + 2]}.${d[at + 3]}`;
+}
 
 /**
  * The 16 bytes at `at` as RFC 5952 text: lowercase hex without leading zeros, the longest run of
@@ -9,7 +15,7 @@ export function formatIPv6(d: Uint8Array, at: number): string {
   const groups: number[] = [];
   for (let i = 0; i < 8; i++) groups.push((d[at + 2 * i] << 8) | d[at + 2 * i + 1]);
   if (groups[0] === 0 && groups[1] === 0 && groups[2] === 0 && groups[3] === 0 && groups[4] === 0 && groups[5] === 0xffff) {
-    return `::ffff:${d[at + 12]}.${d[at + 13]}.${d[at + 14]}.${d[at + 15]}`;
+    return `::ffff:${formatIPv4(d, at + 12)}`;
   }
   let bestStart = -1;
   let bestLength = 1;

@@ -4,7 +4,7 @@
 // RFC 1035's 255-byte name limit.
 
 import type { AppHints } from '../packet.js';
-import { formatIPv6 } from '../address.js';
+import { formatIPv4, formatIPv6 } from '../address.js';
 import { appendPrintable, appendText, asciiText, ByteReader, type Inspection } from './inspection.js';
 
 /** Type names as flowgen and Suricata spell them; others as RFC 3597's `TYPEnnn`. */
@@ -113,7 +113,7 @@ function answerText(type: number, rdata: ByteReader): string | undefined {
   const length = rdata.end - rdata.pos;
   const b = rdata.bytes;
   const at = rdata.pos;
-  if (type === 1 && length === 4) return `${b[at]}.${b[at + 1]}.${b[at + 2]}.${b[at + 3]}`;
+  if (type === 1 && length === 4) return formatIPv4(b, at);
   if (type === 28 && length === 16) return formatIPv6(b, at);
   if (type === 5) return readName(new ByteReader(b, at)); // may point anywhere before it
   return undefined;

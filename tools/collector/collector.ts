@@ -177,12 +177,13 @@ export async function startCollector(options: CollectorOptions): Promise<Running
 
   // Unique per node and run: a restarted collector must not reuse ids the service already stored.
   const runId = `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
+  const batchFormat = options.batchFormat ?? DEFAULT_BATCH_FORMAT;
   const ingest = new IngestQueue({
     baseUrl: options.baseUrl,
     tokens,
     batchIdPrefix: batchIdPrefix(machineId, runId),
     gzip: options.gzip,
-    format: options.batchFormat ?? DEFAULT_BATCH_FORMAT,
+    format: batchFormat,
     // Legacy nodes share ingest clients, so their batches name the node; managed nodes are known by their key.
     nodeId: options.kind === 'legacy' ? () => control.nodeId : undefined,
     logger,
@@ -264,7 +265,7 @@ export async function startCollector(options: CollectorOptions): Promise<Running
     },
     ingest: {
       batch_flows: options.batchFlows ?? DEFAULT_BATCH_FLOWS,
-      batch_format: options.batchFormat ?? DEFAULT_BATCH_FORMAT,
+      batch_format: batchFormat,
       max_queued_flows: ingest.maxQueuedFlows,
     },
     ...(metering

@@ -8,8 +8,8 @@ import { type BackoffOptions, sleep } from './backoff.js';
 import { createCommands, type CollectorContext } from './commands/index.js';
 import { ControlChannel, type ControlStats, type Welcome } from './control.js';
 import { hostFacts } from './facts.js';
-import { type BackfillProgress, FlowPump, type FlowSink, type FlowStats, emptyFlowStats } from './flows.js';
-import { ProcessSockets, type ProcessSocketsStats, withHostContext } from './host/process-sockets.js';
+import { type BackfillProgress, FlowPump, type FlowStats, emptyFlowStats } from './flows.js';
+import { ProcessSockets, type ProcessSocketsStats } from './host/process-sockets.js';
 import type { Incident, ScenarioKind } from './flowgen/index.js';
 import { type Fetch, joinUrl } from './http.js';
 import {
@@ -350,7 +350,6 @@ export async function startCollector(options: CollectorOptions): Promise<Running
       // Live packets are this host's now: their local ends are looked up in /proc (docs/meter.md
       // "Host context"). A capture file's packets are past, their sockets long gone.
       if (captureInterfaces.length > 0) hostContext = new ProcessSockets();
-      const sink: FlowSink = hostContext ? withHostContext(hostContext, ingest) : ingest;
       meter = new CaptureMeter(
         {
           customerId,
@@ -365,9 +364,10 @@ export async function startCollector(options: CollectorOptions): Promise<Running
           idleTimeoutSecs,
           activeTimeoutSecs,
           inspectors: options.inspectors,
+          owners: hostContext,
           batchFlows: options.batchFlows ?? DEFAULT_BATCH_FLOWS,
         },
-        sink,
+        ingest,
       );
       if (captureInterfaces.length > 0) {
         live = new LiveCapture(captureInterfaces, meter, { onListening: () => logger.info('meter.listening', { interfaces: captureInterfaces }) });

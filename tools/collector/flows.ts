@@ -26,6 +26,11 @@ export interface FlowPlan {
 export interface FlowSink {
   /** Waits while the sink is full, unless the signal aborts. */
   push(flows: readonly unknown[], signal?: AbortSignal): Promise<void>;
+  /**
+   * Present when the sink sends Native batches: takes `rows` flows already written as one Native
+   * block (native-batch.ts), which the meter writes from its counters rather than build records.
+   */
+  readonly pushNative?: (block: Buffer, rows: number, signal?: AbortSignal) => Promise<void>;
 }
 
 export interface FlowStats {

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { TokenSource } from './auth.js';
 import { type BatchFormat, IngestQueue, batchIdPrefix } from './ingest.js';
 import { createLogger } from './logring.js';
-import { NATIVE_CONTENT_TYPE, decodeNativeBatch } from './native-batch.js';
+import { NATIVE_CONTENT_TYPE, decodeNativeBatch, encodeNativeBatch } from './native-batch.js';
 import { type FakeService, type IngestCall, eventually, startFakeService } from './testing/fake-service.js';
 
 const services: FakeService[] = [];
@@ -279,6 +279,35 @@ describe('IngestQueue with format native', () => {
     ]);
     expect(service.stored.get('machine-run-1.json')).toEqual(flows(0, 10));
     expect(queue.stats()).toMatchObject({ sent: 10, dropped: 4, failed: 4, queued: 0 });
+  });
+});
+
+describe('IngestQueue.pushNative', () => {
+  it('sends a block as one Native batch, and halves it (read back) when the service finds it too large', async () => {
+    const { service, queue } = await setup((call) => (call.flows.length > 4 ? { status: 413, body: { error: 'payload_too_large' } } : undefined), {
+      format: 'native',
+      concurrency: 1,
+    });
+    await queue.pushNative!(encodeNativeBatch(flows(0, 3))!, 3);
+    await queue.pushNative!(encodeNativeBatch(flows(3, 8))!, 8);
+    expect(await queue.drain(5_000)).toBe(true);
+    expect(service.ingestCalls.map((c) => [c.batch_id, c.contentType, c.flows.length])).toEqual([
+      ['machine-run-1', NATIVE_CONTENT_TYPE, 3],
+      ['machine-run-2', NATIVE_CONTENT_TYPE, 8],
+      ['machine-run-2.1', NATIVE_CONTENT_TYPE, 4],
+      ['machine-run-2.2', NATIVE_CONTENT_TYPE, 4],
+    ]);
+    expect([service.stored.get('machine-run-1'), service.stored.get('machine-run-2.1'), service.stored.get('machine-run-2.2')]).toEqual([
+      flows(0, 3),
+      flows(3, 4),
+      flows(7, 4),
+    ]);
+    expect(queue.stats()).toMatchObject({ sent: 11, queued: 0, failed: 0 });
+  });
+
+  it('is not offered by a queue that sends JSON', async () => {
+    const { queue } = await setup();
+    expect(queue.pushNative).toBeUndefined();
   });
 });
 

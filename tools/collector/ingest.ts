@@ -130,6 +130,11 @@ export class IngestQueue {
   private readonly url: string;
   private readonly gzip: boolean;
   private readonly native: boolean;
+  /**
+   * A queue that sends Native batches also takes flows written as a block already (FlowSink): it
+   * goes as one batch, or in halves read back from it when too large. Waits as push() does.
+   */
+  readonly pushNative?: (block: Buffer, rows: number, signal?: AbortSignal) => Promise<void>;
 
   constructor(private readonly options: IngestOptions) {
     this.gzip = options.gzip ?? true;
@@ -138,6 +143,9 @@ export class IngestQueue {
     this.maxQueuedFlows = Math.max(1, options.maxQueuedFlows ?? DEFAULT_MAX_QUEUED_FLOWS);
     this.url = joinUrl(options.baseUrl, INGEST_PATH);
     for (let i = 0; i < Math.max(1, options.concurrency ?? 2); i++) this.senders.push(this.sender());
+    if (this.native) {
+      this.pushNative = async (block, rows, signal) => this.enqueue(await this.batchesOf(block, rows, this.nextId(), () => decodeNativeBatch(block)), signal);
+    }
   }
 
   stats(): IngestStats {
@@ -156,13 +164,15 @@ export class IngestQueue {
    * tries to send them and counts them if it cannot); throws QueueClosed once close() was called.
    */
   async push(flows: readonly unknown[], signal?: AbortSignal): Promise<void> {
-    for (let i = 0; i < flows.length; i += this.batchFlows) {
-      for (const batch of await this.serialize(flows.slice(i, i + this.batchFlows))) {
-        await this.room(batch.flows, signal);
-        this.waiting.push(batch);
-        this.queuedFlows += batch.flows;
-        this.workWaiters.shift()?.();
-      }
+    for (let i = 0; i < flows.length; i += this.batchFlows) await this.enqueue(await this.serialize(flows.slice(i, i + this.batchFlows)), signal);
+  }
+
+  private async enqueue(batches: readonly Batch[], signal: AbortSignal | undefined): Promise<void> {
+    for (const batch of batches) {
+      await this.room(batch.flows, signal);
+      this.waiting.push(batch);
+      this.queuedFlows += batch.flows;
+      this.workWaiters.shift()?.();
     }
   }
 
@@ -193,19 +203,32 @@ export class IngestQueue {
     await Promise.all(this.senders);
   }
 
-  private async serialize(flows: readonly unknown[], id = `${this.options.batchIdPrefix}-${++this.seq}`, native = this.native): Promise<Batch[]> {
+  private nextId(): string {
+    return `${this.options.batchIdPrefix}-${++this.seq}`;
+  }
+
+  private async serialize(flows: readonly unknown[], id = this.nextId(), native = this.native): Promise<Batch[]> {
+    return this.batchesOf(native ? encodeNativeBatch(flows) : undefined, flows.length, id, () => flows);
+  }
+
+  /**
+   * The batch of `rows` flows: `block` when they are one (Native), else `flows()` as JSON. Halved,
+   * each half in the same format, while the body passes the service's size limits.
+   */
+  private async batchesOf(block: Buffer | undefined, rows: number, id: string, flows: () => readonly unknown[]): Promise<Batch[]> {
     const nodeId = this.options.nodeId?.();
-    const block = native ? encodeNativeBatch(flows) : undefined;
-    const plain = block ?? Buffer.from(JSON.stringify({ batch_id: id, ...(nodeId ? { node_id: nodeId } : {}), flows }));
+    const plain = block ?? Buffer.from(JSON.stringify({ batch_id: id, ...(nodeId ? { node_id: nodeId } : {}), flows: flows() }));
     const body = this.gzip ? await gzip(plain, block ? { level: NATIVE_GZIP_LEVEL } : {}) : plain;
-    if ((body.length <= MAX_BATCH_BYTES && plain.length <= MAX_BATCH_UNZIPPED_BYTES) || flows.length === 1) {
+    if ((body.length <= MAX_BATCH_BYTES && plain.length <= MAX_BATCH_UNZIPPED_BYTES) || rows === 1) {
       const headers: Record<string, string> = this.gzip ? { 'content-encoding': 'gzip' } : {};
       // A Native body has no room for the batch's id and node id: headers carry them.
       if (block) Object.assign(headers, { 'content-type': NATIVE_CONTENT_TYPE, 'x-batch-id': id }, nodeId ? { 'x-node-id': nodeId } : {});
-      return [{ id, body, headers, flows: flows.length }];
+      return [{ id, body, headers, flows: rows }];
     }
-    const half = Math.ceil(flows.length / 2);
-    return [...(await this.serialize(flows.slice(0, half), undefined, native)), ...(await this.serialize(flows.slice(half), undefined, native))];
+    const all = flows();
+    const half = Math.ceil(all.length / 2);
+    const native = block !== undefined;
+    return [...(await this.serialize(all.slice(0, half), undefined, native)), ...(await this.serialize(all.slice(half), undefined, native))];
   }
 
   /**

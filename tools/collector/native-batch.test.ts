@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChdbEngine } from '../../src/flowstore/chdb-engine.js';
 import { named } from '../../src/flowstore/sql.js';
 import { createFlowGenerator } from './flowgen/index.js';
-import { MAX_NATIVE_CELLS, MAX_NATIVE_ROWS, MAX_PATH_DEPTH, decodeNativeBatch, encodeNativeBatch, readNativeBlock } from './native-batch.js';
+import { MAX_NATIVE_CELLS, MAX_NATIVE_ROWS, MAX_PATH_DEPTH, NativeColumns, decodeNativeBatch, encodeNativeBatch, readNativeBlock } from './native-batch.js';
 import { withoutAbsent } from './testing/absent.js';
 
 const generated = (n: number) =>
@@ -129,6 +129,52 @@ describe('encodeNativeBatch', () => {
     ['a bigint', [{ n: 1n }]],
   ])('leaves %s to JSON (undefined)', (_what, records) => {
     expect(encodeNativeBatch(records as unknown[])).toBeUndefined();
+  });
+});
+
+describe('NativeColumns', () => {
+  const PATHS = ['id', 'size', 'ratio', 'up', 'name', 'tags', 'path', 'never'];
+  const [ID, SIZE, RATIO, UP, NAME, TAGS, PATH] = PATHS.map((_, i) => i);
+
+  it('writes the block encodeNativeBatch writes for the records its rows stand for', () => {
+    const columns = new NativeColumns(PATHS, 3);
+    const records: Record<string, unknown>[] = [
+      { id: 'a', size: 2 ** 40, ratio: 1, up: true, name: 'é 日本', tags: ['x', 'y'], path: [{ sensor: { id: 's' } }] },
+      { id: 'b', ratio: 0.5, up: false, tags: [], path: [{ sensor: { id: 's' }, src_vlan: 7 }] },
+      { id: 'c', size: -3, ratio: 2, up: true, tags: ['z'], path: [{ sensor: { id: 's' } }] },
+    ];
+    records.forEach((record, row) => {
+      columns.string(ID!, row, record.id as string);
+      if (record.size !== undefined) columns.number(SIZE!, row, record.size as number);
+      columns.number(RATIO!, row, record.ratio as number);
+      columns.boolean(UP!, row, record.up as boolean);
+      if (record.name !== undefined) columns.string(NAME!, row, record.name as string);
+      columns.strings(TAGS!, row, record.tags as string[]);
+      columns.jsonText(PATH!, row, JSON.stringify(record.path));
+    });
+    const block = columns.block()!;
+    // The same bytes: column order, types (Nullable, Int64 against Float64, Bool, arrays) and values.
+    expect(block.equals(encodeNativeBatch(records)!)).toBe(true);
+    expect(readNativeBlock(block).columns.map((c) => `${c.name} ${c.type}`)).toEqual([
+      'id String',
+      'size Nullable(Int64)',
+      'ratio Float64',
+      'up Bool',
+      'name Nullable(String)',
+      'tags Array(String)',
+      'path String',
+    ]);
+  });
+
+  it('leaves to JSON what the format cannot carry: an infinite number, no rows, more rows than the service takes', () => {
+    const infinite = new NativeColumns(['x'], 2);
+    infinite.number(0, 0, 1);
+    infinite.number(0, 1, Infinity);
+    expect(infinite.block()).toBeUndefined();
+    expect(new NativeColumns(['x'], 0).block()).toBeUndefined();
+    const many = new NativeColumns(['x'], MAX_NATIVE_ROWS + 1);
+    many.number(0, 0, 1);
+    expect(many.block()).toBeUndefined();
   });
 });
 

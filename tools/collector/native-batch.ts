@@ -87,6 +87,102 @@ export function encodeNativeBatch(records: readonly unknown[]): Buffer | undefin
   }
 }
 
+/**
+ * A block written value by value, by a writer that knows its columns (the meter, from a flow's
+ * counters): no record is built and walked. Columns are indexes into `paths`, each written with
+ * one of the methods; a column no row wrote is left out, and a row that skips a column is its NULL. A store is one array write: the
+ * columns are typed, and their NULLs found, once per block, as encodeNativeBatch types a path, so
+ * the block reads back as the records the writer stands for would.
+ */
+export class NativeColumns {
+  /** Number and boolean columns; NaN marks a row without a value (a value is never NaN: JSON would write null). */
+  private readonly numbers: (Float64Array | undefined)[];
+  /** String, string-array and JSON-text columns; undefined marks a row without a value. */
+  private readonly items: (unknown[] | undefined)[];
+  /** The kinds of value each item column held, and BOOL for a boolean column. */
+  private readonly kinds: Int32Array;
+
+  constructor(
+    private readonly paths: readonly string[],
+    readonly rows: number,
+  ) {
+    this.numbers = new Array<Float64Array | undefined>(paths.length).fill(undefined);
+    this.items = new Array<unknown[] | undefined>(paths.length).fill(undefined);
+    this.kinds = new Int32Array(paths.length);
+  }
+
+  number(column: number, row: number, value: number): void {
+    (this.numbers[column] ?? this.numberColumn(column))[row] = value;
+  }
+
+  boolean(column: number, row: number, value: boolean): void {
+    this.kinds[column] |= BOOL;
+    (this.numbers[column] ?? this.numberColumn(column))[row] = value ? 1 : 0;
+  }
+
+  string(column: number, row: number, value: string): void {
+    this.kinds[column] |= STRING;
+    (this.items[column] ?? this.itemColumn(column))[row] = value;
+  }
+
+  strings(column: number, row: number, value: readonly string[]): void {
+    this.kinds[column] |= value.length === 0 ? EMPTY_ARRAY : STRING_ARRAY;
+    (this.items[column] ?? this.itemColumn(column))[row] = value;
+  }
+
+  /** The JSON text of an array of objects (the `path` column), encoded by the caller, who may reuse it across rows. */
+  jsonText(column: number, row: number, text: string): void {
+    this.kinds[column] |= JSON_TEXT;
+    (this.items[column] ?? this.itemColumn(column))[row] = text;
+  }
+
+  /** The block, or undefined when it cannot be one (an infinite number, a big-endian host): send JSON. */
+  block(): Buffer | undefined {
+    const rows = this.rows;
+    if (rows === 0 || rows > MAX_NATIVE_ROWS || !LITTLE_ENDIAN) return undefined;
+    const columns: PathNode[] = [];
+    for (let column = 0; column < this.paths.length; column++) {
+      const numbers = this.numbers[column];
+      const items = this.items[column];
+      if (numbers === undefined && items === undefined) continue;
+      if (numbers !== undefined && items !== undefined) return undefined; // one path, numbers and text
+      const node = new PathNode('', this.paths[column]!, 0);
+      node.absent = new Uint8Array(rows);
+      if (numbers !== undefined) {
+        let integers = true;
+        for (let row = 0; row < rows; row++) {
+          const value = numbers[row]!;
+          if (value !== value) node.absent[row] = 1;
+          else if (!Number.isFinite(value)) return undefined;
+          else if (integers && !Number.isSafeInteger(value)) integers = false;
+        }
+        node.numbers = numbers;
+        node.seen = this.kinds[column] === BOOL ? BOOL : integers ? INT : FLOAT;
+      } else {
+        for (let row = 0; row < rows; row++) if (items![row] === undefined) node.absent[row] = 1;
+        node.items = items;
+        node.seen = this.kinds[column]!;
+      }
+      node.present = rows - node.absent.reduce((n, absent) => n + absent, 0);
+      columns.push(node);
+    }
+    try {
+      return writeBlock(columns, rows);
+    } catch (error) {
+      if (error instanceof Inexpressible) return undefined;
+      throw error;
+    }
+  }
+
+  private numberColumn(column: number): Float64Array {
+    return (this.numbers[column] = new Float64Array(this.rows).fill(NaN));
+  }
+
+  private itemColumn(column: number): unknown[] {
+    return (this.items[column] = new Array<unknown>(this.rows).fill(undefined));
+  }
+}
+
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   if (typeof value !== 'object' || value === null) return false;
   const proto = Object.getPrototypeOf(value);
@@ -227,8 +323,12 @@ function writeStrings(out: BlockWriter, strings: readonly unknown[]): void {
   for (let i = 0; i < strings.length; i++) out.string((strings[i] as string | undefined) ?? '');
 }
 
+// An item is an array (from a record) or its text already (NativeColumns.jsonText).
 const writeJsonTexts: Write = (out, { items }) => {
-  for (let i = 0; i < items!.length; i++) out.string(items![i] === undefined ? '' : JSON.stringify(items![i]));
+  for (let i = 0; i < items!.length; i++) {
+    const item = items![i];
+    out.string(item === undefined ? '' : typeof item === 'string' ? item : JSON.stringify(item));
+  }
 };
 
 /** Safe integers as 64-bit two's complement: the low and the high 32 bits of each. */

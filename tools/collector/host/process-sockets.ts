@@ -14,8 +14,7 @@
 
 import { readFileSync } from 'node:fs';
 import { networkInterfaces } from 'node:os';
-import type { DirectionFields, FlowRecord, ProcessInfo } from '../flowgen/types.js';
-import type { FlowSink } from '../flows.js';
+import type { FlowRecord, ProcessInfo } from '../flowgen/types.js';
 import { parseSocketTable, plainIp, SOCKET_TABLES, type SocketRow, type SocketTransport } from './proc-net.js';
 import {
   emptyOwnerSearchCounts,
@@ -26,7 +25,7 @@ import {
   type OwnerSearchCounts,
   type SearchResume,
 } from './proc-owners.js';
-import { SocketIndex, type SocketIndexCounts } from './socket-index.js';
+import { SocketIndex, type FlowEnd, type SocketIndexCounts } from './socket-index.js';
 import { UserNames } from './user-names.js';
 
 export interface ProcessSocketsOptions {
@@ -248,25 +247,40 @@ export class ProcessSockets {
    * are sockets of this host, alive while the flow was. Call it for every finished record.
    */
   attachProcess(record: FlowRecord): void {
-    this.counts.records++;
     const proto = record.transport.proto;
-    const transport: SocketTransport | undefined = proto === 'TCP' ? 'TCP' : proto === 'UDP' ? 'UDP' : undefined;
-    if (transport === undefined) return;
-    const startMs = record['@timestamp'];
-    const endMs = Math.max(startMs, record.meta['@ingest_time']);
+    const owners = this.ownersOf(
+      proto === 'TCP' ? 'TCP' : proto === 'UDP' ? 'UDP' : undefined,
+      record.src,
+      record.dst,
+      record['@timestamp'],
+      record.meta['@ingest_time'],
+    );
+    if (owners.src !== undefined) record.src.process = owners.src;
+    if (owners.dst !== undefined) record.dst.process = owners.dst;
+  }
+
+  /**
+   * The processes of this host whose sockets are the flow's ends (TCP and UDP), alive while the
+   * flow was (`startMs` to `endMs`); an end that names its process already is left alone. Asked
+   * once for every finished flow: attachProcess for a record, the meter for a Native row.
+   */
+  ownersOf(transport: SocketTransport | undefined, src: OwnedEnd, dst: OwnedEnd, startMs: number, endMs: number): FlowEndOwners {
+    this.counts.records++;
+    if (transport === undefined) return NO_OWNERS;
+    const untilMs = Math.max(startMs, endMs);
     // A socket may have opened up to a sample before the one that listed it, and closed up to one after.
     const slackMs = this.options.tablePeriodMs + this.options.searchBudgetMs;
-    const isHost = (ip: string) => this.isHostAddress(ip);
-    const attach = (end: DirectionFields, other: DirectionFields) => {
-      if (end.process !== undefined) return false;
-      const owner = this.index.ownerOf(transport, end, other, startMs, endMs, slackMs, isHost);
-      if (owner === undefined) return false;
-      end.process = copyProcess(owner);
-      return true;
-    };
-    if (attach(record.src, record.dst)) this.counts.src_attributed++;
-    if (attach(record.dst, record.src)) this.counts.dst_attributed++;
+    const owner = (end: OwnedEnd, other: OwnedEnd) =>
+      end.process === undefined ? this.index.ownerOf(transport, end, other, startMs, untilMs, slackMs, this.isHost) : undefined;
+    const srcOwner = owner(src, dst);
+    const dstOwner = owner(dst, src);
+    if (srcOwner === undefined && dstOwner === undefined) return NO_OWNERS;
+    if (srcOwner !== undefined) this.counts.src_attributed++;
+    if (dstOwner !== undefined) this.counts.dst_attributed++;
+    return { src: srcOwner && copyProcess(srcOwner), dst: dstOwner && copyProcess(dstOwner) };
   }
+
+  private readonly isHost = (ip: string): boolean => this.isHostAddress(ip);
 
   /** Whether a search over every process, begun after the socket was first listed, has ended without finding its owner. */
   private settled(p: Pending): boolean {
@@ -365,16 +379,17 @@ export class ProcessSockets {
 }
 
 /** Each record gets its own copy: records are changed downstream (the sink, tests). */
-function copyProcess(p: ProcessInfo): ProcessInfo {
-  return p.user === undefined ? { ...p } : { ...p, user: { ...p.user } };
+/** A flow's end, and the process a record already names for it. */
+type OwnedEnd = FlowEnd & { process?: ProcessInfo };
+
+/** What ownersOf found: the owning process of each end, where this host holds it. */
+export interface FlowEndOwners {
+  src?: ProcessInfo;
+  dst?: ProcessInfo;
 }
 
-/** A sink that gives each metered record its owning processes before handing it on. */
-export function withHostContext(sockets: ProcessSockets, sink: FlowSink): FlowSink {
-  return {
-    push(records, signal) {
-      for (const record of records as readonly FlowRecord[]) sockets.attachProcess(record);
-      return sink.push(records, signal);
-    },
-  };
+const NO_OWNERS: FlowEndOwners = Object.freeze({});
+
+function copyProcess(p: ProcessInfo): ProcessInfo {
+  return p.user === undefined ? { ...p } : { ...p, user: { ...p.user } };
 }

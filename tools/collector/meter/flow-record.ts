@@ -6,9 +6,10 @@ import { hex16, timeHash } from '../flowgen/record.js';
 import { momentsOf, round4, round6 } from '../flowgen/packets.js';
 import { mix32 } from '../flowgen/prng.js';
 import { dayOfWeek, flowRates, fnvDecimal, fnvText, FNV_OFFSET, packetCounts, timeOfDay } from '../flowgen/record-fields.js';
-import type { DirectionFields, FlowRecord, SensorInfo } from '../flowgen/types.js';
+import type { DirectionFields, FlowRecord, Moments, ProcessInfo, SensorInfo } from '../flowgen/types.js';
+import type { FlowEnd } from '../host/socket-index.js';
 import { TALLY, type FlowCounters, type FlowIdentity, type FlowState } from './flow-state.js';
-import { appByPort, flagNames, icmpTypeName, transportName } from './well-known.js';
+import { appByPort, flagNames, icmpTypeName, PROTO_TCP, PROTO_UDP, transportName } from './well-known.js';
 
 export interface RecordContext {
   customerId: string;
@@ -17,8 +18,21 @@ export interface RecordContext {
   tags: readonly string[];
 }
 
-/** `exportMicros` is the packet time at which the record leaves the table: its meta.@ingest_time. */
-export function buildFlowRecord(flow: FlowState, ctx: RecordContext, exportMicros: number): FlowRecord {
+/** The processes of this host that own a flow's ends (host/process-sockets.ts), asked once per finished flow. */
+export interface FlowOwners {
+  ownersOf(transport: 'TCP' | 'UDP', src: FlowEnd, dst: FlowEnd, startMs: number, endMs: number): { src?: ProcessInfo; dst?: ProcessInfo };
+}
+
+/** What `owners` knows of the flow's ends (TCP and UDP only), its record spanning `startMs` to `endMs`. */
+export function ownersOfFlow(owners: FlowOwners, flow: FlowState, startMs: number, endMs: number): { src?: ProcessInfo; dst?: ProcessInfo } | undefined {
+  const id = flow.id;
+  const transport = id.protocol === PROTO_TCP ? 'TCP' : id.protocol === PROTO_UDP ? 'UDP' : undefined;
+  if (transport === undefined) return undefined;
+  return owners.ownersOf(transport, { ip: id.srcIp, port: id.srcPort }, { ip: id.dstIp, port: id.dstPort }, startMs, endMs);
+}
+
+/** What a flow's record says at its top and in its volumes, shared by the record and its Native row (flow-columns.ts). */
+export function flowBasics(flow: FlowState, exportMicros: number) {
   const id = flow.id;
   const c = flow.counters;
   const hints = flow.hints;
@@ -30,43 +44,67 @@ export function buildFlowRecord(flow: FlowState, ctx: RecordContext, exportMicro
   const dstPackets = c.countOf(TALLY.dstBytes);
   const h1 = keyHash(id);
   const session = sessionHash(id);
-  const fqdn = hints.tls?.sni || hostOnly(hints.http?.host);
+  return {
+    ts,
+    srcBytes,
+    dstBytes,
+    srcPackets,
+    dstPackets,
+    key: hex16(h1, timeHash(h1, ts)),
+    sessionKey: hex16(session, mix32(session ^ 0x5bd1e995)),
+    appName: hints.app_name || appByPort(id.protocol, id.dstPort) || appByPort(id.protocol, id.srcPort) || 'UNKNOWN',
+    fqdn: hints.tls?.sni || hostOnly(hints.http?.host),
+    ingestTime: Math.max(ts, Math.floor(exportMicros / 1000)),
+    timeOfDay: timeOfDay(ts),
+    dayOfWeek: dayOfWeek(ts),
+    rates: flowRates(srcBytes, dstBytes, srcPackets, dstPackets, duration),
+    durationMoments: momentsOf(1, duration, 0),
+  };
+}
+
+/**
+ * `exportMicros` is the packet time at which the record leaves the table: its meta.@ingest_time.
+ * `owners`, on a host whose own traffic is metered, names the processes of the flow's ends.
+ */
+export function buildFlowRecord(flow: FlowState, ctx: RecordContext, exportMicros: number, owners?: FlowOwners): FlowRecord {
+  const id = flow.id;
+  const c = flow.counters;
+  const hints = flow.hints;
+  const f = flowBasics(flow, exportMicros);
+  const processes = owners === undefined ? undefined : ownersOfFlow(owners, flow, f.ts, f.ingestTime);
   const sensor = ctx.sensor;
 
   const record: FlowRecord = {
     doc_type: 'flow',
-    '@timestamp': ts,
-    key: hex16(h1, timeHash(h1, ts)),
-    session_key: hex16(session, mix32(session ^ 0x5bd1e995)),
-    app_name: hints.app_name || appByPort(id.protocol, id.dstPort) || appByPort(id.protocol, id.srcPort) || 'UNKNOWN',
-    src: direction(id.srcIp, id.srcPrivate, id.srcPort, undefined),
-    dst: direction(id.dstIp, id.dstPrivate, id.dstPort, fqdn),
+    '@timestamp': f.ts,
+    key: f.key,
+    session_key: f.sessionKey,
+    app_name: f.appName,
+    src: direction(id.srcIp, id.srcPrivate, id.srcPort, undefined, processes?.src),
+    dst: direction(id.dstIp, id.dstPrivate, id.dstPort, f.fqdn, processes?.dst),
     ip: { version: id.ipVersion },
     transport: { proto: transportName(id.protocol), proto_num: id.protocol },
     path: [{ sensor: { id: sensor.id, type: sensor.type, name: sensor.name, hostname: sensor.hostname, interface: sensor.interface } }],
     meta: {
-      '@ingest_time': Math.max(ts, Math.floor(exportMicros / 1000)),
+      '@ingest_time': f.ingestTime,
       customer_id: ctx.customerId,
       tags: ctx.tags.slice(),
       flow_types: ['packet'],
-      time_of_day: timeOfDay(ts),
-      day_of_week: dayOfWeek(ts),
+      time_of_day: f.timeOfDay,
+      day_of_week: f.dayOfWeek,
       flipped: id.flipped,
     },
     stats: {
       connection_count: 1,
       volume: {
-        bytes: { src: c.momentsOf(TALLY.srcBytes), dst: c.momentsOf(TALLY.dstBytes), total: srcBytes + dstBytes },
-        packets: packetCounts(srcPackets, dstPackets),
+        bytes: { src: c.momentsOf(TALLY.srcBytes), dst: c.momentsOf(TALLY.dstBytes), total: f.srcBytes + f.dstBytes },
+        packets: packetCounts(f.srcPackets, f.dstPackets),
       },
-      rate: flowRates(srcBytes, dstBytes, srcPackets, dstPackets, duration),
-      rtt_secs: {
-        net: c.handshakeRttMicros >= 0 ? momentsOf(1, round6(c.handshakeRttMicros / 1e6), 0) : momentsOf(0, 0, 0),
-        app: momentsOf(0, 0, 0),
-      },
+      rate: f.rates,
+      rtt_secs: { net: netRtt(c), app: momentsOf(0, 0, 0) },
       quality: { retrans: { packets: c.retransPackets, bytes: c.retransBytes }, fragments: c.fragments },
       size: { packet: c.packetMoments(), frame: c.momentsOf(TALLY.frames), payload_entropy: c.momentsOf(TALLY.entropy) },
-      timing: { duration_secs: momentsOf(1, duration, 0), inter_arrival_secs: interArrival(c) },
+      timing: { duration_secs: f.durationMoments, inter_arrival_secs: interArrival(c) },
     },
   };
   if (flow.tcp !== undefined) record.tcp = { flags: flagNames(c.flags), window_length: c.momentsOf(TALLY.window) };
@@ -81,8 +119,13 @@ export function buildFlowRecord(flow: FlowState, ctx: RecordContext, exportMicro
   return record;
 }
 
+/** stats.rtt_secs.net: the handshake's round trip, when the flow showed one. */
+export function netRtt(c: FlowCounters): Moments {
+  return c.handshakeRttMicros >= 0 ? momentsOf(1, round6(c.handshakeRttMicros / 1e6), 0) : momentsOf(0, 0, 0);
+}
+
 /** Gap statistics as flowgen defines them from the gaps' coefficient of variation. */
-function interArrival(c: FlowCounters): FlowRecord['stats']['timing']['inter_arrival_secs'] {
+export function interArrival(c: FlowCounters): FlowRecord['stats']['timing']['inter_arrival_secs'] {
   const n = c.countOf(TALLY.gaps);
   if (n === 0) return { mean_gap: 0, regularity: 0, consistency: 0, burstiness: 0, min_gap: 0, max_gap: 0 };
   const mean = c.sumOf(TALLY.gaps) / n;
@@ -98,9 +141,11 @@ function interArrival(c: FlowCounters): FlowRecord['stats']['timing']['inter_arr
   };
 }
 
-function direction(ip: string, isPrivate: boolean, port: number, fqdn: string | undefined): DirectionFields {
+function direction(ip: string, isPrivate: boolean, port: number, fqdn: string | undefined, process: ProcessInfo | undefined): DirectionFields {
   // Geo and organization come from the server's datasets; a packet shows neither.
-  return { ip, port, address_type: isPrivate ? 'private' : 'public', geo: {}, ctx: fqdn ? { fqdn } : {} };
+  const end: DirectionFields = { ip, port, address_type: isPrivate ? 'private' : 'public', geo: {}, ctx: fqdn ? { fqdn } : {} };
+  if (process !== undefined) end.process = process;
+  return end;
 }
 
 /** A hint group for the record, its arrays copied too (structuredClone cost more than the rest of the record). */

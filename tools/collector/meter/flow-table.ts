@@ -15,7 +15,8 @@
 // - the table is full and it is the least recently seen flow;
 // - flush() at the end of the input.
 
-import { buildFlowRecord, type RecordContext } from './flow-record.js';
+import { writeFlowBlock } from './flow-columns.js';
+import { buildFlowRecord, type FlowOwners, type RecordContext } from './flow-record.js';
 import { FLOW_KEY_WORDS, FlowIndex } from './flow-index.js';
 import { identityOf, writeFlowKey } from './flow-key.js';
 import { FlowCounters, FlowState } from './flow-state.js';
@@ -41,6 +42,8 @@ export interface FlowTableOptions extends RecordContext {
   inspectors?: readonly PayloadInspector[];
   /** Payload-bearing packets per direction shown to the inspectors. */
   inspectPerDirection?: number;
+  /** On a host metering its own traffic: the processes that own the flows' ends. */
+  owners?: FlowOwners;
 }
 
 export interface FlowTableCounts {
@@ -74,6 +77,7 @@ export class FlowTable {
   private readonly inspectors: readonly PayloadInspector[];
   private readonly inspectPerDirection: number;
   private readonly context: RecordContext;
+  private readonly owners: FlowOwners | undefined;
   private readonly flows = new FlowIndex<FlowState>();
   /** The current packet's flow key, and the headers a DecodedPacket is read into. */
   private readonly key = new Uint32Array(FLOW_KEY_WORDS);
@@ -105,6 +109,7 @@ export class FlowTable {
     this.inspectors = options.inspectors ?? [];
     this.inspectPerDirection = options.inspectPerDirection ?? 3;
     this.context = { customerId: options.customerId, sensor: options.sensor, tags: options.tags };
+    this.owners = options.owners;
   }
 
   add(p: DecodedPacket): void {
@@ -200,9 +205,19 @@ export class FlowTable {
 
   /** The record of a flow advanceEnded() or flushEnded() handed over; once per flow (its counters are reused). */
   recordOf(flow: FlowState): FlowRecord {
-    const record = buildFlowRecord(flow, this.context, flow.endMicros);
+    const record = buildFlowRecord(flow, this.context, flow.endMicros, this.owners);
     this.spareCounters.push(flow.counters);
     return record;
+  }
+
+  /**
+   * The records of flows handed over, as one Native block (flow-columns.ts); once per flow, as
+   * recordOf(). Undefined when they cannot be one: nothing is taken, recordOf() builds them.
+   */
+  blockOf(flows: readonly FlowState[]): Buffer | undefined {
+    const block = writeFlowBlock(flows, this.context, this.owners);
+    if (block !== undefined) for (const flow of flows) this.spareCounters.push(flow.counters);
+    return block;
   }
 
   stats(): FlowTableCounts {

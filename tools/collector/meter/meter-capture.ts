@@ -171,13 +171,21 @@ export class CaptureMeter {
     for (const flow of ended) this.batch.push(flow);
   }
 
-  /** Hands the records waiting to the sink (which waits while ingest is full, unless aborted). */
+  /**
+   * Hands the flows waiting to the sink (which waits while ingest is full, unless aborted): as one
+   * Native block when the sink sends those, else as records.
+   */
   async send(signal: AbortSignal): Promise<void> {
     const ended = this.batch;
     this.batch = [];
     if (ended.length === 0) return;
-    const records = ended.map((flow) => this.table.recordOf(flow));
-    this.counts.flows_emitted += records.length;
-    await this.sink.push(records, signal);
+    this.counts.flows_emitted += ended.length;
+    const block = this.sink.pushNative === undefined ? undefined : this.table.blockOf(ended);
+    if (block !== undefined) await this.sink.pushNative!(block, ended.length, signal);
+    else
+      await this.sink.push(
+        ended.map((flow) => this.table.recordOf(flow)),
+        signal,
+      );
   }
 }

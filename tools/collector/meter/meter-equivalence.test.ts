@@ -15,6 +15,9 @@ import type { FlowRecord } from '../flowgen/types.js';
 import { inspectPayload } from './app/index.js';
 import { icmpPacket, reversed, TcpConversation, udpPacket, type Ends } from './hand-packets.js';
 import { CaptureMeter } from './meter-capture.js';
+import type { FlowOwners } from './flow-record.js';
+import type { FlowSink } from '../flows.js';
+import { decodeNativeBatch, encodeNativeBatch, readNativeBlock } from '../native-batch.js';
 import { TcpFlag, type DecodedPacket } from './packet.js';
 import { encodeFrame } from './testing/encode-frame.js';
 import { writePcap } from './testing/write-capture.js';
@@ -155,26 +158,48 @@ function generatedFrames(): ReturnType<typeof encodeFrame>[] {
   return packets.map((p) => encodeFrame(p, SNAP_LENGTH));
 }
 
-async function meterGenerated(): Promise<FlowRecord[]> {
+/** What a sink was handed: records (push, also by batch), or Native blocks (pushNative, offered when `native`). */
+interface Handed {
+  records: FlowRecord[];
+  batches: FlowRecord[][];
+  blocks: Buffer[];
+}
+
+async function meterGenerated({ native = false, owners }: { native?: boolean; owners?: FlowOwners } = {}): Promise<Handed> {
   const dir = mkdtempSync(join(tmpdir(), 'meter-equivalence-'));
   try {
     const path = join(dir, 'generated.pcap');
     writeFileSync(path, writePcap(generatedFrames(), { linkType: 1 }));
-    const records: FlowRecord[] = [];
-    const options = { customerId: 'c1', sensor: SENSOR, tags: ['site-a'], batchFlows: 64, inspectors: [inspectPayload] };
-    const sink = { push: async (flows: readonly unknown[]) => void records.push(...(flows as FlowRecord[])) };
+    const handed: Handed = { records: [], batches: [], blocks: [] };
+    const options = { customerId: 'c1', sensor: SENSOR, tags: ['site-a'], batchFlows: 64, inspectors: [inspectPayload], owners };
+    const sink: FlowSink = {
+      push: async (flows) => {
+        handed.batches.push(flows as FlowRecord[]);
+        handed.records.push(...(flows as FlowRecord[]));
+      },
+      pushNative: native ? async (block) => void handed.blocks.push(block) : undefined,
+    };
     // A small table and short timeouts, so evictions, active cuts and idle expiry all happen.
     const meter = new CaptureMeter({ ...options, maxFlows: 100, idleTimeoutSecs: 20, activeTimeoutSecs: 45 }, sink);
     await meter.run([path], new AbortController().signal);
-    return records;
+    return handed;
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
+/** Owners as a host would know them: a process for the client end of every third TCP or UDP flow, some with a user. */
+const someOwners: FlowOwners = {
+  ownersOf: (transport, src, _dst, startMs) => {
+    if ((src.port ?? 0) % 3 !== 0) return {};
+    const process = { name: transport === 'TCP' ? 'curl' : 'dig', pid: 1000 + (startMs % 997), executable: '/usr/bin/curl' };
+    return { src: (src.port ?? 0) % 2 === 0 ? { ...process, user: { id: 1000, name: 'ana' } } : process };
+  },
+};
+
 describe('the meter on a generated capture', () => {
   it('produces exactly the records it produced when the digest was taken', async () => {
-    const records = await meterGenerated();
+    const { records } = await meterGenerated();
     const kinds = (key: (r: FlowRecord) => unknown) => new Set(records.map(key)).size;
     // The capture exercises what it claims to: several apps, both IP versions, VLANs, cut flows.
     expect(kinds((r) => r.app_name)).toBeGreaterThanOrEqual(5);
@@ -186,6 +211,21 @@ describe('the meter on a generated capture', () => {
     expect(records.some((r) => r.stats.quality.retrans.packets > 0) && records.some((r) => r.stats.quality.fragments > 0)).toBe(true);
     expect(records.length).toBe(EXPECTED_RECORDS);
     expect(createHash('sha256').update(JSON.stringify(records)).digest('hex')).toBe(EXPECTED_DIGEST);
+  });
+});
+
+describe('the meter writing Native rows', () => {
+  it('hands over blocks that hold exactly what its records, encoded, would', async () => {
+    const asRecords = await meterGenerated({ owners: someOwners });
+    const asBlocks = await meterGenerated({ native: true, owners: someOwners });
+    expect(asBlocks.records).toEqual([]);
+    expect(asRecords.records.some((r) => r.src.process?.user !== undefined)).toBe(true);
+    // Batch by batch (the same flows end in the same order), the same columns with the same types and values.
+    const columnsOf = (block: Buffer) => Object.fromEntries(readNativeBlock(block).columns.map(({ name, type, values }) => [name, { type, values }]));
+    const expected = asRecords.batches.map((batch) => encodeNativeBatch(batch)!);
+    expect(asBlocks.blocks.length).toBe(expected.length);
+    asBlocks.blocks.forEach((block, i) => expect(columnsOf(block)).toEqual(columnsOf(expected[i]!)));
+    expect(asBlocks.blocks.flatMap((block) => decodeNativeBatch(block)).length).toBe(EXPECTED_RECORDS);
   });
 });
 

@@ -378,7 +378,6 @@ export class ProcessSockets {
   }
 }
 
-/** Each record gets its own copy: records are changed downstream (the sink, tests). */
 /** A flow's end, and the process a record already names for it. */
 type OwnedEnd = FlowEnd & { process?: ProcessInfo };
 
@@ -390,6 +389,7 @@ export interface FlowEndOwners {
 
 const NO_OWNERS: FlowEndOwners = Object.freeze({});
 
+/** Each record gets its own copy: records are changed downstream (the sink, tests). */
 function copyProcess(p: ProcessInfo): ProcessInfo {
   return p.user === undefined ? { ...p } : { ...p, user: { ...p.user } };
 }

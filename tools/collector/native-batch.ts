@@ -147,23 +147,30 @@ export class NativeColumns {
       if (numbers === undefined && items === undefined) continue;
       if (numbers !== undefined && items !== undefined) return undefined; // one path, numbers and text
       const node = new PathNode('', this.paths[column]!, 0);
-      node.absent = new Uint8Array(rows);
+      const absent = (node.absent = new Uint8Array(rows));
+      let missing = 0;
       if (numbers !== undefined) {
         let integers = true;
         for (let row = 0; row < rows; row++) {
           const value = numbers[row]!;
-          if (value !== value) node.absent[row] = 1;
-          else if (!Number.isFinite(value)) return undefined;
+          if (value !== value) {
+            absent[row] = 1;
+            missing++;
+          } else if (!Number.isFinite(value)) return undefined;
           else if (integers && !Number.isSafeInteger(value)) integers = false;
         }
         node.numbers = numbers;
         node.seen = this.kinds[column] === BOOL ? BOOL : integers ? INT : FLOAT;
       } else {
-        for (let row = 0; row < rows; row++) if (items![row] === undefined) node.absent[row] = 1;
+        for (let row = 0; row < rows; row++) {
+          if (items![row] !== undefined) continue;
+          absent[row] = 1;
+          missing++;
+        }
         node.items = items;
         node.seen = this.kinds[column]!;
       }
-      node.present = rows - node.absent.reduce((n, absent) => n + absent, 0);
+      node.present = rows - missing;
       columns.push(node);
     }
     try {
@@ -293,7 +300,7 @@ function columnType(node: PathNode, rows: number): { type: string; write: Write 
   const scalar = (type: string, write: Write) => (node.present < rows ? { type: `Nullable(${type})`, write: nullableOf(write) } : { type, write });
   if (seen === STRING) return scalar('String', (out, { items }) => writeStrings(out, items!));
   if (seen === JSON_TEXT) return scalar('String', writeJsonTexts);
-  if (seen === BOOL) return scalar('Bool', (out, { numbers }) => out.bytes(Uint8Array.from(numbers!)));
+  if (seen === BOOL) return scalar('Bool', (out, { numbers }) => writeBytes(out, numbers!));
   if (seen === INT) return scalar('Int64', (out, { numbers }) => writeInt64s(out, numbers!));
   if ((seen & ~(INT | FLOAT)) === 0) return scalar('Float64', (out, { numbers }) => out.bytes(numbers!));
   if ((seen & ~(STRING_ARRAY | EMPTY_ARRAY)) === 0) return { type: 'Array(String)', write: arrayOf(writeStrings) };
@@ -331,15 +338,28 @@ const writeJsonTexts: Write = (out, { items }) => {
   }
 };
 
+/** Where writeInt64s lays a column's words out before copying them: one array, grown as needed. */
+let int64Words = new Int32Array(0);
+
 /** Safe integers as 64-bit two's complement: the low and the high 32 bits of each. */
-function writeInt64s(out: BlockWriter, numbers: ArrayLike<number>): void {
-  const words = new Int32Array(numbers.length * 2);
+function writeInt64s(out: BlockWriter, numbers: Float64Array): void {
+  const n = numbers.length * 2;
+  if (int64Words.length < n) int64Words = new Int32Array(n);
+  const words = int64Words;
   for (let i = 0; i < numbers.length; i++) {
     const v = numbers[i]!;
     words[2 * i] = v | 0;
     words[2 * i + 1] = Math.floor(v / 4_294_967_296);
   }
-  out.bytes(words);
+  out.bytes(words.subarray(0, n));
+}
+
+/** Numbers of 0–255 (booleans as 0 and 1), a byte each. */
+function writeBytes(out: BlockWriter, numbers: Float64Array): void {
+  out.ensure(numbers.length);
+  const buf = out.buf;
+  for (let i = 0; i < numbers.length; i++) buf[out.pos + i] = numbers[i]!;
+  out.pos += numbers.length;
 }
 
 function nullableOf(write: Write): Write {

@@ -15,8 +15,10 @@
  * peak heap and active flows sampled at every batch it hands over. It then meters the file again
  * in the same process and prints that warm rate too: a first run also pays V8 for compiling the
  * meter (about a fifth of its CPU, docs/meter.md), which a collector metering for hours pays once.
- * The goal is read on the first run. Last, softflowd exports the
- * same capture as IPFIX, and the export decoder's records/s over those datagrams is printed.
+ * The goal is read on the first run, with the meter handing over records. A third process meters
+ * the file as the collector does by default, its flows written as Native rows (the `collector:`
+ * line). Last, softflowd exports the same capture as IPFIX, and the export decoder's records/s
+ * over those datagrams is printed.
  */
 import { execFile } from 'node:child_process';
 import { createSocket } from 'node:dgram';
@@ -36,6 +38,7 @@ import { softflowdExport } from '../collector/testing/softflowd.js';
 
 const run = promisify(execFile);
 const METER_FILE = '--meter-file';
+const NATIVE = '--native';
 const targetPackets = Number(process.argv[2] ?? 1_000_000);
 const REPLICAS_PER_GROUP = 1000;
 const GROUP_GAP_MICROS = 40e6;
@@ -123,8 +126,12 @@ function writeReplay(path: string, template: CapturedFrame[], serverPorts: Set<n
 
 type Peak = { heapBytes: number; rssBytes: number; activeFlows: number };
 
-/** Meters the file once with a new meter, as the CLI does; CPU and wall time of the run, peaks into `peak`. */
-async function meterOnce(path: string, peak: Peak) {
+/**
+ * Meters the file once with a new meter, as the CLI does; CPU and wall time of the run, peaks into
+ * `peak`. With `native`, the sink takes Native rows, as the collector's queue does by default
+ * (docs/reference-collector.md); else records, the meter's own hand-over.
+ */
+async function meterOnce(path: string, peak: Peak, native: boolean) {
   let records = 0;
   const meter: CaptureMeter = new CaptureMeter(
     {
@@ -135,15 +142,17 @@ async function meterOnce(path: string, peak: Peak) {
       inspectors: [inspectPayload],
     },
     {
-      push: async (flows) => {
-        records += flows.length;
-        const memory = process.memoryUsage();
-        peak.heapBytes = Math.max(peak.heapBytes, memory.heapUsed);
-        peak.rssBytes = Math.max(peak.rssBytes, memory.rss);
-        peak.activeFlows = Math.max(peak.activeFlows, meter.stats().active_flows);
-      },
+      push: async (flows) => took(flows.length),
+      pushNative: native ? async (_block, rows) => took(rows) : undefined,
     },
   );
+  const took = (flows: number) => {
+    records += flows;
+    const memory = process.memoryUsage();
+    peak.heapBytes = Math.max(peak.heapBytes, memory.heapUsed);
+    peak.rssBytes = Math.max(peak.rssBytes, memory.rss);
+    peak.activeFlows = Math.max(peak.activeFlows, meter.stats().active_flows);
+  };
   const cpu = process.cpuUsage();
   const wall = performance.now();
   await meter.run([path], new AbortController().signal);
@@ -156,17 +165,18 @@ async function meterOnce(path: string, peak: Peak) {
  * the first run now warm, as in a collector that has metered for a while), and prints what it
  * measured as JSON.
  */
-async function meterFile(path: string): Promise<void> {
+async function meterFile(path: string, native: boolean): Promise<void> {
   const peak: Peak = { heapBytes: 0, rssBytes: 0, activeFlows: 0 };
-  const first = await meterOnce(path, peak);
-  const warm = await meterOnce(path, peak);
+  const first = await meterOnce(path, peak, native);
+  const warm = await meterOnce(path, peak, native);
   peak.rssBytes = Math.max(peak.rssBytes, process.resourceUsage().maxRSS * 1024);
   process.stdout.write(JSON.stringify({ ...first, peak, warmCpuSecs: warm.cpuSecs }));
 }
 
-async function meterInChild(path: string) {
+async function meterInChild(path: string, native = false) {
   // execArgv carries tsx's loader, so the child runs this same TypeScript file, with the collector's Node flags.
-  const { stdout } = await run(process.execPath, [...COLLECTOR_NODE_FLAGS, ...process.execArgv, process.argv[1], METER_FILE, path], {
+  const args = [...COLLECTOR_NODE_FLAGS, ...process.execArgv, process.argv[1], METER_FILE, path, ...(native ? [NATIVE] : [])];
+  const { stdout } = await run(process.execPath, args, {
     timeout: 300_000,
     maxBuffer: 1 << 20,
   });
@@ -251,6 +261,11 @@ async function compare(): Promise<void> {
       `warm:      ${rate(packets, ours.warmCpuSecs)} packets/s CPU (${ours.warmCpuSecs.toFixed(2)} s CPU: the same capture metered again in the process, its code compiled), ${(theirs.cpuSecs / ours.warmCpuSecs).toFixed(2)}× softflowd's`,
     );
 
+    const collector = await meterInChild(path, true);
+    console.log(
+      `collector: ${rate(packets, collector.cpuSecs)} packets/s, ${rate(collector.records, collector.cpuSecs)} flows/s CPU (${collector.cpuSecs.toFixed(2)} s CPU, ${collector.warmCpuSecs.toFixed(2)} s warm: the meter writing its flows as Native rows, as the collector sends them, not gzipped)`,
+    );
+
     const exported = await softflowdExport(path, '10');
     const decoded = decodeExports(exported.datagrams, exported.port);
     console.log(
@@ -261,5 +276,5 @@ async function compare(): Promise<void> {
   }
 }
 
-if (process.argv[2] === METER_FILE) await meterFile(process.argv[3]);
+if (process.argv[2] === METER_FILE) await meterFile(process.argv[3], process.argv[4] === NATIVE);
 else await compare();

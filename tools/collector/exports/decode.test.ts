@@ -252,6 +252,30 @@ function templateSet(ids: number[]): Buffer {
   return set;
 }
 
+it('writes IPv6 addresses as the meter does (RFC 5952), an IPv4-mapped one with its dotted tail', () => {
+  const template = Buffer.alloc(4 + 4 + 3 * 4);
+  template.writeUInt16BE(2, 0);
+  template.writeUInt16BE(template.length, 2);
+  template.writeUInt16BE(300, 4);
+  template.writeUInt16BE(3, 6);
+  [
+    [27, 16], // sourceIPv6Address
+    [28, 16], // destinationIPv6Address
+    [4, 1], // protocolIdentifier
+  ].forEach(([id, length], i) => {
+    template.writeUInt16BE(id!, 8 + i * 4);
+    template.writeUInt16BE(length!, 10 + i * 4);
+  });
+  const data = Buffer.concat([
+    Buffer.from([1, 44, 0, 37]),
+    Buffer.from('00000000000000000000ffffc0000201', 'hex'),
+    Buffer.from('20010db8000000000000000000000001', 'hex'),
+    Buffer.from([17]),
+  ]);
+  const [record] = new ExportDecoder({ customerId: 'c1' }).decode(ipfixMessage([template, data]), '127.0.0.1', 4739);
+  expect([record?.src.ip, record?.dst.ip]).toEqual(['::ffff:192.0.2.1', '2001:db8::1']);
+});
+
 /** Whether a v9 or IPFIX datagram holds a template or options template set. */
 function carriesTemplates(d: Buffer): boolean {
   const ipfix = d.readUInt16BE(0) === 10;

@@ -3,7 +3,7 @@
 // (NetFlow v9 uses the same numbers below 128). RFC 5103 reverse elements are
 // the same numbers under private enterprise 29305.
 
-import { formatIPv4 } from '../meter/address.js';
+import { formatIPv4, formatIPv6 } from '../meter/address.js';
 import { isPrivateBytes } from '../meter/well-known.js';
 
 const REVERSE_PEN = 29305;
@@ -55,23 +55,6 @@ export function readUint(buf: Uint8Array, off: number, len: number): number {
   let n = 0;
   for (let i = 0; i < len; i++) n = n * 256 + buf[off + i];
   return n;
-}
-
-/** RFC 5952 text: lowercase, longest zero run (≥ 2 groups) as "::". */
-function ipv6(buf: Uint8Array, off: number): string {
-  const groups: number[] = [];
-  for (let i = 0; i < 8; i++) groups.push(buf[off + 2 * i] * 256 + buf[off + 2 * i + 1]);
-  let bestAt = -1;
-  let bestLen = 1;
-  for (let i = 0; i < 8;) {
-    let j = i;
-    while (j < 8 && groups[j] === 0) j++;
-    if (j - i > bestLen) [bestAt, bestLen] = [i, j - i];
-    i = j === i ? i + 1 : j;
-  }
-  const hex = groups.map((g) => g.toString(16));
-  if (bestAt < 0) return hex.join(':');
-  return `${hex.slice(0, bestAt).join(':')}::${hex.slice(bestAt + bestLen).join(':')}`;
 }
 
 /** NTP timestamp (RFC 7011 dateTimeMicro/Nano): seconds since 1900 and a binary fraction. */
@@ -129,13 +112,13 @@ export function applyField(f: FlowFields, ie: number, pen: number, buf: Uint8Arr
       return true;
     case 27:
       if (len !== 16) return false;
-      f.srcIp = ipv6(buf, off);
+      f.srcIp = formatIPv6(buf, off);
       f.srcPrivate = isPrivateBytes(buf, off, 6);
       f.ipVersion = 6;
       return true;
     case 28:
       if (len !== 16) return false;
-      f.dstIp = ipv6(buf, off);
+      f.dstIp = formatIPv6(buf, off);
       f.dstPrivate = isPrivateBytes(buf, off, 6);
       f.ipVersion = 6;
       return true;
@@ -145,7 +128,7 @@ export function applyField(f: FlowFields, ie: number, pen: number, buf: Uint8Arr
       return true;
     case 62:
       if (len !== 16) return false;
-      f.nextHop = ipv6(buf, off);
+      f.nextHop = formatIPv6(buf, off);
       return true;
     case 60:
       f.ipVersion = buf[off];

@@ -172,20 +172,27 @@ export class CaptureMeter {
   }
 
   /**
-   * Hands the flows waiting to the sink (which waits while ingest is full, unless aborted): as one
-   * Native block when the sink sends those, else as records.
+   * Hands the flows waiting to the sink (which waits while ingest is full, unless aborted): as
+   * Native blocks of at most batchFlows rows when the sink sends those (a chunk of packets can end
+   * more flows than a batch holds), else as records.
    */
   async send(signal: AbortSignal): Promise<void> {
     const ended = this.batch;
     this.batch = [];
     if (ended.length === 0) return;
     this.counts.flows_emitted += ended.length;
-    const block = this.sink.pushNative === undefined ? undefined : this.table.blockOf(ended);
-    if (block !== undefined) await this.sink.pushNative!(block, ended.length, signal);
-    else
-      await this.sink.push(
-        ended.map((flow) => this.table.recordOf(flow)),
-        signal,
-      );
+    // Records go in one push (the sink batches them); blocks are the batches.
+    const native = this.sink.pushNative;
+    const rows = native === undefined ? ended.length : Math.max(1, this.options.batchFlows);
+    for (let i = 0; i < ended.length; i += rows) {
+      const flows = ended.slice(i, i + rows);
+      const block = native === undefined ? undefined : this.table.blockOf(flows);
+      if (block !== undefined) await native!(block, flows.length, signal);
+      else
+        await this.sink.push(
+          flows.map((flow) => this.table.recordOf(flow)),
+          signal,
+        );
+    }
   }
 }

@@ -222,7 +222,10 @@ describe('the meter writing Native rows', () => {
     expect(asRecords.records.some((r) => r.src.process?.user !== undefined)).toBe(true);
     // Batch by batch (the same flows end in the same order), the same columns with the same types and values.
     const columnsOf = (block: Buffer) => Object.fromEntries(readNativeBlock(block).columns.map(({ name, type, values }) => [name, { type, values }]));
-    const expected = asRecords.batches.map((batch) => encodeNativeBatch(batch)!);
+    // Blocks are the batches (64 rows at most); records went in one push per send.
+    const expected = asRecords.batches.flatMap((batch) =>
+      Array.from({ length: Math.ceil(batch.length / 64) }, (_, i) => encodeNativeBatch(batch.slice(i * 64, i * 64 + 64))!),
+    );
     expect(asBlocks.blocks.length).toBe(expected.length);
     asBlocks.blocks.forEach((block, i) => expect(columnsOf(block)).toEqual(columnsOf(expected[i]!)));
     expect(asBlocks.blocks.flatMap((block) => decodeNativeBatch(block)).length).toBe(EXPECTED_RECORDS);

@@ -6,6 +6,7 @@
 
 import { readFileSync } from 'node:fs';
 import { isIPv6 } from 'node:net';
+import { writeExportBlock } from './exports/export-columns.js';
 import type { FlowSink } from './flows.js';
 import { type ExportDiagnostics, ExportListener } from './exports/listener.js';
 import type { ExportRecord } from './exports/record.js';
@@ -169,11 +170,14 @@ export class ExportIngest {
     if (this.backlog.length >= this.options.batchFlows) this.wake?.();
   }
 
+  /** Hands the backlog over in batches: as Native blocks when the sink sends those, else as records. */
   private async send(signal: AbortSignal): Promise<void> {
     while (this.backlog.length > 0) {
       const records = this.backlog.splice(0, this.options.batchFlows);
       this.flowsEmitted += records.length;
-      await this.sink.push(records, signal);
+      const block = this.sink.pushNative === undefined ? undefined : writeExportBlock(records);
+      if (block !== undefined) await this.sink.pushNative!(block, records.length, signal);
+      else await this.sink.push(records, signal);
     }
   }
 }

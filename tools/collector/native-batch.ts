@@ -88,6 +88,22 @@ export function encodeNativeBatch(records: readonly unknown[]): Buffer | undefin
 }
 
 /**
+ * The columns a writer of NativeColumns knows, named once: `column(path)` is the index of a new
+ * column, `group(path, keys)` one per key under the path (`stats.rate.bps` → `.src`, `.dst`, …).
+ */
+export class ColumnSet {
+  readonly paths: string[] = [];
+
+  column(path: string): number {
+    return this.paths.push(path) - 1;
+  }
+
+  group<K extends string>(path: string, keys: readonly K[]): Record<K, number> {
+    return Object.fromEntries(keys.map((key) => [key, this.column(`${path}.${key}`)])) as Record<K, number>;
+  }
+}
+
+/**
  * A block written value by value, by a writer that knows its columns (the meter, from a flow's
  * counters): no record is built and walked. Columns are indexes into `paths`, each written with
  * one of the methods; a column no row wrote is left out, and a row that skips a column is its NULL. A store is one array write: the

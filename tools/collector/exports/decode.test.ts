@@ -4,6 +4,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkFlowRecord } from '../flowgen/wire-check.js';
 import { ExportDecoder } from './decode.js';
+import { writeExportBlock } from './export-columns.js';
+import { encodeNativeBatch, readNativeBlock } from '../native-batch.js';
 import type { ExportRecord } from './record.js';
 import { captureLoopback, softflowdExport, withTempDir, type LoopbackTraffic } from '../testing/softflowd.js';
 
@@ -151,6 +153,16 @@ describe.each(VERSIONS.filter((v) => v.name !== 'v5'))('softflowd $name template
         missing: v.kind === 'netflow_v9' ? 1 : lost,
       },
     ]);
+  });
+});
+
+describe.each(VERSIONS)('softflowd $name as a Native block', (v) => {
+  it('writes the columns, types and values the encoder writes for its records', () => {
+    const e = exports.get(v.name)!;
+    const { records } = decodeAll(e.datagrams, e.port);
+    const columnsOf = (block: Buffer) => Object.fromEntries(readNativeBlock(block).columns.map(({ name, type, values }) => [name, { type, values }]));
+    expect(records.some((r) => r.tcp !== undefined) && records.some((r) => r.icmp !== undefined)).toBe(true);
+    expect(columnsOf(writeExportBlock(records)!)).toEqual(columnsOf(encodeNativeBatch(records)!));
   });
 });
 

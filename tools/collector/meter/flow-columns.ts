@@ -4,34 +4,23 @@
 
 import { momentsOf } from '../flowgen/packets.js';
 import type { Moments, ProcessInfo } from '../flowgen/types.js';
-import { NativeColumns } from '../native-batch.js';
+import { ColumnSet, NativeColumns } from '../native-batch.js';
 import { flowBasics, interArrival, netRtt, ownersOfFlow, type FlowOwners, type RecordContext } from './flow-record.js';
 import { TALLY, type FlowState } from './flow-state.js';
 import { flagNames, icmpTypeName, transportName } from './well-known.js';
 
-const paths: string[] = [];
-const column = (path: string): number => paths.push(path) - 1;
-const moments = (path: string) => ({
-  count: column(`${path}.count`),
-  sum: column(`${path}.sum`),
-  sumSquares: column(`${path}.sum_squares`),
-  sumCubes: column(`${path}.sum_cubes`),
-});
+const set = new ColumnSet();
+const column = (path: string) => set.column(path);
+const moments = (path: string) => set.group(path, ['count', 'sum', 'sum_squares', 'sum_cubes']);
+const triple = (path: string) => set.group(path, ['src', 'dst', 'total']);
 const end = (side: 'src' | 'dst') => ({
-  ip: column(`${side}.ip`),
-  port: column(`${side}.port`),
-  addressType: column(`${side}.address_type`),
+  ...set.group(side, ['ip', 'port', 'address_type']),
   fqdn: column(`${side}.ctx.fqdn`),
   process: {
-    name: column(`${side}.process.name`),
-    pid: column(`${side}.process.pid`),
-    ppid: column(`${side}.process.ppid`),
-    executable: column(`${side}.process.executable`),
-    userId: column(`${side}.process.user.id`),
-    userName: column(`${side}.process.user.name`),
+    ...set.group(`${side}.process`, ['name', 'pid', 'ppid', 'executable']),
+    user: set.group(`${side}.process.user`, ['id', 'name']),
   },
 });
-const triple = (path: string) => ({ src: column(`${path}.src`), dst: column(`${path}.dst`), total: column(`${path}.total`) });
 
 /** Every column a metered flow can have, in the order of buildFlowRecord's fields. */
 const C = {
@@ -69,22 +58,13 @@ const C = {
   frameSize: moments('stats.size.frame'),
   entropy: moments('stats.size.payload_entropy'),
   duration: moments('stats.timing.duration_secs'),
-  gaps: {
-    meanGap: column('stats.timing.inter_arrival_secs.mean_gap'),
-    regularity: column('stats.timing.inter_arrival_secs.regularity'),
-    consistency: column('stats.timing.inter_arrival_secs.consistency'),
-    burstiness: column('stats.timing.inter_arrival_secs.burstiness'),
-    minGap: column('stats.timing.inter_arrival_secs.min_gap'),
-    maxGap: column('stats.timing.inter_arrival_secs.max_gap'),
-  },
+  gaps: set.group('stats.timing.inter_arrival_secs', ['mean_gap', 'regularity', 'consistency', 'burstiness', 'min_gap', 'max_gap']),
   tcpFlags: column('tcp.flags'),
   tcpWindow: moments('tcp.window_length'),
-  icmpType: column('icmp.type'),
-  icmpTypeMap: column('icmp.type_map'),
-  icmpCode: column('icmp.code'),
-  dns: { rrname: column('dns.rrname'), rrtype: column('dns.rrtype'), rcode: column('dns.rcode'), answers: column('dns.answers') },
-  tls: { version: column('tls.version'), sni: column('tls.sni'), alpn: column('tls.alpn'), ja4: column('tls.ja4') },
-  http: { host: column('http.host'), method: column('http.method'), userAgent: column('http.user_agent'), uri: column('http.uri') },
+  icmp: set.group('icmp', ['type', 'type_map', 'code']),
+  dns: set.group('dns', ['rrname', 'rrtype', 'rcode', 'answers']),
+  tls: set.group('tls', ['version', 'sni', 'alpn', 'ja4']),
+  http: set.group('http', ['host', 'method', 'user_agent', 'uri']),
 };
 
 type MomentColumns = ReturnType<typeof moments>;
@@ -95,7 +75,7 @@ type EndColumns = ReturnType<typeof end>;
  * big-endian host): the caller then builds the records. `endMicros` of each flow is its export time.
  */
 export function writeFlowBlock(flows: readonly FlowState[], ctx: RecordContext, owners?: FlowOwners): Buffer | undefined {
-  const columns = new NativeColumns(paths, flows.length);
+  const columns = new NativeColumns(set.paths, flows.length);
   const path = new PathTexts(ctx);
   for (let row = 0; row < flows.length; row++) writeRow(columns, row, flows[row]!, ctx, path, owners);
   return columns.block();
@@ -151,21 +131,21 @@ function writeRow(out: NativeColumns, row: number, flow: FlowState, ctx: RecordC
   writeMoments(out, row, C.entropy, c.momentsOf(TALLY.entropy));
   writeMoments(out, row, C.duration, f.durationMoments);
   const gaps = interArrival(c);
-  out.number(C.gaps.meanGap, row, gaps.mean_gap);
+  out.number(C.gaps.mean_gap, row, gaps.mean_gap);
   out.number(C.gaps.regularity, row, gaps.regularity);
   out.number(C.gaps.consistency, row, gaps.consistency);
   out.number(C.gaps.burstiness, row, gaps.burstiness);
-  out.number(C.gaps.minGap, row, gaps.min_gap);
-  out.number(C.gaps.maxGap, row, gaps.max_gap);
+  out.number(C.gaps.min_gap, row, gaps.min_gap);
+  out.number(C.gaps.max_gap, row, gaps.max_gap);
 
   if (flow.tcp !== undefined) {
     out.strings(C.tcpFlags, row, flagNames(c.flags));
     writeMoments(out, row, C.tcpWindow, c.momentsOf(TALLY.window));
   }
   if (id.icmp !== undefined) {
-    out.number(C.icmpType, row, id.icmp.type);
-    out.string(C.icmpTypeMap, row, icmpTypeName(id.protocol, id.icmp.type));
-    out.number(C.icmpCode, row, id.icmp.code);
+    out.number(C.icmp.type, row, id.icmp.type);
+    out.string(C.icmp.type_map, row, icmpTypeName(id.protocol, id.icmp.type));
+    out.number(C.icmp.code, row, id.icmp.code);
   }
   // Hints hold no empty values (mergeHints keeps them out); dns goes only with its name, as in the record.
   const dns = hints.dns;
@@ -186,7 +166,7 @@ function writeRow(out: NativeColumns, row: number, flow: FlowState, ctx: RecordC
   if (http !== undefined) {
     optionalString(out, row, C.http.host, http.host);
     optionalString(out, row, C.http.method, http.method);
-    optionalString(out, row, C.http.userAgent, http.user_agent);
+    optionalString(out, row, C.http.user_agent, http.user_agent);
     optionalString(out, row, C.http.uri, http.uri);
   }
 }
@@ -205,7 +185,7 @@ function writeEnd(
 ): void {
   out.string(at.ip, row, ip);
   out.number(at.port, row, port);
-  out.string(at.addressType, row, isPrivate ? 'private' : 'public');
+  out.string(at.address_type, row, isPrivate ? 'private' : 'public');
   if (fqdn) out.string(at.fqdn, row, fqdn);
   if (process === undefined) return;
   out.string(at.process.name, row, process.name);
@@ -213,16 +193,16 @@ function writeEnd(
   if (process.ppid !== undefined) out.number(at.process.ppid, row, process.ppid);
   if (process.executable !== undefined) out.string(at.process.executable, row, process.executable);
   if (process.user !== undefined) {
-    out.number(at.process.userId, row, process.user.id);
-    if (process.user.name !== undefined) out.string(at.process.userName, row, process.user.name);
+    out.number(at.process.user.id, row, process.user.id);
+    if (process.user.name !== undefined) out.string(at.process.user.name, row, process.user.name);
   }
 }
 
 function writeMoments(out: NativeColumns, row: number, at: MomentColumns, m: Moments): void {
   out.number(at.count, row, m.count);
   out.number(at.sum, row, m.sum);
-  out.number(at.sumSquares, row, m.sum_squares);
-  out.number(at.sumCubes, row, m.sum_cubes);
+  out.number(at.sum_squares, row, m.sum_squares);
+  out.number(at.sum_cubes, row, m.sum_cubes);
 }
 
 function optionalString(out: NativeColumns, row: number, at: number, value: string | undefined): void {

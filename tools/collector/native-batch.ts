@@ -152,10 +152,15 @@ export class NativeColumns {
     (this.items[column] ?? this.itemColumn(column))[row] = text;
   }
 
-  /** The block, or undefined when it cannot be one (an infinite number, a big-endian host): send JSON. */
+  /** Whether `rows` rows can be a block on this host, before any is written. */
+  static fits(rows: number): boolean {
+    return rows > 0 && rows <= MAX_NATIVE_ROWS && LITTLE_ENDIAN;
+  }
+
+  /** The block, or undefined when it cannot be one (see fits(); an infinite number): send JSON. */
   block(): Buffer | undefined {
     const rows = this.rows;
-    if (rows === 0 || rows > MAX_NATIVE_ROWS || !LITTLE_ENDIAN) return undefined;
+    if (!NativeColumns.fits(rows)) return undefined;
     const columns: PathNode[] = [];
     for (let column = 0; column < this.paths.length; column++) {
       const numbers = this.numbers[column];

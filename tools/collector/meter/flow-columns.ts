@@ -75,6 +75,8 @@ type EndColumns = ReturnType<typeof end>;
  * big-endian host): the caller then builds the records. `endMicros` of each flow is its export time.
  */
 export function writeFlowBlock(flows: readonly FlowState[], ctx: RecordContext, owners?: FlowOwners): Buffer | undefined {
+  // Before any row: owners are asked once per flow, and the records built instead would ask again.
+  if (!NativeColumns.fits(flows.length)) return undefined;
   const columns = new NativeColumns(set.paths, flows.length);
   const path = new PathTexts(ctx);
   for (let row = 0; row < flows.length; row++) writeRow(columns, row, flows[row]!, ctx, path, owners);

@@ -175,8 +175,9 @@ export class ExportIngest {
     while (this.backlog.length > 0) {
       const records = this.backlog.splice(0, this.options.batchFlows);
       this.flowsEmitted += records.length;
-      const block = this.sink.pushNative === undefined ? undefined : writeExportBlock(records);
-      if (block !== undefined) await this.sink.pushNative!(block, records.length, signal);
+      const native = this.sink.pushNative;
+      const block = native === undefined ? undefined : writeExportBlock(records);
+      if (block !== undefined) await native!(block, records.length, signal);
       else await this.sink.push(records, signal);
     }
   }

@@ -106,9 +106,10 @@ export class ColumnSet {
 /**
  * A block written value by value, by a writer that knows its columns (the meter, from a flow's
  * counters): no record is built and walked. Columns are indexes into `paths`, each written with
- * one of the methods; a column no row wrote is left out, and a row that skips a column is its NULL. A store is one array write: the
- * columns are typed, and their NULLs found, once per block, as encodeNativeBatch types a path, so
- * the block reads back as the records the writer stands for would.
+ * one of the methods; a column no row wrote is left out, and a row that skips a column is its
+ * NULL. A store is one array write: the columns are typed, and their NULLs found, once per block,
+ * as encodeNativeBatch types a path, so the block reads back as the records the writer stands for
+ * would.
  */
 export class NativeColumns {
   /** Number and boolean columns; NaN marks a row without a value (a value is never NaN: JSON would write null). */

@@ -7,6 +7,7 @@ import { momentsOf, round4, round6 } from '../flowgen/packets.js';
 import { mix32 } from '../flowgen/prng.js';
 import { dayOfWeek, flowRates, fnvDecimal, fnvText, FNV_OFFSET, packetCounts, timeOfDay } from '../flowgen/record-fields.js';
 import type { DirectionFields, FlowRecord, Moments, ProcessInfo, SensorInfo } from '../flowgen/types.js';
+import type { FlowEndOwners } from '../host/process-sockets.js';
 import type { FlowEnd } from '../host/socket-index.js';
 import { TALLY, type FlowCounters, type FlowIdentity, type FlowState } from './flow-state.js';
 import { appByPort, flagNames, icmpTypeName, PROTO_TCP, PROTO_UDP, transportName } from './well-known.js';
@@ -20,11 +21,11 @@ export interface RecordContext {
 
 /** The processes of this host that own a flow's ends (host/process-sockets.ts), asked once per finished flow. */
 export interface FlowOwners {
-  ownersOf(transport: 'TCP' | 'UDP', src: FlowEnd, dst: FlowEnd, startMs: number, endMs: number): { src?: ProcessInfo; dst?: ProcessInfo };
+  ownersOf(transport: 'TCP' | 'UDP', src: FlowEnd, dst: FlowEnd, startMs: number, endMs: number): FlowEndOwners;
 }
 
 /** What `owners` knows of the flow's ends (TCP and UDP only), its record spanning `startMs` to `endMs`. */
-export function ownersOfFlow(owners: FlowOwners, flow: FlowState, startMs: number, endMs: number): { src?: ProcessInfo; dst?: ProcessInfo } | undefined {
+export function ownersOfFlow(owners: FlowOwners, flow: FlowState, startMs: number, endMs: number): FlowEndOwners | undefined {
   const id = flow.id;
   const transport = id.protocol === PROTO_TCP ? 'TCP' : id.protocol === PROTO_UDP ? 'UDP' : undefined;
   if (transport === undefined) return undefined;

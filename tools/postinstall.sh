@@ -14,3 +14,4 @@ if [ ! -e node_modules/@graphql-codegen/cli/package.json ]; then
 fi
 PRISMA_SCHEMA_ENGINE_BINARY=${PRISMA_SCHEMA_ENGINE_BINARY:-/bin/true} prisma generate
 graphql-codegen --config codegen.ts
+tsx tools/collector/meter/build-wasm.ts

@@ -67,13 +67,19 @@ describe('ExportIngest', () => {
     const running = ingest.run(stop.signal);
     await replay(port);
     await eventually(() => ingest.stats().records === exported, 5_000, 'every record decoded');
-    // The first batch went to the sink, which holds it; 10 more wait; the rest were dropped.
-    expect(ingest.stats().dropped).toEqual({ ingest_backlog: exported - 5 - 10 });
+    // One batch (at most 5) went to the sink, which holds it; at most 10 more wait; the rest were
+    // dropped. How many a datagram brings is softflowd's choice: one datagram may fill the backlog.
+    expect(pushed).toHaveLength(1);
+    expect(pushed[0].length).toBeLessThanOrEqual(5);
+    const dropped = ingest.stats().dropped.ingest_backlog;
     release();
     stop.abort();
     await running;
-    expect(pushed.flat()).toHaveLength(15);
-    expect(ingest.stats()).toMatchObject({ flows_emitted: 15, listen: `127.0.0.1:${port}` });
+    const handed = pushed.flat().length;
+    expect(handed).toBeLessThanOrEqual(5 + 10);
+    expect(dropped).toBe(exported - handed);
+    expect(dropped).toBeGreaterThanOrEqual(exported - 15);
+    expect(ingest.stats()).toMatchObject({ flows_emitted: handed, listen: `127.0.0.1:${port}` });
   });
 
   it('counts the datagrams the kernel dropped while the collector could not read them', async () => {

@@ -1,110 +1,79 @@
-// Flows by key, in an open-addressing hash table over numeric keys: a flow key is FLOW_KEY_WORDS
-// 32-bit words (flow-key.ts), kept in one typed array, so a packet's lookup builds no string and
-// allocates nothing. Linear probing; a removal shifts the entries behind it back (no tombstones,
-// so lookups never slow down as flows come and go). The table doubles when half full and halves
-// when an eighth full: its memory follows the number of flows it holds.
+// Flows by their conversation's key. The key and the hash table over it live in WebAssembly
+// (wasm/flow-index.ts, which describes both); this side keeps the flows by the ids it hands the
+// table, reusing the ids of removed flows, so the table holds numbers and a packet's lookup builds
+// no string and allocates nothing.
 
-import { mix32 } from '../flowgen/prng.js';
+import { flowKind } from './flow-key.js';
+import type { PacketHeaders } from './packet.js';
+import { meterWasmModule } from './wasm-module.js';
 
-export const FLOW_KEY_WORDS = 11;
-const MIN_CAPACITY = 1024;
-
-/** What the index stores: it keeps the value's slot up to date, so removal needs no key. */
+/** What the index stores: the id it gave the value, so that removal needs no key. */
 export interface Indexed {
-  slot: number;
+  indexId: number;
 }
 
-/** FNV-1a over the words, spread by the murmur3 finaliser. */
-export function hashKey(key: Uint32Array): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < FLOW_KEY_WORDS; i++) h = Math.imul(h ^ key[i], 0x01000193);
-  return mix32(h);
+interface FlowIndexExports {
+  configure(limit: number): void;
+  size(): number;
+  capacity(): number;
+  homeSlot(): number;
+  // prettier-ignore
+  find(kind: number, vlan: number, s0: number, s1: number, s2: number, s3: number, d0: number, d1: number, d2: number, d3: number, srcPort: number, dstPort: number): number;
+  insert(id: number): void;
+  remove(id: number): void;
 }
 
 export class FlowIndex<T extends Indexed> {
-  size = 0;
-  private mask: number;
-  private keys: Uint32Array;
-  private hashes: Uint32Array;
-  private values: (T | undefined)[];
+  /** Whether the sender of the packet of the latest find() is the lower end of its key: with a flow's first such answer, it tells the packet's direction. */
+  senderFirst = false;
+  private readonly table: FlowIndexExports;
+  private readonly byId: (T | undefined)[] = [];
+  private readonly freeIds: number[] = [];
 
-  constructor(capacity = MIN_CAPACITY) {
-    this.mask = capacity - 1;
-    this.keys = new Uint32Array(capacity * FLOW_KEY_WORDS);
-    this.hashes = new Uint32Array(capacity);
-    this.values = new Array<T | undefined>(capacity).fill(undefined);
+  /** An index of at most `maxSize` flows: the table reserves 4 bytes per flow of it for the ids. */
+  constructor(readonly maxSize: number) {
+    if (!Number.isInteger(maxSize) || maxSize < 1 || maxSize > 2 ** 28) throw new RangeError(`a flow index holds 1 to 2^28 flows, not ${maxSize}`);
+    this.table = new WebAssembly.Instance(meterWasmModule()).exports as unknown as FlowIndexExports;
+    this.table.configure(maxSize);
+  }
+
+  get size(): number {
+    return this.table.size();
   }
 
   get capacity(): number {
-    return this.mask + 1;
+    return this.table.capacity();
   }
 
-  get(key: Uint32Array): T | undefined {
-    const hash = hashKey(key);
-    const { values, hashes, mask } = this;
-    for (let slot = hash & mask; ; slot = (slot + 1) & mask) {
-      const value = values[slot];
-      if (value === undefined) return undefined;
-      if (hashes[slot] === hash && this.keyAt(slot, key)) return value;
-    }
+  /** The flow of the packet's conversation; sets `senderFirst`. */
+  find(h: PacketHeaders): T | undefined {
+    const a = h.addresses;
+    const found = this.table.find(flowKind(h), h.vlan + 1, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], h.srcPort, h.dstPort);
+    this.senderFirst = (found & 1) !== 0;
+    return found < 2 ? undefined : this.byId[(found >>> 1) - 1];
   }
 
-  /** Adds a value under a key the index does not hold. */
-  insert(key: Uint32Array, value: T): void {
-    if ((this.size + 1) * 2 > this.capacity) this.resize(this.capacity * 2);
-    const hash = hashKey(key);
-    let slot = hash & this.mask;
-    while (this.values[slot] !== undefined) slot = (slot + 1) & this.mask;
-    this.keys.set(key, slot * FLOW_KEY_WORDS);
-    this.hashes[slot] = hash;
-    this.values[slot] = value;
-    value.slot = slot;
-    this.size++;
+  /** The slot where the latest find()'s probe started (its key's home). */
+  homeSlot(): number {
+    return this.table.homeSlot();
   }
 
-  /** Removes a value the index holds, then moves back the entries its slot kept from their home. */
+  /** Adds a value under the key of the latest find(), which found nothing; removals in between are fine. */
+  insert(value: T): void {
+    if (this.size >= this.maxSize) throw new RangeError(`the flow index is full (${this.maxSize} flows)`);
+    const id = this.freeIds.pop() ?? this.byId.length;
+    this.table.insert(id);
+    this.byId[id] = value;
+    value.indexId = id;
+  }
+
+  /** Removes a value the index holds. */
   remove(value: T): void {
-    const { values, hashes, keys, mask } = this;
-    let hole = value.slot;
-    values[hole] = undefined;
-    this.size--;
-    for (let slot = (hole + 1) & mask; values[slot] !== undefined; slot = (slot + 1) & mask) {
-      // An entry may fill the hole when the hole lies between its home slot and where it sits.
-      if (((slot - (hashes[slot] & mask)) & mask) < ((slot - hole) & mask)) continue;
-      keys.copyWithin(hole * FLOW_KEY_WORDS, slot * FLOW_KEY_WORDS, (slot + 1) * FLOW_KEY_WORDS);
-      hashes[hole] = hashes[slot];
-      const moved = values[slot]!;
-      values[hole] = moved;
-      moved.slot = hole;
-      values[slot] = undefined;
-      hole = slot;
-    }
-    if (this.size * 8 < this.capacity && this.capacity > MIN_CAPACITY) this.resize(this.capacity / 2);
-  }
-
-  private keyAt(slot: number, key: Uint32Array): boolean {
-    const keys = this.keys;
-    const at = slot * FLOW_KEY_WORDS;
-    for (let i = 0; i < FLOW_KEY_WORDS; i++) if (keys[at + i] !== key[i]) return false;
-    return true;
-  }
-
-  private resize(capacity: number): void {
-    const { keys, hashes, values } = this;
-    this.mask = capacity - 1;
-    this.keys = new Uint32Array(capacity * FLOW_KEY_WORDS);
-    this.hashes = new Uint32Array(capacity);
-    this.values = new Array<T | undefined>(capacity).fill(undefined);
-    for (let from = 0; from < values.length; from++) {
-      const value = values[from];
-      if (value === undefined) continue;
-      let slot = hashes[from] & this.mask;
-      while (this.values[slot] !== undefined) slot = (slot + 1) & this.mask;
-      // Word by word: a subarray per entry would be an allocation per flow at every resize.
-      for (let w = 0; w < FLOW_KEY_WORDS; w++) this.keys[slot * FLOW_KEY_WORDS + w] = keys[from * FLOW_KEY_WORDS + w];
-      this.hashes[slot] = hashes[from];
-      this.values[slot] = value;
-      value.slot = slot;
-    }
+    const id = value.indexId;
+    if (this.byId[id] !== value) throw new Error('removing a flow the index does not hold');
+    this.table.remove(id);
+    this.byId[id] = undefined;
+    this.freeIds.push(id);
+    value.indexId = -1;
   }
 }

@@ -1,36 +1,21 @@
 // Which flow a packet belongs to, and who started it. Both directions of a conversation share
-// one key: (protocol, VLAN, the two address:port ends in a fixed order). ICMP has no ports: echo
+// one key: (protocol, VLAN, the two address:port ends in a fixed order; the flow index writes it). ICMP has no ports: echo
 // requests and replies between two hosts share one flow; any other message is keyed by its
 // type and code. The packet carries no echo identifier, so concurrent pings between the same
 // two hosts are one flow.
 
 import { formatAddress } from './address.js';
-import { FLOW_KEY_WORDS } from './flow-index.js';
 import { TcpFlag, type PacketHeaders } from './packet.js';
 import type { FlowIdentity } from './flow-state.js';
 import { isIcmpEcho, isIcmpEchoReply, isPrivateAt, looksLikeServerPort, PROTO_TCP } from './well-known.js';
 
 /**
- * Writes the key both directions of the packet's conversation share into `key` (FLOW_KEY_WORDS
- * words: kind, VLAN + 1, the lower end's address, the higher end's, their ports). Returns true
- * when the packet's sender is the lower end: ends are ordered by address, then port.
+ * The first word of a packet's flow key (wasm/flow-index.ts lays out the rest): the protocol, and
+ * for ICMP whether it is an echo (request and reply share a flow) or else its type and code.
  */
-export function writeFlowKey(h: PacketHeaders, key: Uint32Array): boolean {
-  const a = h.addresses;
-  let order = 0;
-  for (let i = 0; i < 4 && order === 0; i++) order = a[i] - a[4 + i];
-  const srcFirst = order < 0 || (order === 0 && h.srcPort <= h.dstPort);
-  key[0] =
-    h.icmpType < 0 ? h.protocol : isIcmpEcho(h.protocol, h.icmpType) ? h.protocol | 0x1000000 : h.protocol | 0x2000000 | (h.icmpType << 8) | (h.icmpCode << 16);
-  key[1] = h.vlan + 1;
-  const first = srcFirst ? 0 : 4;
-  const second = 4 - first;
-  for (let i = 0; i < 4; i++) {
-    key[2 + i] = a[first + i];
-    key[6 + i] = a[second + i];
-  }
-  key[FLOW_KEY_WORDS - 1] = srcFirst ? h.srcPort * 65536 + h.dstPort : h.dstPort * 65536 + h.srcPort;
-  return srcFirst;
+export function flowKind(h: PacketHeaders): number {
+  if (h.icmpType < 0) return h.protocol;
+  return isIcmpEcho(h.protocol, h.icmpType) ? h.protocol | 0x1000000 : h.protocol | 0x2000000 | (h.icmpType << 8) | (h.icmpCode << 16);
 }
 
 /**

@@ -149,8 +149,8 @@ export interface FlowIdentity {
 
 export class FlowState implements RecencyNode<FlowState>, Indexed {
   counters: FlowCounters;
-  /** Where the flow index keeps it. */
-  slot = -1;
+  /** Its id in the flow index. */
+  indexId = -1;
   older: FlowState | undefined = undefined;
   newer: FlowState | undefined = undefined;
   readonly tcp: TcpTracker | undefined;
@@ -167,7 +167,7 @@ export class FlowState implements RecencyNode<FlowState>, Indexed {
 
   constructor(
     readonly id: FlowIdentity,
-    /** Whether the initiator is the lower end of the flow key (flow-key.ts orders the ends). */
+    /** Whether the initiator is the lower end of the flow key (wasm/flow-index.ts orders the ends). */
     private readonly initiatorFirst: boolean,
     /** Fresh or restarted counters, which the flow owns until its last record is built. */
     counters: FlowCounters,
@@ -184,9 +184,9 @@ export class FlowState implements RecencyNode<FlowState>, Indexed {
     this.endMicros = endMicros;
   }
 
-  /** Whether a packet of this flow travels src → dst; `srcFirst` is what writeFlowKey said of it. */
-  fromSrc(p: PacketHeaders, srcFirst: boolean): boolean {
-    if (!p.sameAddresses()) return srcFirst === this.initiatorFirst;
+  /** Whether a packet of this flow travels src → dst; `senderFirst` is what the flow index said of it. */
+  fromSrc(p: PacketHeaders, senderFirst: boolean): boolean {
+    if (!p.sameAddresses()) return senderFirst === this.initiatorFirst;
     // Both ends on one address (loopback): for ICMP the message tells, else the ports do.
     if (p.icmpType >= 0) return !isIcmpEchoReply(this.id.protocol, p.icmpType);
     return p.srcPort === this.id.srcPort;

@@ -17,8 +17,8 @@
 
 import { writeFlowBlock } from './flow-columns.js';
 import { buildFlowRecord, type FlowOwners, type RecordContext } from './flow-record.js';
-import { FLOW_KEY_WORDS, FlowIndex } from './flow-index.js';
-import { identityOf, writeFlowKey } from './flow-key.js';
+import { FlowIndex } from './flow-index.js';
+import { identityOf } from './flow-key.js';
 import { FlowCounters, FlowState } from './flow-state.js';
 import { PacketHeaders, type DecodedPacket, type DropCounts, type PayloadInspector } from './packet.js';
 import type { FlowRecord } from '../flowgen/types.js';
@@ -78,9 +78,8 @@ export class FlowTable {
   private readonly inspectPerDirection: number;
   private readonly context: RecordContext;
   private readonly owners: FlowOwners | undefined;
-  private readonly flows = new FlowIndex<FlowState>();
-  /** The current packet's flow key, and the headers a DecodedPacket is read into. */
-  private readonly key = new Uint32Array(FLOW_KEY_WORDS);
+  private readonly flows: FlowIndex<FlowState>;
+  /** The headers a DecodedPacket is read into. */
   private readonly headers = new PacketHeaders();
   private readonly recency = new RecencyList<FlowState>();
   /** TCP flows past their end, oldest deadline first (the linger is the same for all). */
@@ -110,6 +109,7 @@ export class FlowTable {
     this.inspectPerDirection = options.inspectPerDirection ?? 3;
     this.context = { customerId: options.customerId, sensor: options.sensor, tags: options.tags };
     this.owners = options.owners;
+    this.flows = new FlowIndex<FlowState>(this.maxFlows);
   }
 
   add(p: DecodedPacket): void {
@@ -123,8 +123,8 @@ export class FlowTable {
     if (p.fragment !== 'none') this.counts.fragments++;
     if (p.fragment === 'later') return this.addLaterFragment(p);
 
-    const srcFirst = writeFlowKey(p, this.key);
-    let flow = this.flows.get(this.key);
+    let flow = this.flows.find(p);
+    const senderFirst = this.flows.senderFirst;
     if (flow !== undefined) {
       if (flow.tcp !== undefined && flow.tcp.phase !== 'open' && isConnectionStart(p)) {
         // A new connection on the same ports after the old one ended.
@@ -137,12 +137,12 @@ export class FlowTable {
       }
     }
     if (flow === undefined) {
-      flow = this.open(p, srcFirst);
-      this.flows.insert(this.key, flow);
+      flow = this.open(p, senderFirst);
+      this.flows.insert(flow);
     }
     this.recency.touch(flow);
 
-    const fromSrc = flow.fromSrc(p, srcFirst);
+    const fromSrc = flow.fromSrc(p, senderFirst);
     const wasOpen = flow.tcp?.phase === 'open';
     flow.add(p, fromSrc);
     if (this.inspectors.length > 0) flow.inspect(p, fromSrc, this.inspectors, this.inspectPerDirection);
@@ -224,7 +224,7 @@ export class FlowTable {
     return { ...this.counts, active: this.flows.size, dropped: { ...this.counts.dropped } };
   }
 
-  private open(p: PacketHeaders, srcFirst: boolean): FlowState {
+  private open(p: PacketHeaders, senderFirst: boolean): FlowState {
     if (this.flows.size >= this.maxFlows) {
       this.counts.evicted++;
       this.finish(this.recency.oldest!);
@@ -232,7 +232,7 @@ export class FlowTable {
     this.counts.flows++;
     if (p.tsMicros + this.idleMicros < this.nextDue) this.nextDue = p.tsMicros + this.idleMicros;
     const id = identityOf(p);
-    return new FlowState(id, srcFirst !== id.flipped, this.countersFrom(p.tsMicros));
+    return new FlowState(id, senderFirst !== id.flipped, this.countersFrom(p.tsMicros));
   }
 
   private countersFrom(startMicros: number): FlowCounters {

@@ -95,6 +95,26 @@ describe('pcap variants built from the specification around the real frames', ()
     }
   });
 
+  it('joins records longer than the first join across chunks of any size', () => {
+    // Real frames padded to 3,000 and 65,000 bytes: a record cut by a chunk's end needs more than
+    // the first bytes joined to it.
+    const grown = (f: CapturedFrame, size: number): CapturedFrame => {
+      const data = new Uint8Array(size);
+      data.set(f.data);
+      return { ...f, wireLength: size, data };
+    };
+    const large = [grown(frames[0], 3000), frames[1], grown(frames[2], 65_000), frames[3], grown(frames[4], 3000)];
+    const bytes = writePcap(large, { linkType: 1 });
+    const whole = plain(large);
+    for (const size of [1000, 2047, 2048, 2049, 4096, 70_000]) {
+      const chunks = Array.from({ length: Math.ceil(bytes.length / size) }, (_, i) => bytes.subarray(i * size, (i + 1) * size));
+      const { frames: read, drops } = readAll(chunks);
+      expect(drops).toEqual({});
+      expect(plain(read)).toEqual(whole);
+    }
+    for (let cut = 0; cut <= bytes.length; cut += 97) expect(plain(readAll([bytes.subarray(0, cut), bytes.subarray(cut)]).frames)).toEqual(whole);
+  });
+
   it('keeps the link type, without the FCS bits pcap may set above it', () => {
     const bytes = writePcap(frames.slice(0, 1), { linkType: 276 | 0x10000000 });
     expect(readAll([bytes]).frames[0].linkType).toBe(276);

@@ -9,6 +9,8 @@ import type { CapturedFrame, DropCounts, FrameSpan } from './packet.js';
 export const MAX_RECORD_BYTES = 256 * 1024 + 64;
 /** Bytes after a cut record that can complete it: its largest body and a pcap record header. */
 const JOIN_BYTES = MAX_RECORD_BYTES + 16;
+/** Bytes joined first: enough to complete nearly every cut record (a full Ethernet frame and its header). */
+const FIRST_JOIN_BYTES = 2048;
 
 const PCAP_MICRO = 0xa1b2c3d4;
 const PCAP_NANO = 0xa1b23c4d;
@@ -96,9 +98,15 @@ export class CaptureReader {
     const carried = this.pending.length;
     if (carried > 0) {
       // The record cut by the last chunk's end is joined with only the bytes it can need: copying
-      // every chunk behind the carried bytes would cost more than reading it.
-      const joined = concat(this.pending, chunk.subarray(0, Math.min(chunk.length, JOIN_BYTES)));
-      const at = this.readRecords(joined, carried, visit);
+      // every chunk behind the carried bytes would cost more than reading it. Most records are
+      // short: the first join takes a few bytes, and only a record they leave cut takes the rest.
+      // Carried bytes are less than one record, so a join that completes none has read nothing.
+      let joined = concat(this.pending, chunk.subarray(0, Math.min(chunk.length, FIRST_JOIN_BYTES)));
+      let at = this.readRecords(joined, carried, visit);
+      if (at === 0 && this.stoppedReason === undefined && chunk.length > FIRST_JOIN_BYTES) {
+        joined = concat(this.pending, chunk.subarray(0, Math.min(chunk.length, JOIN_BYTES)));
+        at = this.readRecords(joined, carried, visit);
+      }
       if (at < carried) {
         // Still cut (or stopped): the joined bytes hold the whole chunk, since JOIN_BYTES exceeds any record.
         this.pending = this.stoppedReason === undefined ? joined.slice(at) : new Uint8Array(0);

@@ -24,7 +24,10 @@ interface FlowIndexExports {
 }
 
 export class FlowIndex<T extends Indexed> {
-  /** Whether the sender of the packet of the latest find() is the lower end of its key: with a flow's first such answer, it tells the packet's direction. */
+  /**
+   * Whether the sender of the latest find()'s packet is the lower end of the key; compared with
+   * the flow's first answer, it tells the packet's direction.
+   */
   senderFirst = false;
   private readonly table: FlowIndexExports;
   private readonly byId: (T | undefined)[] = [];

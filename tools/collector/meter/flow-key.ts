@@ -1,8 +1,8 @@
 // Which flow a packet belongs to, and who started it. Both directions of a conversation share
-// one key: (protocol, VLAN, the two address:port ends in a fixed order; the flow index writes it). ICMP has no ports: echo
-// requests and replies between two hosts share one flow; any other message is keyed by its
-// type and code. The packet carries no echo identifier, so concurrent pings between the same
-// two hosts are one flow.
+// one key: (protocol, VLAN, the two address:port ends in a fixed order), which the flow index
+// writes. ICMP has no ports: echo requests and replies between two hosts share one flow; any
+// other message is keyed by its type and code. The packet carries no echo identifier, so
+// concurrent pings between the same two hosts are one flow.
 
 import { formatAddress } from './address.js';
 import { TcpFlag, type PacketHeaders } from './packet.js';

@@ -1,5 +1,5 @@
 /**
- * `npm run bench:meter [-- PACKETS]`: packets/s and flows/s of the packet meter (capture file →
+ * `npm run bench:meter [-- PACKETS] [--rounds N]`: packets/s and flows/s of the packet meter (capture file →
  * decode → flow table, `CaptureMeter`) beside softflowd metering the same file in the same run.
  *
  * The file is real traffic replayed: tcpdump (snap length 128, as flow meters capture) records a
@@ -18,14 +18,16 @@
  * The goal is read on the first run, with the meter handing over records. A third process meters
  * the file as the collector does by default, its flows written as Native rows (the `collector:`
  * line). Last, softflowd exports the same capture as IPFIX, and the export decoder's records/s
- * over those datagrams is printed.
+ * over those datagrams is printed. With `--rounds N` (1 to 20), the first-run ratio is measured N
+ * times, each round a new meter process and softflowd, and its median printed: on a shared
+ * machine one round's ratio moves by ±15%.
  */
 import { execFile } from 'node:child_process';
 import { createSocket } from 'node:dgram';
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
+import { parseArgs, promisify } from 'node:util';
 import { ExportDecoder } from '../collector/exports/decode.js';
 import { inspectPayload } from '../collector/meter/app/index.js';
 import { CaptureReader } from '../collector/meter/capture.js';
@@ -41,7 +43,7 @@ const run = promisify(execFile);
 const CLOCK_TICKS = 100;
 const METER_FILE = '--meter-file';
 const NATIVE = '--native';
-const targetPackets = Number(process.argv[2] ?? 1_000_000);
+const MAX_ROUNDS = 20;
 const REPLICAS_PER_GROUP = 1000;
 const GROUP_GAP_MICROS = 40e6;
 const ETHERNET = 14;
@@ -98,7 +100,7 @@ function readdress(frame: CapturedFrame, serverPorts: Set<number>, client: numbe
 }
 
 /** Writes ≥ targetPackets replayed frames; returns how many. */
-function writeReplay(path: string, template: CapturedFrame[], serverPorts: Set<number>): number {
+function writeReplay(path: string, template: CapturedFrame[], serverPorts: Set<number>, targetPackets: number): number {
   const start = template[0].tsMicros;
   const span = template[template.length - 1].tsMicros - start;
   // Template frame j of replica r lands at j·slot + r µs in its group: replicas interleave in time order.
@@ -255,12 +257,12 @@ function decodeExports(datagrams: readonly Buffer[], port: number): { records: n
   return { records, cpuSecs: (used.user + used.system) / 1e6 };
 }
 
-async function compare(): Promise<void> {
+async function compare(targetPackets: number, rounds: number): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'bench-meter-'));
   try {
     const { frames: template, serverPorts } = await captureTemplate();
     const path = join(dir, 'replay.pcap');
-    const packets = writeReplay(path, template, serverPorts);
+    const packets = writeReplay(path, template, serverPorts, targetPackets);
     console.log(`capture: ${packets} packets (${template.length}-frame tcpdump template × replicas), ${(statSync(path).size / 2 ** 20).toFixed(0)} MiB`);
     readFileSync(path); // into the page cache, where softflowd will find it too
 
@@ -282,6 +284,13 @@ async function compare(): Promise<void> {
       `softflowd: ${rate(packets, theirs.cpuSecs)} packets/s CPU (${theirs.cpuSecs.toFixed(2)} s CPU, ${theirs.wallSecs.toFixed(2)} s wall; ${theirs.exported} flows received; peak RSS ${mib(theirs.rssBytes)})`,
     );
     console.log(`ratio:     ${(theirs.cpuSecs / ours.cpuSecs).toFixed(2)}× softflowd's packets/s (goal ≥ 0.5×)`);
+    if (rounds > 1) {
+      const ratios = [theirs.cpuSecs / ours.cpuSecs];
+      for (let round = 1; round < rounds; round++) ratios.push((await softflowd(path, dir)).cpuSecs / (await meterInChild(path)).cpuSecs);
+      const sorted = [...ratios].sort((a, b) => a - b);
+      const median = rounds % 2 === 1 ? sorted[(rounds - 1) / 2] : (sorted[rounds / 2 - 1] + sorted[rounds / 2]) / 2;
+      console.log(`           median of ${rounds} rounds ${median.toFixed(2)}× (${ratios.map((r) => r.toFixed(2)).join(', ')})`);
+    }
     console.log(
       `warm:      ${rate(packets, ours.warmCpuSecs)} packets/s CPU (${ours.warmCpuSecs.toFixed(2)} s CPU: the same capture metered again in the process, its code compiled), ${(theirs.cpuSecs / ours.warmCpuSecs).toFixed(2)}× softflowd's`,
     );
@@ -301,5 +310,29 @@ async function compare(): Promise<void> {
   }
 }
 
+function refuse(message: string): never {
+  console.error(`bench:meter: ${message}`);
+  process.exit(1);
+}
+
+/** PACKETS and --rounds from the command line; a bad value ends the run with a message. */
+function benchOptions(): { packets: number; rounds: number } {
+  let parsed;
+  try {
+    parsed = parseArgs({ options: { rounds: { type: 'string', default: '1' } }, allowPositionals: true });
+  } catch (error) {
+    return refuse((error as Error).message);
+  }
+  const [packetsText = '1000000'] = parsed.positionals;
+  const packets = Number(packetsText);
+  const rounds = Number(parsed.values.rounds);
+  if (!Number.isInteger(packets) || packets < 1) refuse(`PACKETS must be a positive whole number, not ${packetsText}`);
+  if (!Number.isInteger(rounds) || rounds < 1 || rounds > MAX_ROUNDS) refuse(`--rounds must be 1 to ${MAX_ROUNDS}, not ${parsed.values.rounds}`);
+  return { packets, rounds };
+}
+
 if (process.argv[2] === METER_FILE) await meterFile(process.argv[3], process.argv[4] === NATIVE);
-else await compare();
+else {
+  const { packets, rounds } = benchOptions();
+  await compare(packets, rounds);
+}

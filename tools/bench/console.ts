@@ -15,6 +15,7 @@ import { seedTenant } from '../../test/kit/seed.js';
 import { testPostgres } from '../../test/kit/throwaway-postgres.js';
 import { investigationRow } from '../../src/modules/investigations/investigations.fixtures.js';
 import { buildConsole } from '../build-console.js';
+import { median } from './stats.js';
 
 const investigations = Number(process.env.BENCH_INVESTIGATIONS ?? 10_000);
 const runs = Number(process.env.BENCH_RUNS ?? 5);
@@ -82,7 +83,6 @@ try {
     );
   }
   if ((await rows.count()) === 0) throw new Error('no rows rendered');
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
   const show = (xs: number[]) => xs.map((x) => x.toFixed(0)).join(', ');
   console.log(`console investigations list: ${investigations} investigations in one tenant, ${runs} runs, headless Chromium`);
   console.log(`  first page rendered (page load to ${PAGE_SIZE} rows): median ${median(first).toFixed(0)} ms [${show(first)}] (target ≤ ${TARGET_MS} ms)`);

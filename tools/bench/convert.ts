@@ -17,6 +17,7 @@ import { type FlowRow, flowRowsBlock, flowToRow } from '../../src/flowstore/inge
 import { NativeBatch } from '../../src/flowstore/native-batch.js';
 import { createFlowGenerator } from '../collector/flowgen/index.js';
 import { encodeNativeBatch } from '../collector/native-batch.js';
+import { median } from './stats.js';
 
 const totalFlows = Number(process.env.BENCH_FLOWS ?? 40_000);
 const batchSize = Number(process.env.BENCH_BATCH ?? 5_000);
@@ -42,8 +43,6 @@ function cpuMicros(work: () => void): number {
   const used = process.cpuUsage(start);
   return used.user + used.system;
 }
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 // A batch at a time, as a worker holds one: parsed, converted, encoded, then let go.
 const PHASES = ['parse', 'flowToRow', 'encode', 'inMemory', 'nativeRead', 'nativeCheck', 'nativeBlock'] as const;

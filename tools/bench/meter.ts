@@ -37,10 +37,10 @@ import { listenOnLoopback, startTcpdump } from '../collector/meter/testing/tcpdu
 import { writePcap } from '../collector/meter/testing/write-capture.js';
 import { COLLECTOR_NODE_FLAGS } from '../collector/node-flags.js';
 import { softflowdExport } from '../collector/testing/softflowd.js';
+import { statCpuSeconds } from './processes.js';
+import { median } from './stats.js';
 
 const run = promisify(execFile);
-/** USER_HZ, the unit of /proc's CPU times: 100 on every Linux architecture Node runs on. */
-const CLOCK_TICKS = 100;
 const METER_FILE = '--meter-file';
 const NATIVE = '--native';
 const MAX_ROUNDS = 20;
@@ -172,16 +172,10 @@ async function meterOnce(path: string, peak: Peak, native: boolean) {
 }
 
 /**
- * CPU seconds of this process's main thread (Linux: /proc/self/task/PID/stat, in clock ticks of
- * 10 ms). The rest of the process's CPU is on V8's helper threads: the optimising compiler and the
- * garbage collector's.
+ * CPU seconds of this process's main thread (Linux, in clock ticks of 10 ms). The rest of the
+ * process's CPU is on V8's helper threads: the optimising compiler and the garbage collector's.
  */
-function mainThreadCpuSecs(): number {
-  const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8');
-  // Fields after the command's closing parenthesis, from field 3 (state): utime is field 14, stime 15.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
-}
+const mainThreadCpuSecs = (): number => statCpuSeconds(`/proc/self/task/${process.pid}/stat`);
 
 /**
  * The child's side: meters the file, then again in the same process (the code V8 compiled during
@@ -287,9 +281,7 @@ async function compare(targetPackets: number, rounds: number): Promise<void> {
     if (rounds > 1) {
       const ratios = [theirs.cpuSecs / ours.cpuSecs];
       for (let round = 1; round < rounds; round++) ratios.push((await softflowd(path, dir)).cpuSecs / (await meterInChild(path)).cpuSecs);
-      const sorted = [...ratios].sort((a, b) => a - b);
-      const median = rounds % 2 === 1 ? sorted[(rounds - 1) / 2] : (sorted[rounds / 2 - 1] + sorted[rounds / 2]) / 2;
-      console.log(`           median of ${rounds} rounds ${median.toFixed(2)}× (${ratios.map((r) => r.toFixed(2)).join(', ')})`);
+      console.log(`           median of ${rounds} rounds ${median(ratios).toFixed(2)}× (${ratios.map((r) => r.toFixed(2)).join(', ')})`);
     }
     console.log(
       `warm:      ${rate(packets, ours.warmCpuSecs)} packets/s CPU (${ours.warmCpuSecs.toFixed(2)} s CPU: the same capture metered again in the process, its code compiled), ${(theirs.cpuSecs / ours.warmCpuSecs).toFixed(2)}× softflowd's`,

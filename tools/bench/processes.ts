@@ -47,24 +47,30 @@ export async function stopProcess(child: ChildProcess): Promise<void> {
   await exited;
 }
 
+/** USER_HZ, the unit of /proc's CPU times: 100 on every Linux architecture Node runs on. */
+const CLOCK_TICKS = 100;
+
+/** CPU seconds (user + system) in a process's or thread's /proc stat file (`/proc/PID/stat`, `/proc/PID/task/TID/stat`). */
+export function statCpuSeconds(path: string): number {
+  const stat = readFileSync(path, 'utf8');
+  // Fields after the command name (which may hold spaces), in parentheses: utime is the 14th field, stime the 15th.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+}
+
 /**
  * CPU seconds (user + system) used so far by a process and every process under it (the service
  * relaunches itself once): a measure of work that other load on the machine disturbs far less
  * than wall time. Linux only (/proc).
  */
 export function treeCpuSeconds(pid: number): number {
-  const ticksPerSecond = 100;
   let seconds = 0;
   const visit = (p: number) => {
-    let stat: string;
     try {
-      stat = readFileSync(`/proc/${p}/stat`, 'utf8');
+      seconds += statCpuSeconds(`/proc/${p}/stat`);
     } catch {
       return; // gone meanwhile
     }
-    // Fields after the command name (which may hold spaces), in parentheses: utime is the 14th field.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    seconds += (Number(fields[11]) + Number(fields[12])) / ticksPerSecond;
     for (const task of readdirSync(`/proc/${p}/task`, { withFileTypes: false }) as string[]) {
       let children = '';
       try {

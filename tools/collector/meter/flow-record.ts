@@ -5,7 +5,7 @@
 import { hex16, timeHash } from '../flowgen/record.js';
 import { momentsOf, round4, round6 } from '../flowgen/packets.js';
 import { mix32 } from '../flowgen/prng.js';
-import { dayOfWeek, flowRates, fnvDecimal, fnvText, FNV_OFFSET, packetCounts, timeOfDay } from '../flowgen/record-fields.js';
+import { dayOfWeek, flowRates, fnvCode, fnvDecimal, fnvText, FNV_OFFSET, packetCounts, timeOfDay } from '../flowgen/record-fields.js';
 import type { DirectionFields, FlowRecord, Moments, ProcessInfo, SensorInfo } from '../flowgen/types.js';
 import type { FlowEndOwners } from '../host/process-sockets.js';
 import type { FlowEnd } from '../host/socket-index.js';
@@ -170,19 +170,22 @@ function hostOnly(host: string | undefined): string | undefined {
 // The record's keys hash text (flowgen hashes numeric IPv4 ends, a meter sees text of either
 // family), spread by mix32. The text is hashed piece by piece, never built: building it cost more
 // than hashing it.
-const BAR = '|';
+const BAR = 0x7c;
+const bar = (h: number): number => fnvCode(h, BAR);
+/** The hash of `protocol|` for every protocol number: where both keys' texts start. */
+const PROTOCOL_PREFIX = Int32Array.from({ length: 256 }, (_, protocol) => bar(fnvDecimal(FNV_OFFSET, protocol)));
 
 /** The hash of `protocol|vlan|srcIp|srcPort|dstIp|dstPort` (vlan empty when untagged). */
 function keyHash(id: FlowIdentity): number {
-  let h = fnvText(fnvDecimal(FNV_OFFSET, id.protocol), BAR);
+  let h = PROTOCOL_PREFIX[id.protocol];
   if (id.vlan !== undefined) h = fnvDecimal(h, id.vlan);
-  h = fnvText(fnvText(fnvText(h, BAR), id.srcIp), BAR);
-  h = fnvText(fnvText(fnvText(fnvDecimal(h, id.srcPort), BAR), id.dstIp), BAR);
+  h = bar(fnvText(bar(h), id.srcIp));
+  h = bar(fnvText(bar(fnvDecimal(h, id.srcPort)), id.dstIp));
   return mix32(fnvDecimal(h, id.dstPort));
 }
 
 /** The hash of `protocol|srcIp|dstIp|dstPort`. */
 function sessionHash(id: FlowIdentity): number {
-  const h = fnvText(fnvText(fnvText(fnvText(fnvDecimal(FNV_OFFSET, id.protocol), BAR), id.srcIp), BAR), id.dstIp);
-  return mix32(fnvDecimal(fnvText(h, BAR), id.dstPort));
+  const h = bar(fnvText(bar(fnvText(PROTOCOL_PREFIX[id.protocol], id.srcIp)), id.dstIp));
+  return mix32(fnvDecimal(h, id.dstPort));
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseAddress } from './address.js';
-import { isPrivateAt, isPrivateBytes } from './well-known.js';
+import { flagNames, isPrivateAt, isPrivateBytes } from './well-known.js';
+import { TcpFlag } from './packet.js';
 
 /** Each address with whether it is private: RFC 1918, and for IPv6 fc00::/7 and fe80::/10. */
 const ADDRESSES: Array<[string, boolean]> = [
@@ -33,5 +34,20 @@ describe('private addresses', () => {
     const framed = new Uint8Array(3 + 16);
     framed.set(bytes, 3);
     expect(isPrivateBytes(framed, 3, version)).toBe(expected);
+  });
+});
+
+describe('flagNames', () => {
+  it("names the flags set, in flowgen's order, ignoring bits beyond the eight flags", () => {
+    expect(flagNames(0)).toEqual([]);
+    expect(flagNames(TcpFlag.FIN | TcpFlag.SYN | TcpFlag.ACK | TcpFlag.RST)).toEqual(['SYN', 'ACK', 'FIN', 'RST']);
+    expect(flagNames(0xff)).toEqual(['SYN', 'ACK', 'PSH', 'FIN', 'RST', 'URG', 'ECE', 'CWR']);
+    expect(flagNames(0x100 | TcpFlag.PSH)).toEqual(['PSH']);
+  });
+
+  it('hands each caller a list of its own', () => {
+    const first = flagNames(TcpFlag.SYN);
+    first.push('changed');
+    expect(flagNames(TcpFlag.SYN)).toEqual(['SYN']);
   });
 });

@@ -119,11 +119,14 @@ const FLAG_NAMES: ReadonlyArray<[number, string]> = [
   [TcpFlag.CWR, 'CWR'],
 ];
 
-/** The names of the flags set in `bits`, in flowgen's order. */
+/** The names for every combination of the eight flags, listed once: a record takes a copy of its list. */
+const NAMES_OF_FLAGS: readonly (readonly string[])[] = Array.from({ length: 256 }, (_, bits) =>
+  FLAG_NAMES.filter(([bit]) => (bits & bit) !== 0).map(([, name]) => name),
+);
+
+/** The names of the flags set in `bits`, in flowgen's order (bits above the eight flags have none). */
 export function flagNames(bits: number): string[] {
-  const names: string[] = [];
-  for (const [bit, name] of FLAG_NAMES) if ((bits & bit) !== 0) names.push(name);
-  return names;
+  return NAMES_OF_FLAGS[bits & 0xff].slice();
 }
 
 // Private addresses by flowgen's rule for IPv4 (RFC 1918); for IPv6 unique-local fc00::/7 and

@@ -172,7 +172,7 @@ export class FlowState implements RecencyNode<FlowState>, Indexed {
     /** Fresh or restarted counters, which the flow owns until its last record is built. */
     counters: FlowCounters,
     tcp = id.protocol === PROTO_TCP ? new TcpTracker() : undefined,
-    readonly hints: AppHints = {},
+    readonly hints: AppHints = newHints(),
   ) {
     this.counters = counters;
     this.tcp = tcp;
@@ -204,7 +204,7 @@ export class FlowState implements RecencyNode<FlowState>, Indexed {
    * say it is TCP.
    */
   cut(atMicros: number, next: FlowCounters): FlowState {
-    const hints: AppHints = {};
+    const hints = newHints();
     mergeHints(hints, this.hints);
     const cutOff = new FlowState(this.id, this.initiatorFirst, this.counters, this.tcp, hints);
     cutOff.end(atMicros);
@@ -222,6 +222,15 @@ export class FlowState implements RecencyNode<FlowState>, Indexed {
       if (found !== undefined) mergeHints(this.hints, found, !fromSrc);
     }
   }
+}
+
+/**
+ * A flow's hints, every field there from the start: all flows' hints share one shape, so the
+ * record builders reading them meet one layout (a layout first met after V8 optimised them would
+ * throw that code away).
+ */
+function newHints(): AppHints {
+  return { app_name: undefined, dns: undefined, tls: undefined, http: undefined };
 }
 
 type HintGroup = 'dns' | 'tls' | 'http';

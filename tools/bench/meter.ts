@@ -21,10 +21,17 @@
  * over those datagrams is printed. With `--rounds N` (1 to 20), the first-run ratio is measured N
  * times, each round a new meter process and softflowd, and its median printed: on a shared
  * machine one round's ratio moves by ±15%.
+ *
+ * With `--instructions`, nothing is timed: the meter's child and softflowd run under valgrind's
+ * cachegrind, which counts every instruction a process runs (the JIT's code and V8's helper
+ * threads included), and the bench prints the meter's instructions for a first run and a warm
+ * one, its startup subtracted. Identical runs differ by about 3%, against ±15% for CPU seconds,
+ * so two versions of the meter are compared by running this on each (docs/meter.md). About 60×
+ * slower than the run it counts: 200,000 packets take a few minutes.
  */
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { createSocket } from 'node:dgram';
-import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, writeSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
@@ -43,6 +50,8 @@ import { median } from './stats.js';
 const run = promisify(execFile);
 const METER_FILE = '--meter-file';
 const NATIVE = '--native';
+/** The child meters the file once: no warm run. */
+const FIRST_ONLY = '--first-only';
 const MAX_ROUNDS = 20;
 const REPLICAS_PER_GROUP = 1000;
 const GROUP_GAP_MICROS = 40e6;
@@ -182,17 +191,19 @@ const mainThreadCpuSecs = (): number => statCpuSeconds(`/proc/self/task/${proces
  * the first run now warm, as in a collector that has metered for a while), and prints what it
  * measured as JSON.
  */
-async function meterFile(path: string, native: boolean): Promise<void> {
+async function meterFile(path: string, native: boolean, firstOnly: boolean): Promise<void> {
   const peak: Peak = { heapBytes: 0, rssBytes: 0, activeFlows: 0 };
   const first = await meterOnce(path, peak, native);
-  const warm = await meterOnce(path, peak, native);
+  const warm = firstOnly ? first : await meterOnce(path, peak, native);
   peak.rssBytes = Math.max(peak.rssBytes, process.resourceUsage().maxRSS * 1024);
   process.stdout.write(JSON.stringify({ ...first, peak, warmCpuSecs: warm.cpuSecs }));
 }
 
+/** The arguments that run this script as the meter's child: execArgv carries tsx's loader, so the child runs this same TypeScript file, with the collector's Node flags. */
+const childArgs = (path: string, ...flags: string[]): string[] => [...COLLECTOR_NODE_FLAGS, ...process.execArgv, process.argv[1], METER_FILE, path, ...flags];
+
 async function meterInChild(path: string, native = false) {
-  // execArgv carries tsx's loader, so the child runs this same TypeScript file, with the collector's Node flags.
-  const args = [...COLLECTOR_NODE_FLAGS, ...process.execArgv, process.argv[1], METER_FILE, path, ...(native ? [NATIVE] : [])];
+  const args = childArgs(path, ...(native ? [NATIVE] : []));
   const { stdout } = await run(process.execPath, args, {
     timeout: 300_000,
     maxBuffer: 1 << 20,
@@ -208,31 +219,20 @@ async function meterInChild(path: string, native = false) {
   };
 }
 
-/** softflowd reading the file in the foreground (-d), no control socket (with one, 1.1.0 waits on accept), NetFlow v5 to a local socket. */
+/** softflowd reading the file in the foreground (-d), no control socket (with one, 1.1.0 waits on accept), NetFlow v5 to `port` on loopback. */
+function softflowdArgs(path: string, dir: string, port: number): string[] {
+  const args = ['softflowd', '-r', path, '-n', `127.0.0.1:${port}`, '-d', '-c', 'none', '-p', join(dir, 'softflowd.pid'), '-m', '100000'];
+  for (const timeout of ['tcp=30', 'udp=30', 'icmp=30', 'general=30', 'maxlife=300']) args.push('-t', timeout);
+  return args;
+}
+
 async function softflowd(path: string, dir: string) {
   const sink = createSocket('udp4');
   let exported = 0;
   sink.on('message', (message) => (exported += message.readUInt16BE(2))); // a v5 header's record count
   await new Promise<void>((resolve) => sink.bind(0, '127.0.0.1', resolve));
   try {
-    const args = [
-      '-f',
-      '%e %U %S %M',
-      'softflowd',
-      '-r',
-      path,
-      '-n',
-      `127.0.0.1:${sink.address().port}`,
-      '-d',
-      '-c',
-      'none',
-      '-p',
-      join(dir, 'softflowd.pid'),
-      '-m',
-      '100000',
-    ];
-    for (const timeout of ['tcp=30', 'udp=30', 'icmp=30', 'general=30', 'maxlife=300']) args.push('-t', timeout);
-    const { stderr } = await run('/usr/bin/time', args, { timeout: 300_000 });
+    const { stderr } = await run('/usr/bin/time', ['-f', '%e %U %S %M', ...softflowdArgs(path, dir, sink.address().port)], { timeout: 300_000 });
     const [wallSecs, user, system, maxRssKiB] = stderr.trim().split('\n').at(-1)!.split(' ').map(Number);
     await new Promise((resolve) => setTimeout(resolve, 200)); // the last export datagrams
     return { cpuSecs: user + system, wallSecs, exported, rssBytes: maxRssKiB * 1024 };
@@ -251,7 +251,42 @@ function decodeExports(datagrams: readonly Buffer[], port: number): { records: n
   return { records, cpuSecs: (used.user + used.system) / 1e6 };
 }
 
-async function compare(targetPackets: number, rounds: number): Promise<void> {
+/** Instructions the command runs, every thread, counted by cachegrind. */
+async function instructionsOf(command: string, args: readonly string[]): Promise<number> {
+  const { stderr } = await run('valgrind', ['--tool=cachegrind', '--cache-sim=no', '--cachegrind-out-file=/dev/null', command, ...args], {
+    timeout: 3_600_000,
+    maxBuffer: 1 << 24,
+  });
+  const counted = /I\s+refs:\s+([\d,]+)/.exec(stderr);
+  if (counted === null) throw new Error(`cachegrind printed no instruction count:\n${stderr.slice(-2000)}`);
+  return Number(counted[1].replaceAll(',', ''));
+}
+
+/** The meter's instructions for a first and a warm run of the file, and softflowd's, each process on its own. */
+async function countInstructions(path: string, dir: string, packets: number, linkType: number): Promise<void> {
+  const empty = join(dir, 'empty.pcap');
+  writeFileSync(empty, writePcap([], { linkType }));
+  // Two at a time: cachegrind runs a process's threads one by one, so each takes one core.
+  const [startup, once] = await Promise.all([
+    instructionsOf(process.execPath, childArgs(empty)),
+    instructionsOf(process.execPath, childArgs(path, FIRST_ONLY)),
+  ]);
+  const [twice, theirs] = await Promise.all([
+    instructionsOf(process.execPath, childArgs(path)),
+    instructionsOf('softflowd', softflowdArgs(path, dir, 9).slice(1)),
+  ]);
+  const millions = (n: number) => `${Math.round(n / 1e6).toLocaleString('en')} M`;
+  const perPacket = (n: number) => `${(n / packets / 1000).toFixed(1)} k/packet`;
+  console.log(`instructions (cachegrind, every thread; identical runs differ by about 3%):`);
+  console.log(
+    `meter:     first run ${millions(once - startup)} (${perPacket(once - startup)}), warm ${millions(twice - once)} (${perPacket(twice - once)}); startup ${millions(startup)} subtracted`,
+  );
+  console.log(
+    `softflowd: ${millions(theirs)} (${perPacket(theirs)}), its start included; not a time ratio: its code and V8's differ in instructions per cycle`,
+  );
+}
+
+async function compare(targetPackets: number, rounds: number, instructions: boolean): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'bench-meter-'));
   try {
     const { frames: template, serverPorts } = await captureTemplate();
@@ -259,6 +294,7 @@ async function compare(targetPackets: number, rounds: number): Promise<void> {
     const packets = writeReplay(path, template, serverPorts, targetPackets);
     console.log(`capture: ${packets} packets (${template.length}-frame tcpdump template × replicas), ${(statSync(path).size / 2 ** 20).toFixed(0)} MiB`);
     readFileSync(path); // into the page cache, where softflowd will find it too
+    if (instructions) return await countInstructions(path, dir, packets, template[0].linkType);
 
     const ours = await meterInChild(path);
     const theirs = await softflowd(path, dir);
@@ -307,11 +343,11 @@ function refuse(message: string): never {
   process.exit(1);
 }
 
-/** PACKETS and --rounds from the command line; a bad value ends the run with a message. */
-function benchOptions(): { packets: number; rounds: number } {
+/** PACKETS, --rounds and --instructions from the command line; a bad value ends the run with a message. */
+function benchOptions(): { packets: number; rounds: number; instructions: boolean } {
   let parsed;
   try {
-    parsed = parseArgs({ options: { rounds: { type: 'string', default: '1' } }, allowPositionals: true });
+    parsed = parseArgs({ options: { rounds: { type: 'string', default: '1' }, instructions: { type: 'boolean', default: false } }, allowPositionals: true });
   } catch (error) {
     return refuse((error as Error).message);
   }
@@ -320,11 +356,23 @@ function benchOptions(): { packets: number; rounds: number } {
   const rounds = Number(parsed.values.rounds);
   if (!Number.isInteger(packets) || packets < 1) refuse(`PACKETS must be a positive whole number, not ${packetsText}`);
   if (!Number.isInteger(rounds) || rounds < 1 || rounds > MAX_ROUNDS) refuse(`--rounds must be 1 to ${MAX_ROUNDS}, not ${parsed.values.rounds}`);
-  return { packets, rounds };
+  const instructions = parsed.values.instructions;
+  if (instructions && rounds > 1) refuse('--instructions counts one run of each; it does not take --rounds');
+  if (instructions && !hasValgrind()) refuse('--instructions needs valgrind (Debian: apt-get install valgrind)');
+  return { packets, rounds, instructions };
 }
 
-if (process.argv[2] === METER_FILE) await meterFile(process.argv[3], process.argv[4] === NATIVE);
+function hasValgrind(): boolean {
+  try {
+    execFileSync('valgrind', ['--version'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+if (process.argv[2] === METER_FILE) await meterFile(process.argv[3], process.argv.includes(NATIVE), process.argv.includes(FIRST_ONLY));
 else {
-  const { packets, rounds } = benchOptions();
-  await compare(packets, rounds);
+  const { packets, rounds, instructions } = benchOptions();
+  await compare(packets, rounds, instructions);
 }

@@ -1,5 +1,5 @@
 /**
- * `npm run bench:meter [-- PACKETS] [--rounds N]`: packets/s and flows/s of the packet meter (capture file →
+ * `npm run bench:meter [-- PACKETS] [--rounds N | --instructions]`: packets/s and flows/s of the packet meter (capture file →
  * decode → flow table, `CaptureMeter`) beside softflowd metering the same file in the same run.
  *
  * The file is real traffic replayed: tcpdump (snap length 128, as flow meters capture) records a
@@ -219,9 +219,9 @@ async function meterInChild(path: string, native = false) {
   };
 }
 
-/** softflowd reading the file in the foreground (-d), no control socket (with one, 1.1.0 waits on accept), NetFlow v5 to `port` on loopback. */
+/** softflowd's arguments: the file read in the foreground (-d), no control socket (with one, 1.1.0 waits on accept), NetFlow v5 to `port` on loopback. */
 function softflowdArgs(path: string, dir: string, port: number): string[] {
-  const args = ['softflowd', '-r', path, '-n', `127.0.0.1:${port}`, '-d', '-c', 'none', '-p', join(dir, 'softflowd.pid'), '-m', '100000'];
+  const args = ['-r', path, '-n', `127.0.0.1:${port}`, '-d', '-c', 'none', '-p', join(dir, 'softflowd.pid'), '-m', '100000'];
   for (const timeout of ['tcp=30', 'udp=30', 'icmp=30', 'general=30', 'maxlife=300']) args.push('-t', timeout);
   return args;
 }
@@ -232,7 +232,7 @@ async function softflowd(path: string, dir: string) {
   sink.on('message', (message) => (exported += message.readUInt16BE(2))); // a v5 header's record count
   await new Promise<void>((resolve) => sink.bind(0, '127.0.0.1', resolve));
   try {
-    const { stderr } = await run('/usr/bin/time', ['-f', '%e %U %S %M', ...softflowdArgs(path, dir, sink.address().port)], { timeout: 300_000 });
+    const { stderr } = await run('/usr/bin/time', ['-f', '%e %U %S %M', 'softflowd', ...softflowdArgs(path, dir, sink.address().port)], { timeout: 300_000 });
     const [wallSecs, user, system, maxRssKiB] = stderr.trim().split('\n').at(-1)!.split(' ').map(Number);
     await new Promise((resolve) => setTimeout(resolve, 200)); // the last export datagrams
     return { cpuSecs: user + system, wallSecs, exported, rssBytes: maxRssKiB * 1024 };
@@ -271,10 +271,7 @@ async function countInstructions(path: string, dir: string, packets: number, lin
     instructionsOf(process.execPath, childArgs(empty)),
     instructionsOf(process.execPath, childArgs(path, FIRST_ONLY)),
   ]);
-  const [twice, theirs] = await Promise.all([
-    instructionsOf(process.execPath, childArgs(path)),
-    instructionsOf('softflowd', softflowdArgs(path, dir, 9).slice(1)),
-  ]);
+  const [twice, theirs] = await Promise.all([instructionsOf(process.execPath, childArgs(path)), instructionsOf('softflowd', softflowdArgs(path, dir, 9))]);
   const millions = (n: number) => `${Math.round(n / 1e6).toLocaleString('en')} M`;
   const perPacket = (n: number) => `${(n / packets / 1000).toFixed(1)} k/packet`;
   console.log(`instructions (cachegrind, every thread; identical runs differ by about 3%):`);

@@ -15,9 +15,11 @@
  * peak heap and active flows sampled at every batch it hands over. It then meters the file again
  * in the same process and prints that warm rate too: a first run also pays V8 for compiling the
  * meter (about a fifth of its CPU, docs/meter.md), which a collector metering for hours pays once.
- * The goal is read on the first run, with the meter handing over records. A third process meters
- * the file as the collector does by default, its flows written as Native rows (the `collector:`
- * line). Last, softflowd exports the same capture as IPFIX, and the export decoder's records/s
+ * The goal is read on the first run, with the meter handing over records. Then the same replay
+ * with every payload pseudo-random and kept to 400 bytes (ciphertext, as a live capture of TLS
+ * gives the meter's payload entropy 256 bytes of it) is metered and timed beside softflowd on
+ * that file: the `encrypted:` line. A fourth process meters the main file as the collector does
+ * by default, its flows written as Native rows (the `collector:` line). Last, softflowd exports the same capture as IPFIX, and the export decoder's records/s
  * over those datagrams is printed. With `--rounds N` (1 to 20), the first-run ratio is measured N
  * times, each round a new meter process and softflowd, and its median printed: on a shared
  * machine one round's ratio moves by ±15%.
@@ -57,10 +59,19 @@ const REPLICAS_PER_GROUP = 1000;
 const GROUP_GAP_MICROS = 40e6;
 const ETHERNET = 14;
 
+/** The main replay's snap length, as flow meters capture. */
+const SNAPLEN = 128;
+/**
+ * The template's: the ciphertext replay keeps this much of each frame, so that a payload gives
+ * the meter's entropy the 256 bytes it samples, as a live capture (snap length 65,535) of a TLS
+ * link does.
+ */
+const CIPHERTEXT_SNAPLEN = 400;
+
 /** A real capture of this run's loopback traffic: TCP conversations of several sizes, UDP exchanges. */
 async function captureTemplate(): Promise<{ frames: CapturedFrame[]; serverPorts: Set<number> }> {
   const peers = await listenOnLoopback('127.0.0.1');
-  const capture = await startTcpdump({ iface: 'lo', filter: `port ${peers.tcpPort} or port ${peers.udpPort}`, args: ['-s', '128'] });
+  const capture = await startTcpdump({ iface: 'lo', filter: `port ${peers.tcpPort} or port ${peers.udpPort}`, args: ['-s', String(CIPHERTEXT_SNAPLEN)] });
   const traffic = async () => {
     for (const size of [300, 1500, 6000, 20000]) await peers.exchangeTcp('GET /'.padEnd(200, 'x'), 'y'.repeat(size));
     await peers.sendUdp([60, 120, 300, 60]);
@@ -86,36 +97,67 @@ function adjustChecksum(data: Uint8Array, at: number, old: number, now: number):
   data[at + 1] = next & 0xff;
 }
 
-/** The frame with its IPv4 addresses replaced (client or server end by the port it uses), checksums kept right. */
-function readdress(frame: CapturedFrame, serverPorts: Set<number>, client: number[], server: number[], tsMicros: number): CapturedFrame {
-  const data = frame.data.slice();
-  const ihl = (data[ETHERNET] & 0x0f) * 4;
-  const l4 = ETHERNET + ihl;
+/** Where a template frame's transport header starts, and its checksum's offset (-1: none, a UDP checksum of 0). */
+function transportOf(data: Uint8Array): { l4: number; protocol: number; checksumAt: number } {
+  const l4 = ETHERNET + (data[ETHERNET] & 0x0f) * 4;
   const protocol = data[ETHERNET + 9];
-  const fromServer = serverPorts.has((data[l4] << 8) | data[l4 + 1]);
-  const [src, dst] = fromServer ? [server, client] : [client, server];
-  const transportChecksum = protocol === 6 ? l4 + 16 : protocol === 17 && ((data[l4 + 6] << 8) | data[l4 + 7]) !== 0 ? l4 + 6 : -1;
-  const next = [...src, ...dst];
-  for (let word = 0; word < 4; word++) {
-    const at = ETHERNET + 12 + word * 2;
-    const old = (data[at] << 8) | data[at + 1];
-    const now = (next[word * 2] << 8) | next[word * 2 + 1];
-    data[at] = next[word * 2];
-    data[at + 1] = next[word * 2 + 1];
-    adjustChecksum(data, ETHERNET + 10, old, now);
-    if (transportChecksum >= 0 && transportChecksum + 2 <= data.length) adjustChecksum(data, transportChecksum, old, now);
-  }
-  return { ...frame, data, tsMicros };
+  const checksumAt = protocol === 6 ? l4 + 16 : protocol === 17 && ((data[l4 + 6] << 8) | data[l4 + 7]) !== 0 ? l4 + 6 : -1;
+  return { l4, protocol, checksumAt: checksumAt + 2 <= data.length ? checksumAt : -1 };
 }
 
+/** The 16-bit word at `at` set to `now`, the checksums at `checksums` (-1: none) adjusted for it. */
+function setWord(data: Uint8Array, at: number, now: number, ...checksums: number[]): void {
+  const old = (data[at] << 8) | data[at + 1];
+  data[at] = now >> 8;
+  data[at + 1] = now & 0xff;
+  for (const checksum of checksums) if (checksum >= 0) adjustChecksum(data, checksum, old, now);
+}
+
+/** The frame's IPv4 addresses replaced (client or server end by the port it uses), checksums kept right; in place. */
+function readdress(data: Uint8Array, serverPorts: Set<number>, client: number[], server: number[]): void {
+  const { l4, checksumAt } = transportOf(data);
+  const fromServer = serverPorts.has((data[l4] << 8) | data[l4 + 1]);
+  const [src, dst] = fromServer ? [server, client] : [client, server];
+  const next = [...src, ...dst];
+  for (let word = 0; word < 4; word++) setWord(data, ETHERNET + 12 + word * 2, (next[word * 2] << 8) | next[word * 2 + 1], ETHERNET + 10, checksumAt);
+}
+
+/** xorshift32: the same pseudo-random words every run. */
+function pseudoRandom(seed: number): () => number {
+  let x = seed >>> 0 || 1;
+  return () => {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    return x >>> 0;
+  };
+}
+
+/**
+ * The frame's captured payload replaced by pseudo-random bytes, as TLS records look on the wire,
+ * the transport checksum adjusted word by word; in place. An odd last byte is left as it was.
+ */
+function encipher(data: Uint8Array, random: () => number): void {
+  const { l4, protocol, checksumAt } = transportOf(data);
+  if (protocol !== 6 && protocol !== 17) return;
+  const start = protocol === 6 ? l4 + (data[l4 + 12] >> 4) * 4 : l4 + 8;
+  const end = Math.min(data.length, ETHERNET + ((data[ETHERNET + 2] << 8) | data[ETHERNET + 3]));
+  for (let at = start; at + 1 < end; at += 2) setWord(data, at, random() & 0xffff, checksumAt);
+}
+
+/** What a replay's frames carry: the template's payloads cut at SNAPLEN, or pseudo-random ones kept to CIPHERTEXT_SNAPLEN. */
+type Payloads = 'template' | 'ciphertext';
+
 /** Writes ≥ targetPackets replayed frames; returns how many. */
-function writeReplay(path: string, template: CapturedFrame[], serverPorts: Set<number>, targetPackets: number): number {
+function writeReplay(path: string, template: CapturedFrame[], serverPorts: Set<number>, targetPackets: number, payloads: Payloads): number {
   const start = template[0].tsMicros;
   const span = template[template.length - 1].tsMicros - start;
   // Template frame j of replica r lands at j·slot + r µs in its group: replicas interleave in time order.
   const slot = REPLICAS_PER_GROUP;
   const groups = Math.ceil(targetPackets / (template.length * REPLICAS_PER_GROUP));
   const linkType = template[0].linkType;
+  const snaplen = payloads === 'ciphertext' ? CIPHERTEXT_SNAPLEN : SNAPLEN;
+  const random = pseudoRandom(0x5eed);
   const fd = openSync(path, 'w');
   let written = 0;
   try {
@@ -125,7 +167,10 @@ function writeReplay(path: string, template: CapturedFrame[], serverPorts: Set<n
       const frames: CapturedFrame[] = [];
       template.forEach((frame, j) => {
         for (let r = 0; r < REPLICAS_PER_GROUP; r++) {
-          frames.push(readdress(frame, serverPorts, [10, g & 255, r >> 8, r & 255], [198, 18, r >> 8, r & 255], groupStart + j * slot + r));
+          const data = frame.data.slice(0, snaplen);
+          readdress(data, serverPorts, [10, g & 255, r >> 8, r & 255], [198, 18, r >> 8, r & 255]);
+          if (payloads === 'ciphertext') encipher(data, random);
+          frames.push({ ...frame, data, tsMicros: groupStart + j * slot + r });
         }
       });
       writeSync(fd, writePcap(frames, { linkType }).subarray(24)); // the records, without a second file header
@@ -288,7 +333,7 @@ async function compare(targetPackets: number, rounds: number, instructions: bool
   try {
     const { frames: template, serverPorts } = await captureTemplate();
     const path = join(dir, 'replay.pcap');
-    const packets = writeReplay(path, template, serverPorts, targetPackets);
+    const packets = writeReplay(path, template, serverPorts, targetPackets, 'template');
     console.log(`capture: ${packets} packets (${template.length}-frame tcpdump template × replicas), ${(statSync(path).size / 2 ** 20).toFixed(0)} MiB`);
     readFileSync(path); // into the page cache, where softflowd will find it too
     if (instructions) return await countInstructions(path, dir, packets, template[0].linkType);
@@ -318,6 +363,18 @@ async function compare(targetPackets: number, rounds: number, instructions: bool
     }
     console.log(
       `warm:      ${rate(packets, ours.warmCpuSecs)} packets/s CPU (${ours.warmCpuSecs.toFixed(2)} s CPU: the same capture metered again in the process, its code compiled), ${(theirs.cpuSecs / ours.warmCpuSecs).toFixed(2)}× softflowd's`,
+    );
+
+    const cipherPath = join(dir, 'ciphertext.pcap');
+    writeReplay(cipherPath, template, serverPorts, targetPackets, 'ciphertext');
+    readFileSync(cipherPath);
+    const cipher = await meterInChild(cipherPath);
+    const cipherTheirs = await softflowd(cipherPath, dir);
+    console.log(
+      `encrypted: ${rate(packets, cipher.cpuSecs)} packets/s CPU (${cipher.cpuSecs.toFixed(2)} s CPU), ${(cipherTheirs.cpuSecs / cipher.cpuSecs).toFixed(2)}× softflowd's on the same file; warm ${rate(packets, cipher.warmCpuSecs)} packets/s, ${(cipherTheirs.cpuSecs / cipher.warmCpuSecs).toFixed(2)}×`,
+    );
+    console.log(
+      `           (the same replay, each payload pseudo-random and captured to ${CIPHERTEXT_SNAPLEN} bytes: TLS as a live capture sees it; ${(statSync(cipherPath).size / 2 ** 20).toFixed(0)} MiB, softflowd ${cipherTheirs.cpuSecs.toFixed(2)} s CPU)`,
     );
 
     const collector = await meterInChild(path, true);

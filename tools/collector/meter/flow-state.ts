@@ -6,7 +6,7 @@ import { momentsOfSums } from '../flowgen/packets.js';
 import type { Moments } from '../flowgen/types.js';
 import type { Indexed } from './flow-index.js';
 import type { AppHints, PacketHeaders, PayloadInspector } from './packet.js';
-import { payloadEntropy } from './payload-entropy.js';
+import type { EntropyCounter } from './payload-entropy.js';
 import type { RecencyNode } from './recency-list.js';
 import { isIcmpEchoReply, PROTO_TCP } from './well-known.js';
 import { TcpTracker, type TcpObservations } from './tcp-tracker.js';
@@ -107,7 +107,7 @@ export class FlowCounters implements TcpObservations {
     return this;
   }
 
-  count(p: PacketHeaders, fromSrc: boolean): void {
+  count(p: PacketHeaders, fromSrc: boolean, entropy: EntropyCounter): void {
     const s = this.sums;
     const last = s[LAST];
     if (s[TALLY.srcBytes] + s[TALLY.dstBytes] > 0) {
@@ -120,7 +120,7 @@ export class FlowCounters implements TcpObservations {
     if (p.tsMicros > last) s[LAST] = p.tsMicros;
     tallyAdd(s, fromSrc ? TALLY.srcBytes : TALLY.dstBytes, p.ipLength);
     tallyAdd(s, TALLY.frames, p.wireLength);
-    if (p.capturedPayload > 1) tallyAdd(s, TALLY.entropy, Math.round(payloadEntropy(p.data, p.payloadStart, p.payloadEnd) * 1e4) / 1e4);
+    if (p.capturedPayload > 1) tallyAdd(s, TALLY.entropy, Math.round(entropy.of(p.data, p.payloadStart, p.payloadEnd) * 1e4) / 1e4);
     if (p.hasTcp) {
       this.flags |= p.tcpFlags;
       tallyAdd(s, TALLY.window, p.tcpWindow);
@@ -192,8 +192,8 @@ export class FlowState implements RecencyNode<FlowState>, Indexed {
     return p.srcPort === this.id.srcPort;
   }
 
-  add(p: PacketHeaders, fromSrc: boolean): void {
-    this.counters.count(p, fromSrc);
+  add(p: PacketHeaders, fromSrc: boolean, entropy: EntropyCounter): void {
+    this.counters.count(p, fromSrc, entropy);
     if (this.tcp !== undefined && p.hasTcp) this.tcp.observe(p, fromSrc, this.counters);
   }
 

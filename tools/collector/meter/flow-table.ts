@@ -20,6 +20,7 @@ import { buildFlowRecord, type FlowOwners, type RecordContext } from './flow-rec
 import { FlowIndex } from './flow-index.js';
 import { identityOf } from './flow-key.js';
 import { FlowCounters, FlowState } from './flow-state.js';
+import { EntropyCounter } from './payload-entropy.js';
 import { PacketHeaders, type DecodedPacket, type DropCounts, type PayloadInspector } from './packet.js';
 import type { FlowRecord } from '../flowgen/types.js';
 import { RecencyList } from './recency-list.js';
@@ -44,6 +45,8 @@ export interface FlowTableOptions extends RecordContext {
   inspectPerDirection?: number;
   /** On a host metering its own traffic: the processes that own the flows' ends. */
   owners?: FlowOwners;
+  /** Counts payload entropy; a meter passes the one whose `frames` it reads captures into. */
+  entropy?: EntropyCounter;
 }
 
 export interface FlowTableCounts {
@@ -78,6 +81,7 @@ export class FlowTable {
   private readonly inspectPerDirection: number;
   private readonly context: RecordContext;
   private readonly owners: FlowOwners | undefined;
+  private readonly entropy: EntropyCounter;
   private readonly flows: FlowIndex<FlowState>;
   /** The headers a DecodedPacket is read into. */
   private readonly headers = new PacketHeaders();
@@ -109,6 +113,7 @@ export class FlowTable {
     this.inspectPerDirection = options.inspectPerDirection ?? 3;
     this.context = { customerId: options.customerId, sensor: options.sensor, tags: options.tags };
     this.owners = options.owners;
+    this.entropy = options.entropy ?? new EntropyCounter();
     this.flows = new FlowIndex<FlowState>(this.maxFlows);
   }
 
@@ -144,7 +149,7 @@ export class FlowTable {
 
     const fromSrc = flow.fromSrc(p, senderFirst);
     const wasOpen = flow.tcp?.phase === 'open';
-    flow.add(p, fromSrc);
+    flow.add(p, fromSrc, this.entropy);
     if (this.inspectors.length > 0) flow.inspect(p, fromSrc, this.inspectors, this.inspectPerDirection);
     if (p.fragment === 'first' && p.fragmentId >= 0) this.rememberFragment(p, flow, fromSrc);
 
@@ -273,7 +278,7 @@ export class FlowTable {
       return;
     }
     this.recency.touch(home.flow);
-    home.flow.add(p, home.fromSrc);
+    home.flow.add(p, home.fromSrc, this.entropy);
   }
 
   private drop(reason: string): void {

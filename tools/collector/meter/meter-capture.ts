@@ -9,6 +9,7 @@ import { CaptureReader } from './capture.js';
 import { decodeHeaders } from './decode.js';
 import type { FlowState } from './flow-state.js';
 import { FlowTable, type FlowTableOptions } from './flow-table.js';
+import { EntropyCounter } from './payload-entropy.js';
 import { PacketHeaders, type DropCounts, type FrameSpan } from './packet.js';
 
 const CHUNK_BYTES = 1 << 20;
@@ -77,18 +78,21 @@ export class CaptureMeter {
   private batch: FlowState[] = [];
   /** Every frame is decoded into this one object: no allocation per packet. */
   private readonly packet = new PacketHeaders();
+  /** Counts payload entropy in WebAssembly memory that holds `chunk`, so payloads are not copied. */
+  private readonly entropy = new EntropyCounter(CHUNK_BYTES);
   /**
-   * Every chunk of a file is read into this one buffer: a stream's new megabyte per chunk cost
-   * more CPU (allocation, page faults, collection) than the reads. The reader keeps no view of a
-   * chunk past read() (a cut record's bytes are copied), so the next read may overwrite it.
+   * Every chunk is metered from this one buffer: a file's are read into it, a stream's copied in.
+   * A stream's new megabyte per chunk cost more CPU (allocation, page faults, collection) than
+   * the reads. The reader keeps no view of a chunk past read() (a cut record's bytes are
+   * copied), so the next chunk may overwrite it.
    */
-  private readonly chunk = new Uint8Array(CHUNK_BYTES);
+  private readonly chunk = this.entropy.frames;
 
   constructor(
     private readonly options: MeterOptions,
     private readonly sink: FlowSink,
   ) {
-    this.table = new FlowTable(options);
+    this.table = new FlowTable({ ...options, entropy: this.entropy });
   }
 
   stats(): MeterStats {
@@ -134,7 +138,16 @@ export class CaptureMeter {
 
   /** Meters a chunk of a capture's bytes; the records due by their packets' times wait for a send. */
   meterChunk(reader: CaptureReader, chunk: Uint8Array): void {
-    reader.read(chunk, this.meterFrame);
+    if (chunk.buffer === this.chunk.buffer) {
+      reader.read(chunk, this.meterFrame);
+      return;
+    }
+    // A stream's chunk (live capture): copied into the meter's buffer, a megabyte at a time.
+    for (let at = 0; at < chunk.length; at += CHUNK_BYTES) {
+      const part = chunk.subarray(at, at + CHUNK_BYTES);
+      this.chunk.set(part);
+      reader.read(this.chunk.subarray(0, part.length), this.meterFrame);
+    }
   }
 
   /** One frame through the decoder and the table; a field, so read() gets the same function every chunk. */

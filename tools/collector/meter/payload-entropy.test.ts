@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ENTROPY_SAMPLE_BYTES, payloadEntropy } from './payload-entropy.js';
+import { ENTROPY_SAMPLE_BYTES, EntropyCounter, payloadEntropy } from './payload-entropy.js';
 
 describe('payloadEntropy', () => {
   it('is log2 of the number of equally frequent byte values', () => {
@@ -30,6 +30,39 @@ describe('payloadEntropy', () => {
       const alphabet = 1 + random(256);
       const bytes = Uint8Array.from({ length: 2 + random(400) }, () => (random(3) === 0 ? 0 : random(alphabet)));
       expect(payloadEntropy(bytes)).toBe(plain(bytes));
+    }
+  });
+
+  it('reads a payload in place in a larger buffer, as the meter hands over a frame of a chunk', () => {
+    const chunk = Buffer.alloc(4096);
+    for (let i = 0; i < chunk.length; i++) chunk[i] = (i * 7919) >>> 3;
+    const frame = chunk.subarray(1000, 3000);
+    for (const [start, end] of [
+      [0, 2000],
+      [13, 40],
+      [1999, 2000],
+      [500, 501 + 256],
+    ]) {
+      expect(payloadEntropy(frame, start, end)).toBe(payloadEntropy(Uint8Array.from(frame.subarray(start, end))));
+    }
+    expect(payloadEntropy(frame, 13, 40)).toBeGreaterThan(0);
+  });
+
+  it('counts payloads in its frames where they lie, and others copied in, alike', () => {
+    const counter = new EntropyCounter(4096);
+    expect(counter.frames.length).toBe(4096);
+    let x = 99;
+    for (let i = 0; i < counter.frames.length; i++) counter.frames[i] = (x = Math.imul(x ^ (x >>> 15), 0x2c1b3c6d) + 12345) >>> 24;
+    for (const [start, end] of [
+      [0, 4096],
+      [7, 9],
+      [100, 180],
+      [4000, 4096],
+      [5, 5],
+    ]) {
+      const copy = Uint8Array.from(counter.frames.subarray(start, end));
+      expect(counter.of(counter.frames, start, end)).toBe(payloadEntropy(copy));
+      expect(counter.of(counter.frames.subarray(start), 0, end - start)).toBe(counter.of(copy));
     }
   });
 });

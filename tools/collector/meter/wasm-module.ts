@@ -11,7 +11,7 @@ import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const SOURCES = fileURLToPath(new URL('./wasm/', import.meta.url));
-const ENTRY = 'flow-index.ts';
+const ENTRY = 'meter-core.ts';
 const BUILDS = join(SOURCES, 'build');
 const PREFIX = 'meter-core.';
 

@@ -12,14 +12,17 @@
 // lookups stay short however many flows came and went). It doubles when half full and halves
 // when an eighth full, never under MIN_CAPACITY slots.
 //
-// Memory: the latest key at KEY; from IDS, each flow id's slot (4 bytes per id, up to the index's
-// maximum size); then the table, ENTRY bytes per slot: hash, id + 1 (0: empty), key. A resize
-// builds the new table after the current one and moves it down.
+// Memory: the latest key at KEY; payload entropy's part (payload-entropy.ts); from IDS, each flow
+// id's slot (4 bytes per id, up to the index's maximum size); then the table, ENTRY bytes per
+// slot: hash, id + 1 (0: empty), key. A resize builds the new table after the current one and
+// moves it down.
+
+import { ENTROPY_END } from './payload-entropy';
 
 const KEY: usize = 0;
 const KEY_WORDS: u32 = 11;
 const KEY_BYTES: usize = <usize>KEY_WORDS * 4;
-const IDS: usize = 64;
+const IDS: usize = ENTROPY_END;
 const ENTRY: usize = 8 + KEY_BYTES;
 const MIN_CAPACITY: u32 = 1024;
 

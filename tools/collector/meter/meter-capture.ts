@@ -139,6 +139,7 @@ export class CaptureMeter {
   /** Meters a chunk of a capture's bytes; the records due by their packets' times wait for a send. */
   meterChunk(reader: CaptureReader, chunk: Uint8Array): void {
     if (chunk.buffer === this.chunk.buffer) {
+      this.entropy.meterIn(chunk);
       reader.read(chunk, this.meterFrame);
       return;
     }
@@ -146,7 +147,9 @@ export class CaptureMeter {
     for (let at = 0; at < chunk.length; at += CHUNK_BYTES) {
       const part = chunk.subarray(at, at + CHUNK_BYTES);
       this.chunk.set(part);
-      reader.read(this.chunk.subarray(0, part.length), this.meterFrame);
+      const copy = this.chunk.subarray(0, part.length);
+      this.entropy.meterIn(copy);
+      reader.read(copy, this.meterFrame);
     }
   }
 

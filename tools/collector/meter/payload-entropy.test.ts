@@ -48,7 +48,7 @@ describe('payloadEntropy', () => {
     expect(payloadEntropy(frame, 13, 40)).toBeGreaterThan(0);
   });
 
-  it('counts payloads in its frames where they lie, and others copied in, alike', () => {
+  it('counts payloads in the chunk metered where they lie, and others copied in, alike', () => {
     const counter = new EntropyCounter(4096);
     expect(counter.frames.length).toBe(4096);
     let x = 99;
@@ -61,8 +61,14 @@ describe('payloadEntropy', () => {
       [5, 5],
     ]) {
       const copy = Uint8Array.from(counter.frames.subarray(start, end));
+      counter.meterIn(counter.frames);
       expect(counter.of(counter.frames, start, end)).toBe(payloadEntropy(copy));
-      expect(counter.of(counter.frames.subarray(start), 0, end - start)).toBe(counter.of(copy));
+      const chunk = counter.frames.subarray(start);
+      counter.meterIn(chunk);
+      expect(counter.of(chunk, 0, end - start)).toBe(counter.of(copy));
+      // A view of the same bytes that is not the chunk metered is copied in: the same value.
+      expect(counter.of(counter.frames.subarray(start, end))).toBe(counter.of(copy));
     }
+    expect(() => counter.meterIn(new Uint8Array(16))).toThrow(/view of the entropy counter's frames/);
   });
 });

@@ -21,8 +21,9 @@ interface EntropyExports {
 
 /**
  * Payload entropy in an instance of the meter's module of its own, whose memory never grows once
- * made (views of it stay valid). A payload inside `frames` is counted where it is; any other is
- * copied in first, which costs more than counting a short run of one value.
+ * made (views of it stay valid). A payload in the chunk being metered (a view of `frames`) is
+ * counted where it is; any other is copied in first, which costs more than counting a short run
+ * of one value.
  */
 export class EntropyCounter {
   /** Bytes in the module's memory: read captures into it, and their payloads are not copied. */
@@ -31,6 +32,12 @@ export class EntropyCounter {
   private readonly memory: ArrayBuffer;
   private readonly bytes: Uint8Array;
   private readonly sample: number;
+  /**
+   * The chunk being metered and where it starts in the memory. Known by identity: a typed
+   * array's `buffer` getter, asked per packet, cost about as much as the rest of its decoding.
+   */
+  private chunk: Uint8Array | undefined = undefined;
+  private chunkStart = 0;
 
   constructor(frameBytes = 0) {
     this.wasm = new WebAssembly.Instance(meterWasmModule()).exports as unknown as EntropyExports;
@@ -49,6 +56,13 @@ export class EntropyCounter {
     }
   }
 
+  /** Says which view of `frames` is being metered: payloads in it are counted in place. */
+  meterIn(chunk: Uint8Array): void {
+    if (chunk.buffer !== this.memory) throw new Error("a chunk metered in place must be a view of the entropy counter's frames");
+    this.chunk = chunk;
+    this.chunkStart = chunk.byteOffset;
+  }
+
   /**
    * Entropy in bits per byte of the first ENTROPY_SAMPLE_BYTES bytes of bytes[start, end), 0 for
    * fewer than two bytes. H = log2 n − (1/n)·Σ c·log2 c over the byte counts c, summed in the
@@ -58,7 +72,7 @@ export class EntropyCounter {
   of(bytes: Uint8Array, start = 0, end = bytes.length): number {
     const n = Math.min(end - start, ENTROPY_SAMPLE_BYTES);
     if (n < 2) return 0;
-    if (bytes.buffer === this.memory) return this.wasm.entropy(bytes.byteOffset + start, n);
+    if (bytes === this.chunk) return this.wasm.entropy(this.chunkStart + start, n);
     this.bytes.set(bytes.subarray(start, start + n), this.sample);
     return this.wasm.entropy(this.sample, n);
   }

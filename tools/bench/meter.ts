@@ -1,5 +1,5 @@
 /**
- * `npm run bench:meter [-- PACKETS] [--rounds N | --instructions]`: packets/s and flows/s of the packet meter (capture file →
+ * `npm run bench:meter [-- PACKETS] [--rounds N | --instructions [--encrypted]]`: packets/s and flows/s of the packet meter (capture file →
  * decode → flow table, `CaptureMeter`) beside softflowd metering the same file in the same run.
  *
  * The file is real traffic replayed: tcpdump (snap length 128, as flow meters capture) records a
@@ -29,7 +29,8 @@
  * threads included), and the bench prints the meter's instructions for a first run and a warm
  * one, its startup subtracted. Identical runs differ by about 3%, against ±15% for CPU seconds,
  * so two versions of the meter are compared by running this on each (docs/meter.md). About 60×
- * slower than the run it counts: 200,000 packets take a few minutes.
+ * slower than the run it counts: 200,000 packets take a few minutes. With `--encrypted` it counts
+ * on the ciphertext replay instead, where payload entropy weighs most.
  */
 import { execFile, execFileSync } from 'node:child_process';
 import { createSocket } from 'node:dgram';
@@ -328,13 +329,16 @@ async function countInstructions(path: string, dir: string, packets: number, lin
   );
 }
 
-async function compare(targetPackets: number, rounds: number, instructions: boolean): Promise<void> {
+async function compare({ packets: targetPackets, rounds, instructions, encrypted }: BenchOptions): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'bench-meter-'));
   try {
     const { frames: template, serverPorts } = await captureTemplate();
     const path = join(dir, 'replay.pcap');
-    const packets = writeReplay(path, template, serverPorts, targetPackets, 'template');
-    console.log(`capture: ${packets} packets (${template.length}-frame tcpdump template × replicas), ${(statSync(path).size / 2 ** 20).toFixed(0)} MiB`);
+    const packets = writeReplay(path, template, serverPorts, targetPackets, encrypted ? 'ciphertext' : 'template');
+    const payloads = encrypted ? `, payloads pseudo-random to ${CIPHERTEXT_SNAPLEN} bytes` : '';
+    console.log(
+      `capture: ${packets} packets (${template.length}-frame tcpdump template × replicas${payloads}), ${(statSync(path).size / 2 ** 20).toFixed(0)} MiB`,
+    );
     readFileSync(path); // into the page cache, where softflowd will find it too
     if (instructions) return await countInstructions(path, dir, packets, template[0].linkType);
 
@@ -397,11 +401,22 @@ function refuse(message: string): never {
   process.exit(1);
 }
 
-/** PACKETS, --rounds and --instructions from the command line; a bad value ends the run with a message. */
-function benchOptions(): { packets: number; rounds: number; instructions: boolean } {
+interface BenchOptions {
+  packets: number;
+  rounds: number;
+  instructions: boolean;
+  /** --instructions counts the ciphertext replay rather than the main one. */
+  encrypted: boolean;
+}
+
+/** PACKETS, --rounds, --instructions and --encrypted from the command line; a bad value ends the run with a message. */
+function benchOptions(): BenchOptions {
   let parsed;
   try {
-    parsed = parseArgs({ options: { rounds: { type: 'string', default: '1' }, instructions: { type: 'boolean', default: false } }, allowPositionals: true });
+    parsed = parseArgs({
+      options: { rounds: { type: 'string', default: '1' }, instructions: { type: 'boolean', default: false }, encrypted: { type: 'boolean', default: false } },
+      allowPositionals: true,
+    });
   } catch (error) {
     return refuse((error as Error).message);
   }
@@ -412,8 +427,10 @@ function benchOptions(): { packets: number; rounds: number; instructions: boolea
   if (!Number.isInteger(rounds) || rounds < 1 || rounds > MAX_ROUNDS) refuse(`--rounds must be 1 to ${MAX_ROUNDS}, not ${parsed.values.rounds}`);
   const instructions = parsed.values.instructions;
   if (instructions && rounds > 1) refuse('--instructions counts one run of each; it does not take --rounds');
+  const encrypted = parsed.values.encrypted;
+  if (encrypted && !instructions) refuse('--encrypted chooses the replay --instructions counts; without it the bench times both replays');
   if (instructions && !hasValgrind()) refuse('--instructions needs valgrind (Debian: apt-get install valgrind)');
-  return { packets, rounds, instructions };
+  return { packets, rounds, instructions, encrypted };
 }
 
 function hasValgrind(): boolean {
@@ -427,6 +444,5 @@ function hasValgrind(): boolean {
 
 if (process.argv[2] === METER_FILE) await meterFile(process.argv[3], process.argv.includes(NATIVE), process.argv.includes(FIRST_ONLY));
 else {
-  const { packets, rounds, instructions } = benchOptions();
-  await compare(packets, rounds, instructions);
+  await compare(benchOptions());
 }

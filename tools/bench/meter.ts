@@ -19,10 +19,11 @@
  * with every payload pseudo-random and kept to 400 bytes (ciphertext, as a live capture of TLS
  * gives the meter's payload entropy 256 bytes of it) is metered and timed beside softflowd on
  * that file: the `encrypted:` line. A fourth process meters the main file as the collector does
- * by default, its flows written as Native rows (the `collector:` line). Last, softflowd exports the same capture as IPFIX, and the export decoder's records/s
- * over those datagrams is printed. With `--rounds N` (1 to 20), the first-run ratio is measured N
- * times, each round a new meter process and softflowd, and its median printed: on a shared
- * machine one round's ratio moves by ±15%.
+ * by default, its flows written as Native rows (the `collector:` line). Last, softflowd exports
+ * the same capture as IPFIX, and the export decoder's records/s over those datagrams is printed.
+ * With `--rounds N` (1 to 20), the first-run ratio is measured N times, each round a new meter
+ * process and softflowd, and its median printed: on a shared machine one round's ratio moves by
+ * ±15%.
  *
  * With `--instructions`, nothing is timed: the meter's child and softflowd run under valgrind's
  * cachegrind, which counts every instruction a process runs (the JIT's code and V8's helper

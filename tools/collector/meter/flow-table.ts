@@ -20,7 +20,7 @@ import { buildFlowRecord, type FlowOwners, type RecordContext } from './flow-rec
 import { FlowIndex } from './flow-index.js';
 import { identityOf } from './flow-key.js';
 import { FlowCounters, FlowState } from './flow-state.js';
-import { EntropyCounter } from './payload-entropy.js';
+import { sharedEntropyCounter, type EntropyCounter } from './payload-entropy.js';
 import { PacketHeaders, type DecodedPacket, type DropCounts, type PayloadInspector } from './packet.js';
 import type { FlowRecord } from '../flowgen/types.js';
 import { RecencyList } from './recency-list.js';
@@ -45,7 +45,7 @@ export interface FlowTableOptions extends RecordContext {
   inspectPerDirection?: number;
   /** On a host metering its own traffic: the processes that own the flows' ends. */
   owners?: FlowOwners;
-  /** Counts payload entropy; a meter passes the one whose `frames` it reads captures into. */
+  /** Counts payload entropy; a meter passes the one whose `frames` it reads captures into (else the shared one). */
   entropy?: EntropyCounter;
 }
 
@@ -113,7 +113,7 @@ export class FlowTable {
     this.inspectPerDirection = options.inspectPerDirection ?? 3;
     this.context = { customerId: options.customerId, sensor: options.sensor, tags: options.tags };
     this.owners = options.owners;
-    this.entropy = options.entropy ?? new EntropyCounter();
+    this.entropy = options.entropy ?? sharedEntropyCounter();
     this.flows = new FlowIndex<FlowState>(this.maxFlows);
   }
 

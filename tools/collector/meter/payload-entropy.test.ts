@@ -33,7 +33,7 @@ describe('payloadEntropy', () => {
     }
   });
 
-  it('reads a payload in place in a larger buffer, as the meter hands over a frame of a chunk', () => {
+  it('reads a payload at an offset in a larger buffer, as the meter hands over a frame of a chunk', () => {
     const chunk = Buffer.alloc(4096);
     for (let i = 0; i < chunk.length; i++) chunk[i] = (i * 7919) >>> 3;
     const frame = chunk.subarray(1000, 3000);

@@ -80,8 +80,13 @@ export class EntropyCounter {
 
 let shared: EntropyCounter | undefined;
 
-/** EntropyCounter.of on a counter shared by callers that read no frames into one. */
-export function payloadEntropy(bytes: Uint8Array, start = 0, end = bytes.length): number {
+/** One counter for every caller that reads no frames into one: it keeps nothing between calls. */
+export function sharedEntropyCounter(): EntropyCounter {
   shared ??= new EntropyCounter();
-  return shared.of(bytes, start, end);
+  return shared;
+}
+
+/** EntropyCounter.of on the shared counter. */
+export function payloadEntropy(bytes: Uint8Array, start = 0, end = bytes.length): number {
+  return sharedEntropyCounter().of(bytes, start, end);
 }

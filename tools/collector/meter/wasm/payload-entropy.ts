@@ -1,9 +1,9 @@
 // Payload entropy in WebAssembly: what ../payload-entropy.ts describes, the same sum in the same
 // order. On ciphertext (a byte value new at about every other byte) it was the largest cost of a
-// packet in JavaScript: 256 random bytes took about 3 µs there, about 1 µs here.
+// packet in JavaScript: 256 random bytes took about 1.5 µs there, about 0.75 µs here.
 //
-// Memory: the histogram (256 u32, zero between calls), the distinct values of the
-// current sample (256 u8), n·log2(n) and log2(n) for n = 0 to 256 (f64, written by JavaScript so
+// Memory: the histogram (256 u32, zero between calls), the distinct values of the current
+// sample (256 u8), n·log2(n) and log2(n) for n = 0 to 256 (f64, written by JavaScript so
 // that the logarithms are V8's, bit for bit), SAMPLE, where JavaScript copies a payload that is
 // not in this memory already, and FRAMES, where the meter reads its captures.
 

@@ -36,6 +36,21 @@ type Format = 'unknown' | 'pcap' | 'pcapng' | 'stopped';
 
 export type FrameVisitor = (frame: FrameSpan) => void;
 
+/** How a classic pcap file's records read, from its header. */
+export interface PcapFormat {
+  littleEndian: boolean;
+  /** Nanosecond timestamps (else microseconds). */
+  nanos: boolean;
+  linkType: number;
+}
+
+/**
+ * Takes the whole pcap records of `bytes` from `at`, until one ends at or past `until`, as the
+ * reader would hand them to its visitor (a meter reading them where they lie); returns where it
+ * stopped, `at` when it took none. The reader reads what it leaves.
+ */
+export type PcapRecordsTaker = (bytes: Uint8Array, at: number, until: number, format: PcapFormat) => number;
+
 function count(drops: DropCounts, reason: string): void {
   drops[reason] = (drops[reason] ?? 0) + 1;
 }
@@ -64,9 +79,7 @@ export class CaptureReader {
   private format: Format = 'unknown';
   private pending: Uint8Array = new Uint8Array(0);
   private littleEndian = true;
-  // pcap
-  private pcapLinkType = 0;
-  private pcapNano = false;
+  private pcap: PcapFormat = { littleEndian: true, nanos: false, linkType: 0 };
   // pcapng: the current section's interfaces, and the last timestamp for the timeless simple packet block
   private interfaces: Interface[] = [];
   private lastMicros = 0;
@@ -91,10 +104,12 @@ export class CaptureReader {
    * As push, but each frame goes to `visit` as soon as it is read, as a span of the chunk in an
    * object reused for every frame: nothing is allocated per frame (the meter's path).
    */
-  read(input: Uint8Array, visit: FrameVisitor): void {
+  read(input: Uint8Array, visit: FrameVisitor, takePcapRecords?: PcapRecordsTaker): void {
     if (this.format === 'stopped') return;
     const chunk = plainBytes(input);
-    let rest = chunk;
+    // Frames are handed over as spans of the chunk itself (not of a view of its rest), so that a
+    // meter reading into its own memory knows them by the chunk's identity.
+    let from = 0;
     const carried = this.pending.length;
     if (carried > 0) {
       // The record cut by the last chunk's end is joined with only the bytes it can need: copying
@@ -102,28 +117,35 @@ export class CaptureReader {
       // short: the first join takes a few bytes, and only a record they leave cut takes the rest.
       // Carried bytes are less than one record, so a join that completes none has read nothing.
       let joined = concat(this.pending, chunk.subarray(0, Math.min(chunk.length, FIRST_JOIN_BYTES)));
-      let at = this.readRecords(joined, carried, visit);
+      let at = this.readRecords(joined, 0, carried, visit);
       if (at === 0 && this.stoppedReason === undefined && chunk.length > FIRST_JOIN_BYTES) {
         joined = concat(this.pending, chunk.subarray(0, Math.min(chunk.length, JOIN_BYTES)));
-        at = this.readRecords(joined, carried, visit);
+        at = this.readRecords(joined, 0, carried, visit);
       }
       if (at < carried) {
         // Still cut (or stopped): the joined bytes hold the whole chunk, since JOIN_BYTES exceeds any record.
         this.pending = this.stoppedReason === undefined ? joined.slice(at) : new Uint8Array(0);
         return;
       }
-      rest = chunk.subarray(at - carried);
+      from = at - carried;
     }
-    const at = this.readRecords(rest, rest.length, visit);
+    const at = this.readRecords(chunk, from, chunk.length, visit, takePcapRecords);
     // Slice rather than keep a view: the rest of a large chunk must not stay alive for a few bytes.
-    this.pending = this.stoppedReason === undefined ? rest.slice(at) : new Uint8Array(0);
+    this.pending = this.stoppedReason === undefined ? chunk.slice(at) : new Uint8Array(0);
   }
 
-  /** Reads records from the start of `bytes` until one ends at or past `until`, or none is complete; returns where it stopped. */
-  private readRecords(bytes: Uint8Array, until: number, visit: FrameVisitor): number {
+  /** Reads records from `from` in `bytes` until one ends at or past `until`, or none is complete; returns where it stopped. */
+  private readRecords(bytes: Uint8Array, from: number, until: number, visit: FrameVisitor, takePcapRecords?: PcapRecordsTaker): number {
     const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    let at = 0;
+    let at = from;
     while (at < until) {
+      if (this.format === 'pcap' && takePcapRecords !== undefined) {
+        const taken = takePcapRecords(bytes, at, until, this.pcap);
+        if (taken > at) {
+          at = taken;
+          continue;
+        }
+      }
       const used =
         this.format === 'unknown'
           ? this.readFileHeader(bytes, view, at, visit)
@@ -165,9 +187,8 @@ export class CaptureReader {
     if (magic === undefined) return this.stop('unknown_file_format');
     if (bytes.length - at < 24) return 0;
     this.littleEndian = magic === magicLittle;
-    this.pcapNano = magic === PCAP_NANO;
     // The upper bits of the link type field may carry FCS information (pcap spec §4).
-    this.pcapLinkType = view.getUint32(at + 20, this.littleEndian) & 0x0fffffff;
+    this.pcap = { littleEndian: this.littleEndian, nanos: magic === PCAP_NANO, linkType: view.getUint32(at + 20, this.littleEndian) & 0x0fffffff };
     this.format = 'pcap';
     return 24;
   }
@@ -182,8 +203,8 @@ export class CaptureReader {
     const fraction = view.getUint32(at + 4, le);
     visit(
       this.spanOf(
-        seconds * 1e6 + (this.pcapNano ? Math.round(fraction / 1000) : fraction),
-        this.pcapLinkType,
+        seconds * 1e6 + (this.pcap.nanos ? Math.round(fraction / 1000) : fraction),
+        this.pcap.linkType,
         Math.max(view.getUint32(at + 12, le), captured),
         bytes,
         at + 16,

@@ -140,7 +140,7 @@ function writeRow(out: NativeColumns, row: number, flow: FlowState, ctx: RecordC
   out.number(C.gaps.min_gap, row, gaps.min_gap);
   out.number(C.gaps.max_gap, row, gaps.max_gap);
 
-  if (flow.tcp !== undefined) {
+  if (flow.isTcp) {
     out.strings(C.tcpFlags, row, flagNames(c.flags));
     writeMoments(out, row, C.tcpWindow, c.momentsOf(TALLY.window));
   }

@@ -108,7 +108,7 @@ export function buildFlowRecord(flow: FlowState, ctx: RecordContext, exportMicro
       timing: { duration_secs: f.durationMoments, inter_arrival_secs: interArrival(c) },
     },
   };
-  if (flow.tcp !== undefined) record.tcp = { flags: flagNames(c.flags), window_length: c.momentsOf(TALLY.window) };
+  if (flow.isTcp) record.tcp = { flags: flagNames(c.flags), window_length: c.momentsOf(TALLY.window) };
   if (id.icmp !== undefined) record.icmp = { type: id.icmp.type, type_map: icmpTypeName(id.protocol, id.icmp.type), code: id.icmp.code };
   if (id.vlan !== undefined) {
     record.path[0].src_vlan = id.vlan;

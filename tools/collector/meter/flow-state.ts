@@ -1,131 +1,103 @@
-// One flow's state in the table: who it is between (fixed when its first packet is seen), what
-// its current record has counted so far, and the TCP and payload-inspection state that outlives
-// an active-timeout cut.
+// One flow as JavaScript knows it: who it is between (fixed when its first packet is seen), what
+// its payloads said (hints), and, once its record is due, what it counted.
 
 import { momentsOfSums } from '../flowgen/packets.js';
 import type { Moments } from '../flowgen/types.js';
-import type { Indexed } from './flow-index.js';
-import type { AppHints, PacketHeaders, PayloadInspector } from './packet.js';
-import type { EntropyCounter } from './payload-entropy.js';
-import type { RecencyNode } from './recency-list.js';
-import { isIcmpEchoReply, PROTO_TCP } from './well-known.js';
-import { TcpTracker, type TcpObservations } from './tcp-tracker.js';
+import type { AppHints, InspectedPacket, PayloadInspector } from './packet.js';
+import { PROTO_TCP } from './well-known.js';
 
-/** Where each tally's power sums (count, Σx, Σx², Σx³) sit in FlowCounters' array. */
+/** Where each tally's power sums (count, Σx, Σx², Σx³) sit in FlowCounters' words. */
 export const TALLY = { srcBytes: 0, dstBytes: 4, frames: 8, entropy: 12, window: 16, gaps: 20 } as const;
+// The other words, in wasm/flow-table.ts's order.
 const START = 24;
 const LAST = 25;
 const MIN_GAP = 26;
 const MAX_GAP = 27;
-const WORDS = 28;
-
-/** A value into the tally at `at`, as Tally.add(1, value) sums it. */
-function tallyAdd(sums: Float64Array, at: number, value: number): void {
-  const sq = value * value;
-  sums[at] += 1;
-  sums[at + 1] += value;
-  sums[at + 2] += sq;
-  sums[at + 3] += sq * value;
-}
+const FLAGS = 28;
+const FRAGMENTS = 29;
+const RETRANS_PACKETS = 30;
+const RETRANS_BYTES = 31;
+const HANDSHAKE_RTT = 32;
+export const COUNTER_WORDS = 33;
 
 /**
- * What one record of a flow counts: from the first packet after the previous record was cut.
- * The tallies and times sit in one Float64Array. As number fields of Tally objects, each sum
- * started as a small integer and turned into a double when its first fraction or large value came
- * (a 1,500-byte packet's cube, thousands of packets into a run); each such change altered the
- * objects' layout and deoptimised every compiled function that read them.
- * Counters are reused (restart) once their record is built.
+ * What one record of a flow counted: from the first packet after the previous record was cut.
+ * WebAssembly counts (wasm/flow-table.ts); a flow's counters are copied here once, when its
+ * record is due. Reused (copyFrom) once the record is built.
  */
-export class FlowCounters implements TcpObservations {
-  private readonly sums = new Float64Array(WORDS);
-  /** TCP flag bits seen in either direction. */
-  flags = 0;
-  fragments = 0;
-  retransPackets = 0;
-  retransBytes = 0;
-  handshakeRttMicros = -1;
+export class FlowCounters {
+  private readonly words = new Float64Array(COUNTER_WORDS);
 
-  constructor(startMicros: number) {
-    this.restart(startMicros);
+  /** Takes the COUNTER_WORDS doubles at `from` in `doubles` (a flow's slot). */
+  copyFrom(doubles: Float64Array, from: number): this {
+    const w = this.words;
+    for (let i = 0; i < COUNTER_WORDS; i++) w[i] = doubles[from + i];
+    return this;
   }
 
   get startMicros(): number {
-    return this.sums[START];
+    return this.words[START];
   }
 
   get lastMicros(): number {
-    return this.sums[LAST];
+    return this.words[LAST];
   }
 
   /** Gaps between consecutive packets, both directions, in seconds: the smallest and largest. */
   get minGap(): number {
-    return this.sums[MIN_GAP];
+    return this.words[MIN_GAP];
   }
 
   get maxGap(): number {
-    return this.sums[MAX_GAP];
+    return this.words[MAX_GAP];
+  }
+
+  /** TCP flag bits seen in either direction. */
+  get flags(): number {
+    return this.words[FLAGS];
+  }
+
+  get fragments(): number {
+    return this.words[FRAGMENTS];
+  }
+
+  get retransPackets(): number {
+    return this.words[RETRANS_PACKETS];
+  }
+
+  get retransBytes(): number {
+    return this.words[RETRANS_BYTES];
+  }
+
+  /** Handshake round trip seen at the sensor (SYN → SYN-ACK → ACK), in microseconds, or -1. */
+  get handshakeRttMicros(): number {
+    return this.words[HANDSHAKE_RTT];
   }
 
   /** How many values the tally at `at` (a TALLY offset) holds, and their sum. */
   countOf(at: number): number {
-    return this.sums[at];
+    return this.words[at];
   }
 
   sumOf(at: number): number {
-    return this.sums[at + 1];
+    return this.words[at + 1];
   }
 
   sumOfSquares(at: number): number {
-    return this.sums[at + 2];
+    return this.words[at + 2];
   }
 
   momentsOf(at: number): Moments {
-    const s = this.sums;
+    const s = this.words;
     return momentsOfSums(s[at], s[at + 1], s[at + 2], s[at + 3]);
   }
 
   /** Both directions' byte tallies as one: the packet sizes. */
   packetMoments(): Moments {
-    const s = this.sums;
+    const s = this.words;
     const src = TALLY.srcBytes;
     const dst = TALLY.dstBytes;
     return momentsOfSums(s[src] + s[dst], s[src + 1] + s[dst + 1], s[src + 2] + s[dst + 2], s[src + 3] + s[dst + 3]);
-  }
-
-  /** Counts from zero again, for a record starting at `startMicros`. */
-  restart(startMicros: number): this {
-    const s = this.sums;
-    s.fill(0);
-    s[START] = startMicros;
-    s[LAST] = startMicros;
-    s[MIN_GAP] = Infinity;
-    this.flags = 0;
-    this.fragments = 0;
-    this.retransPackets = 0;
-    this.retransBytes = 0;
-    this.handshakeRttMicros = -1;
-    return this;
-  }
-
-  count(p: PacketHeaders, fromSrc: boolean, entropy: EntropyCounter): void {
-    const s = this.sums;
-    const last = s[LAST];
-    if (s[TALLY.srcBytes] + s[TALLY.dstBytes] > 0) {
-      // Out-of-order timestamps (merged captures) count as no gap rather than a negative one.
-      const g = Math.max((p.tsMicros - last) / 1e6, 0);
-      tallyAdd(s, TALLY.gaps, g);
-      if (g < s[MIN_GAP]) s[MIN_GAP] = g;
-      if (g > s[MAX_GAP]) s[MAX_GAP] = g;
-    }
-    if (p.tsMicros > last) s[LAST] = p.tsMicros;
-    tallyAdd(s, fromSrc ? TALLY.srcBytes : TALLY.dstBytes, p.ipLength);
-    tallyAdd(s, TALLY.frames, p.wireLength);
-    if (p.capturedPayload > 1) tallyAdd(s, TALLY.entropy, Math.round(entropy.of(p.data, p.payloadStart, p.payloadEnd) * 1e4) / 1e4);
-    if (p.hasTcp) {
-      this.flags |= p.tcpFlags;
-      tallyAdd(s, TALLY.window, p.tcpWindow);
-    }
-    if (p.fragment !== 'none') this.fragments++;
   }
 }
 
@@ -147,76 +119,53 @@ export interface FlowIdentity {
   icmp?: { type: number; code: number };
 }
 
-export class FlowState implements RecencyNode<FlowState>, Indexed {
-  counters: FlowCounters;
-  /** Its id in the flow index. */
-  indexId = -1;
-  older: FlowState | undefined = undefined;
-  newer: FlowState | undefined = undefined;
-  readonly tcp: TcpTracker | undefined;
-  /** Payload-bearing packets shown to the inspectors so far, per direction. */
-  private inspectedSrc = 0;
-  private inspectedDst = 0;
+/** A flow's counters before its record is due: none yet (WebAssembly holds them). */
+const COUNTING = new FlowCounters();
+
+export class FlowState {
+  /** Its counters, once its record is due. */
+  counters = COUNTING;
   /** Set once the flow's last record is due; a fragment pointing here is no longer attributed. */
   done = false;
   /**
    * The packet time at which its record became due (meta.@ingest_time); NaN while counting, a
-   * double from the start like the times it will hold (see tcp-tracker.ts on why that matters).
+   * double from the start like the times it will hold (a field that turns from a small integer into
+   * a double changes the object's layout and deoptimises the code that reads it).
    */
   endMicros = NaN;
 
   constructor(
     readonly id: FlowIdentity,
-    /** Whether the initiator is the lower end of the flow key (wasm/flow-index.ts orders the ends). */
-    private readonly initiatorFirst: boolean,
-    /** Fresh or restarted counters, which the flow owns until its last record is built. */
-    counters: FlowCounters,
-    tcp = id.protocol === PROTO_TCP ? new TcpTracker() : undefined,
+    /** Its id in the WebAssembly table while it counts. */
+    readonly coreId: number,
     readonly hints: AppHints = newHints(),
-  ) {
-    this.counters = counters;
-    this.tcp = tcp;
+  ) {}
+
+  get isTcp(): boolean {
+    return this.id.protocol === PROTO_TCP;
   }
 
-  /** Marks its record due at `endMicros`: no packet counts in it from now on. */
-  end(endMicros: number): void {
+  /** Marks its record due at `endMicros`, with what it counted. */
+  end(counters: FlowCounters, endMicros: number): void {
+    this.counters = counters;
     this.done = true;
     this.endMicros = endMicros;
   }
 
-  /** Whether a packet of this flow travels src → dst; `senderFirst` is what the flow index said of it. */
-  fromSrc(p: PacketHeaders, senderFirst: boolean): boolean {
-    if (!p.sameAddresses()) return senderFirst === this.initiatorFirst;
-    // Both ends on one address (loopback): for ICMP the message tells, else the ports do.
-    if (p.icmpType >= 0) return !isIcmpEchoReply(this.id.protocol, p.icmpType);
-    return p.srcPort === this.id.srcPort;
-  }
-
-  add(p: PacketHeaders, fromSrc: boolean, entropy: EntropyCounter): void {
-    this.counters.count(p, fromSrc, entropy);
-    if (this.tcp !== undefined && p.hasTcp) this.tcp.observe(p, fromSrc, this.counters);
-  }
-
   /**
-   * Cuts a long flow: the record so far becomes a flow of its own, due at `atMicros` (this flow's
-   * counters and a copy of its hints, since later packets may add hints), and this flow counts on
-   * in `next`. TCP and inspection state carry over; the cut-off part shares the tracker only to
-   * say it is TCP.
+   * The record of a long flow cut at `atMicros` (its counters so far, a copy of its hints, since
+   * later packets may add hints); this flow counts on.
    */
-  cut(atMicros: number, next: FlowCounters): FlowState {
+  cutOff(counters: FlowCounters, atMicros: number): FlowState {
     const hints = newHints();
     mergeHints(hints, this.hints);
-    const cutOff = new FlowState(this.id, this.initiatorFirst, this.counters, this.tcp, hints);
-    cutOff.end(atMicros);
-    this.counters = next;
-    return cutOff;
+    const cut = new FlowState(this.id, -1, hints);
+    cut.end(counters, atMicros);
+    return cut;
   }
 
-  inspect(p: PacketHeaders, fromSrc: boolean, inspectors: readonly PayloadInspector[], perDirection: number): void {
-    if (p.capturedPayload === 0) return;
-    if (fromSrc ? this.inspectedSrc >= perDirection : this.inspectedDst >= perDirection) return;
-    if (fromSrc) this.inspectedSrc++;
-    else this.inspectedDst++;
+  /** What the inspectors find in the packet's payload joins the flow's hints. */
+  inspect(p: InspectedPacket, fromSrc: boolean, inspectors: readonly PayloadInspector[]): void {
     for (const inspector of inspectors) {
       const found = inspector(p, fromSrc);
       if (found !== undefined) mergeHints(this.hints, found, !fromSrc);

@@ -1,11 +1,12 @@
 // Throughput of the flow table alone: `npx tsx tools/collector/meter/flow-table-bench.ts [packets] [flows]`.
 // TCP conversations (handshake, data both ways, FIN close) interleaved packet by packet, built
-// in batches outside the timed part (as the PacketHeaders the decoder fills, so that parsing the
-// hand-made packets' address text is not timed); reports packets/s and records/s of CPU time.
+// in batches outside the timed part (as Ethernet frames, so that making the hand-made packets is
+// not timed); reports packets/s and records/s of CPU time, decoding included.
 
 import { FlowTable } from './flow-table.js';
 import { TcpConversation } from './hand-packets.js';
-import { PacketHeaders, TcpFlag, type DecodedPacket } from './packet.js';
+import { TcpFlag, type DecodedPacket, type FrameSpan } from './packet.js';
+import { encodeFrame } from './testing/encode-frame.js';
 
 const total = Number(process.argv[2] ?? 1_000_000);
 const flowCount = Number(process.argv[3] ?? 10_000);
@@ -44,12 +45,16 @@ const packets = perFlow * flowCount;
 let records = 0;
 let cpuMicros = 0;
 for (let n = 0; n < packets; n += BATCH) {
-  const batch: PacketHeaders[] = [];
-  for (let i = n; i < Math.min(packets, n + BATCH); i++) batch.push(new PacketHeaders().setFrom(packetAt(i, start + i * STEP_MICROS)));
+  const batch: FrameSpan[] = [];
+  for (let i = n; i < Math.min(packets, n + BATCH); i++) {
+    const frame = encodeFrame(packetAt(i, start + i * STEP_MICROS));
+    batch.push({ tsMicros: frame.tsMicros, linkType: frame.linkType, wireLength: frame.wireLength, bytes: frame.data, start: 0, end: frame.data.length });
+  }
+  const drops = {};
   const cpu = process.cpuUsage();
-  for (const p of batch) {
-    table.addHeaders(p);
-    records += table.advance(p.tsMicros).length;
+  for (const frame of batch) {
+    table.meterFrame(frame, drops);
+    for (const flow of table.takeEnded()) records += table.recordOf(flow) === undefined ? 0 : 1;
   }
   const used = process.cpuUsage(cpu);
   cpuMicros += used.user + used.system;

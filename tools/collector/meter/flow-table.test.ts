@@ -3,7 +3,7 @@ import { checkFlowRecord } from '../flowgen/wire-check.js';
 import type { FlowRecord } from '../flowgen/types.js';
 import { FlowTable, type FlowTableOptions } from './flow-table.js';
 import { icmpPacket, reversed, tcpPacket, TcpConversation, udpPacket, type Ends } from './hand-packets.js';
-import { TcpFlag, type AppHints, type DecodedPacket, type PacketHeaders, type PayloadInspector } from './packet.js';
+import { TcpFlag, type AppHints, type DecodedPacket, type InspectedPacket, type PayloadInspector } from './packet.js';
 import { inspectPayload } from './app/index.js';
 
 const { SYN, ACK, PSH, RST } = TcpFlag;
@@ -425,7 +425,7 @@ describe('payload', () => {
   });
 
   it("writes a DNS inspector's question and answer into the record", () => {
-    const dnsHints = (_p: PacketHeaders, fromInitiator: boolean): AppHints =>
+    const dnsHints = (_p: InspectedPacket, fromInitiator: boolean): AppHints =>
       fromInitiator
         ? { app_name: 'DNS', dns: { rrname: 'example.com', rrtype: 'A' } }
         : { dns: { rrname: 'example.com', rrtype: 'A', rcode: 'NOERROR', answers: ['93.184.216.34'] } };

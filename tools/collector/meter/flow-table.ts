@@ -14,29 +14,26 @@
 //   without FIN, which is how flowgen marks an ongoing flow);
 // - the table is full and it is the least recently seen flow;
 // - flush() at the end of the input.
+//
+// The counting is WebAssembly's (wasm/flow-table.ts, with the decoder and the index): a packet
+// costs JavaScript one call. This side keeps what only JavaScript can: the flows' identities as
+// text, what the inspectors find in their first payloads, fragments' homes, and the records.
 
 import { writeFlowBlock } from './flow-columns.js';
 import { buildFlowRecord, type FlowOwners, type RecordContext } from './flow-record.js';
-import { FlowIndex } from './flow-index.js';
 import { identityOf } from './flow-key.js';
 import { FlowCounters, FlowState } from './flow-state.js';
-import { sharedEntropyCounter, type EntropyCounter } from './payload-entropy.js';
-import { PacketHeaders, type DecodedPacket, type DropCounts, type PayloadInspector } from './packet.js';
+import { countDrop, MeterCore } from './meter-core.js';
+import type { PcapFormat } from './capture.js';
+import { PacketHeaders, type DecodedPacket, type DropCounts, type FrameSpan, type PayloadInspector } from './packet.js';
 import type { FlowRecord } from '../flowgen/types.js';
-import { RecencyList } from './recency-list.js';
-import { isConnectionStart } from './tcp-tracker.js';
-import { PROTO_UDP } from './well-known.js';
-
-const DNS_PORT = 53;
-
-/** A packet from the server of a UDP flow to port 53: the answer that ends a DNS exchange. */
-const isDnsAnswer = (flow: FlowState, fromSrc: boolean): boolean => !fromSrc && flow.id.protocol === PROTO_UDP && flow.id.dstPort === DNS_PORT;
 
 export interface FlowTableOptions extends RecordContext {
   idleTimeoutSecs?: number;
   activeTimeoutSecs?: number;
   /** How long a TCP flow that saw a RST or both FINs waits for stragglers (the last ACK). */
   tcpLingerSecs?: number;
+  /** Flows active at once, at most MAX_FLOWS (meter-core.ts); the least recently seen is ended to make room. */
   maxFlows?: number;
   /** First fragments remembered so that later fragments find their flow. */
   maxFragmentDatagrams?: number;
@@ -45,8 +42,8 @@ export interface FlowTableOptions extends RecordContext {
   inspectPerDirection?: number;
   /** On a host metering its own traffic: the processes that own the flows' ends. */
   owners?: FlowOwners;
-  /** Counts payload entropy; a meter passes the one whose `frames` it reads captures into (else the shared one). */
-  entropy?: EntropyCounter;
+  /** Bytes of memory a meter reads its captures into (`frames`), so that they are metered in place. */
+  frameBytes?: number;
 }
 
 export interface FlowTableCounts {
@@ -66,100 +63,115 @@ export interface FlowTableCounts {
 const NOTHING_READY: FlowRecord[] = Object.freeze([]) as unknown as FlowRecord[];
 const NOTHING_ENDED: readonly FlowState[] = Object.freeze([]);
 
+// What the WebAssembly asks for (wasm/flow-table.ts: the result bits, the STATE words).
+const INSPECT = 2;
+const ENDED = 4;
+const FIRST_FRAGMENT = 8;
+const LATER_FRAGMENT = 16;
+const DROPPED_SHIFT = 24;
+const STATE_ENDED = 0;
+const STATE_BEFORE_INSPECT = 1;
+const STATE_FLOW = 2;
+const STATE_FROM_SRC = 3;
+const STATE_RESULT = 4;
+const STATE_WIRE_LENGTH = 5;
+/** In doubles from STATE. */
+const STATE_TS = 3;
+
 interface FragmentHome {
   flow: FlowState;
   fromSrc: boolean;
 }
 
 export class FlowTable {
-  private readonly idleMicros: number;
-  private readonly activeMicros: number;
-  private readonly lingerMicros: number;
-  private readonly maxFlows: number;
   private readonly maxFragments: number;
   private readonly inspectors: readonly PayloadInspector[];
-  private readonly inspectPerDirection: number;
   private readonly context: RecordContext;
   private readonly owners: FlowOwners | undefined;
-  private readonly entropy: EntropyCounter;
-  private readonly flows: FlowIndex<FlowState>;
-  /** The headers a DecodedPacket is read into. */
+  private readonly core: MeterCore;
+  /**
+   * The flows counting, by their id in the WebAssembly table: made when JavaScript first needs one
+   * (a payload inspected, a first fragment, its record due), as most flows need one only at their end.
+   */
+  private readonly byId: (FlowState | undefined)[] = [];
+  /** A packet's headers, read from WebAssembly for a fragment; and what the inspectors read of one. */
   private readonly headers = new PacketHeaders();
-  private readonly recency = new RecencyList<FlowState>();
-  /** TCP flows past their end, oldest deadline first (the linger is the same for all). */
-  /** One array for the table's life, compacted in place (a new array in the field mid-run deoptimised the code reading it). */
-  private readonly closing: Array<{ flow: FlowState; deadline: number }> = [];
-  private closingHead = 0;
+  private readonly inspected = new PacketHeaders();
   private readonly fragmentHomes = new Map<string, FragmentHome>();
-  /** Counters of built records, for the next flows to restart: at most as many as flows were ever active or awaiting their record at once. */
+  /** Counters of built records, for the next records to take: at most as many as flows were ever awaiting their record at once. */
   private readonly spareCounters: FlowCounters[] = [];
   private ended: FlowState[] = [];
-  private clock = 0;
-  /**
-   * No record is due before this packet time: a lower bound on every closing deadline and idle
-   * deadline in the table. Deadlines only move later (a flow's last packet time never goes back),
-   * so advanceEnded() skips its scans for the many packets that come before it.
-   */
-  private nextDue = Infinity;
-  private readonly counts: FlowTableCounts = { packets: 0, flows: 0, records: 0, active: 0, evicted: 0, activeCuts: 0, fragments: 0, dropped: {} };
+  private readonly dropped: DropCounts = {};
 
   constructor(options: FlowTableOptions) {
-    this.idleMicros = (options.idleTimeoutSecs ?? 30) * 1e6;
-    this.activeMicros = (options.activeTimeoutSecs ?? 300) * 1e6;
-    this.lingerMicros = (options.tcpLingerSecs ?? 1) * 1e6;
-    this.maxFlows = Math.max(1, options.maxFlows ?? 100_000);
     this.maxFragments = Math.max(1, options.maxFragmentDatagrams ?? 4096);
     this.inspectors = options.inspectors ?? [];
-    this.inspectPerDirection = options.inspectPerDirection ?? 3;
     this.context = { customerId: options.customerId, sensor: options.sensor, tags: options.tags };
     this.owners = options.owners;
-    this.entropy = options.entropy ?? sharedEntropyCounter();
-    this.flows = new FlowIndex<FlowState>(this.maxFlows);
+    this.core = new MeterCore({
+      frameBytes: options.frameBytes ?? 0,
+      maxFlows: options.maxFlows ?? 100_000,
+      idleMicros: (options.idleTimeoutSecs ?? 30) * 1e6,
+      activeMicros: (options.activeTimeoutSecs ?? 300) * 1e6,
+      lingerMicros: (options.tcpLingerSecs ?? 1) * 1e6,
+      inspectPerDirection: this.inspectors.length > 0 ? (options.inspectPerDirection ?? 3) : 0,
+    });
   }
 
+  /** Where a meter reads its captures (frameBytes of the table's memory). */
+  get frames(): Uint8Array {
+    return this.core.frames;
+  }
+
+  /** Says which view of `frames` is being metered: its frames are decoded where they lie. */
+  meterIn(chunk: Uint8Array): void {
+    this.core.meterIn(chunk);
+  }
+
+  /**
+   * The meter's path: one frame decoded and counted, and the records due by its time taken
+   * (takeEnded). False, with the reason counted in `drops`, when it does not decode.
+   */
+  meterFrame(frame: FrameSpan, drops: DropCounts): boolean {
+    const start = this.core.frameStart(frame);
+    const result = this.core.wasm.meterFrame(frame.tsMicros, frame.linkType, frame.wireLength, start, start + frame.end - frame.start);
+    if (result === 0) return true;
+    if (result >>> DROPPED_SHIFT !== 0) {
+      countDrop(drops, result >>> DROPPED_SHIFT);
+      return false;
+    }
+    this.follow(result, frame.tsMicros, frame.wireLength);
+    return true;
+  }
+
+  /**
+   * meterFrame() for each whole pcap record of `bytes` from `at`, until one ends at or past
+   * `until`, when `bytes` is the chunk metered (meterIn): read where they lie, a record header
+   * and all, in WebAssembly. Returns where it stopped (`at` when it took nothing): a record it
+   * cannot take whole is the capture reader's.
+   */
+  meterPcapRecords(bytes: Uint8Array, at: number, until: number, format: PcapFormat, drops: DropCounts): number {
+    const core = this.core;
+    const base = core.chunkAddress(bytes);
+    if (base < 0) return at;
+    const state = core.state;
+    const stateTs = core.stateDoubles + STATE_TS;
+    let next = at;
+    for (;;) {
+      const stop = core.wasm.meterPcap(base + next, base + bytes.length, base + until, format.littleEndian, format.nanos, format.linkType) - base;
+      if (stop === next) return next;
+      next = stop;
+      const result = state[STATE_RESULT];
+      if (result === 0) return next;
+      if (result >>> DROPPED_SHIFT !== 0) countDrop(drops, result >>> DROPPED_SHIFT);
+      else this.follow(result, core.doubles[stateTs], state[STATE_WIRE_LENGTH]);
+    }
+  }
+
+  /** A packet decoded elsewhere (or made by hand), counted as meterFrame counts a frame. */
   add(p: DecodedPacket): void {
-    this.addHeaders(this.headers.setFrom(p));
-  }
-
-  /** The meter's path: the headers are read now and may be overwritten once this returns. */
-  addHeaders(p: PacketHeaders): void {
-    this.counts.packets++;
-    if (p.tsMicros > this.clock) this.clock = p.tsMicros;
-    if (p.fragment !== 'none') this.counts.fragments++;
-    if (p.fragment === 'later') return this.addLaterFragment(p);
-
-    let flow = this.flows.find(p);
-    const senderFirst = this.flows.senderFirst;
-    if (flow !== undefined) {
-      if (flow.tcp !== undefined && flow.tcp.phase !== 'open' && isConnectionStart(p)) {
-        // A new connection on the same ports after the old one ended.
-        this.finish(flow);
-        flow = undefined;
-      } else if (p.tsMicros - flow.counters.startMicros >= this.activeMicros) {
-        this.ended.push(flow.cut(p.tsMicros, this.countersFrom(p.tsMicros)));
-        this.counts.records++;
-        this.counts.activeCuts++;
-      }
-    }
-    if (flow === undefined) {
-      flow = this.open(p, senderFirst);
-      this.flows.insert(flow);
-    }
-    this.recency.touch(flow);
-
-    const fromSrc = flow.fromSrc(p, senderFirst);
-    const wasOpen = flow.tcp?.phase === 'open';
-    flow.add(p, fromSrc, this.entropy);
-    if (this.inspectors.length > 0) flow.inspect(p, fromSrc, this.inspectors, this.inspectPerDirection);
-    if (p.fragment === 'first' && p.fragmentId >= 0) this.rememberFragment(p, flow, fromSrc);
-
-    const phase = flow.tcp?.phase;
-    if (phase === 'closed' || isDnsAnswer(flow, fromSrc)) this.finish(flow);
-    else if (wasOpen && phase === 'closing') {
-      const deadline = p.tsMicros + this.lingerMicros;
-      this.closing.push({ flow, deadline });
-      if (deadline < this.nextDue) this.nextDue = deadline;
-    }
+    this.core.writeHeaders(this.headers.setFrom(p));
+    this.follow(this.core.wasm.meterHeaders(p.tsMicros, p.wireLength), p.tsMicros, p.wireLength);
   }
 
   /** Records due by `nowMicros` (packet time): ended TCP flows past their linger, idle flows. */
@@ -178,34 +190,23 @@ export class FlowTable {
    * fills (kept, nearly all would be copied by a young-generation collection).
    */
   advanceEnded(nowMicros: number): readonly FlowState[] {
-    if (nowMicros > this.clock) this.clock = nowMicros;
-    if (nowMicros < this.nextDue) return this.take();
-    const closing = this.closing;
-    while (this.closingHead < closing.length && closing[this.closingHead].deadline <= nowMicros) {
-      const { flow } = closing[this.closingHead++];
-      if (!flow.done) this.finish(flow);
-    }
-    if (this.closingHead > 1024 && this.closingHead * 2 > closing.length) {
-      closing.splice(0, this.closingHead);
-      this.closingHead = 0;
-    }
-    for (let flow = this.recency.oldest; flow !== undefined && flow.counters.lastMicros + this.idleMicros <= nowMicros; flow = this.recency.oldest) {
-      this.finish(flow);
-    }
-    const oldest = this.recency.oldest;
-    const idleDue = oldest === undefined ? Infinity : oldest.counters.lastMicros + this.idleMicros;
-    this.nextDue = this.closingHead < closing.length ? Math.min(closing[this.closingHead].deadline, idleDue) : idleDue;
-    return this.take();
+    if (this.core.wasm.advance(nowMicros) !== 0) this.takeAllQueued(NaN);
+    return this.takeEnded();
   }
 
   /** flush(), handing over the flows (see advanceEnded). */
   flushEnded(): readonly FlowState[] {
-    for (let flow = this.recency.oldest; flow !== undefined; flow = this.recency.oldest) this.finish(flow);
-    this.closing.length = 0;
-    this.closingHead = 0;
-    this.nextDue = Infinity;
+    if (this.core.wasm.flush() !== 0) this.takeAllQueued(NaN);
     this.fragmentHomes.clear();
-    return this.take();
+    return this.takeEnded();
+  }
+
+  /** The flows ended since the last call; none (most packets) hands back one shared, frozen empty array. */
+  takeEnded(): readonly FlowState[] {
+    if (this.ended.length === 0) return NOTHING_ENDED;
+    const out = this.ended;
+    this.ended = [];
+    return out;
   }
 
   /** The record of a flow advanceEnded() or flushEnded() handed over; once per flow (its counters are reused). */
@@ -225,44 +226,86 @@ export class FlowTable {
     return block;
   }
 
+  /** Frames given to meterFrame (decoded or not), and the newest time of a packet counted (null: none yet). */
+  readCounts(): { frames: number; lastPacketMicros: number | null } {
+    const wasm = this.core.wasm;
+    const last = wasm.lastPacketMicros.value as number;
+    return { frames: wasm.framesRead.value as number, lastPacketMicros: last === -Infinity ? null : last };
+  }
+
   stats(): FlowTableCounts {
-    return { ...this.counts, active: this.flows.size, dropped: { ...this.counts.dropped } };
+    const wasm = this.core.wasm;
+    return {
+      packets: wasm.packets.value as number,
+      flows: wasm.flows.value as number,
+      records: wasm.records.value as number,
+      active: wasm.activeFlows(),
+      evicted: wasm.evicted.value as number,
+      activeCuts: wasm.activeCuts.value as number,
+      fragments: wasm.fragments.value as number,
+      dropped: { ...this.dropped },
+    };
   }
 
-  private open(p: PacketHeaders, senderFirst: boolean): FlowState {
-    if (this.flows.size >= this.maxFlows) {
-      this.counts.evicted++;
-      this.finish(this.recency.oldest!);
+  /** Does what the WebAssembly's result asks, in the order the table's rules need (wasm/flow-table.ts). */
+  private follow(result: number, tsMicros: number, wireLength: number): void {
+    const state = this.core.state;
+    if ((result & LATER_FRAGMENT) !== 0) {
+      this.addLaterFragment(tsMicros, wireLength);
+      if (this.core.wasm.advance(tsMicros) !== 0) this.takeAllQueued(tsMicros);
+      return;
     }
-    this.counts.flows++;
-    if (p.tsMicros + this.idleMicros < this.nextDue) this.nextDue = p.tsMicros + this.idleMicros;
-    const id = identityOf(p);
-    return new FlowState(id, senderFirst !== id.flipped, this.countersFrom(p.tsMicros));
+    const ended = (result & ENDED) === 0 ? 0 : state[STATE_ENDED];
+    const beforeInspect = Math.min(state[STATE_BEFORE_INSPECT], ended);
+    this.takeQueued(0, beforeInspect, tsMicros);
+    if ((result & INSPECT) !== 0) {
+      this.core.readInspected(this.inspected);
+      this.flowOf(state[STATE_FLOW]).inspect(this.inspected, state[STATE_FROM_SRC] !== 0, this.inspectors);
+    }
+    if ((result & FIRST_FRAGMENT) !== 0) {
+      this.core.readHeaders(this.headers, tsMicros, wireLength);
+      this.rememberFragment(this.headers, this.flowOf(state[STATE_FLOW]), state[STATE_FROM_SRC] !== 0);
+    }
+    this.takeQueued(beforeInspect, ended, tsMicros);
+    if (ended > 0) this.core.wasm.release();
   }
 
-  private countersFrom(startMicros: number): FlowCounters {
-    return this.spareCounters.pop()?.restart(startMicros) ?? new FlowCounters(startMicros);
+  /** The state of flow `coreId`, made from its identity words when it has none yet. */
+  private flowOf(coreId: number): FlowState {
+    const flow = this.byId[coreId];
+    if (flow !== undefined) return flow;
+    const core = this.core;
+    const made = new FlowState(identityOf(core.words, (core.wasm.slotOf(coreId) >>> 2) + core.identityWords), coreId);
+    this.byId[coreId] = made;
+    return made;
+  }
+
+  /** All the entries of the core's ended queue, then release(): after advance() or flush(). */
+  private takeAllQueued(cutMicros: number): void {
+    this.takeQueued(0, this.core.state[STATE_ENDED], cutMicros);
+    this.core.wasm.release();
+  }
+
+  /** Entries [from, to) of the core's ended queue: a cut (at `cutMicros`) or a flow's end. */
+  private takeQueued(from: number, to: number, cutMicros: number): void {
+    const core = this.core;
+    for (let i = from; i < to; i++) {
+      const entry = core.words[core.endedQueue + i];
+      const flow = this.flowOf(entry >>> 1);
+      const counters = this.spareCounters.pop() ?? new FlowCounters();
+      if ((entry & 1) !== 0) {
+        this.ended.push(flow.cutOff(counters.copyFrom(core.doubles, core.cut), cutMicros));
+        continue;
+      }
+      const slot = core.wasm.slotOf(flow.coreId) / 8;
+      flow.end(counters.copyFrom(core.doubles, slot), core.doubles[slot + core.counterWords]);
+      this.byId[flow.coreId] = undefined;
+      this.ended.push(flow);
+    }
   }
 
   private recordsOf(ended: readonly FlowState[]): FlowRecord[] {
     return ended.length === 0 ? NOTHING_READY : ended.map((flow) => this.recordOf(flow));
-  }
-
-  private finish(flow: FlowState): void {
-    this.flows.remove(flow);
-    this.recency.remove(flow);
-    // A done flow counts no more packets: fragments and the closing queue check `done`.
-    flow.end(this.clock);
-    this.ended.push(flow);
-    this.counts.records++;
-  }
-
-  /** The flows ended since the last call; none (most packets) hands back one shared, frozen empty array. */
-  private take(): readonly FlowState[] {
-    if (this.ended.length === 0) return NOTHING_ENDED;
-    const out = this.ended;
-    this.ended = [];
-    return out;
   }
 
   private rememberFragment(p: PacketHeaders, flow: FlowState, fromSrc: boolean): void {
@@ -271,18 +314,15 @@ export class FlowTable {
     homes.set(fragmentKey(p), { flow, fromSrc });
   }
 
-  private addLaterFragment(p: PacketHeaders): void {
+  private addLaterFragment(tsMicros: number, wireLength: number): void {
+    const p = this.headers;
+    this.core.readHeaders(p, tsMicros, wireLength);
     const home = p.fragmentId < 0 ? undefined : this.fragmentHomes.get(fragmentKey(p));
     if (home === undefined || home.flow.done) {
-      this.drop('fragment_without_first');
+      this.dropped.fragment_without_first = (this.dropped.fragment_without_first ?? 0) + 1;
       return;
     }
-    this.recency.touch(home.flow);
-    home.flow.add(p, home.fromSrc, this.entropy);
-  }
-
-  private drop(reason: string): void {
-    this.counts.dropped[reason] = (this.counts.dropped[reason] ?? 0) + 1;
+    this.core.wasm.countFragment(home.flow.coreId, home.fromSrc, tsMicros, wireLength);
   }
 }
 

@@ -11,7 +11,7 @@ import { CaptureReader } from './capture.js';
 import { CaptureFileError, CaptureMeter, checkCaptureFile } from './meter-capture.js';
 import type { CapturedFrame } from './packet.js';
 import { listenOnLoopback, startTcpdump } from './testing/tcpdump.js';
-import { writePcap } from './testing/write-capture.js';
+import { pcapng, writePcap } from './testing/write-capture.js';
 
 const SENSOR = { id: 'sensor-1', type: 'packet', name: 'meter', hostname: 'host', interface: 'pcap' };
 const REQUEST = 'x'.repeat(300);
@@ -122,6 +122,33 @@ describe('metering a real capture', () => {
       expect(JSON.stringify(sink.records())).toBe(JSON.stringify(fromFile.records()));
     }
     expect(fromFile.records().length).toBeGreaterThan((2 * 2 ** 20) / (200 * frames.length));
+  });
+
+  it('gives the same records from a pcap in either byte order and time unit, and from pcapng', async () => {
+    // pcap records are metered in WebAssembly where they lie; pcapng blocks are read by JavaScript.
+    const linkType = frames[0].linkType;
+    const variants = {
+      little: writePcap(frames, { linkType }),
+      big: writePcap(frames, { linkType, bigEndian: true }),
+      nano: writePcap(frames, { linkType, nano: true }),
+      bigNano: writePcap(frames, { linkType, bigEndian: true, nano: true }),
+      pcapng: Buffer.concat([pcapng.section(), pcapng.iface(linkType), ...frames.map((f) => pcapng.enhanced(0, BigInt(f.tsMicros), f))]),
+    };
+    const recordsOf = async (bytes: Uint8Array, name: string) => {
+      const path = join(dir, `${name}.capture`);
+      writeFileSync(path, bytes);
+      const sink = memorySink();
+      const m = meter(sink);
+      await m.run([path], new AbortController().signal);
+      expect(m.stats()).toMatchObject({
+        packets_read: frames.length,
+        packets_decoded: frames.length,
+        last_packet_time: Math.floor(frames.at(-1)!.tsMicros / 1000),
+      });
+      return JSON.stringify(sink.records());
+    };
+    const expected = await recordsOf(variants.little, 'little');
+    for (const [name, bytes] of Object.entries(variants)) expect(await recordsOf(bytes, name), name).toBe(expected);
   });
 
   it('counts a file cut mid-record and still hands over the flows it held', async () => {

@@ -5,12 +5,10 @@
 
 import { open } from 'node:fs/promises';
 import type { FlowSink } from '../flows.js';
-import { CaptureReader } from './capture.js';
-import { decodeHeaders } from './decode.js';
+import { CaptureReader, type PcapFormat } from './capture.js';
 import type { FlowState } from './flow-state.js';
 import { FlowTable, type FlowTableOptions } from './flow-table.js';
-import { EntropyCounter } from './payload-entropy.js';
-import { PacketHeaders, type DropCounts, type FrameSpan } from './packet.js';
+import type { DropCounts, FrameSpan } from './packet.js';
 
 const CHUNK_BYTES = 1 << 20;
 /** Enough of a file to see its header and first record. */
@@ -72,36 +70,37 @@ export class CaptureMeter {
   /** Shared by every reader of the run (files, or live interfaces). */
   readonly captureDrops: DropCounts = {};
   private readonly decodeDrops: DropCounts = {};
-  private readonly counts = { files: 0, packets_read: 0, packets_decoded: 0, flows_emitted: 0 };
-  private lastMicros: number | null = null;
+  private readonly counts = { files: 0, flows_emitted: 0 };
   /** Flows whose records are due; the records are built as the batch goes to the sink. */
   private batch: FlowState[] = [];
-  /** Every frame is decoded into this one object: no allocation per packet. */
-  private readonly packet = new PacketHeaders();
-  /** Counts payload entropy in WebAssembly memory that holds `chunk`, so payloads are not copied. */
-  private readonly entropy = new EntropyCounter(CHUNK_BYTES);
   /**
-   * Every chunk is metered from this one buffer: a file's are read into it, a stream's copied in.
-   * A stream's new megabyte per chunk cost more CPU (allocation, page faults, collection) than
-   * the reads. The reader keeps no view of a chunk past read() (a cut record's bytes are
-   * copied), so the next chunk may overwrite it.
+   * Every chunk is metered from this one buffer, the flow table's WebAssembly memory, where frames
+   * are decoded in place: a file's are read into it, a stream's copied in. A stream's new megabyte
+   * per chunk cost more CPU (allocation, page faults, collection) than the reads. The reader keeps
+   * no view of a chunk past read() (a cut record's bytes are copied), so the next chunk may
+   * overwrite it.
    */
-  private readonly chunk = this.entropy.frames;
+  private readonly chunk: Uint8Array;
 
   constructor(
     private readonly options: MeterOptions,
     private readonly sink: FlowSink,
   ) {
-    this.table = new FlowTable({ ...options, entropy: this.entropy });
+    this.table = new FlowTable({ ...options, frameBytes: CHUNK_BYTES });
+    this.chunk = this.table.frames;
   }
 
   stats(): MeterStats {
     const table = this.table.stats();
+    const read = this.table.readCounts();
     return {
-      ...this.counts,
+      files: this.counts.files,
+      packets_read: read.frames,
+      packets_decoded: table.packets,
       dropped: { capture: { ...this.captureDrops }, decode: { ...this.decodeDrops }, flow_table: table.dropped },
+      flows_emitted: this.counts.flows_emitted,
       active_flows: table.active,
-      last_packet_time: this.lastMicros === null ? null : Math.floor(this.lastMicros / 1000),
+      last_packet_time: read.lastPacketMicros === null ? null : Math.floor(read.lastPacketMicros / 1000),
     };
   }
 
@@ -139,8 +138,8 @@ export class CaptureMeter {
   /** Meters a chunk of a capture's bytes; the records due by their packets' times wait for a send. */
   meterChunk(reader: CaptureReader, chunk: Uint8Array): void {
     if (chunk.buffer === this.chunk.buffer) {
-      this.entropy.meterIn(chunk);
-      reader.read(chunk, this.meterFrame);
+      this.table.meterIn(chunk);
+      reader.read(chunk, this.meterFrame, this.meterPcapRecords);
       return;
     }
     // A stream's chunk (live capture): copied into the meter's buffer, a megabyte at a time.
@@ -148,20 +147,21 @@ export class CaptureMeter {
       const part = chunk.subarray(at, at + CHUNK_BYTES);
       this.chunk.set(part);
       const copy = this.chunk.subarray(0, part.length);
-      this.entropy.meterIn(copy);
-      reader.read(copy, this.meterFrame);
+      this.table.meterIn(copy);
+      reader.read(copy, this.meterFrame, this.meterPcapRecords);
     }
   }
 
-  /** One frame through the decoder and the table; a field, so read() gets the same function every chunk. */
+  /** One frame through the table; a field, so read() gets the same function every chunk. */
   private readonly meterFrame = (frame: FrameSpan): void => {
-    this.counts.packets_read++;
-    const packet = this.packet;
-    if (!decodeHeaders(frame, packet, this.decodeDrops)) return;
-    this.counts.packets_decoded++;
-    if (this.lastMicros === null || packet.tsMicros > this.lastMicros) this.lastMicros = packet.tsMicros;
-    this.table.addHeaders(packet);
-    this.append(this.table.advanceEnded(packet.tsMicros));
+    if (this.table.meterFrame(frame, this.decodeDrops)) this.append(this.table.takeEnded());
+  };
+
+  /** Whole pcap records of the chunk through the table where they lie (most of a pcap file's frames). */
+  private readonly meterPcapRecords = (bytes: Uint8Array, at: number, until: number, format: PcapFormat): number => {
+    const stopped = this.table.meterPcapRecords(bytes, at, until, format, this.decodeDrops);
+    this.append(this.table.takeEnded());
+    return stopped;
   };
 
   /** Takes the records due by `nowMicros`: a live capture's clock runs on when no packet comes. */

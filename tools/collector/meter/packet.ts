@@ -59,10 +59,11 @@ export interface DecodedPacket {
 }
 
 /**
- * One packet's headers in a structure the meter reuses for every frame: the decoder fills it, the
- * flow table reads it, and nothing is allocated per packet. Addresses stay numbers (text is made
- * once per flow), the payload stays a range of the frame's bytes. Fields a packet lacks hold -1
- * (or 0 for ports, as flow keys count a portless packet).
+ * One packet's headers in a structure reused for every packet: read from the WebAssembly
+ * decoder's header words when JavaScript needs a packet's fields (the payload inspectors, a
+ * fragment, decodeFrame), and written there for a packet made by hand (meter-core.ts). Addresses
+ * stay numbers, the payload stays a range of the frame's bytes. Fields a packet lacks hold -1 (or
+ * 0 for ports, as flow keys count a portless packet).
  */
 export class PacketHeaders {
   tsMicros = 0;
@@ -81,7 +82,7 @@ export class PacketHeaders {
   dstPort = 0;
   hasTcp = false;
   tcpFlags = 0;
-  /** uint32, NaN until a TCP header is read: a double from the start (see tcp-tracker.ts). */
+  /** uint32, NaN until a TCP header is read: a double from the start, so that a value above 2^31 does not change the object's layout. */
   tcpSeq = NaN;
   tcpAck = NaN;
   tcpWindow = 0;
@@ -175,10 +176,13 @@ export interface AppHints {
   http?: { host?: string; method?: string; user_agent?: string; uri?: string };
 }
 
+/** What a payload inspector reads of a packet: its transport and ports, and its payload as a range of `data`. */
+export type InspectedPacket = Pick<PacketHeaders, 'protocol' | 'hasPorts' | 'srcPort' | 'dstPort' | 'data' | 'payloadStart' | 'payloadEnd'>;
+
 /**
  * Looks at one packet's payload, `headers.data[payloadStart, payloadEnd)`; `fromInitiator` is
  * true when it travels in the flow's src → dst direction. Returns nothing when the payload says
  * nothing it recognises. Pure and bounded: it never throws on hostile bytes, and it keeps no view
  * of the headers' bytes (the next frame overwrites them).
  */
-export type PayloadInspector = (headers: PacketHeaders, fromInitiator: boolean) => AppHints | undefined;
+export type PayloadInspector = (headers: InspectedPacket, fromInitiator: boolean) => AppHints | undefined;

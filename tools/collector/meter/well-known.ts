@@ -98,15 +98,6 @@ export function icmpTypeName(protocol: number, type: number): string {
   return (protocol === PROTO_ICMPV6 ? ICMPV6_TYPES : ICMP_TYPES).get(type) ?? `type-${type}`;
 }
 
-/** Echo request and reply: the one ICMP exchange whose two directions form one flow. */
-export function isIcmpEcho(protocol: number, type: number): boolean {
-  return protocol === PROTO_ICMP ? type === 0 || type === 8 : type === 128 || type === 129;
-}
-
-export function isIcmpEchoReply(protocol: number, type: number): boolean {
-  return protocol === PROTO_ICMP ? type === 0 : type === 129;
-}
-
 /** Flag names in flowgen's order (SYN, ACK, PSH, FIN, then RST). */
 const FLAG_NAMES: ReadonlyArray<[number, string]> = [
   [TcpFlag.SYN, 'SYN'],

@@ -1,7 +1,7 @@
 // The payload inspector the flow table calls: picks the protocol by port (DNS) or by the
 // payload's first bytes (TLS, SSH, HTTP), and counts what it could not read.
 
-import type { DropCounts, PacketHeaders, PayloadInspector } from '../packet.js';
+import type { DropCounts, InspectedPacket, PayloadInspector } from '../packet.js';
 import { inspectDns } from './dns.js';
 import { inspectHttp, looksLikeHttpRequest } from './http.js';
 import type { Inspection } from './inspection.js';
@@ -31,7 +31,7 @@ function inspectorFor(protocol: number, srcPort: number, dstPort: number, bytes:
 }
 
 /** Inspects one packet's payload, saying why it stopped when the bytes were cut or malformed. */
-export function inspect(h: PacketHeaders, fromInitiator: boolean): Inspection {
+export function inspect(h: InspectedPacket, fromInitiator: boolean): Inspection {
   const srcPort = h.hasPorts ? h.srcPort : -1;
   const dstPort = h.hasPorts ? h.dstPort : -1;
   // Most payloads shown (a server's data, a datagram of an unknown protocol) stop here, before
@@ -51,7 +51,7 @@ export function inspect(h: PacketHeaders, fromInitiator: boolean): Inspection {
 }
 
 /** The captured payload as a plain view of the frame's bytes (a Buffer's subarray costs more). */
-function payloadOf(h: PacketHeaders): Uint8Array {
+function payloadOf(h: InspectedPacket): Uint8Array {
   return new Uint8Array(h.data.buffer, h.data.byteOffset + h.payloadStart, h.payloadEnd - h.payloadStart);
 }
 

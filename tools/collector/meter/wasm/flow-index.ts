@@ -17,29 +17,37 @@
 // slot: hash, id + 1 (0: empty), key. A resize builds the new table after the current one and
 // moves it down.
 
-import { ENTROPY_END } from './payload-entropy';
-
 const KEY: usize = 0;
 const KEY_WORDS: u32 = 11;
 const KEY_BYTES: usize = <usize>KEY_WORDS * 4;
-const IDS: usize = ENTROPY_END;
 const ENTRY: usize = 8 + KEY_BYTES;
 const MIN_CAPACITY: u32 = 1024;
 
+let ids: usize = 0;
 let maxIds: u32 = 0;
 let table: usize = 0;
 let mask: u32 = MIN_CAPACITY - 1;
 let count: u32 = 0;
 let keyHash: u32 = 0;
 
-/** Sets up an empty index of at most `limit` flows (ids 0 to limit - 1). */
-export function configure(limit: u32): void {
-  maxIds = limit;
-  table = (IDS + <usize>limit * 4 + 63) & ~(<usize>63);
+/**
+ * Sets up an empty index of at most `limit` flows, with ids up to limit + 1, its memory from
+ * `base`. Returns where its memory ends, room for its largest table and the one a resize builds
+ * beside it, which the caller reserves: the memory never grows while flows come and go.
+ */
+export function configureIndex(limit: u32, base: usize): usize {
+  maxIds = limit + 2;
+  ids = base;
+  table = (ids + <usize>maxIds * 4 + 63) & ~(<usize>63);
   mask = MIN_CAPACITY - 1;
   count = 0;
-  reserve(table + <usize>MIN_CAPACITY * ENTRY);
+  let largest: u32 = MIN_CAPACITY;
+  while (largest < limit * 2) largest <<= 1;
+  const end = table + ((<usize>largest * 3) / 2) * ENTRY;
+  const pages = <i32>((end + 0xffff) >>> 16) - memory.size();
+  if (pages > 0 && memory.grow(pages) < 0) unreachable();
   memory.fill(table, 0, <usize>MIN_CAPACITY * ENTRY);
+  return end;
 }
 
 export function size(): u32 {
@@ -86,7 +94,7 @@ export function find(kind: u32, vlan: u32, s0: u32, s1: u32, s2: u32, s3: u32, d
 
 /** Adds flow `id` under the key of the latest find(), which found nothing (removals since are fine). */
 export function insert(id: u32): void {
-  if (id >= maxIds || count >= maxIds) unreachable();
+  if (id >= maxIds) unreachable();
   if ((count + 1) * 2 > mask + 1) resize((mask + 1) * 2);
   let slot = keyHash & mask;
   while (load<u32>(table + <usize>slot * ENTRY, 4) != 0) slot = (slot + 1) & mask;
@@ -94,13 +102,13 @@ export function insert(id: u32): void {
   store<u32>(entry, keyHash);
   store<u32>(entry, id + 1, 4);
   memory.copy(entry + 8, KEY, KEY_BYTES);
-  store<u32>(IDS + <usize>id * 4, slot);
+  store<u32>(ids + <usize>id * 4, slot);
   count++;
 }
 
 /** Removes flow `id`, then moves back the entries its slot kept from their home. */
 export function remove(id: u32): void {
-  let hole = load<u32>(IDS + <usize>id * 4);
+  let hole = load<u32>(ids + <usize>id * 4);
   store<u32>(table + <usize>hole * ENTRY, 0, 4);
   count--;
   for (let slot = (hole + 1) & mask; ; slot = (slot + 1) & mask) {
@@ -110,7 +118,7 @@ export function remove(id: u32): void {
     // An entry may fill the hole when the hole lies between its home slot and where it sits.
     if (((slot - (load<u32>(entry) & mask)) & mask) < ((slot - hole) & mask)) continue;
     memory.copy(table + <usize>hole * ENTRY, entry, ENTRY);
-    store<u32>(IDS + <usize>(id1 - 1) * 4, hole);
+    store<u32>(ids + <usize>(id1 - 1) * 4, hole);
     store<u32>(entry, 0, 4);
     hole = slot;
   }
@@ -154,7 +162,6 @@ function finalise(h: u32): u32 {
 function resize(newCapacity: u32): void {
   const oldCapacity = mask + 1;
   const built = table + <usize>oldCapacity * ENTRY;
-  reserve(built + <usize>newCapacity * ENTRY);
   memory.fill(built, 0, <usize>newCapacity * ENTRY);
   const newMask = newCapacity - 1;
   for (let from: u32 = 0; from < oldCapacity; from++) {
@@ -164,14 +171,8 @@ function resize(newCapacity: u32): void {
     let slot = load<u32>(entry) & newMask;
     while (load<u32>(built + <usize>slot * ENTRY, 4) != 0) slot = (slot + 1) & newMask;
     memory.copy(built + <usize>slot * ENTRY, entry, ENTRY);
-    store<u32>(IDS + <usize>(id1 - 1) * 4, slot);
+    store<u32>(ids + <usize>(id1 - 1) * 4, slot);
   }
   memory.copy(table, built, <usize>newCapacity * ENTRY);
   mask = newMask;
-}
-
-/** Grows the memory to at least `end` bytes; a failed growth traps. */
-function reserve(end: usize): void {
-  const pages = <i32>((end + 0xffff) >>> 16) - memory.size();
-  if (pages > 0 && memory.grow(pages) < 0) unreachable();
 }

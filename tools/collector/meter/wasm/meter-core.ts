@@ -1,6 +1,7 @@
-// The meter's WebAssembly module (built by ../wasm-module.ts): the flow index and payload entropy,
-// each in its own part of the memory (the index's begins at ENTROPY_END). Any instance can serve
-// both; each flow table has an instance for its index, and payload entropy has instances of its
-// own (a meter's, holding its frames, or one shared), whose memory never grows once made.
+// The meter's WebAssembly module (built by ../wasm-module.ts): the flow table's per-packet work
+// (flow-table.ts) with the decoder, the flow index and payload entropy it calls. Each flow table
+// has an instance; its memory is laid out once (flow-table.ts's configure) and never grows.
+export * from './decode';
 export * from './flow-index';
+export * from './flow-table';
 export * from './payload-entropy';

@@ -14,18 +14,8 @@ export const N_LOG_N: usize = DISTINCT + 256;
 export const LOG2: usize = N_LOG_N + 257 * 8;
 export const SAMPLE: usize = LOG2 + 257 * 8;
 export const SAMPLE_BYTES: u32 = 256;
-/**
- * Where the next part of the memory starts: the index's ids and table in an instance serving the
- * index; in one serving entropy, the frames it counts in place (FRAMES).
- */
+/** Where the next part of the memory starts (decode.ts's header words). */
 export const ENTROPY_END: usize = (SAMPLE + SAMPLE_BYTES + 63) & ~(<usize>63);
-export const FRAMES: usize = ENTROPY_END;
-
-/** Grows the memory to hold the entropy's part and `frameBytes` at FRAMES; JavaScript then writes the tables. */
-export function prepareEntropy(frameBytes: u32): void {
-  const pages = <i32>((FRAMES + <usize>frameBytes + 0xffff) >>> 16) - memory.size();
-  if (pages > 0 && memory.grow(pages) < 0) unreachable();
-}
 
 /** Entropy in bits per byte of memory[start, start + n), 2 ≤ n ≤ SAMPLE_BYTES. */
 export function entropy(start: usize, n: u32): f64 {

@@ -23,7 +23,7 @@ import { writeFlowBlock } from './flow-columns.js';
 import { buildFlowRecord, type FlowOwners, type RecordContext } from './flow-record.js';
 import { identityOf } from './flow-key.js';
 import { FlowCounters, FlowState } from './flow-state.js';
-import { countDrop, MeterCore } from './meter-core.js';
+import { CORE_RESULT, CORE_STATE, countDrop, MeterCore } from './meter-core.js';
 import type { PcapFormat } from './capture.js';
 import { PacketHeaders, type DecodedPacket, type DropCounts, type FrameSpan, type PayloadInspector } from './packet.js';
 import type { FlowRecord } from '../flowgen/types.js';
@@ -63,20 +63,8 @@ export interface FlowTableCounts {
 const NOTHING_READY: FlowRecord[] = Object.freeze([]) as unknown as FlowRecord[];
 const NOTHING_ENDED: readonly FlowState[] = Object.freeze([]);
 
-// What the WebAssembly asks for (wasm/flow-table.ts: the result bits, the STATE words).
-const INSPECT = 2;
-const ENDED = 4;
-const FIRST_FRAGMENT = 8;
-const LATER_FRAGMENT = 16;
-const DROPPED_SHIFT = 24;
-const STATE_ENDED = 0;
-const STATE_BEFORE_INSPECT = 1;
-const STATE_FLOW = 2;
-const STATE_FROM_SRC = 3;
-const STATE_RESULT = 4;
-const STATE_WIRE_LENGTH = 5;
-/** In doubles from STATE. */
-const STATE_TS = 3;
+const { INSPECT, ENDED, FIRST_FRAGMENT, LATER_FRAGMENT, DROPPED_SHIFT } = CORE_RESULT;
+const { STATE_ENDED, STATE_BEFORE_INSPECT, STATE_FLOW, STATE_FROM_SRC, STATE_RESULT, STATE_WIRE_LENGTH, STATE_TS } = CORE_STATE;
 
 interface FragmentHome {
   flow: FlowState;
@@ -155,7 +143,7 @@ export class FlowTable {
     const base = core.chunkAddress(bytes);
     if (base < 0) return at;
     const state = core.state;
-    const stateTs = core.stateDoubles + STATE_TS;
+    const stateTs = core.stateDoubles + STATE_TS / 8;
     let next = at;
     for (;;) {
       const stop = core.wasm.meterPcap(base + next, base + bytes.length, base + until, format.littleEndian, format.nanos, format.linkType) - base;

@@ -31,6 +31,19 @@ export const DECODE_DROPS = [
 /** The most flows a table holds at once: what the module's 4 GiB fit, with room (about 700 bytes a flow). */
 export const MAX_FLOWS = 2 ** 22;
 
+/** What a call into the core asks of JavaScript: its result's bits (wasm/flow-table.ts says what each means). */
+export const CORE_RESULT = { INSPECT: 2, ENDED: 4, FIRST_FRAGMENT: 8, LATER_FRAGMENT: 16, DROPPED_SHIFT: 24 } as const;
+/** Where the core reports a call's work: u32 words of STATE, and STATE_TS, a double, in bytes. */
+export const CORE_STATE = {
+  STATE_ENDED: 0,
+  STATE_BEFORE_INSPECT: 1,
+  STATE_FLOW: 2,
+  STATE_FROM_SRC: 3,
+  STATE_RESULT: 4,
+  STATE_WIRE_LENGTH: 5,
+  STATE_TS: 24,
+} as const;
+
 type Address = WebAssembly.Global;
 
 export interface MeterCoreExports {
@@ -156,6 +169,9 @@ export class MeterCore {
     this.wasm = new WebAssembly.Instance(meterWasmModule()).exports as unknown as MeterCoreExports;
     const wasm = this.wasm;
     if (address(wasm.SAMPLE_BYTES) !== ENTROPY_SAMPLE_BYTES) throw new Error('the meter WebAssembly samples a different number of bytes');
+    for (const [name, value] of Object.entries({ ...CORE_RESULT, ...CORE_STATE })) {
+      if (address(wasm[name] as Address) !== value) throw new Error(`the meter WebAssembly's ${name} is not JavaScript's ${value}`);
+    }
     const o = options;
     wasm.configure(o.frameBytes, o.maxFlows, o.idleMicros, o.activeMicros, o.lingerMicros, o.inspectPerDirection);
     const memory = wasm.memory.buffer;

@@ -151,6 +151,32 @@ describe('metering a real capture', () => {
     for (const [name, bytes] of Object.entries(variants)) expect(await recordsOf(bytes, name), name).toBe(expected);
   });
 
+  it('meters pcap records of random bytes without throwing, each frame decoded or counted', async () => {
+    let x = 2463534242;
+    const random = (n: number) => ((x ^= x << 13), (x ^= x >>> 17), (x ^= x << 5), (x >>> 0) % n);
+    const linkTypes = [1, 113, 276, 101, 0, 12, 14, 9999];
+    const junk: CapturedFrame[] = Array.from({ length: 3000 }, (_, i) => {
+      const data = Uint8Array.from({ length: random(200) }, () => random(256));
+      // Some frames start as IPv4 or IPv6, so that decoding goes past the first bytes.
+      if (data.length > 0 && i % 3 === 0) data[0] = random(2) === 0 ? 0x45 : 0x60;
+      return { tsMicros: 1_700_000_000_000_000 + i * 1000, linkType: 101, wireLength: data.length + random(2000), data };
+    });
+    for (const linkType of linkTypes) {
+      const bytes = writePcap(junk, { linkType });
+      const sink = memorySink();
+      const m = meter(sink);
+      const reader = new CaptureReader(m.captureDrops);
+      for (let at = 0; at < bytes.length; at += 4096) m.meterChunk(reader, bytes.subarray(at, at + 4096));
+      reader.end();
+      await m.finish(new AbortController().signal);
+      const stats = m.stats();
+      const dropped = Object.values(stats.dropped.decode).reduce((a, b) => a + b, 0);
+      expect(stats.packets_read, `link type ${linkType}`).toBe(junk.length);
+      expect(stats.packets_decoded + dropped, `link type ${linkType}`).toBe(junk.length);
+      expect(stats.active_flows).toBe(0);
+    }
+  });
+
   it('counts a file cut mid-record and still hands over the flows it held', async () => {
     const bytes = writePcap(frames, { linkType: frames[0].linkType });
     const cut = join(dir, 'cut.pcap');

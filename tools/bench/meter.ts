@@ -389,13 +389,12 @@ async function compare({ packets: targetPackets, rounds, instructions, encrypted
     const cipherPath = join(dir, 'ciphertext.pcap');
     writeReplay(cipherPath, template, serverPorts, targetPackets, 'ciphertext');
     readFileSync(cipherPath);
-    const cipher = await meterInChild(cipherPath);
-    const cipherTheirs = await softflowd(cipherPath, dir);
+    const { ours: cipher, theirs: cipherTheirs } = await bracketed(cipherPath, dir);
     console.log(
       `encrypted: ${rate(packets, cipher.cpuSecs)} packets/s CPU (${cipher.cpuSecs.toFixed(2)} s CPU), ${(cipherTheirs.cpuSecs / cipher.cpuSecs).toFixed(2)}× softflowd's on the same file; warm ${rate(packets, cipher.warmCpuSecs)} packets/s, ${(cipherTheirs.cpuSecs / cipher.warmCpuSecs).toFixed(2)}×`,
     );
     console.log(
-      `           (the same replay, each payload pseudo-random and captured to ${CIPHERTEXT_SNAPLEN} bytes: TLS as a live capture sees it; ${(statSync(cipherPath).size / 2 ** 20).toFixed(0)} MiB, softflowd ${cipherTheirs.cpuSecs.toFixed(2)} s CPU)`,
+      `           (the same replay, each payload pseudo-random and captured to ${CIPHERTEXT_SNAPLEN} bytes: TLS as a live capture sees it; ${(statSync(cipherPath).size / 2 ** 20).toFixed(0)} MiB, softflowd ${cipherTheirs.cpuSecs.toFixed(2)} s CPU, the mean of its runs before and after the meter)`,
     );
 
     const collector = await meterInChild(path, true);

@@ -198,13 +198,7 @@ export class MeterCore {
       nLogN[n] = n * Math.log2(n);
       log2[n] = Math.log2(n);
     }
-    const ports = address(wasm.PORTS);
-    for (const [protocol, map] of [
-      [PROTO_TCP, ports],
-      [PROTO_UDP, ports + 8192],
-    ]) {
-      for (let port = 0; port < 65536; port++) if (looksLikeServerPort(protocol, port)) this.bytes[map + (port >>> 3)] |= 1 << (port & 7);
-    }
+    this.bytes.set(serverPortMaps(), address(wasm.PORTS));
   }
 
   /** Says which view of `frames` is being metered: its frames are decoded where they lie. */
@@ -328,6 +322,22 @@ export class MeterCore {
     this.bytes.set(bytes.subarray(start, start + n), this.sample);
     return this.wasm.entropy(this.sample, n);
   }
+}
+
+let portMaps: Uint8Array | undefined;
+
+/** well-known.ts's server-like ports as wasm/flow-table.ts reads them: a bit per port, TCP's 8 KiB then UDP's; made once. */
+function serverPortMaps(): Uint8Array {
+  if (portMaps === undefined) {
+    portMaps = new Uint8Array(2 * 8192);
+    for (const [protocol, map] of [
+      [PROTO_TCP, 0],
+      [PROTO_UDP, 8192],
+    ]) {
+      for (let port = 0; port < 65536; port++) if (looksLikeServerPort(protocol, port)) portMaps[map + (port >>> 3)] |= 1 << (port & 7);
+    }
+  }
+  return portMaps;
 }
 
 /** Counts a decode drop (a decoder result, 1 to DECODE_DROPS.length) by its reason. */

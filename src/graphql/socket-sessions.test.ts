@@ -9,6 +9,13 @@ import { newId } from '../infra/ids.js';
 import { nodeChangedTopic } from '../modules/nodes/node-events.js';
 import { SocketSessions, UNAUTHORIZED_CLOSE } from './socket-sessions.js';
 
+/**
+ * How long a test waits for a socket's message or close: they cross a real server and database,
+ * and on a loaded 2-core machine the first event of a subscription took over expect.poll's default
+ * second.
+ */
+const SOCKET_EVENT = { timeout: 10_000 };
+
 /** The least of a ws socket SocketSessions uses. */
 class FakeSocket extends EventEmitter {
   readonly OPEN = 1;
@@ -33,7 +40,7 @@ describe('graphql-ws sockets and their credentials', () => {
     const anonymous = new FakeSocket();
     await sessions.opened(socket as never, { authorization: 'Bearer t', sessionCookie: null });
     await sessions.opened(anonymous as never, { authorization: null, sessionCookie: null });
-    await expect.poll(() => socket.closedWith).toEqual([UNAUTHORIZED_CLOSE, 'token expired']);
+    await expect.poll(() => socket.closedWith, SOCKET_EVENT).toEqual([UNAUTHORIZED_CLOSE, 'token expired']);
     expect(anonymous.closedWith).toBeUndefined();
   });
 
@@ -81,7 +88,7 @@ describe('graphql-ws sockets and their credentials', () => {
         { query: 'subscription($n: String!) { nodeStatus(nodeId: $n) { nodeId latestVersion updateAvailable } }', variables: { n: id } },
         { next: (msg) => seen.push(msg.data?.nodeStatus ?? msg.errors), error: () => undefined, complete: () => undefined },
       );
-      await expect.poll(() => seen.length).toBe(1);
+      await expect.poll(() => seen.length, SOCKET_EVENT).toBe(1);
       return { id, closes, seen };
     };
     const changed = (nodeId: string) => t.app.services.pubsub.publish(nodeChangedTopic, { nodeId });
@@ -90,7 +97,7 @@ describe('graphql-ws sockets and their credentials', () => {
       const revoked = await seedCaller(t.app, caller.customerId);
       const { closes } = await watchNewNode(revoked.token);
       await t.app.services.clients.revoke(revoked.clientId);
-      await expect.poll(() => closes).toEqual([UNAUTHORIZED_CLOSE]);
+      await expect.poll(() => closes, SOCKET_EVENT).toEqual([UNAUTHORIZED_CLOSE]);
     });
 
     it('keeps the subscriptions of another client of the tenant', async () => {
@@ -98,7 +105,7 @@ describe('graphql-ws sockets and their credentials', () => {
       const { id, closes, seen } = await watchNewNode((await seedCaller(t.app, caller.customerId)).token);
       await t.app.services.clients.revoke(other.clientId);
       await changed(id);
-      await expect.poll(() => seen.length).toBe(2);
+      await expect.poll(() => seen.length, SOCKET_EVENT).toBe(2);
       expect(closes).toEqual([]);
     });
 
@@ -107,7 +114,7 @@ describe('graphql-ws sockets and their credentials', () => {
       expect(seen[0]).toMatchObject({ nodeId: id, latestVersion: null, updateAvailable: false });
       await t.app.services.collector.publish({ file: Buffer.from('binary 2.0.0'), version: '2.0.0', channel: 'stable', os: 'linux', arch: 'arm7' });
       await changed(id);
-      await expect.poll(() => seen.length).toBe(2);
+      await expect.poll(() => seen.length, SOCKET_EVENT).toBe(2);
       expect(seen[1]).toMatchObject({ nodeId: id, latestVersion: '2.0.0', updateAvailable: true });
     });
   });

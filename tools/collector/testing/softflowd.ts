@@ -9,6 +9,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { readCaptureFile } from '../meter/capture.js';
+import { decodeFrame } from '../meter/decode.js';
 
 export interface LoopbackTraffic {
   /** 127.0.0.1 by default; ::1 for IPv6 flows. */
@@ -56,6 +58,39 @@ async function makeTraffic(t: LoopbackTraffic): Promise<void> {
   receiver.close();
 }
 
+/**
+ * The test traffic's largest packet fits (its TCP segments carry at most a few KiB). With the
+ * default 256 KiB snap length, tcpdump's default 2 MiB buffer held 8 packets, and a tcpdump that
+ * the loaded machine did not run for a moment lost the rest of a burst.
+ */
+const CAPTURE_SNAPLEN = 16_384;
+/** tcpdump's kernel buffer, KiB: a thousand packets of the snap length. */
+const CAPTURE_BUFFER_KIB = 16_384;
+/** How long tcpdump may take to write the traffic it was sent. */
+const CAPTURE_WAIT_MS = 20_000;
+
+/** UDP datagrams to `port` in the capture `file` so far (a record still being written is not counted). */
+async function datagramsTo(file: string, port: number): Promise<number> {
+  let count = 0;
+  for await (const frames of readCaptureFile(file)) {
+    for (const frame of frames) {
+      const packet = decodeFrame(frame, {});
+      if (packet?.protocol === 17 && packet.dstPort === port) count++;
+    }
+  }
+  return count;
+}
+
+/** Waits until `file` holds `datagrams` UDP datagrams to `port`, at most `timeoutMs`. */
+async function untilWritten(file: string, port: number, datagrams: number, timeoutMs: number): Promise<void> {
+  let written = 0;
+  for (const until = Date.now() + timeoutMs; Date.now() < until; await sleep(50)) {
+    written = await datagramsTo(file, port);
+    if (written >= datagrams) return;
+  }
+  throw new Error(`tcpdump wrote ${written} of the ${datagrams} datagrams to port ${port} within ${timeoutMs / 1000} s`);
+}
+
 /** A pcap of the traffic, made by tcpdump on lo with a filter for the chosen ports. */
 export async function captureLoopback(dir: string, t: LoopbackTraffic): Promise<string> {
   const file = join(dir, 'capture.pcap');
@@ -63,7 +98,8 @@ export async function captureLoopback(dir: string, t: LoopbackTraffic): Promise<
   // after an IPv4 header without options or IPv6's fixed one): other tests' ICMP adds no flows.
   const icmp = `(icmp and icmp[30:2] = ${t.closedPort}) or (icmp6 and ip6[90:2] = ${t.closedPort})`;
   const filter = `host ${t.host ?? '127.0.0.1'} and (port ${t.tcpPort} or port ${t.udpPort} or port ${t.closedPort} or ${icmp})`;
-  const tcpdump = spawn('tcpdump', ['-i', 'lo', '-Z', 'root', '--immediate-mode', '-U', '-w', file, filter], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const args = ['-i', 'lo', '-Z', 'root', '--immediate-mode', '-U', '-s', String(CAPTURE_SNAPLEN), '-B', String(CAPTURE_BUFFER_KIB), '-w', file, filter];
+  const tcpdump = spawn('tcpdump', args, { stdio: ['ignore', 'ignore', 'pipe'] });
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error('tcpdump did not start')), 5000);
     tcpdump.stderr.on('data', (d: Buffer) => {
@@ -75,7 +111,9 @@ export async function captureLoopback(dir: string, t: LoopbackTraffic): Promise<
     tcpdump.on('exit', () => reject(new Error('tcpdump exited')));
   });
   await makeTraffic(t);
-  await sleep(500); // let tcpdump write the last packets before it is stopped
+  // tcpdump stopped by SIGINT writes no packet it has not yet read: on a loaded machine it ran
+  // seconds behind, and a capture lost the last 30 datagrams. Stop it once the last one is written.
+  await untilWritten(file, t.udpPort, t.udpPayloads.length + t.udpFlows, CAPTURE_WAIT_MS);
   const exited = new Promise((r) => tcpdump.on('exit', r));
   tcpdump.kill('SIGINT');
   await exited;

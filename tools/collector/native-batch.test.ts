@@ -5,7 +5,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChdbEngine } from '../../src/flowstore/chdb-engine.js';
 import { named } from '../../src/flowstore/sql.js';
 import { createFlowGenerator } from './flowgen/index.js';
-import { MAX_NATIVE_CELLS, MAX_NATIVE_ROWS, MAX_PATH_DEPTH, NativeColumns, decodeNativeBatch, encodeNativeBatch, readNativeBlock } from './native-batch.js';
+import {
+  ColumnSet,
+  MAX_NATIVE_CELLS,
+  MAX_NATIVE_ROWS,
+  MAX_PATH_DEPTH,
+  NativeColumns,
+  decodeNativeBatch,
+  encodeNativeBatch,
+  readNativeBlock,
+} from './native-batch.js';
 import { withoutAbsent } from './testing/absent.js';
 
 const generated = (n: number) =>
@@ -164,6 +173,32 @@ describe('NativeColumns', () => {
       'tags Array(String)',
       'path String',
     ]);
+  });
+
+  it("reuses a ColumnSet's arrays from block to block, each block as fresh columns would write it", () => {
+    const set = new ColumnSet();
+    const [id, kind, size, path] = [set.column('id'), set.column('kind'), set.column('size'), set.column('path')];
+    const sensor = (vlan?: number) => [{ sensor: { id: 's' }, ...(vlan === undefined ? {} : { src_vlan: vlan }) }];
+    // Blocks that grow, shrink and grow: a row the block before wrote is absent in this one.
+    for (const rows of [3, 5, 2, 6, 1]) {
+      const records = Array.from({ length: rows }, (_, row) => ({
+        id: `r${rows}-${row}`,
+        // Runs of one value (written once, then copied) of every length, and values between them.
+        kind: row === 3 ? 'other' : 'flow',
+        ...(row === 0 || row % 2 === rows % 2 ? { size: row * 1.5 } : {}), // first, for encodeNativeBatch's column order
+        path: sensor(row === 3 ? 7 : undefined),
+      }));
+      const columns = set.rows(rows);
+      records.forEach((record, row) => {
+        columns.string(id, row, record.id);
+        columns.string(kind, row, record.kind);
+        if (record.size !== undefined) columns.number(size, row, record.size);
+        columns.jsonText(path, row, JSON.stringify(record.path));
+      });
+      const block = columns.block()!;
+      expect(block.equals(encodeNativeBatch(records)!)).toBe(true);
+      expect(decodeNativeBatch(block)).toEqual(records);
+    }
   });
 
   it('leaves to JSON what the format cannot carry: an infinite number, no rows, more rows than the service takes', () => {

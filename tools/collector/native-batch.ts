@@ -93,6 +93,7 @@ export function encodeNativeBatch(records: readonly unknown[]): Buffer | undefin
  */
 export class ColumnSet {
   readonly paths: string[] = [];
+  private readonly arrays = new ColumnArrays();
 
   column(path: string): number {
     return this.paths.push(path) - 1;
@@ -100,6 +101,41 @@ export class ColumnSet {
 
   group<K extends string>(path: string, keys: readonly K[]): Record<K, number> {
     return Object.fromEntries(keys.map((key) => [key, this.column(`${path}.${key}`)])) as Record<K, number>;
+  }
+
+  /**
+   * Columns for one block of `rows` rows, in the arrays the set's previous block used: its writer
+   * writes the rows and calls block() before it asks for the next (a collector writes a block a
+   * batch, each column an array of its rows: fresh arrays were most of what it allocated).
+   */
+  rows(rows: number): NativeColumns {
+    return new NativeColumns(this.paths, rows, this.arrays);
+  }
+}
+
+/** Column arrays kept from one block for the next, each as long as the longest block so far. */
+class ColumnArrays {
+  private readonly numbers: Float64Array[] = [];
+  private readonly items: unknown[][] = [];
+  private readonly absent: Uint8Array[] = [];
+
+  /** `rows` NaNs: a row without a value. */
+  numbersOf(column: number, rows: number): Float64Array {
+    let kept = this.numbers[column];
+    if (kept === undefined || kept.length < rows) kept = this.numbers[column] = new Float64Array(rows);
+    return (kept.length === rows ? kept : kept.subarray(0, rows)).fill(NaN);
+  }
+
+  itemsOf(column: number, rows: number): unknown[] {
+    const kept = (this.items[column] ??= []);
+    kept.length = rows;
+    return kept.fill(undefined);
+  }
+
+  absentOf(column: number, rows: number): Uint8Array {
+    let kept = this.absent[column];
+    if (kept === undefined || kept.length < rows) kept = this.absent[column] = new Uint8Array(rows);
+    return (kept.length === rows ? kept : kept.subarray(0, rows)).fill(0);
   }
 }
 
@@ -122,6 +158,8 @@ export class NativeColumns {
   constructor(
     private readonly paths: readonly string[],
     readonly rows: number,
+    /** Where its columns' arrays come from: its own, unless a ColumnSet lends its (ColumnSet.rows). */
+    private readonly arrays = new ColumnArrays(),
   ) {
     this.numbers = new Array<Float64Array | undefined>(paths.length).fill(undefined);
     this.items = new Array<unknown[] | undefined>(paths.length).fill(undefined);
@@ -169,7 +207,7 @@ export class NativeColumns {
       if (numbers === undefined && items === undefined) continue;
       if (numbers !== undefined && items !== undefined) return undefined; // one path, numbers and text
       const node = new PathNode('', this.paths[column]!, 0);
-      const absent = (node.absent = new Uint8Array(rows));
+      const absent = (node.absent = this.arrays.absentOf(column, rows));
       let missing = 0;
       if (numbers !== undefined) {
         let integers = true;
@@ -177,6 +215,7 @@ export class NativeColumns {
           const value = numbers[row]!;
           if (value !== value) {
             absent[row] = 1;
+            numbers[row] = 0; // the type's zero, as for a record's absent path
             missing++;
           } else if (!Number.isFinite(value)) return undefined;
           else if (integers && !Number.isSafeInteger(value)) integers = false;
@@ -204,11 +243,11 @@ export class NativeColumns {
   }
 
   private numberColumn(column: number): Float64Array {
-    return (this.numbers[column] = new Float64Array(this.rows).fill(NaN));
+    return (this.numbers[column] = this.arrays.numbersOf(column, this.rows));
   }
 
   private itemColumn(column: number): unknown[] {
-    return (this.items[column] = new Array<unknown>(this.rows).fill(undefined));
+    return (this.items[column] = this.arrays.itemsOf(column, this.rows));
   }
 }
 
@@ -348,17 +387,39 @@ function writeBlock(columns: readonly PathNode[], rows: number): Buffer {
 // A row that lacks the path is written as the type's zero (0, '', an empty array): a Nullable's
 // map marks it.
 
+// A run of rows with the same value (a batch's customer, its sensor, "flow" in every row) is
+// written once and its bytes copied, in doublings.
+
 function writeStrings(out: BlockWriter, strings: readonly unknown[]): void {
-  for (let i = 0; i < strings.length; i++) out.string((strings[i] as string | undefined) ?? '');
+  for (let row = 0; row < strings.length;) {
+    const value = strings[row] as string | undefined;
+    const run = runOf(strings, row);
+    const from = out.pos;
+    out.string(value ?? '');
+    if (run > 1) out.repeat(from, run - 1);
+    row += run;
+  }
 }
 
 // An item is an array (from a record) or its text already (NativeColumns.jsonText).
 const writeJsonTexts: Write = (out, { items }) => {
-  for (let i = 0; i < items!.length; i++) {
-    const item = items![i];
+  for (let row = 0; row < items!.length;) {
+    const item = items![row];
+    const run = runOf(items!, row);
+    const from = out.pos;
     out.string(item === undefined ? '' : typeof item === 'string' ? item : JSON.stringify(item));
+    if (run > 1) out.repeat(from, run - 1);
+    row += run;
   }
 };
+
+/** How many rows from `row` on hold the value `row` holds (the same string, the same object). */
+function runOf(values: readonly unknown[], row: number): number {
+  const value = values[row];
+  let end = row + 1;
+  while (end < values.length && values[end] === value) end++;
+  return end - row;
+}
 
 /** Where writeInt64s lays a column's words out before copying them: one array, grown as needed. */
 let int64Words = new Int32Array(0);
@@ -453,6 +514,20 @@ class BlockWriter {
     this.varUInt(n);
     this.ensure(n);
     this.pos += this.buf.write(s, this.pos, 'utf8');
+  }
+
+  /** What was written from `from` to here, `times` times more: copied in doublings. */
+  repeat(from: number, times: number): void {
+    const length = this.pos - from;
+    const total = length * (times + 1);
+    this.ensure(total - length);
+    const buf = this.buf;
+    for (let done = length; done < total;) {
+      const n = Math.min(done, total - done);
+      buf.copyWithin(from + done, from, from + n);
+      done += n;
+    }
+    this.pos = from + total;
   }
 
   /** A typed array's bytes, in host order (little endian: see LITTLE_ENDIAN). */

@@ -38,7 +38,7 @@ const C = {
 
 /** The records as one Native block, or undefined when they cannot be one: the caller sends them as records. */
 export function writeExportBlock(records: readonly ExportRecord[]): Buffer | undefined {
-  const out = new NativeColumns(set.paths, records.length);
+  const out = set.rows(records.length);
   for (let row = 0; row < records.length; row++) writeRow(out, row, records[row]!);
   return out.block();
 }

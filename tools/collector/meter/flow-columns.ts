@@ -77,7 +77,7 @@ type EndColumns = ReturnType<typeof end>;
 export function writeFlowBlock(flows: readonly FlowState[], ctx: RecordContext, owners?: FlowOwners): Buffer | undefined {
   // Before any row: owners are asked once per flow, and the records built instead would ask again.
   if (!NativeColumns.fits(flows.length)) return undefined;
-  const columns = new NativeColumns(set.paths, flows.length);
+  const columns = set.rows(flows.length);
   const path = new PathTexts(ctx);
   for (let row = 0; row < flows.length; row++) writeRow(columns, row, flows[row]!, ctx, path, owners);
   return columns.block();

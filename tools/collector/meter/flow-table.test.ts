@@ -414,6 +414,44 @@ describe('payload', () => {
     expect(r.dst.ctx).toEqual({ fqdn: 'a.example' });
   });
 
+  it('shows an inspector only the payloads it says it reads, each other one still counted against its direction', () => {
+    const shown: string[] = [];
+    const reads: PayloadInspector['reads'] = { ports: [7], prefixes: [{ bytes: [...text('HI')], minLength: 3, initiatorOnly: true }] };
+    const greeter: PayloadInspector = Object.assign(
+      (p: InspectedPacket, fromInitiator: boolean) => {
+        shown.push(`${fromInitiator ? '>' : '<'}${new TextDecoder().decode(p.data.subarray(p.payloadStart, p.payloadEnd))}`);
+        return undefined;
+      },
+      { reads },
+    );
+    const c = new TcpConversation({ ...web, dstPort: 8080 });
+    // Initiator: too short, read, not a prefix, then read but past the two inspected; responder: prefixed but not the initiator.
+    const payloads: Array<[boolean, string]> = [
+      [true, 'HI'],
+      [true, 'HI!'],
+      [true, 'xHI'],
+      [false, 'HI?'],
+      [true, 'HI.'],
+    ];
+    const t = table({ inspectors: [greeter], inspectPerDirection: 3 });
+    feed(t, [...c.handshake(T0, 1000), ...payloads.map(([fromClient, payload], i) => c.segment(T0 + 10_000 + i * 1000, fromClient, PSH | ACK, text(payload)))]);
+    expect(shown).toEqual(['>HI!']);
+    // Its port: every payload to or from it, of TCP or UDP.
+    const echo: Ends = { src: '10.0.0.5', dst: '10.0.0.1', srcPort: 41000, dstPort: 7 };
+    feed(t, [udpPacket(T0 + SEC, echo, text('x')), udpPacket(T0 + SEC + 1, reversed(echo), text('y'))]);
+    expect(shown).toEqual(['>HI!', '>x', '<y']);
+    // An inspector beside it that does not say what it reads is shown every payload inspected.
+    const all: string[] = [];
+    const any: PayloadInspector = (p) => void all.push(new TextDecoder().decode(p.data.subarray(p.payloadStart, p.payloadEnd)));
+    const both = table({ inspectors: [greeter, any], inspectPerDirection: 3 });
+    const d = new TcpConversation({ ...web, srcPort: 50001, dstPort: 8080 });
+    feed(both, [
+      ...d.handshake(T0, 1000),
+      ...payloads.map(([fromClient, payload], i) => d.segment(T0 + 10_000 + i * 1000, fromClient, PSH | ACK, text(payload))),
+    ]);
+    expect(all).toEqual(['HI', 'HI!', 'xHI', 'HI?']);
+  });
+
   it('takes the TLS version the responder negotiated over the one the initiator offered', () => {
     const hello: PayloadInspector = (_p, fromInitiator) =>
       fromInitiator ? { app_name: 'HTTPS', tls: { sni: 'old.example', version: 'TLS 1.3' } } : { tls: { version: 'TLS 1.2', sni: 'ignored.example' } };

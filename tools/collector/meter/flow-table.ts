@@ -25,6 +25,7 @@ import { identityOf } from './flow-key.js';
 import { FlowCounters, FlowState } from './flow-state.js';
 import { CORE_RESULT, CORE_STATE, countDrop, MeterCore } from './meter-core.js';
 import type { PcapFormat } from './capture.js';
+import { selectionOf } from './payload-selection.js';
 import { PacketHeaders, type DecodedPacket, type DropCounts, type FrameSpan, type PayloadInspector } from './packet.js';
 import type { FlowRecord } from '../flowgen/types.js';
 
@@ -38,7 +39,10 @@ export interface FlowTableOptions extends RecordContext {
   /** First fragments remembered so that later fragments find their flow. */
   maxFragmentDatagrams?: number;
   inspectors?: readonly PayloadInspector[];
-  /** Payload-bearing packets per direction shown to the inspectors. */
+  /**
+   * Payload-bearing packets per direction inspected: each is shown to the inspectors when one of
+   * them reads it (PayloadInspector.reads).
+   */
   inspectPerDirection?: number;
   /** On a host metering its own traffic: the processes that own the flows' ends. */
   owners?: FlowOwners;
@@ -103,6 +107,7 @@ export class FlowTable {
       activeMicros: (options.activeTimeoutSecs ?? 300) * 1e6,
       lingerMicros: (options.tcpLingerSecs ?? 1) * 1e6,
       inspectPerDirection: this.inspectors.length > 0 ? (options.inspectPerDirection ?? 3) : 0,
+      selection: selectionOf(this.inspectors),
     });
   }
 

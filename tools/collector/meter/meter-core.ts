@@ -4,7 +4,8 @@
 // the decoder's header words. A flow table
 // has one; decoding frames one by one and payload entropy outside a table share one.
 
-import { PacketHeaders, type DropCounts, type FrameSpan, type InspectedPacket } from './packet.js';
+import { PacketHeaders, type DropCounts, type FrameSpan, type InspectedPacket, type PayloadSelection } from './packet.js';
+import { SELECTION_LAYOUT, writeSelection } from './payload-selection.js';
 import { looksLikeServerPort, PROTO_TCP, PROTO_UDP } from './well-known.js';
 import { meterWasmModule } from './wasm-module.js';
 
@@ -60,6 +61,8 @@ export interface MeterCoreExports {
   activeFlows(): number;
   slotOf(id: number): number;
   entropy(start: number, n: number): number;
+  /** 1 when an inspector reads the payload memory[start, end), else 0 (wasm/payload-selection.ts). */
+  selects(protocol: number, hasPorts: boolean, srcPort: number, dstPort: number, start: number, end: number, fromInitiator: boolean): number;
   // The index alone (flow-index.test.ts).
   configureIndex(limit: number, base: number): number;
   // prettier-ignore
@@ -75,6 +78,13 @@ export interface MeterCoreExports {
   RECORD_BYTES: Address;
   CHUNKS: Address;
   PORTS: Address;
+  SELECTION: Address;
+  MAX_PREFIXES: Address;
+  MAX_PREFIX_LENGTH: Address;
+  PREFIX_BYTES: Address;
+  FIRST_BYTES: Address;
+  PORT_MAP: Address;
+  PREFIXES: Address;
   STATE: Address;
   ENDED_QUEUE: Address;
   CUT: Address;
@@ -133,6 +143,8 @@ export interface MeterCoreOptions {
   lingerMicros: number;
   /** Payload-bearing packets per direction shown to the inspectors (0: none). */
   inspectPerDirection: number;
+  /** Which of them are shown: those the inspectors read (absent: every one). */
+  selection?: PayloadSelection;
 }
 
 export class MeterCore {
@@ -169,6 +181,9 @@ export class MeterCore {
     this.wasm = new WebAssembly.Instance(meterWasmModule()).exports as unknown as MeterCoreExports;
     const wasm = this.wasm;
     if (address(wasm.SAMPLE_BYTES) !== ENTROPY_SAMPLE_BYTES) throw new Error('the meter WebAssembly samples a different number of bytes');
+    for (const [name, value] of Object.entries(SELECTION_LAYOUT)) {
+      if (address(wasm[name] as Address) !== value) throw new Error(`the meter WebAssembly's payload selection ${name} is not JavaScript's ${value}`);
+    }
     for (const [name, value] of Object.entries({ ...CORE_RESULT, ...CORE_STATE })) {
       if (address(wasm[name] as Address) !== value) throw new Error(`the meter WebAssembly's ${name} is not JavaScript's ${value}`);
     }
@@ -199,6 +214,7 @@ export class MeterCore {
       log2[n] = Math.log2(n);
     }
     this.bytes.set(serverPortMaps(), address(wasm.PORTS));
+    if (o.selection !== undefined) writeSelection(this.bytes, address(wasm.SELECTION), o.selection);
   }
 
   /** Says which view of `frames` is being metered: its frames are decoded where they lie. */

@@ -185,4 +185,24 @@ export type InspectedPacket = Pick<PacketHeaders, 'protocol' | 'hasPorts' | 'src
  * nothing it recognises. Pure and bounded: it never throws on hostile bytes, and it keeps no view
  * of the headers' bytes (the next frame overwrites them).
  */
-export type PayloadInspector = (headers: InspectedPacket, fromInitiator: boolean) => AppHints | undefined;
+export type PayloadInspector = ((headers: InspectedPacket, fromInitiator: boolean) => AppHints | undefined) & {
+  /** The payloads it reads; absent, it is shown every payload the table inspects. */
+  reads?: PayloadSelection;
+};
+
+/**
+ * Payloads an inspector reads (payload-selection.ts): any payload of TCP or UDP to or from one of
+ * `ports`, and TCP payloads that start with one of `prefixes`. The meter does not show it others.
+ */
+export interface PayloadSelection {
+  ports: readonly number[];
+  prefixes: readonly PayloadPrefix[];
+}
+
+export interface PayloadPrefix {
+  bytes: readonly number[];
+  /** The payload's least length (at least the prefix's). */
+  minLength: number;
+  /** Only payloads from the flow's initiator. */
+  initiatorOnly: boolean;
+}

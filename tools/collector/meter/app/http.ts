@@ -2,8 +2,9 @@
 // User-Agent. Only the first 8 KiB are looked at; a request cut inside its headers still yields
 // the request line and the headers before the cut.
 
-import type { AppHints } from '../packet.js';
-import { startsWithAscii, type Inspection } from './inspection.js';
+import type { AppHints, PayloadSelection } from '../packet.js';
+import { asciiPrefix } from '../payload-selection.js';
+import type { Inspection } from './inspection.js';
 
 /** Each method with the space that follows it in a request line. */
 const METHODS = ['GET ', 'POST ', 'PUT ', 'DELETE ', 'HEAD ', 'OPTIONS ', 'PATCH ', 'CONNECT ', 'TRACE '];
@@ -12,11 +13,8 @@ const WINDOW = 8192;
 const MAX_URI = 2048;
 const MAX_HEADER_VALUE = 512;
 
-/** True when the payload (bytes[start, end)) starts with a known method and a space. */
-export function looksLikeHttpRequest(bytes: Uint8Array, start = 0, end = bytes.length): boolean {
-  for (const method of METHODS) if (startsWithAscii(bytes, method, start, end)) return true;
-  return false;
-}
+/** A client's payloads that start with a known method and a space. */
+export const HTTP_REQUESTS: PayloadSelection = { ports: [], prefixes: METHODS.map((method) => asciiPrefix(method, true)) };
 
 export function inspectHttp(payload: Uint8Array): Inspection {
   const text = latin1(payload, 0, Math.min(payload.length, WINDOW));

@@ -1,32 +1,33 @@
 // The payload inspector the flow table calls: picks the protocol by port (DNS) or by the
 // payload's first bytes (TLS, SSH, HTTP), and counts what it could not read.
 
-import type { DropCounts, InspectedPacket, PayloadInspector } from '../packet.js';
+import type { DropCounts, InspectedPacket, PayloadInspector, PayloadSelection } from '../packet.js';
+import { selects, unionOf } from '../payload-selection.js';
 import { inspectDns } from './dns.js';
-import { inspectHttp, looksLikeHttpRequest } from './http.js';
+import { HTTP_REQUESTS, inspectHttp } from './http.js';
 import type { Inspection } from './inspection.js';
-import { looksLikeSshBanner } from './ssh.js';
-import { inspectTls, looksLikeTlsHandshake } from './tls.js';
+import { SSH_PAYLOADS } from './ssh.js';
+import { inspectTls, TLS_PAYLOADS } from './tls.js';
 
 const TCP = 6;
-const UDP = 17;
 const DNS_PORT = 53;
 const HTTPS_PORT = 443;
 const HTTP_ALPN = new Set(['h2', 'http/1.1', 'http/1.0']);
 /** Most inspected payloads say nothing: one shared answer rather than an object each. */
 const NOTHING: Inspection = Object.freeze({});
 
-/**
- * Which inspector reads a payload (bytes[start, end) of a packet of that protocol and ports), or
- * undefined when none would: by port (DNS) or by the payload's first bytes.
- */
-function inspectorFor(protocol: number, srcPort: number, dstPort: number, bytes: Uint8Array, start: number, end: number, fromInitiator: boolean) {
-  if (end <= start) return undefined;
-  if ((protocol === UDP || protocol === TCP) && (srcPort === DNS_PORT || dstPort === DNS_PORT)) return 'dns';
-  if (protocol !== TCP) return undefined;
-  if (looksLikeTlsHandshake(bytes, start, end)) return 'tls';
-  if (looksLikeSshBanner(bytes, start, end)) return 'ssh';
-  if (fromInitiator && looksLikeHttpRequest(bytes, start, end)) return 'http';
+type Protocol = 'dns' | 'tls' | 'ssh' | 'http';
+/** What each protocol's inspector reads, in the order they are tried: DNS by port, the others by their first bytes. */
+const READS: ReadonlyArray<[Protocol, PayloadSelection]> = [
+  ['dns', { ports: [DNS_PORT], prefixes: [] }],
+  ['tls', TLS_PAYLOADS],
+  ['ssh', SSH_PAYLOADS],
+  ['http', HTTP_REQUESTS],
+];
+
+/** Which inspector reads the payload, or undefined when none would. */
+function inspectorFor(h: InspectedPacket, fromInitiator: boolean): Protocol | undefined {
+  for (const [protocol, selection] of READS) if (selects(selection, h, fromInitiator)) return protocol;
   return undefined;
 }
 
@@ -34,9 +35,9 @@ function inspectorFor(protocol: number, srcPort: number, dstPort: number, bytes:
 export function inspect(h: InspectedPacket, fromInitiator: boolean): Inspection {
   const srcPort = h.hasPorts ? h.srcPort : -1;
   const dstPort = h.hasPorts ? h.dstPort : -1;
-  // Most payloads shown (a server's data, a datagram of an unknown protocol) stop here, before
-  // a view of their bytes is made.
-  switch (inspectorFor(h.protocol, srcPort, dstPort, h.data, h.payloadStart, h.payloadEnd, fromInitiator)) {
+  // A payload no inspector reads (a server's data, a datagram of an unknown protocol) stops here,
+  // before a view of its bytes is made; the flow table shows none of those (PayloadInspector.reads).
+  switch (inspectorFor(h, fromInitiator)) {
     case 'dns':
       return inspectDns(payloadOf(h), h.protocol === TCP);
     case 'tls':
@@ -69,14 +70,21 @@ function withTlsAppName(inspection: Inspection, srcPort: number, dstPort: number
   return inspection;
 }
 
+/** The inspectors' payloads together: what the flow table shows them. */
+const READ_BY_ALL = unionOf(READS.map(([, reads]) => reads));
+
 /** The inspector as the flow table uses it: hints out, problems counted into `drops`. */
 export function countingInspector(drops: DropCounts): PayloadInspector {
-  return (headers, fromInitiator) => {
+  const inspector: PayloadInspector = (headers, fromInitiator) => {
     const { hints, problem } = inspect(headers, fromInitiator);
     if (problem !== undefined) drops[problem] = (drops[problem] ?? 0) + 1;
     return hints;
   };
+  inspector.reads = READ_BY_ALL;
+  return inspector;
 }
 
 /** The inspector without counting. */
-export const inspectPayload: PayloadInspector = (headers, fromInitiator) => inspect(headers, fromInitiator).hints;
+export const inspectPayload: PayloadInspector = Object.assign((headers: InspectedPacket, fromInitiator: boolean) => inspect(headers, fromInitiator).hints, {
+  reads: READ_BY_ALL,
+});

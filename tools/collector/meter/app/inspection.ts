@@ -9,13 +9,6 @@ export interface Inspection {
   problem?: string;
 }
 
-/** Whether bytes[start, end) start with the ASCII text: a signature check that makes no string per packet. */
-export function startsWithAscii(bytes: Uint8Array, text: string, start = 0, end = bytes.length): boolean {
-  if (end - start < text.length) return false;
-  for (let i = 0; i < text.length; i++) if (bytes[start + i] !== text.charCodeAt(i)) return false;
-  return true;
-}
-
 /**
  * Reads big-endian integers from a byte range, never past its end: a read beyond it returns 0 and
  * sets `short`, so parsers check once after a group of reads instead of before every byte.

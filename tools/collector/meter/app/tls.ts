@@ -4,7 +4,7 @@
 // still yields what precedes the cut; the fingerprint needs the whole hello.
 
 import { hash } from 'node:crypto';
-import type { AppHints } from '../packet.js';
+import type { AppHints, PayloadSelection } from '../packet.js';
 import { ByteReader, type Inspection, printable, ScratchBytes } from './inspection.js';
 
 const CONTENT_HANDSHAKE = 0x16;
@@ -37,10 +37,14 @@ export function isGrease(value: number): boolean {
   return (value & 0x0f0f) === 0x0a0a && value >> 8 === (value & 0xff);
 }
 
-/** True when the payload starts like a TLS handshake record (SSL 3.0 to TLS 1.3 record versions). */
-export function looksLikeTlsHandshake(bytes: Uint8Array, start = 0, end = bytes.length): boolean {
-  return end - start >= 6 && bytes[start] === CONTENT_HANDSHAKE && bytes[start + 1] === 3 && bytes[start + 2] <= 4;
-}
+/**
+ * Payloads that start like a TLS handshake record (record versions SSL 3.0 to TLS 1.3) and hold
+ * its header and a handshake type at least.
+ */
+export const TLS_PAYLOADS: PayloadSelection = {
+  ports: [],
+  prefixes: [0, 1, 2, 3, 4].map((minor) => ({ bytes: [CONTENT_HANDSHAKE, 3, minor], minLength: 6, initiatorOnly: false })),
+};
 
 /** The fields of a ClientHello that JA4 and the hints need. */
 export interface ClientHello {

@@ -8,13 +8,14 @@
 //
 // Memory, all sized by configure() (it never grows after, so JavaScript's views stay valid): the
 // index's key at 0; payload entropy's part; the header words (decode.ts); RECORD; the frames
-// metered; the server-port maps; one SLOT per flow id; the free ids; the ended queue; the cut
+// metered; the server-port maps; the payload selection; one SLOT per flow id; the free ids; the ended queue; the cut
 // counters; the index's ids and table.
 
 import { entropy } from './payload-entropy';
 // prettier-ignore
 import { ADDRESSES, CHUNKS, decode, RECORD_BYTES, DST_PORT, FRAGMENT, FRAGMENT_ID, HAS_PORTS, HAS_TCP, HEADERS, ICMP_CODE, ICMP_TYPE, IP_LENGTH, IP_VERSION, PAYLOAD_END, PAYLOAD_LENGTH, PAYLOAD_START, PROTOCOL, SRC_PORT, TCP_ACK, TCP_FLAGS, TCP_SEQ, TCP_WINDOW, VLAN } from './decode';
 import { configureIndex, find, insert, remove, size } from './flow-index';
+import { placeSelection, selects, showEveryPayload } from './payload-selection';
 
 // Counters: 33 doubles at the start of a slot, in the order ../flow-state.ts reads them.
 const TALLY_SRC_BYTES: usize = 0;
@@ -150,8 +151,8 @@ export let activeCuts: f64 = 0;
 export let fragments: f64 = 0;
 
 /**
- * Sizes the memory once: frames of `chunkBytes`, up to `limit` flows active. The entropy tables
- * and port maps are JavaScript's to write next.
+ * Sizes the memory once: frames of `chunkBytes`, up to `limit` flows active. The entropy tables,
+ * port maps and payload selection are JavaScript's to write next.
  */
 export function configure(chunkBytes: u32, limit: u32, idle: f64, active: f64, linger: f64, perDirection: u32): void {
   maxFlows = limit;
@@ -160,7 +161,7 @@ export function configure(chunkBytes: u32, limit: u32, idle: f64, active: f64, l
   lingerMicros = linger;
   inspectPerDirection = perDirection;
   PORTS = align(CHUNKS + <usize>chunkBytes);
-  slots = align(PORTS + 2 * PORT_MAP_BYTES);
+  slots = align(placeSelection(align(PORTS + 2 * PORT_MAP_BYTES)));
   // Two more ids than flows: an evicted flow and one a new connection ended wait for JavaScript beside a full table.
   const ids = limit + 2;
   freeIds = align(slots + <usize>ids * SLOT);
@@ -173,6 +174,7 @@ export function configure(chunkBytes: u32, limit: u32, idle: f64, active: f64, l
   const pages = <i32>((end + 0xffff) >>> 16) - memory.size();
   if (pages > 0 && memory.grow(pages) < 0) unreachable();
   memory.fill(PORTS, 0, 2 * PORT_MAP_BYTES);
+  showEveryPayload();
   for (let id: u32 = 0; id < ids; id++) store<u32>(freeIds + <usize>id * 4, ids - 1 - id);
   store<u64>(RECENCY, <u64>-1);
   store<u64>(LINGERING, <u64>-1);
@@ -283,7 +285,8 @@ export function meterHeaders(ts: f64, wireLength: u32): u32 {
     const seen = <u32>load<u8>(slot + at);
     if (seen < inspectPerDirection) {
       store<u8>(slot + at, <u8>(seen + 1));
-      result |= INSPECT;
+      const hasPorts = get(HAS_PORTS) != 0;
+      if (selects(protocol, hasPorts, <u32>get(SRC_PORT), <u32>get(DST_PORT), <usize>get(PAYLOAD_START), <usize>get(PAYLOAD_END), fromSrc)) result |= INSPECT;
     }
   }
   if (fragment == 1 && load<f64>(HEADERS + FRAGMENT_ID) >= 0) result |= FIRST_FRAGMENT;

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { inspectPayload } from './app/index.js';
 import { MeterCore } from './meter-core.js';
 import type { InspectedPacket, PayloadSelection } from './packet.js';
-import { asciiPrefix, MAX_PREFIX_LENGTH, MAX_PREFIXES, selectionOf, selects, writeSelection } from './payload-selection.js';
+import { asciiPrefix, MAX_PREFIX_LENGTH, MAX_PREFIXES, PayloadRules, selectionOf, writeSelection } from './payload-selection.js';
 
 const coreWith = (selection?: PayloadSelection) =>
   new MeterCore({ frameBytes: 4096, maxFlows: 1, idleMicros: 0, activeMicros: 0, lingerMicros: 0, inspectPerDirection: 1, selection });
@@ -36,6 +36,7 @@ describe('payload selection', () => {
     ['ports, prefixes, a least length and an empty prefix', custom],
   ])('reads the same payloads in WebAssembly as in JavaScript: %s', (_name, selection) => {
     const core = coreWith(selection);
+    const rules = new PayloadRules(selection);
     const next = random(0x5e1ec7);
     const starts = [
       [],
@@ -58,7 +59,7 @@ describe('payload selection', () => {
         dstPort: next() % 4 === 0 ? [7, 53, 443, 65535][next() % 4] : next() & 0xffff,
       };
       const fromInitiator = next() % 2 === 0;
-      const js = selects(selection, { ...packet, data: payload, payloadStart: 0, payloadEnd: payload.length }, fromInitiator);
+      const js = rules.reads({ ...packet, data: payload, payloadStart: 0, payloadEnd: payload.length }, fromInitiator);
       expect(coreSelects(core, packet, payload, fromInitiator), JSON.stringify({ packet, payload: [...payload], fromInitiator })).toBe(js);
       if (js) selected++;
     }

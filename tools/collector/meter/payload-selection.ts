@@ -15,24 +15,47 @@ export function asciiPrefix(text: string, initiatorOnly = false): PayloadPrefix 
   return { bytes: Array.from(text, (c) => c.charCodeAt(0)), minLength: text.length, initiatorOnly };
 }
 
-/** Whether `selection` reads the packet's payload. */
-export function selects(selection: PayloadSelection, p: InspectedPacket, fromInitiator: boolean): boolean {
-  const { data, payloadStart: start, payloadEnd: end } = p;
-  if (end <= start) return false;
-  if ((p.protocol === PROTO_TCP || p.protocol === PROTO_UDP) && p.hasPorts && (selection.ports.includes(p.srcPort) || selection.ports.includes(p.dstPort)))
-    return true;
-  if (p.protocol !== PROTO_TCP) return false;
-  // Loops rather than some(): this runs for every payload shown.
-  const prefixes = selection.prefixes;
-  for (let i = 0; i < prefixes.length; i++) {
-    const prefix = prefixes[i];
-    const bytes = prefix.bytes;
-    if (end - start < bytes.length || end - start < prefix.minLength || (prefix.initiatorOnly && !fromInitiator)) continue;
-    let k = 0;
-    while (k < bytes.length && data[start + k] === bytes[k]) k++;
-    if (k === bytes.length) return true;
+/** A selection as JavaScript reads it, with the bytes that start a prefix at hand (most payloads start with none). */
+export class PayloadRules {
+  private readonly ports: readonly number[];
+  private readonly prefixes: readonly PayloadPrefix[];
+  private readonly firstBytes = new Uint8Array(32);
+
+  constructor(selection: PayloadSelection) {
+    this.ports = selection.ports;
+    this.prefixes = selection.prefixes;
+    markFirstBytes(this.firstBytes, 0, selection.prefixes);
   }
-  return false;
+
+  /** Whether the selection reads the packet's payload. */
+  reads(p: InspectedPacket, fromInitiator: boolean): boolean {
+    const { data, payloadStart: start, payloadEnd: end } = p;
+    if (end <= start) return false;
+    if ((p.protocol === PROTO_TCP || p.protocol === PROTO_UDP) && p.hasPorts && (this.ports.includes(p.srcPort) || this.ports.includes(p.dstPort))) return true;
+    if (p.protocol !== PROTO_TCP) return false;
+    const first = data[start];
+    if ((this.firstBytes[first >>> 3] & (1 << (first & 7))) === 0) return false;
+    // Loops rather than some(): this runs for every payload shown.
+    const prefixes = this.prefixes;
+    for (let i = 0; i < prefixes.length; i++) {
+      const prefix = prefixes[i];
+      const bytes = prefix.bytes;
+      if (end - start < bytes.length || end - start < prefix.minLength || (prefix.initiatorOnly && !fromInitiator)) continue;
+      let k = 0;
+      while (k < bytes.length && data[start + k] === bytes[k]) k++;
+      if (k === bytes.length) return true;
+    }
+    return false;
+  }
+}
+
+/** A bit per byte value that starts one of the prefixes, in the 32 bytes at `at`; an empty prefix is any byte's. */
+function markFirstBytes(memory: Uint8Array, at: number, prefixes: readonly PayloadPrefix[]): void {
+  memory.fill(0, at, at + 32);
+  for (const { bytes } of prefixes) {
+    if (bytes.length === 0) memory.fill(0xff, at, at + 32);
+    else memory[at + (bytes[0] >>> 3)] |= 1 << (bytes[0] & 7);
+  }
 }
 
 /** What the inspectors read together; undefined when one of them does not say (it is shown everything). */
@@ -55,12 +78,7 @@ export function writeSelection(memory: Uint8Array, at: number, selection: Payloa
   const words = new DataView(memory.buffer, memory.byteOffset + at, 8);
   words.setUint32(0, 0, true); // rules, not "show every payload"
   words.setUint32(4, prefixes.length, true);
-  const firstBytes = at + SELECTION_LAYOUT.FIRST_BYTES;
-  memory.fill(0, firstBytes, firstBytes + 32);
-  for (const { bytes } of prefixes) {
-    // An empty prefix is any first byte's.
-    for (const first of bytes.length === 0 ? Array.from({ length: 256 }, (_, b) => b) : [bytes[0]]) memory[firstBytes + (first >>> 3)] |= 1 << (first & 7);
-  }
+  markFirstBytes(memory, at + SELECTION_LAYOUT.FIRST_BYTES, prefixes);
   const portMap = at + SELECTION_LAYOUT.PORT_MAP;
   memory.fill(0, portMap, portMap + 65536 / 8);
   for (const port of ports) {

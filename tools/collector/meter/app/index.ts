@@ -2,7 +2,7 @@
 // payload's first bytes (TLS, SSH, HTTP), and counts what it could not read.
 
 import type { DropCounts, InspectedPacket, PayloadInspector, PayloadSelection } from '../packet.js';
-import { selects, unionOf } from '../payload-selection.js';
+import { PayloadRules, unionOf } from '../payload-selection.js';
 import { inspectDns } from './dns.js';
 import { HTTP_REQUESTS, inspectHttp } from './http.js';
 import type { Inspection } from './inspection.js';
@@ -24,10 +24,11 @@ const READS: ReadonlyArray<[Protocol, PayloadSelection]> = [
   ['ssh', SSH_PAYLOADS],
   ['http', HTTP_REQUESTS],
 ];
+const RULES = READS.map(([protocol, selection]) => [protocol, new PayloadRules(selection)] as const);
 
 /** Which inspector reads the payload, or undefined when none would. */
 function inspectorFor(h: InspectedPacket, fromInitiator: boolean): Protocol | undefined {
-  for (const [protocol, selection] of READS) if (selects(selection, h, fromInitiator)) return protocol;
+  for (const [protocol, rules] of RULES) if (rules.reads(h, fromInitiator)) return protocol;
   return undefined;
 }
 

@@ -364,9 +364,9 @@ function columnType(node: PathNode, rows: number): { type: string; write: Write 
   if (seen === BOOL) return scalar('Bool', (out, { numbers }) => writeBytes(out, numbers!));
   if (seen === INT) return scalar('Int64', (out, { numbers }) => writeInt64s(out, numbers!));
   if ((seen & ~(INT | FLOAT)) === 0) return scalar('Float64', (out, { numbers }) => out.bytes(numbers!));
-  if ((seen & ~(STRING_ARRAY | EMPTY_ARRAY)) === 0) return { type: 'Array(String)', write: arrayOf(writeStrings) };
+  if ((seen & ~(STRING_ARRAY | EMPTY_ARRAY)) === 0) return { type: 'Array(String)', write: arrayOf(writeStringArrays) };
   if ((seen & ~(NUMBER_ARRAY | EMPTY_ARRAY)) === 0)
-    return { type: 'Array(Float64)', write: arrayOf((out, items) => out.bytes(Float64Array.from(items as number[]))) };
+    return { type: 'Array(Float64)', write: arrayOf((out, arrays) => out.bytes(Float64Array.from(arrays.flatMap((array) => (array ?? []) as number[])))) };
   throw new Inexpressible();
 }
 
@@ -453,17 +453,28 @@ function nullableOf(write: Write): Write {
 }
 
 /** Per row the cumulative end offset (UInt64), then every row's elements as one column. */
-function arrayOf(writeElements: (out: BlockWriter, items: readonly unknown[]) => void): Write {
+function arrayOf(writeElements: (out: BlockWriter, arrays: readonly (readonly unknown[] | undefined)[]) => void): Write {
   return (out, { items }) => {
     const arrays = items as (unknown[] | undefined)[];
     const ends = new Float64Array(arrays.length);
     let end = 0;
     for (let i = 0; i < arrays.length; i++) ends[i] = end += arrays[i]?.length ?? 0;
     writeInt64s(out, ends);
-    const elements: unknown[] = [];
-    for (const array of arrays) if (array?.length) for (const element of array) elements.push(element);
-    writeElements(out, elements);
+    writeElements(out, arrays);
   };
+}
+
+/** Every row's strings in turn; a run of rows with the same array (one list shared by a writer's rows) is written once and copied. */
+function writeStringArrays(out: BlockWriter, arrays: readonly (readonly unknown[] | undefined)[]): void {
+  for (let row = 0; row < arrays.length;) {
+    const array = arrays[row];
+    const run = runOf(arrays, row);
+    row += run;
+    if (array === undefined || array.length === 0) continue;
+    const from = out.pos;
+    for (let i = 0; i < array.length; i++) out.string(array[i] as string);
+    if (run > 1) out.repeat(from, run - 1);
+  }
 }
 
 /** A growing byte buffer with the few writes the format needs. */

@@ -7,7 +7,7 @@ import type { Moments, ProcessInfo } from '../flowgen/types.js';
 import { ColumnSet, NativeColumns } from '../native-batch.js';
 import { flowBasics, interArrival, netRtt, ownersOfFlow, type FlowOwners, type RecordContext } from './flow-record.js';
 import { TALLY, type FlowState } from './flow-state.js';
-import { flagNames, icmpTypeName, transportName } from './well-known.js';
+import { icmpTypeName, sharedFlagNames, transportName } from './well-known.js';
 
 const set = new ColumnSet();
 const column = (path: string) => set.column(path);
@@ -141,7 +141,7 @@ function writeRow(out: NativeColumns, row: number, flow: FlowState, ctx: RecordC
   out.number(C.gaps.max_gap, row, gaps.max_gap);
 
   if (flow.isTcp) {
-    out.strings(C.tcpFlags, row, flagNames(c.flags));
+    out.strings(C.tcpFlags, row, sharedFlagNames(c.flags));
     writeMoments(out, row, C.tcpWindow, c.momentsOf(TALLY.window));
   }
   if (id.icmp !== undefined) {

@@ -120,6 +120,11 @@ export function flagNames(bits: number): string[] {
   return NAMES_OF_FLAGS[bits & 0xff].slice();
 }
 
+/** flagNames() as one list shared by every caller: for writers that only read it (a Native row). */
+export function sharedFlagNames(bits: number): readonly string[] {
+  return NAMES_OF_FLAGS[bits & 0xff];
+}
+
 // Private addresses by flowgen's rule for IPv4 (RFC 1918); for IPv6 unique-local fc00::/7 and
 // link-local fe80::/10. Judged from an address's numbers, never its text.
 

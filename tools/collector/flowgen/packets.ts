@@ -174,7 +174,7 @@ export function udpPackets(up: number, down: number, contentUp: ContentClass, co
 }
 
 /** Drops float noise from sums of rounded values; byte sums are integers and stay exact. */
-function tidy(x: number): number {
+export function tidy(x: number): number {
   return Number.isInteger(x) ? x : round6(x);
 }
 

@@ -2,11 +2,11 @@
 // columns from its counters, with no record object built and then walked by the encoder. The
 // values are buildFlowRecord's, from the same helpers, and a test holds the two forms equal.
 
-import { momentsOf } from '../flowgen/packets.js';
+import { momentsOf, tidy } from '../flowgen/packets.js';
 import type { Moments, ProcessInfo } from '../flowgen/types.js';
 import { ColumnSet, NativeColumns } from '../native-batch.js';
 import { flowBasics, interArrival, netRtt, ownersOfFlow, type FlowOwners, type RecordContext } from './flow-record.js';
-import { TALLY, type FlowState } from './flow-state.js';
+import { TALLY, type FlowCounters, type FlowState } from './flow-state.js';
 import { icmpTypeName, sharedFlagNames, transportName } from './well-known.js';
 
 const set = new ColumnSet();
@@ -110,8 +110,8 @@ function writeRow(out: NativeColumns, row: number, flow: FlowState, ctx: RecordC
   out.boolean(C.flipped, row, id.flipped);
 
   out.number(C.connectionCount, row, 1);
-  writeMoments(out, row, C.srcBytes, c.momentsOf(TALLY.srcBytes));
-  writeMoments(out, row, C.dstBytes, c.momentsOf(TALLY.dstBytes));
+  writeTally(out, row, C.srcBytes, c, TALLY.srcBytes);
+  writeTally(out, row, C.dstBytes, c, TALLY.dstBytes);
   out.number(C.totalBytes, row, f.srcBytes + f.dstBytes);
   out.number(C.packets.src, row, f.srcPackets);
   out.number(C.packets.dst, row, f.dstPackets);
@@ -124,13 +124,16 @@ function writeRow(out: NativeColumns, row: number, flow: FlowState, ctx: RecordC
   out.number(C.pps.dst, row, rates.pps.dst);
   out.number(C.pps.total, row, rates.pps.total);
   writeMoments(out, row, C.rttNet, netRtt(c));
-  writeMoments(out, row, C.rttApp, momentsOf(0, 0, 0));
+  writeMoments(out, row, C.rttApp, NO_MOMENTS);
   out.number(C.retransPackets, row, c.retransPackets);
   out.number(C.retransBytes, row, c.retransBytes);
   out.number(C.fragments, row, c.fragments);
-  writeMoments(out, row, C.packetSize, c.packetMoments());
-  writeMoments(out, row, C.frameSize, c.momentsOf(TALLY.frames));
-  writeMoments(out, row, C.entropy, c.momentsOf(TALLY.entropy));
+  out.number(C.packetSize.count, row, c.packetSum(0));
+  out.number(C.packetSize.sum, row, tidy(c.packetSum(1)));
+  out.number(C.packetSize.sum_squares, row, tidy(c.packetSum(2)));
+  out.number(C.packetSize.sum_cubes, row, tidy(c.packetSum(3)));
+  writeTally(out, row, C.frameSize, c, TALLY.frames);
+  writeTally(out, row, C.entropy, c, TALLY.entropy);
   writeMoments(out, row, C.duration, f.durationMoments);
   const gaps = interArrival(c);
   out.number(C.gaps.mean_gap, row, gaps.mean_gap);
@@ -142,7 +145,7 @@ function writeRow(out: NativeColumns, row: number, flow: FlowState, ctx: RecordC
 
   if (flow.isTcp) {
     out.strings(C.tcpFlags, row, sharedFlagNames(c.flags));
-    writeMoments(out, row, C.tcpWindow, c.momentsOf(TALLY.window));
+    writeTally(out, row, C.tcpWindow, c, TALLY.window);
   }
   if (id.icmp !== undefined) {
     out.number(C.icmp.type, row, id.icmp.type);
@@ -174,6 +177,8 @@ function writeRow(out: NativeColumns, row: number, flow: FlowState, ctx: RecordC
 }
 
 const PACKET_FLOW_TYPES: readonly string[] = ['packet'];
+/** stats.rtt_secs.app: a packet meter sees no application round trip. */
+const NO_MOMENTS = momentsOf(0, 0, 0);
 
 function writeEnd(
   out: NativeColumns,
@@ -198,6 +203,14 @@ function writeEnd(
     out.number(at.process.user.id, row, process.user.id);
     if (process.user.name !== undefined) out.string(at.process.user.name, row, process.user.name);
   }
+}
+
+/** A tally's moments as FlowCounters.momentsOf() gives them, without making the object (most of a row's are these). */
+function writeTally(out: NativeColumns, row: number, at: MomentColumns, c: FlowCounters, tally: number): void {
+  out.number(at.count, row, c.countOf(tally));
+  out.number(at.sum, row, tidy(c.sumOf(tally)));
+  out.number(at.sum_squares, row, tidy(c.sumOfSquares(tally)));
+  out.number(at.sum_cubes, row, tidy(c.sumOfCubes(tally)));
 }
 
 function writeMoments(out: NativeColumns, row: number, at: MomentColumns, m: Moments): void {

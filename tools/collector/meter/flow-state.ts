@@ -87,6 +87,10 @@ export class FlowCounters {
     return this.words[at + 2];
   }
 
+  sumOfCubes(at: number): number {
+    return this.words[at + 3];
+  }
+
   momentsOf(at: number): Moments {
     const s = this.words;
     return momentsOfSums(s[at], s[at + 1], s[at + 2], s[at + 3]);
@@ -94,10 +98,12 @@ export class FlowCounters {
 
   /** Both directions' byte tallies as one: the packet sizes. */
   packetMoments(): Moments {
-    const s = this.words;
-    const src = TALLY.srcBytes;
-    const dst = TALLY.dstBytes;
-    return momentsOfSums(s[src] + s[dst], s[src + 1] + s[dst + 1], s[src + 2] + s[dst + 2], s[src + 3] + s[dst + 3]);
+    return momentsOfSums(this.packetSum(0), this.packetSum(1), this.packetSum(2), this.packetSum(3));
+  }
+
+  /** The packet sizes' count (power 0) or sum of their `power`th powers, both directions. */
+  packetSum(power: 0 | 1 | 2 | 3): number {
+    return this.words[TALLY.srcBytes + power] + this.words[TALLY.dstBytes + power];
   }
 }
 

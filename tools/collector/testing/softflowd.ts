@@ -60,11 +60,11 @@ async function makeTraffic(t: LoopbackTraffic): Promise<void> {
 
 /**
  * The test traffic's largest packet fits (its TCP segments carry at most a few KiB). With the
- * default 256 KiB snap length, tcpdump's default 2 MiB buffer held 8 packets, and a tcpdump that
- * the loaded machine did not run for a moment lost the rest of a burst.
+ * default 256 KiB snap length and 2 MiB buffer, a stopped tcpdump sent 30 datagrams kept 16: a
+ * tcpdump that the loaded machine did not run for a moment lost the rest of a burst.
  */
 const CAPTURE_SNAPLEN = 16_384;
-/** tcpdump's kernel buffer, KiB: a thousand packets of the snap length. */
+/** tcpdump's kernel buffer, KiB: about a thousand packets of the snap length. */
 const CAPTURE_BUFFER_KIB = 16_384;
 /** How long tcpdump may take to write the traffic it was sent. */
 const CAPTURE_WAIT_MS = 20_000;

@@ -64,6 +64,7 @@ export function selectionOf(inspectors: readonly PayloadInspector[]): PayloadSel
   return unionOf(inspectors.map((inspector) => inspector.reads!));
 }
 
+/** The payloads any of the selections reads. */
 export function unionOf(selections: readonly PayloadSelection[]): PayloadSelection {
   return { ports: [...new Set(selections.flatMap((s) => s.ports))], prefixes: selections.flatMap((s) => s.prefixes) };
 }

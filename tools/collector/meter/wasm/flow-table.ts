@@ -8,8 +8,8 @@
 //
 // Memory, all sized by configure() (it never grows after, so JavaScript's views stay valid): the
 // index's key at 0; payload entropy's part; the header words (decode.ts); RECORD; the frames
-// metered; the server-port maps; the payload selection; one SLOT per flow id; the free ids; the ended queue; the cut
-// counters; the index's ids and table.
+// metered; the server-port maps; the payload selection; one SLOT per flow id; the free ids; the
+// ended queue; the cut counters; the index's ids and table.
 
 import { entropy } from './payload-entropy';
 // prettier-ignore

@@ -121,9 +121,7 @@ class ColumnArrays {
 
   /** `rows` NaNs: a row without a value. */
   numbersOf(column: number, rows: number): Float64Array {
-    let kept = this.numbers[column];
-    if (kept === undefined || kept.length < rows) kept = this.numbers[column] = new Float64Array(rows);
-    return (kept.length === rows ? kept : kept.subarray(0, rows)).fill(NaN);
+    return lend(this.numbers, column, rows, (n) => new Float64Array(n)).fill(NaN);
   }
 
   itemsOf(column: number, rows: number): unknown[] {
@@ -133,10 +131,15 @@ class ColumnArrays {
   }
 
   absentOf(column: number, rows: number): Uint8Array {
-    let kept = this.absent[column];
-    if (kept === undefined || kept.length < rows) kept = this.absent[column] = new Uint8Array(rows);
-    return (kept.length === rows ? kept : kept.subarray(0, rows)).fill(0);
+    return lend(this.absent, column, rows, (n) => new Uint8Array(n)).fill(0);
   }
+}
+
+/** The first `rows` elements of the typed array kept for `column`, made (longer) when it has too few. */
+function lend<A extends Float64Array | Uint8Array>(kept: A[], column: number, rows: number, make: (length: number) => A): A {
+  let array = kept[column];
+  if (array === undefined || array.length < rows) array = kept[column] = make(rows);
+  return (array.length === rows ? array : array.subarray(0, rows)) as A;
 }
 
 /**
@@ -391,34 +394,25 @@ function writeBlock(columns: readonly PathNode[], rows: number): Buffer {
 // written once and its bytes copied, in doublings.
 
 function writeStrings(out: BlockWriter, strings: readonly unknown[]): void {
-  for (let row = 0; row < strings.length;) {
-    const value = strings[row] as string | undefined;
-    const run = runOf(strings, row);
-    const from = out.pos;
-    out.string(value ?? '');
-    if (run > 1) out.repeat(from, run - 1);
-    row += run;
-  }
+  writeRuns(out, strings, (value) => out.string((value as string | undefined) ?? ''));
 }
 
 // An item is an array (from a record) or its text already (NativeColumns.jsonText).
 const writeJsonTexts: Write = (out, { items }) => {
-  for (let row = 0; row < items!.length;) {
-    const item = items![row];
-    const run = runOf(items!, row);
-    const from = out.pos;
-    out.string(item === undefined ? '' : typeof item === 'string' ? item : JSON.stringify(item));
-    if (run > 1) out.repeat(from, run - 1);
-    row += run;
-  }
+  writeRuns(out, items!, (item) => out.string(item === undefined ? '' : typeof item === 'string' ? item : JSON.stringify(item)));
 };
 
-/** How many rows from `row` on hold the value `row` holds (the same string, the same object). */
-function runOf(values: readonly unknown[], row: number): number {
-  const value = values[row];
-  let end = row + 1;
-  while (end < values.length && values[end] === value) end++;
-  return end - row;
+/** Each run of rows holding the same value (the same string, the same object) written once by `write`, then copied. */
+function writeRuns(out: BlockWriter, values: readonly unknown[], write: (value: unknown) => void): void {
+  for (let row = 0; row < values.length;) {
+    const value = values[row];
+    let end = row + 1;
+    while (end < values.length && values[end] === value) end++;
+    const from = out.pos;
+    write(value);
+    if (end - row > 1) out.repeat(from, end - row - 1);
+    row = end;
+  }
 }
 
 /** Where writeInt64s lays a column's words out before copying them: one array, grown as needed. */
@@ -466,15 +460,9 @@ function arrayOf(writeElements: (out: BlockWriter, arrays: readonly (readonly un
 
 /** Every row's strings in turn; a run of rows with the same array (one list shared by a writer's rows) is written once and copied. */
 function writeStringArrays(out: BlockWriter, arrays: readonly (readonly unknown[] | undefined)[]): void {
-  for (let row = 0; row < arrays.length;) {
-    const array = arrays[row];
-    const run = runOf(arrays, row);
-    row += run;
-    if (array === undefined || array.length === 0) continue;
-    const from = out.pos;
-    for (let i = 0; i < array.length; i++) out.string(array[i] as string);
-    if (run > 1) out.repeat(from, run - 1);
-  }
+  writeRuns(out, arrays, (array) => {
+    for (const element of (array as readonly string[] | undefined) ?? []) out.string(element);
+  });
 }
 
 /** A growing byte buffer with the few writes the format needs. */

@@ -128,10 +128,7 @@ function writeRow(out: NativeColumns, row: number, flow: FlowState, ctx: RecordC
   out.number(C.retransPackets, row, c.retransPackets);
   out.number(C.retransBytes, row, c.retransBytes);
   out.number(C.fragments, row, c.fragments);
-  out.number(C.packetSize.count, row, c.packetSum(0));
-  out.number(C.packetSize.sum, row, tidy(c.packetSum(1)));
-  out.number(C.packetSize.sum_squares, row, tidy(c.packetSum(2)));
-  out.number(C.packetSize.sum_cubes, row, tidy(c.packetSum(3)));
+  writeSums(out, row, C.packetSize, c.packetSum(0), c.packetSum(1), c.packetSum(2), c.packetSum(3));
   writeTally(out, row, C.frameSize, c, TALLY.frames);
   writeTally(out, row, C.entropy, c, TALLY.entropy);
   writeMoments(out, row, C.duration, f.durationMoments);
@@ -207,10 +204,15 @@ function writeEnd(
 
 /** A tally's moments as FlowCounters.momentsOf() gives them, without making the object (most of a row's are these). */
 function writeTally(out: NativeColumns, row: number, at: MomentColumns, c: FlowCounters, tally: number): void {
-  out.number(at.count, row, c.countOf(tally));
-  out.number(at.sum, row, tidy(c.sumOf(tally)));
-  out.number(at.sum_squares, row, tidy(c.sumOfSquares(tally)));
-  out.number(at.sum_cubes, row, tidy(c.sumOfCubes(tally)));
+  writeSums(out, row, at, c.countOf(tally), c.sumOf(tally), c.sumOfSquares(tally), c.sumOfCubes(tally));
+}
+
+/** Power sums as moments: the count, and the sums tidied as momentsOfSums() tidies them. */
+function writeSums(out: NativeColumns, row: number, at: MomentColumns, count: number, sum: number, squares: number, cubes: number): void {
+  out.number(at.count, row, count);
+  out.number(at.sum, row, tidy(sum));
+  out.number(at.sum_squares, row, tidy(squares));
+  out.number(at.sum_cubes, row, tidy(cubes));
 }
 
 function writeMoments(out: NativeColumns, row: number, at: MomentColumns, m: Moments): void {

@@ -181,10 +181,7 @@ export class MeterCore {
     this.wasm = new WebAssembly.Instance(meterWasmModule()).exports as unknown as MeterCoreExports;
     const wasm = this.wasm;
     if (address(wasm.SAMPLE_BYTES) !== ENTROPY_SAMPLE_BYTES) throw new Error('the meter WebAssembly samples a different number of bytes');
-    for (const [name, value] of Object.entries(SELECTION_LAYOUT)) {
-      if (address(wasm[name] as Address) !== value) throw new Error(`the meter WebAssembly's payload selection ${name} is not JavaScript's ${value}`);
-    }
-    for (const [name, value] of Object.entries({ ...CORE_RESULT, ...CORE_STATE })) {
+    for (const [name, value] of Object.entries({ ...CORE_RESULT, ...CORE_STATE, ...SELECTION_LAYOUT })) {
       if (address(wasm[name] as Address) !== value) throw new Error(`the meter WebAssembly's ${name} is not JavaScript's ${value}`);
     }
     const o = options;

@@ -3,9 +3,12 @@
 // compression pointers only backwards, so a pointer loop cannot exist; labels are bounded by
 // RFC 1035's 255-byte name limit.
 
-import type { AppHints } from '../packet.js';
+import type { AppHints, PayloadSelection } from '../packet.js';
 import { formatIPv4, formatIPv6 } from '../address.js';
 import { appendPrintable, appendText, asciiText, ByteReader, type Inspection } from './inspection.js';
+
+/** Any payload to or from port 53, over UDP or TCP. */
+export const DNS_PAYLOADS: PayloadSelection = { ports: [53], prefixes: [] };
 
 /** Type names as flowgen and Suricata spell them; others as RFC 3597's `TYPEnnn`. */
 const RR_TYPES: Record<number, string> = {

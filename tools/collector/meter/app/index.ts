@@ -3,14 +3,13 @@
 
 import type { DropCounts, InspectedPacket, PayloadInspector, PayloadSelection } from '../packet.js';
 import { PayloadRules, unionOf } from '../payload-selection.js';
-import { inspectDns } from './dns.js';
+import { DNS_PAYLOADS, inspectDns } from './dns.js';
 import { HTTP_REQUESTS, inspectHttp } from './http.js';
 import type { Inspection } from './inspection.js';
 import { SSH_PAYLOADS } from './ssh.js';
 import { inspectTls, TLS_PAYLOADS } from './tls.js';
 
 const TCP = 6;
-const DNS_PORT = 53;
 const HTTPS_PORT = 443;
 const HTTP_ALPN = new Set(['h2', 'http/1.1', 'http/1.0']);
 /** Most inspected payloads say nothing: one shared answer rather than an object each. */
@@ -19,7 +18,7 @@ const NOTHING: Inspection = Object.freeze({});
 type Protocol = 'dns' | 'tls' | 'ssh' | 'http';
 /** What each protocol's inspector reads, in the order they are tried: DNS by port, the others by their first bytes. */
 const READS: ReadonlyArray<[Protocol, PayloadSelection]> = [
-  ['dns', { ports: [DNS_PORT], prefixes: [] }],
+  ['dns', DNS_PAYLOADS],
   ['tls', TLS_PAYLOADS],
   ['ssh', SSH_PAYLOADS],
   ['http', HTTP_REQUESTS],

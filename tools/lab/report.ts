@@ -23,6 +23,16 @@ export interface Outcome {
   expected: Expected;
   /** The investigations of the expected detector, source and destination (one when all is well). */
   matches: Found[];
+  /** When missed and the destination is one lab server: the flows the server holds from the source to it. */
+  traffic?: ConversationFlows[];
+}
+
+/** One sensor's flows of a conversation: when each began, oldest first. */
+export interface ConversationFlows {
+  /** The sensor kind and the host its sensor named: `packet (ws2)`, `ipfix (127.0.0.1)`. */
+  kind: string;
+  address: string;
+  startsMs: number[];
 }
 
 export interface LabReport {
@@ -61,6 +71,35 @@ async function storedBySensorKind(server: LabServer, tenant: LabTenant, windowMi
   return Object.fromEntries(buckets.map((b) => [b.key, b.doc_count]));
 }
 
+/**
+ * The flows from `source` to `address` the server stored in the window, by sensor: what a
+ * person reads to see why an attack on that destination was missed (a lost check-in, a split flow).
+ */
+async function conversationFlows(server: LabServer, tenant: LabTenant, windowMinutes: number, source: string, address: string): Promise<ConversationFlows[]> {
+  const res = await server.api('POST', '/search/records/1.0', {
+    token: tenant.token,
+    body: {
+      instance_ids: [tenant.customerId],
+      module: 'flows',
+      sentence: `src.ip eq ${source} and dst.ip eq ${address}`,
+      start: { relative: { value: windowMinutes, unit: 'minutes' } },
+      end: { now: true },
+      sort: [{ field: '@timestamp', order: 'asc' }],
+      fields: ['meta.flow_types', 'path'],
+      size: 1000,
+      page: 0,
+    },
+  });
+  if (res.status !== 200) throw new Error(`reading the flows ${source} → ${address}: ${res.status} ${JSON.stringify(res.body)}`);
+  const byKind = new Map<string, number[]>();
+  for (const flow of res.body[tenant.customerId]?.flows ?? []) {
+    const reporter = flow.path?.[0]?.sensor?.hostname;
+    const kind = `${flow.meta?.flow_types?.[0] ?? 'unknown'}${reporter ? ` (${reporter})` : ''}`;
+    byKind.set(kind, [...(byKind.get(kind) ?? []), Number(flow['@timestamp'])]);
+  }
+  return [...byKind].map(([kind, startsMs]) => ({ kind, address, startsMs }));
+}
+
 export async function detectAndReport(server: LabServer, tenant: LabTenant, windowMinutes: number, expected: Expected[]): Promise<LabReport> {
   const stored = await storedBySensorKind(server, tenant, windowMinutes);
   const run = await server.admin(['detect', 'run', '--customer', tenant.customerId, '--window-minutes', String(windowMinutes)], 300_000);
@@ -79,10 +118,13 @@ export async function detectAndReport(server: LabServer, tenant: LabTenant, wind
       headline: inv.headline,
     });
   }
-  const outcomes = expected.map((e) => ({
-    expected: e,
-    matches: found.filter((f) => f.detector === e.detector && f.source === e.source && f.destination === e.destination),
-  }));
+  const outcomes: Outcome[] = [];
+  for (const e of expected) {
+    const matches = found.filter((f) => f.detector === e.detector && f.source === e.source && f.destination === e.destination);
+    const destination = webServers().find((s) => s.organization === e.destination);
+    const traffic = matches.length === 0 && destination ? await conversationFlows(server, tenant, windowMinutes, e.source, destination.ip) : undefined;
+    outcomes.push({ expected: e, matches, ...(traffic && { traffic }) });
+  }
   const explained = new Set(outcomes.flatMap((o) => o.matches.map((m) => m.id)));
   return { stored, found, outcomes, unexpected: found.filter((f) => !explained.has(f.id)) };
 }
@@ -97,6 +139,12 @@ function sensorLine(s: SensorSummary): string {
     ? `IPFIX: ${x.exports.datagrams} datagrams, ${x.exports.records} records, drops ${JSON.stringify(x.exports.dropped)}; softflowd's tcpdump dropped ${s.capture?.droppedByKernel ?? '?'} of ${s.capture?.captured ?? '?'} packets`
     : `${x.packets_read} packets metered, ${(x.interfaces ?? []).reduce((n: number, i: any) => n + (i.dropped_by_kernel ?? 0), 0)} dropped by the kernel`;
   return `  ${s.name.padEnd(10)} node ${x.node_id}: ${flowsSent(s)} flows delivered (${lost})`;
+}
+
+/** "13 packet flows to 203.0.113.80, gaps (s): 11.2 10.9 …": the cadence a beacon's miss is judged by. */
+function trafficLine(t: ConversationFlows): string {
+  const gaps = t.startsMs.slice(1).map((at, i) => ((at - t.startsMs[i]!) / 1000).toFixed(1));
+  return `${t.startsMs.length} ${t.kind} flows to ${t.address}${gaps.length ? `, gaps (s): ${gaps.join(' ')}` : ''}`;
 }
 
 /** The summary a person reads: the sensors, every investigation, then each attack's verdict. */
@@ -122,6 +170,7 @@ export function formatReport(report: LabReport & { sensors: SensorSummary[] }): 
     const e = o.expected;
     const verdict = o.matches.length === 1 ? 'found' : o.matches.length === 0 ? 'MISSED' : `found ${o.matches.length} times`;
     lines.push(`  ${e.detector.padEnd(10)} ${e.sourceHost} (${e.source}) → ${e.destination}: ${verdict}`);
+    for (const t of o.traffic ?? []) lines.push(`             ${trafficLine(t)}`);
   }
   if (report.outcomes.length === 0) lines.push('  none played');
   lines.push('', `Not explained by an attack (false positives): ${report.unexpected.length}`);

@@ -231,11 +231,11 @@ export class DetectionStore {
   async beaconCandidates(
     customerId: string,
     window: TimeWindow,
-    f: { minSessions: number; maxGapCv: number; minGapMs: number; maxGapMs: number; maxMissedShare: number },
+    f: { minSessions: number; maxGapCv: number; minGapMs: number; maxGapMs: number; maxMissedShare: number; maxOddShare: number },
   ) {
     const v = await this.view(customerId);
     return this.engine.query<BeaconRow>(
-      `/* detection:beacon.candidates */ SELECT * EXCEPT (times, gaps, beats, beat_gaps) FROM (
+      `/* detection:beacon.candidates */ SELECT * EXCEPT (times, gaps, beats, beat_gaps, beat_median, kept_gaps) FROM (
         SELECT src_ip AS source, ${v.dstOrg} AS destination, count() AS sessions,
           arraySort(groupArray(200000)(toUnixTimestamp64Milli(timestamp))) AS times,
           arrayPopFront(arrayDifference(times)) AS gaps,
@@ -246,7 +246,11 @@ export class DetectionStore {
           arrayCount(k -> k >= 2, beats) AS missed_beats,
           if(missed_beats * {maxMissedShare:UInt32} <= length(gaps),
             arrayMap((g, k) -> if(k >= 2 AND k <= 3, g / k, toFloat64(g)), gaps, beats), arrayMap(g -> toFloat64(g), gaps)) AS beat_gaps,
-          if(arrayAvg(beat_gaps) > 0, arrayReduce('stddevPop', beat_gaps) / arrayAvg(beat_gaps), 1e9) AS gap_cv,
+          -- A check-in delayed (a slow lookup or server) or split (a stray packet) leaves an odd gap:
+          -- the gaps farthest from the median, one in {maxOddShare}, are left out of the coefficient.
+          arrayReduce('quantileExact(0.5)', beat_gaps) AS beat_median,
+          arraySlice(arraySort(g -> abs(g - beat_median), beat_gaps), 1, length(beat_gaps) - intDiv(length(beat_gaps), {maxOddShare:UInt32})) AS kept_gaps,
+          if(arrayAvg(kept_gaps) > 0, arrayReduce('stddevPop', kept_gaps) / arrayAvg(kept_gaps), 1e9) AS gap_cv,
           sum(${UP}) AS up, sum(${DOWN}) AS down,
           ${distinct(8, 'dst_ip')} AS dst_ips, ${distinct(8, 'dst_port')} AS ports,
           ${distinct(4, `coalesce(${TLS_SNI}, dst_ctx_fqdn)`)} AS fqdns, ${distinct(4, TLS_VERSION)} AS tls_versions,

@@ -35,6 +35,9 @@ const beacon = (opts: { n?: number; every?: number; jitter?: number; process?: s
     srcFqdn: 'ws-0050.corp.example.com',
   }));
 
+/** The lab's beacon (docs/lab.md): 13 check-ins 11 s apart, each moved up to ±10% of a beat. */
+const labBeacon = () => beacon({ n: 13, every: 11_000, jitter: 0.1 });
+
 const upload = (total: number, down: number, org = 'Contabo GmbH'): FlowSpec[] =>
   Array.from({ length: 8 }, (_, i) => ({
     at: T0 + i * 30_000,
@@ -119,6 +122,22 @@ const CASES: Case[] = [
     name: 'beacon: check-ins lost to the sensor (three of 40) still make the cadence',
     flows: beacon().filter((_, i) => ![5, 17, 29].includes(i)),
     expect: [{ detector: 'beacon', source: WS, destination: 'Stark Industries Solutions Ltd', disposition: 'malicious' }],
+  },
+  {
+    // The lab's cadence (13 check-ins, 11 s, jittered) with a second flow 300 ms into one check-in.
+    name: 'beacon: a check-in split in two flows still makes the cadence',
+    flows: [...labBeacon(), { ...labBeacon()[6]!, at: labBeacon()[6]!.at + 300 }],
+    expect: [{ detector: 'beacon', source: WS, destination: 'Stark Industries Solutions Ltd', disposition: 'malicious' }],
+  },
+  {
+    name: 'beacon: a check-in delayed by four beats still makes the cadence',
+    flows: labBeacon().map((f, i) => (i >= 7 ? { ...f, at: f.at + 44_000 } : f)),
+    expect: [{ detector: 'beacon', source: WS, destination: 'Stark Industries Solutions Ltd', disposition: 'malicious' }],
+  },
+  {
+    name: 'beacon: not with irregular gaps at the lab scale, the oddest set aside',
+    flows: scattered(T0, 13, 13 * 11_000).map((at) => ({ ...beacon()[0], at })),
+    expect: [],
   },
   { name: 'beacon: not when a gap in four is a multiple of the beat', flows: beacon().filter((_, i) => i % 4 !== 2), expect: [] },
   { name: 'beacon: not below the minimum sessions', flows: beacon({ n: BEACON_THRESHOLDS.minSessions - 1 }), expect: [] },

@@ -30,6 +30,8 @@ export const BEACON_THRESHOLDS = {
    * at most one gap in this many is so; past that, the gaps are measured as they are...
    */
   maxMissedShare: 6,
+  /** ...and the gaps farthest from the median, one in this many (a delayed or split check-in), are left out... */
+  maxOddShare: 6,
   /** ...with a median gap in this range... */
   minGapMs: 10_000,
   maxGapMs: 3_600_000,
@@ -53,6 +55,7 @@ export const beaconDetector: Detector = {
       minGapMs: T.minGapMs / 2,
       maxGapMs: T.maxGapMs * 2,
       maxMissedShare: T.maxMissedShare,
+      maxOddShare: T.maxOddShare,
     });
     const cadenced = rows.filter((r) => r.gap_cv <= T.maxGapCv && r.median_gap_ms >= T.minGapMs && r.median_gap_ms <= T.maxGapMs);
     const reach = await store.orgReach(customerId, uniq(cadenced.map((r) => r.destination)), { fromMs: window.toMs - RARITY_BASELINE_MS, toMs: window.toMs });

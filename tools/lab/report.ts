@@ -1,6 +1,7 @@
 // After the traffic: detection over the run, each opened investigation read back over REST, and
 // the comparison of what was found with what each attack should have opened.
 
+import { isIP } from 'node:net';
 import type { Expected } from './scenarios.js';
 import type { SensorSummary } from './sensors.js';
 import type { LabServer, LabTenant } from './server.js';
@@ -23,7 +24,7 @@ export interface Outcome {
   expected: Expected;
   /** The investigations of the expected detector, source and destination (one when all is well). */
   matches: Found[];
-  /** When missed and the destination is one lab server: the flows the server holds from the source to it. */
+  /** When missed and the destination is one address (a lab server's): the flows the server holds from the source to it. */
   traffic?: ConversationFlows[];
 }
 
@@ -121,8 +122,8 @@ export async function detectAndReport(server: LabServer, tenant: LabTenant, wind
   const outcomes: Outcome[] = [];
   for (const e of expected) {
     const matches = found.filter((f) => f.detector === e.detector && f.source === e.source && f.destination === e.destination);
-    const destination = webServers().find((s) => s.organization === e.destination);
-    const traffic = matches.length === 0 && destination ? await conversationFlows(server, tenant, windowMinutes, e.source, destination.ip) : undefined;
+    const address = isIP(e.destination) ? e.destination : webServers().find((s) => s.organization === e.destination)?.ip;
+    const traffic = matches.length === 0 && address ? await conversationFlows(server, tenant, windowMinutes, e.source, address) : undefined;
     outcomes.push({ expected: e, matches, ...(traffic && { traffic }) });
   }
   const explained = new Set(outcomes.flatMap((o) => o.matches.map((m) => m.id)));
@@ -141,10 +142,16 @@ function sensorLine(s: SensorSummary): string {
   return `  ${s.name.padEnd(10)} node ${x.node_id}: ${flowsSent(s)} flows delivered (${lost})`;
 }
 
-/** "13 packet flows to 203.0.113.80, gaps (s): 11.2 10.9 …": the cadence a beacon's miss is judged by. */
+/** Flows of a missed conversation whose gaps are listed; more (a brute force's) are summed up. */
+const LISTED_GAPS = 40;
+
+/** "13 packet (router) flows to 203.0.113.80, gaps (s): 11.2 10.9 …": the cadence a beacon's miss is judged by. */
 function trafficLine(t: ConversationFlows): string {
+  const n = t.startsMs.length;
   const gaps = t.startsMs.slice(1).map((at, i) => ((at - t.startsMs[i]!) / 1000).toFixed(1));
-  return `${t.startsMs.length} ${t.kind} flows to ${t.address}${gaps.length ? `, gaps (s): ${gaps.join(' ')}` : ''}`;
+  const detail =
+    n > LISTED_GAPS ? `, over ${((t.startsMs[n - 1]! - t.startsMs[0]!) / 1000).toFixed(0)} s` : gaps.length > 0 ? `, gaps (s): ${gaps.join(' ')}` : '';
+  return `${n} ${t.kind} flows to ${t.address}${detail}`;
 }
 
 /** The summary a person reads: the sensors, every investigation, then each attack's verdict. */

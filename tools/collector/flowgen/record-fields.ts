@@ -32,43 +32,9 @@ export function flowRates(srcBytes: number, dstBytes: number, srcPackets: number
 }
 
 const FNV_PRIME = 0x01000193;
-/** FNV-1a's offset basis: where a hash of text starts unless seeded otherwise. */
-export const FNV_OFFSET = 0x811c9dc5;
-
-/** FNV-1a hash `h` continued over one UTF-16 code unit. */
-export function fnvCode(h: number, code: number): number {
-  return Math.imul(h ^ code, FNV_PRIME);
-}
 
 /** FNV-1a hash `h` continued over the text's UTF-16 code units (finish it with mix32: FNV spreads poorly). */
 export function fnvText(h: number, text: string): number {
   for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), FNV_PRIME);
-  return h;
-}
-
-/** The decimal digits of the number fnvDecimal is hashing, lowest first (a safe integer has at most 16). */
-const digits = new Int32Array(16);
-
-/**
- * fnvText of a non-negative integer's decimal text, without making the text: its digits are taken
- * lowest first, then hashed highest first. Most numbers hashed are ports, taken with 32-bit
- * integer arithmetic.
- */
-export function fnvDecimal(h: number, n: number): number {
-  let count = 0;
-  if (n <= 0x7fffffff) {
-    let rest = n | 0;
-    do {
-      const next = (rest / 10) | 0;
-      digits[count++] = rest - next * 10;
-      rest = next;
-    } while (rest !== 0);
-  } else {
-    do {
-      digits[count++] = n % 10;
-      n = Math.floor(n / 10);
-    } while (n > 0);
-  }
-  while (count > 0) h = Math.imul(h ^ (48 + digits[--count]), FNV_PRIME);
   return h;
 }

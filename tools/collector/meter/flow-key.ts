@@ -18,6 +18,8 @@ const ICMP_TYPE = 12;
 const ICMP_CODE = 13;
 const IP_VERSION = 14;
 const FLIPPED = 15;
+const KEY_HASH = 16;
+const SESSION_HASH = 17;
 
 /**
  * Who the flow is between, from its first packet. The initiator (src) is that packet's sender,
@@ -27,7 +29,8 @@ const FLIPPED = 15;
  * - when the start was not seen (TCP without SYN, UDP and the rest): a packet from a server-like
  *   port (below 1024 or a known service port) to one that is not comes from the server.
  * wasm/flow-table.ts applies these rules (answersFirst) when it opens the flow, and writes its
- * identity at `at` in `words` (its slot). The addresses become text here, once per flow.
+ * identity at `at` in `words` (its slot), with the record's key and session hashes
+ * (wasm/identity-hash.ts). The addresses become text here, once per flow.
  */
 export function identityOf(words: Uint32Array, at: number): FlowIdentity {
   const ipVersion = words[at + IP_VERSION] === 6 ? 6 : 4;
@@ -42,6 +45,8 @@ export function identityOf(words: Uint32Array, at: number): FlowIdentity {
     srcPrivate: isPrivateAt(words, at, ipVersion),
     dstPrivate: isPrivateAt(words, at + 4, ipVersion),
     flipped: words[at + FLIPPED] !== 0,
+    keyHash: words[at + KEY_HASH],
+    sessionHash: words[at + SESSION_HASH],
   };
   // ICMP has no ports: the record carries type·256 + code as dst.port, as NetFlow exporters do.
   const icmpType = words[at + ICMP_TYPE] | 0;

@@ -5,11 +5,11 @@
 import { hex16, timeHash } from '../flowgen/record.js';
 import { momentsOf, round4, round6 } from '../flowgen/packets.js';
 import { mix32 } from '../flowgen/prng.js';
-import { dayOfWeek, flowRates, fnvCode, fnvDecimal, fnvText, FNV_OFFSET, packetCounts, timeOfDay } from '../flowgen/record-fields.js';
+import { dayOfWeek, flowRates, packetCounts, timeOfDay } from '../flowgen/record-fields.js';
 import type { DirectionFields, FlowRecord, Moments, ProcessInfo, SensorInfo } from '../flowgen/types.js';
 import type { FlowEndOwners } from '../host/process-sockets.js';
 import type { FlowEnd } from '../host/socket-index.js';
-import { TALLY, type FlowCounters, type FlowIdentity, type FlowState } from './flow-state.js';
+import { TALLY, type FlowCounters, type FlowState } from './flow-state.js';
 import { appByPort, flagNames, icmpTypeName, PROTO_TCP, PROTO_UDP, transportName } from './well-known.js';
 
 export interface RecordContext {
@@ -43,8 +43,8 @@ export function flowBasics(flow: FlowState, exportMicros: number) {
   const dstBytes = c.sumOf(TALLY.dstBytes);
   const srcPackets = c.countOf(TALLY.srcBytes);
   const dstPackets = c.countOf(TALLY.dstBytes);
-  const h1 = keyHash(id);
-  const session = sessionHash(id);
+  const h1 = id.keyHash;
+  const session = id.sessionHash;
   return {
     ts,
     srcBytes,
@@ -169,27 +169,4 @@ function hostOnly(host: string | undefined): string | undefined {
   if (host.startsWith('[')) return host.slice(1, host.indexOf(']') > 0 ? host.indexOf(']') : undefined);
   const colon = host.indexOf(':');
   return colon === -1 ? host : host.slice(0, colon);
-}
-
-// The record's keys hash text (flowgen hashes numeric IPv4 ends, a meter sees text of either
-// family), spread by mix32. The text is hashed piece by piece, never built: building it cost more
-// than hashing it.
-const BAR = 0x7c;
-const bar = (h: number): number => fnvCode(h, BAR);
-/** The hash of `protocol|` for every protocol number: where both keys' texts start. */
-const PROTOCOL_PREFIX = Int32Array.from({ length: 256 }, (_, protocol) => bar(fnvDecimal(FNV_OFFSET, protocol)));
-
-/** The hash of `protocol|vlan|srcIp|srcPort|dstIp|dstPort` (vlan empty when untagged). */
-function keyHash(id: FlowIdentity): number {
-  let h = PROTOCOL_PREFIX[id.protocol];
-  if (id.vlan !== undefined) h = fnvDecimal(h, id.vlan);
-  h = bar(fnvText(bar(h), id.srcIp));
-  h = bar(fnvText(bar(fnvDecimal(h, id.srcPort)), id.dstIp));
-  return mix32(fnvDecimal(h, id.dstPort));
-}
-
-/** The hash of `protocol|srcIp|dstIp|dstPort`. */
-function sessionHash(id: FlowIdentity): number {
-  const h = bar(fnvText(bar(fnvText(PROTOCOL_PREFIX[id.protocol], id.srcIp)), id.dstIp));
-  return mix32(fnvDecimal(h, id.dstPort));
 }

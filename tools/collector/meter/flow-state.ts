@@ -123,6 +123,9 @@ export interface FlowIdentity {
   flipped: boolean;
   /** The first ICMP message's type and code (ICMP flows only). */
   icmp?: { type: number; code: number };
+  /** What the record's `key` (with its start time mixed in) and `session_key` are made of (wasm/identity-hash.ts). */
+  keyHash: number;
+  sessionHash: number;
 }
 
 /** A flow's counters before its record is due: none yet (WebAssembly holds them). */

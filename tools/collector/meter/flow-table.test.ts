@@ -475,3 +475,36 @@ describe('payload', () => {
     expect(r.dns).toEqual({ rrname: 'example.com', rrtype: 'A', rcode: 'NOERROR', answers: ['93.184.216.34'] });
   });
 });
+
+describe("the records' keys", () => {
+  it('are one per flow, and one session key per client, server, server port and protocol', () => {
+    const t = table({ maxFlows: 5_000 });
+    let x = 0x2545f491;
+    const random = () => (x = (Math.imul(x, 1_103_515_245) + 12_345) >>> 0);
+    const octets = () => [random() >>> 24, (random() >>> 16) & 255, (random() >>> 8) & 255, random() >>> 24];
+    const address = (v6: boolean) => (v6 ? `2001:db8:${(random() >>> 16).toString(16)}::${(random() >>> 16).toString(16)}` : octets().join('.'));
+    for (let i = 0; i < 3_000; i++) {
+      const v6 = i % 4 === 1;
+      const ends: Ends = { src: address(v6), dst: address(v6), srcPort: 1024 + (random() % 60_000), dstPort: 1 + (random() % 1023) };
+      if (i % 3 === 0) ends.vlan = i % 4096;
+      const ts = T0 + i * 1_000;
+      t.add(i % 5 === 0 && !v6 ? icmpPacket(ts, ends, 8, 0) : i % 2 === 0 ? udpPacket(ts, ends, bytes(10)) : tcpPacket(ts, ends, SYN, 1, 0));
+    }
+    // One client's connections to one service, from other ports, on another VLAN, to another port.
+    const service: Ends = { src: '10.1.2.3', dst: '192.0.2.80', srcPort: 40_000, dstPort: 443 };
+    const sessions = [service, { ...service, srcPort: 40_001 }, { ...service, srcPort: 40_002, vlan: 7 }, { ...service, dstPort: 8443 }];
+    sessions.forEach((ends, i) => t.add(tcpPacket(T0 + 4_000_000 + i, ends, SYN, 1, 0)));
+    const records = t.flush();
+    expect(records).toHaveLength(3_004);
+    expect(new Set(records.map((r) => r.key)).size).toBe(3_004);
+    const random3000 = records.filter((r) => r.src.ip !== service.src);
+    expect(new Set(random3000.map((r) => r.session_key)).size).toBe(3_000);
+    const [first, second, tagged, otherPort] = sessions.map((ends) =>
+      records.find((r) => r.src.port === ends.srcPort && r.dst.port === ends.dstPort && r.src.ip === ends.src)!,
+    );
+    expect(second.session_key).toBe(first.session_key);
+    expect(tagged.session_key).toBe(first.session_key);
+    expect(otherPort.session_key).not.toBe(first.session_key);
+    expect(first.key).toMatch(/^[0-9a-f]{16}$/);
+  });
+});

@@ -15,6 +15,7 @@ import { entropy } from './payload-entropy';
 // prettier-ignore
 import { ADDRESSES, CHUNKS, decode, RECORD_BYTES, DST_PORT, FRAGMENT, FRAGMENT_ID, HAS_PORTS, HAS_TCP, HEADERS, ICMP_CODE, ICMP_TYPE, IP_LENGTH, IP_VERSION, PAYLOAD_END, PAYLOAD_LENGTH, PAYLOAD_START, PROTOCOL, SRC_PORT, TCP_ACK, TCP_FLAGS, TCP_SEQ, TCP_WINDOW, VLAN } from './decode';
 import { configureIndex, find, insert, remove, size } from './flow-index';
+import { keyHash, sessionHash } from './identity-hash';
 import { placeSelection, selects, showEveryPayload } from './payload-selection';
 
 // Counters: 33 doubles at the start of a slot, in the order ../flow-state.ts reads them.
@@ -54,10 +55,11 @@ const TCP_BITS: usize = FINAL_ACK + 4;
  * Who the flow is between, as its first packet showed it, initiator first (IDENTITY_WORDS u32
  * words, which ../flow-key.ts reads): the ends' addresses (4 words each), their ports (ICMP: 0 and
  * type · 256 + code), protocol, VLAN (-1: none), the first ICMP type and code (-1: none), IP
- * version, and whether the first packet was an answer (the initiator is its receiver).
+ * version, whether the first packet was an answer (the initiator is its receiver), and the
+ * record's key and session hashes (identity-hash.ts).
  */
 export const IDENTITY: usize = TCP_BITS + 4;
-export const IDENTITY_WORDS: u32 = 16;
+export const IDENTITY_WORDS: u32 = 18;
 const ID_ADDRESSES: usize = IDENTITY;
 const ID_SRC_PORT: usize = IDENTITY + 32;
 const ID_DST_PORT: usize = IDENTITY + 36;
@@ -67,6 +69,8 @@ const ID_ICMP_TYPE: usize = IDENTITY + 48;
 const ID_ICMP_CODE: usize = IDENTITY + 52;
 const ID_IP_VERSION: usize = IDENTITY + 56;
 const ID_FLIPPED: usize = IDENTITY + 60;
+const ID_KEY_HASH: usize = IDENTITY + 64;
+const ID_SESSION_HASH: usize = IDENTITY + 68;
 const PHASE: usize = IDENTITY + <usize>IDENTITY_WORDS * 4; // u8: OPEN, CLOSING, CLOSED
 const INITIATOR_FIRST: usize = PHASE + 1; // u8
 const INSPECTED_SRC: usize = INITIATOR_FIRST + 1; // u8
@@ -424,6 +428,10 @@ function open(ts: f64, senderFirst: bool, protocol: u32, icmpType: i32): u32 {
   store<i32>(slot, get(ICMP_CODE), ID_ICMP_CODE);
   store<i32>(slot, get(IP_VERSION), ID_IP_VERSION);
   store<u32>(slot, <u32>flipped, ID_FLIPPED);
+  const src = slot + ID_ADDRESSES;
+  const dst = src + 16;
+  store<u32>(slot, keyHash(protocol, get(VLAN), src, srcPort, dst, dstPort), ID_KEY_HASH);
+  store<u32>(slot, sessionHash(protocol, src, dst, dstPort), ID_SESSION_HASH);
   store<u8>(slot, <u8>(senderFirst != flipped), INITIATOR_FIRST);
   store<u8>(slot, <u8>(protocol == UDP && icmpType < 0 && dstPort == 53), DNS_EXCHANGE);
   store<u8>(slot, OPEN, PHASE);

@@ -217,8 +217,8 @@ export class ControlHub {
       hello.kind === 'legacy'
         ? await this.nodes.legacyRegister(session, { machineId: hello.machine_id, hostname: hello.hostname })
         : await this.nodes.register(session, facts);
-    const holderKey = this.holder.key;
-    if (holderKey === undefined) throw new Error('this process holds no holder lock yet');
+    const holderKey = await this.holderKey();
+    if (holderKey === undefined) return ws.close(CloseCode.restart, 'holder lock lost');
     const connection = new CollectorConnection(ws, registered.id, session.claims.clientId, heldSession(holderKey));
     // Under the row's lock, so that this process's map changes in the order the row does: of two
     // channels registering at once, the one the row names last is the one kept.
@@ -289,6 +289,16 @@ export class ControlHub {
     await this.pubsub.publish(nodeChangedTopic, { nodeId });
     await this.events.record({ customerId, topic: 'node_lifecycle', kind: 'node_disconnected', subject: nodeId, data: { node_id: nodeId } });
     this.logger.info('control.disconnected', { nodeId });
+  }
+
+  /**
+   * The key of this process's holder lock. Just after the lock was lost a collector may come back
+   * before the next lock is taken: it waits for that, rather than be refused. Undefined when no
+   * lock can be taken (the database is out of reach).
+   */
+  private async holderKey(): Promise<number | undefined> {
+    if (this.holder.key === undefined) await this.holderCheck.trigger();
+    return this.holder.key;
   }
 
   /** Renews this process's holder lock, then releases what processes that are gone held. */

@@ -15,8 +15,8 @@ describe('formatReport', () => {
           expected: beacon,
           matches: [],
           traffic: [
-            { kind: 'packet (router)', address: '203.0.113.80', startsMs: [0, 11_200, 11_500, 22_000] },
-            { kind: 'ipfix (127.0.0.1)', address: '203.0.113.80', startsMs: [0] },
+            { sensor: 'packet (router)', address: '203.0.113.80', startsMs: [0, 11_200, 11_500, 22_000] },
+            { sensor: 'ipfix (127.0.0.1)', address: '203.0.113.80', startsMs: [0] },
           ],
         },
       ]),
@@ -28,7 +28,7 @@ describe('formatReport', () => {
 
   it('sums up a conversation of more than 40 flows by its span', () => {
     const startsMs = Array.from({ length: 41 }, (_, i) => i * 3_000);
-    const text = formatReport(report([{ expected: bruteforce, matches: [], traffic: [{ kind: 'packet (router)', address: '10.10.0.20', startsMs }] }]));
+    const text = formatReport(report([{ expected: bruteforce, matches: [], traffic: [{ sensor: 'packet (router)', address: '10.10.0.20', startsMs }] }]));
     expect(text).toContain('  41 packet (router) flows to 10.10.0.20, over 120 s\n');
   });
 });

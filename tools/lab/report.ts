@@ -30,8 +30,8 @@ export interface Outcome {
 
 /** One sensor's flows of a conversation: when each began, oldest first. */
 export interface ConversationFlows {
-  /** The sensor kind and the host its sensor named: `packet (ws2)`, `ipfix (127.0.0.1)`. */
-  kind: string;
+  /** The sensor's kind and the host it named: `packet (ws2)`, `ipfix (127.0.0.1)`. */
+  sensor: string;
   address: string;
   startsMs: number[];
 }
@@ -92,13 +92,15 @@ async function conversationFlows(server: LabServer, tenant: LabTenant, windowMin
     },
   });
   if (res.status !== 200) throw new Error(`reading the flows ${source} → ${address}: ${res.status} ${JSON.stringify(res.body)}`);
-  const byKind = new Map<string, number[]>();
+  const bySensor = new Map<string, number[]>();
   for (const flow of res.body[tenant.customerId]?.flows ?? []) {
-    const reporter = flow.path?.[0]?.sensor?.hostname;
-    const kind = `${flow.meta?.flow_types?.[0] ?? 'unknown'}${reporter ? ` (${reporter})` : ''}`;
-    byKind.set(kind, [...(byKind.get(kind) ?? []), Number(flow['@timestamp'])]);
+    const host = flow.path?.[0]?.sensor?.hostname;
+    const sensor = `${flow.meta?.flow_types?.[0] ?? 'unknown'}${host ? ` (${host})` : ''}`;
+    const starts = bySensor.get(sensor) ?? [];
+    starts.push(Number(flow['@timestamp']));
+    bySensor.set(sensor, starts);
   }
-  return [...byKind].map(([kind, startsMs]) => ({ kind, address, startsMs }));
+  return [...bySensor].map(([sensor, startsMs]) => ({ sensor, address, startsMs }));
 }
 
 export async function detectAndReport(server: LabServer, tenant: LabTenant, windowMinutes: number, expected: Expected[]): Promise<LabReport> {
@@ -151,7 +153,7 @@ function trafficLine(t: ConversationFlows): string {
   const gaps = t.startsMs.slice(1).map((at, i) => ((at - t.startsMs[i]!) / 1000).toFixed(1));
   const detail =
     n > LISTED_GAPS ? `, over ${((t.startsMs[n - 1]! - t.startsMs[0]!) / 1000).toFixed(0)} s` : gaps.length > 0 ? `, gaps (s): ${gaps.join(' ')}` : '';
-  return `${n} ${t.kind} flows to ${t.address}${detail}`;
+  return `${n} ${t.sensor} flows to ${t.address}${detail}`;
 }
 
 /** The summary a person reads: the sensors, every investigation, then each attack's verdict. */

@@ -497,8 +497,8 @@ describe("the records' keys", () => {
     const records = t.flush();
     expect(records).toHaveLength(3_004);
     expect(new Set(records.map((r) => r.key)).size).toBe(3_004);
-    const random3000 = records.filter((r) => r.src.ip !== service.src);
-    expect(new Set(random3000.map((r) => r.session_key)).size).toBe(3_000);
+    const randomFlows = records.filter((r) => r.src.ip !== service.src);
+    expect(new Set(randomFlows.map((r) => r.session_key)).size).toBe(3_000);
     const [first, second, tagged, otherPort] = sessions.map((ends) =>
       records.find((r) => r.src.port === ends.srcPort && r.dst.port === ends.dstPort && r.src.ip === ends.src)!,
     );
